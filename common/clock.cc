@@ -1,0 +1,72 @@
+#include "common/clock.h"
+
+#include <chrono>
+#include <thread>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "common/timer_queue.h"
+
+namespace fencegate {
+namespace {
+
+class RealClock final : public Clock {
+ public:
+  RealClock() : thread_([this] { Loop(); }) {}
+
+  ~RealClock() override {
+    {
+      absl::MutexLock lock(&mu_);
+      stopping_ = true;
+    }
+    thread_.join();
+  }
+
+  absl::Time Now() override {
+    // steady_clock's epoch is arbitrary; absl::Time is only a carrier here.
+    return absl::UnixEpoch() +
+           absl::FromChrono(std::chrono::steady_clock::now().time_since_epoch());
+  }
+
+  TimerId RunAt(absl::Time deadline, absl::AnyInvocable<void()> fn) override {
+    absl::MutexLock lock(&mu_);
+    return timers_.Add(deadline, std::move(fn));
+  }
+
+  void Cancel(TimerId id) override {
+    absl::MutexLock lock(&mu_);
+    timers_.Cancel(id);
+  }
+
+ private:
+  void Loop() {
+    absl::MutexLock lock(&mu_);
+    while (!stopping_) {
+      auto due = timers_.PopDue(Now());
+      if (due) {
+        mu_.Unlock();
+        due->second();
+        mu_.Lock();
+        continue;
+      }
+      // Sleep until the next deadline, or until a new earlier timer or stop.
+      std::optional<absl::Time> next = timers_.NextDeadline();
+      auto changed = [this, next]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        return stopping_ || timers_.NextDeadline() != next;
+      };
+      absl::Duration wait = next ? *next - Now() : absl::Seconds(1);
+      mu_.AwaitWithTimeout(absl::Condition(&changed), wait);
+    }
+  }
+
+  absl::Mutex mu_;
+  TimerQueue timers_ ABSL_GUARDED_BY(mu_);
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  std::thread thread_;
+};
+
+}  // namespace
+
+std::unique_ptr<Clock> NewRealClock() { return std::make_unique<RealClock>(); }
+
+}  // namespace fencegate

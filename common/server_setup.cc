@@ -1,0 +1,32 @@
+#include "common/server_setup.h"
+
+#include <cstdio>
+
+#include "absl/strings/str_cat.h"
+#include "grpcpp/ext/proto_server_reflection_plugin.h"
+#include "grpcpp/health_check_service_interface.h"
+
+namespace fencegate {
+
+void EnableHealthAndReflection() {
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+}
+
+absl::Status WritePortFile(const std::string& path, int port) {
+  if (path.empty()) return absl::OkStatus();
+  std::string temp = absl::StrCat(path, ".tmp");
+  std::FILE* file = std::fopen(temp.c_str(), "w");
+  if (file == nullptr) {
+    return absl::UnavailableError(absl::StrCat("cannot write port file ", temp));
+  }
+  std::string text = absl::StrCat(port, "\n");
+  bool ok = std::fwrite(text.data(), 1, text.size(), file) == text.size();
+  ok = std::fclose(file) == 0 && ok;
+  if (!ok || std::rename(temp.c_str(), path.c_str()) != 0) {
+    return absl::UnavailableError(absl::StrCat("cannot write port file ", path));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace fencegate

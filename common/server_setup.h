@@ -1,0 +1,27 @@
+// What every fencegate gRPC server has, set up in one place: the gRPC health
+// service, server reflection (so grpcurl can list and call the API), and a
+// file that publishes the bound port (listen on port 0 in tests, then read
+// the port from the file).
+//
+// Thread safety: call from the thread that builds the server.
+#ifndef FENCEGATE_COMMON_SERVER_SETUP_H_
+#define FENCEGATE_COMMON_SERVER_SETUP_H_
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "grpcpp/server_builder.h"
+
+namespace fencegate {
+
+// Enables health checking and reflection. Call once per process, before the
+// first ServerBuilder is made.
+void EnableHealthAndReflection();
+
+// Writes "<port>\n" to `path` atomically (temp file + rename), so a reader
+// never sees a partial number. No-op when `path` is empty.
+absl::Status WritePortFile(const std::string& path, int port);
+
+}  // namespace fencegate
+
+#endif  // FENCEGATE_COMMON_SERVER_SETUP_H_

@@ -1,0 +1,617 @@
+#include "lockservice/lock_manager.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
+#include "common/errors.h"
+#include "common/log.h"
+#include "common/validation.h"
+
+namespace fencegate::lockservice {
+
+struct LockManager::Waiter {
+  CallId id = 0;
+  std::string holder;
+  absl::Duration ttl;
+  std::string request_id;
+  Callback<AcquireResult> done;
+  Clock::TimerId timer = 0;
+};
+
+struct LockManager::HeldLease {
+  std::string holder;
+  uint64_t token = 0;
+  absl::Duration ttl;       // the longest TTL asked for: re-armed after restart
+  absl::Time expiry;
+  absl::Time acquired_at;   // for max_hold
+  uint32_t hold_count = 0;
+  std::deque<std::string> request_ids;
+};
+
+struct LockManager::Resource {
+  std::optional<HeldLease> lease;
+  WaiterList waiters;  // FIFO
+  absl::Time delay_until = absl::InfinitePast();
+};
+
+// One entry of a group-commit batch: a lease row to write (when `persist`),
+// and/or a reply to deliver once the batch is durable.
+struct LockManager::CommitItem {
+  uint64_t epoch = 0;
+  uint64_t last_token = 0;  // the counter when the item was decided
+  bool persist = false;
+  std::string resource;
+  std::optional<LeaseRecord> lease;  // nullopt with persist: delete the row
+  absl::AnyInvocable<void(const absl::Status& commit)> reply;
+};
+
+namespace {
+
+absl::Status ShuttingDownError() {
+  return absl::UnavailableError(
+      "lock service is shutting down; retry against another instance or "
+      "after it restarts");
+}
+
+LeaseRecord ToRecord(const std::string& resource, const std::string& holder,
+                     uint64_t token, absl::Duration ttl, uint32_t hold_count,
+                     const std::deque<std::string>& request_ids) {
+  LeaseRecord record;
+  record.resource = resource;
+  record.holder = holder;
+  record.token = token;
+  record.ttl = ttl;
+  record.hold_count = hold_count;
+  record.request_ids.assign(request_ids.begin(), request_ids.end());
+  return record;
+}
+
+}  // namespace
+
+LockManager::LockManager(LockStore* store, Clock* clock,
+                         const LockLimits& limits)
+    : lifeline_(std::make_shared<Lifeline>()),
+      store_(store),
+      clock_(clock),
+      limits_(limits) {
+  absl::MutexLock lock(&lifeline_->mu);
+  lifeline_->manager = this;
+}
+
+absl::StatusOr<std::unique_ptr<LockManager>> LockManager::Create(
+    LockStore* store, Clock* clock, const LockLimits& limits) {
+  std::unique_ptr<LockManager> manager(new LockManager(store, clock, limits));
+  {
+    absl::MutexLock lock(&manager->mu_);
+    absl::Status status = manager->LoadFromStore();
+    if (!status.ok()) return status;
+  }
+  LockManager* raw = manager.get();
+  manager->commits_ = std::make_unique<GroupCommitQueue<CommitItem>>(
+      [raw](std::vector<CommitItem>& batch) { raw->Flush(batch); },
+      limits.max_batch);
+  return manager;
+}
+
+LockManager::~LockManager() {
+  Shutdown();
+  commits_.reset();  // delivers every reply already decided
+  absl::MutexLock lock(&lifeline_->mu);
+  lifeline_->manager = nullptr;
+}
+
+Clock::TimerId LockManager::SetTimer(absl::Time deadline,
+                                     absl::AnyInvocable<void(LockManager&)> fn) {
+  return clock_->RunAt(
+      deadline, [lifeline = lifeline_, fn = std::move(fn)]() mutable {
+        absl::ReaderMutexLock lock(&lifeline->mu);
+        if (lifeline->manager != nullptr) fn(*lifeline->manager);
+      });
+}
+
+// ---------------------------------------------------------------- Acquire
+
+absl::Status LockManager::ValidateAcquire(const AcquireArgs& args) const {
+  absl::Status s = ValidateName("resource", args.resource, limits_.max_resource_bytes);
+  if (s.ok()) s = ValidateName("holder", args.holder, limits_.max_holder_bytes);
+  if (s.ok()) s = ValidateDuration("ttl_ms", args.ttl, limits_.min_ttl, limits_.max_ttl);
+  if (s.ok()) {
+    s = ValidateDuration("wait_ms", args.wait, absl::ZeroDuration(), limits_.max_wait);
+  }
+  if (s.ok()) {
+    s = ValidateOptionalName("request_id", args.request_id,
+                             limits_.max_request_id_bytes);
+  }
+  return s;
+}
+
+void LockManager::Acquire(CallId id, AcquireArgs args,
+                          Callback<AcquireResult> done) {
+  absl::Status error = ValidateAcquire(args);
+  if (error.ok()) {
+    absl::MutexLock lock(&mu_);
+    error = AcquireLocked(id, args, done);
+  }
+  if (!error.ok()) done(error);
+}
+
+absl::Status LockManager::AcquireLocked(CallId id, const AcquireArgs& args,
+                                        Callback<AcquireResult>& done) {
+  if (shutting_down_) return ShuttingDownError();
+  if (!broken_.ok()) return broken_;
+  Resource* r = FindCurrent(args.resource);
+  if (r == nullptr) {
+    if (resources_.size() >= limits_.max_resources) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "the lock service tracks ", resources_.size(),
+          " resources, its limit (--max_resources); release unused locks or "
+          "raise the limit"));
+    }
+    r = &resources_[args.resource];
+  }
+  const absl::Time now = clock_->Now();
+
+  if (r->lease && r->lease->holder == args.holder) {
+    // Reentrant acquire: same token, one more hold, unless it is a retry.
+    HeldLease& lease = *r->lease;
+    const bool retry =
+        !args.request_id.empty() &&
+        std::find(lease.request_ids.begin(), lease.request_ids.end(),
+                  args.request_id) != lease.request_ids.end();
+    if (!retry) {
+      ++lease.hold_count;
+      RememberRequest(lease, args.request_id);
+      lease.expiry = std::max(lease.expiry, CappedExpiry(lease, args.ttl));
+      lease.ttl = std::max(lease.ttl, args.ttl);
+      Persist(args.resource, *r);
+    }
+    Reply(std::move(done), absl::StatusOr<AcquireResult>(Acquired(lease, lease.expiry - now)));
+    return absl::OkStatus();
+  }
+  if (!r->lease && r->waiters.empty() && now >= r->delay_until) {
+    Grant(args.resource, *r, args.holder, args.ttl, args.request_id, std::move(done));
+    return absl::OkStatus();
+  }
+  if (args.wait == absl::ZeroDuration()) {
+    Reply(std::move(done), absl::StatusOr<AcquireResult>(NotAcquired(*r)));
+    MaybeForget(args.resource);
+    return absl::OkStatus();
+  }
+  if (r->waiters.size() >= limits_.max_waiters_per_resource) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "resource '", args.resource, "' already has ", r->waiters.size(),
+        " waiters, the limit (--max_waiters_per_resource); retry later or "
+        "use a try-lock (wait_ms = 0)"));
+  }
+  if (parked_.size() >= limits_.max_waiters_total) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "the lock service has ", parked_.size(),
+        " waiting Acquire calls, its limit (--max_waiters_total); retry later"));
+  }
+  r->waiters.push_back(Waiter{id, args.holder, args.ttl, args.request_id,
+                              std::move(done), 0});
+  auto waiter = std::prev(r->waiters.end());
+  waiter->timer =
+      SetTimer(now + args.wait, [id](LockManager& m) { m.OnWaitTimeout(id); });
+  parked_.emplace(id, std::make_pair(args.resource, waiter));
+  return absl::OkStatus();
+}
+
+void LockManager::CancelAcquire(CallId id) {
+  Callback<AcquireResult> done;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = parked_.find(id);
+    if (it == parked_.end()) return;
+    auto [name, waiter] = std::move(it->second);
+    parked_.erase(it);
+    clock_->Cancel(waiter->timer);
+    done = std::move(waiter->done);
+    resources_[name].waiters.erase(waiter);
+    MaybeForget(name);
+  }
+  done(absl::CancelledError("the Acquire call was cancelled by the client"));
+}
+
+void LockManager::OnWaitTimeout(CallId id) {
+  absl::MutexLock lock(&mu_);
+  auto it = parked_.find(id);
+  if (it == parked_.end()) return;  // granted or cancelled meanwhile
+  auto [name, waiter] = std::move(it->second);
+  parked_.erase(it);
+  Callback<AcquireResult> done = std::move(waiter->done);
+  Resource& r = resources_[name];
+  r.waiters.erase(waiter);
+  Reply(std::move(done), absl::StatusOr<AcquireResult>(NotAcquired(r)));
+  MaybeForget(name);
+}
+
+void LockManager::Grant(const std::string& name, Resource& r,
+                        const std::string& holder, absl::Duration ttl,
+                        const std::string& request_id,
+                        Callback<AcquireResult> done) {
+  const absl::Time now = clock_->Now();
+  HeldLease lease;
+  lease.holder = holder;
+  lease.token = ++last_token_;
+  lease.ttl = ttl;
+  lease.acquired_at = now;
+  lease.expiry = CappedExpiry(lease, ttl);
+  lease.hold_count = 1;
+  RememberRequest(lease, request_id);
+  r.lease = std::move(lease);
+  ArmExpiry(name, *r.lease);
+  Persist(name, r);
+  Reply(std::move(done), absl::StatusOr<AcquireResult>(Acquired(*r.lease, r.lease->expiry - now)));
+}
+
+void LockManager::GrantWaiters(const std::string& name, Resource& r) {
+  if (r.lease || r.waiters.empty() || clock_->Now() < r.delay_until) return;
+  Waiter next = std::move(r.waiters.front());
+  r.waiters.pop_front();
+  parked_.erase(next.id);
+  clock_->Cancel(next.timer);
+  Grant(name, r, next.holder, next.ttl, next.request_id, std::move(next.done));
+}
+
+// ------------------------------------------------------------ Renew/Release
+
+void LockManager::Renew(RenewArgs args, Callback<RenewResult> done) {
+  absl::Status error =
+      ValidateName("resource", args.resource, limits_.max_resource_bytes);
+  if (error.ok()) error = ValidateToken("token", args.token);
+  if (error.ok()) {
+    error = ValidateDuration("ttl_ms", args.ttl, limits_.min_ttl, limits_.max_ttl);
+  }
+  if (error.ok()) {
+    absl::MutexLock lock(&mu_);
+    error = !broken_.ok() ? broken_ : absl::OkStatus();
+    if (error.ok()) {
+      Resource* r = FindCurrent(args.resource);
+      if (r == nullptr || !r->lease || r->lease->token != args.token) {
+        Reply(std::move(done), absl::StatusOr<RenewResult>(
+                                   LeaseLost("renew", args.resource, args.token, r)));
+      } else {
+        HeldLease& lease = *r->lease;
+        const absl::Time now = clock_->Now();
+        lease.expiry = CappedExpiry(lease, args.ttl);  // extend TO, not by
+        if (args.ttl > lease.ttl) {
+          lease.ttl = args.ttl;
+          Persist(args.resource, *r);
+        }
+        Reply(std::move(done), absl::StatusOr<RenewResult>(RenewResult{lease.expiry - now}));
+      }
+      MaybeForget(args.resource);
+    }
+  }
+  if (!error.ok()) done(error);
+}
+
+void LockManager::Release(ReleaseArgs args, Callback<ReleaseResult> done) {
+  absl::Status error =
+      ValidateName("resource", args.resource, limits_.max_resource_bytes);
+  if (error.ok()) error = ValidateToken("token", args.token);
+  if (error.ok()) {
+    error = ValidateOptionalName("request_id", args.request_id,
+                                 limits_.max_request_id_bytes);
+  }
+  if (error.ok()) {
+    absl::MutexLock lock(&mu_);
+    error = !broken_.ok() ? broken_ : absl::OkStatus();
+    if (error.ok()) {
+      Resource* r = FindCurrent(args.resource);
+      if (r == nullptr || !r->lease || r->lease->token != args.token) {
+        Reply(std::move(done), absl::StatusOr<ReleaseResult>(LeaseLost(
+                                   "release", args.resource, args.token, r)));
+      } else {
+        HeldLease& lease = *r->lease;
+        const bool retry =
+            !args.request_id.empty() &&
+            std::find(lease.request_ids.begin(), lease.request_ids.end(),
+                      args.request_id) != lease.request_ids.end();
+        if (!retry) {
+          --lease.hold_count;
+          RememberRequest(lease, args.request_id);
+        }
+        const uint32_t left = lease.hold_count;
+        if (left == 0) {
+          EndLease(args.resource, *r, /*expired=*/false);
+        } else if (!retry) {
+          Persist(args.resource, *r);
+        }
+        Reply(std::move(done), absl::StatusOr<ReleaseResult>(ReleaseResult{left}));
+      }
+      MaybeForget(args.resource);
+    }
+  }
+  if (!error.ok()) done(error);
+}
+
+absl::Status LockManager::LeaseLost(absl::string_view op,
+                                    const std::string& resource, uint64_t token,
+                                    const Resource* r) const {
+  const uint64_t holder_token = r != nullptr && r->lease ? r->lease->token : 0;
+  std::string now_held =
+      holder_token == 0 ? std::string("nobody holds it now")
+                        : absl::StrCat("it is held with token ", holder_token);
+  return LeaseLostError(
+      absl::StrCat("lease lost: cannot ", op, " resource '", resource,
+                   "' with token ", token, ": ", now_held,
+                   ". Stop writing and acquire the lock again"),
+      holder_token);
+}
+
+// ---------------------------------------------------------------- Describe
+
+void LockManager::Describe(std::string resource, Callback<ResourceInfo> done) {
+  absl::Status error = ValidateName("resource", resource, limits_.max_resource_bytes);
+  if (error.ok()) {
+    absl::MutexLock lock(&mu_);
+    error = !broken_.ok() ? broken_ : absl::OkStatus();
+    if (error.ok()) {
+      ResourceInfo info;
+      const absl::Time now = clock_->Now();
+      if (Resource* r = FindCurrent(resource)) {
+        if (r->lease) {
+          info.held = true;
+          info.holder = r->lease->holder;
+          info.token = r->lease->token;
+          info.remaining = r->lease->expiry - now;
+          info.hold_count = r->lease->hold_count;
+        } else if (now < r->delay_until) {
+          info.lock_delay_remaining = r->delay_until - now;
+        }
+        info.waiters = static_cast<uint32_t>(r->waiters.size());
+      }
+      Reply(std::move(done), absl::StatusOr<ResourceInfo>(std::move(info)));
+      MaybeForget(resource);
+    }
+  }
+  if (!error.ok()) done(error);
+}
+
+// ---------------------------------------------------------- Lease lifetime
+
+LockManager::Resource* LockManager::FindCurrent(const std::string& name) {
+  auto it = resources_.find(name);
+  if (it == resources_.end()) return nullptr;
+  Resource& r = it->second;
+  // The expiry timer may not have run yet; a lease past its expiry is gone.
+  if (r.lease && clock_->Now() >= r.lease->expiry) EndLease(name, r, /*expired=*/true);
+  return &r;
+}
+
+void LockManager::EndLease(const std::string& name, Resource& r, bool expired) {
+  r.lease.reset();
+  Persist(name, r);
+  if (expired && limits_.lock_delay > absl::ZeroDuration()) {
+    r.delay_until = clock_->Now() + limits_.lock_delay;
+    SetTimer(r.delay_until, [name](LockManager& m) { m.OnDelayEnd(name); });
+  }
+  GrantWaiters(name, r);
+}
+
+void LockManager::OnLeaseTimer(const std::string& name, uint64_t token) {
+  absl::MutexLock lock(&mu_);
+  auto it = resources_.find(name);
+  if (it == resources_.end() || !it->second.lease ||
+      it->second.lease->token != token) {
+    return;  // released, or a newer lease: its own timer covers it
+  }
+  if (clock_->Now() < it->second.lease->expiry) {
+    ArmExpiry(name, *it->second.lease);  // renewed since this timer was set
+    return;
+  }
+  EndLease(name, it->second, /*expired=*/true);
+  MaybeForget(name);
+}
+
+void LockManager::OnDelayEnd(const std::string& name) {
+  absl::MutexLock lock(&mu_);
+  auto it = resources_.find(name);
+  if (it == resources_.end()) return;
+  GrantWaiters(name, it->second);
+  MaybeForget(name);
+}
+
+void LockManager::ArmExpiry(const std::string& name, const HeldLease& lease) {
+  uint64_t token = lease.token;
+  SetTimer(lease.expiry,
+           [name, token](LockManager& m) { m.OnLeaseTimer(name, token); });
+}
+
+absl::Time LockManager::CappedExpiry(const HeldLease& lease,
+                                     absl::Duration ttl) const {
+  absl::Time expiry = clock_->Now() + ttl;
+  if (limits_.max_hold > absl::ZeroDuration()) {
+    expiry = std::min(expiry, lease.acquired_at + limits_.max_hold);
+  }
+  return expiry;
+}
+
+void LockManager::RememberRequest(HeldLease& lease, const std::string& request_id) {
+  if (request_id.empty()) return;
+  lease.request_ids.push_back(request_id);
+  while (lease.request_ids.size() > limits_.remembered_request_ids) {
+    lease.request_ids.pop_front();
+  }
+}
+
+void LockManager::MaybeForget(const std::string& name) {
+  auto it = resources_.find(name);
+  if (it == resources_.end()) return;
+  const Resource& r = it->second;
+  if (!r.lease && r.waiters.empty() && clock_->Now() >= r.delay_until) {
+    resources_.erase(it);
+  }
+}
+
+AcquireResult LockManager::Acquired(const HeldLease& lease, absl::Duration ttl) {
+  AcquireResult result;
+  result.acquired = true;
+  result.token = lease.token;
+  result.ttl = ttl;
+  result.hold_count = lease.hold_count;
+  return result;
+}
+
+AcquireResult LockManager::NotAcquired(const Resource& r) {
+  const absl::Time now = clock_->Now();
+  AcquireResult result;
+  if (r.lease) {
+    result.reason = NotAcquiredReason::kHeld;
+    result.holder_token = r.lease->token;
+    result.retry_after = r.lease->expiry - now;
+  } else if (now < r.delay_until) {
+    result.reason = NotAcquiredReason::kLockDelay;
+    result.retry_after = r.delay_until - now;
+  } else {
+    result.reason = NotAcquiredReason::kHeld;  // others are queued ahead
+  }
+  return result;
+}
+
+// ------------------------------------------------------------ Group commit
+
+template <typename T>
+void LockManager::Reply(Callback<T> done, absl::StatusOr<T> result) {
+  CommitItem item;
+  item.reply = [done = std::move(done), result = std::move(result)](
+                   const absl::Status& commit) mutable {
+    if (commit.ok()) {
+      done(std::move(result));
+    } else {
+      done(commit);
+    }
+  };
+  Enqueue(std::move(item));
+}
+
+void LockManager::Persist(const std::string& name, const Resource& r) {
+  CommitItem item;
+  item.persist = true;
+  item.resource = name;
+  if (r.lease) {
+    item.lease = ToRecord(name, r.lease->holder, r.lease->token, r.lease->ttl,
+                          r.lease->hold_count, r.lease->request_ids);
+  }
+  Enqueue(std::move(item));
+}
+
+void LockManager::Enqueue(CommitItem item) {
+  item.epoch = epoch_;
+  item.last_token = last_token_;
+  // Before Create() finishes (loading the store) nothing is queued.
+  if (commits_) commits_->Submit(std::move(item));
+}
+
+void LockManager::Flush(std::vector<CommitItem>& batch) {
+  uint64_t epoch;
+  {
+    absl::MutexLock lock(&mu_);
+    epoch = epoch_;
+  }
+  // Fold the rows: the last state of each resource wins.
+  LockStoreBatch rows;
+  absl::flat_hash_map<std::string, size_t> row_of;
+  for (CommitItem& item : batch) {
+    if (item.epoch != epoch) continue;  // decided on state a failure discarded
+    rows.last_token = std::max(rows.last_token, item.last_token);
+    if (!item.persist) continue;
+    auto [it, inserted] = row_of.emplace(item.resource, rows.leases.size());
+    if (inserted) {
+      rows.leases.emplace_back(item.resource, std::move(item.lease));
+    } else {
+      rows.leases[it->second].second = std::move(item.lease);
+    }
+  }
+  absl::Status commit = rows.leases.empty() ? absl::OkStatus() : store_->Commit(rows);
+  if (!commit.ok()) {
+    Recover(commit);
+    commit = absl::UnavailableError(absl::StrCat(
+        "the lock service could not commit this request (", commit.message(),
+        "); nothing was applied; retry"));
+  }
+  const absl::Status stale = absl::UnavailableError(
+      "the lock service's store failed before this request was committed; "
+      "nothing was applied; retry");
+  for (CommitItem& item : batch) {
+    if (item.reply) item.reply(item.epoch == epoch ? commit : stale);
+  }
+}
+
+void LockManager::Recover(const absl::Status& commit_error) {
+  absl::MutexLock lock(&mu_);
+  LogError("lock store commit failed: %s; reloading the last committed state",
+           commit_error.ToString());
+  ++epoch_;
+  absl::Status status = LoadFromStore();
+  if (!status.ok()) {
+    broken_ = absl::UnavailableError(absl::StrCat(
+        "the lock service's store failed and could not be reloaded (",
+        status.message(), "); restart the lock service"));
+    LogError("%s", broken_.ToString());
+  }
+}
+
+absl::Status LockManager::LoadFromStore() {
+  absl::StatusOr<LockStoreState> state = store_->Load();
+  if (!state.ok()) return state.status();
+  const absl::Time now = clock_->Now();
+  for (auto& [name, r] : resources_) r.lease.reset();
+  last_token_ = state->last_token;
+  for (LeaseRecord& record : state->leases) {
+    HeldLease lease;
+    lease.holder = std::move(record.holder);
+    lease.token = record.token;
+    lease.ttl = record.ttl;
+    // The "delay restart" rule: held for a full TTL from now.
+    lease.acquired_at = now;
+    lease.expiry = now + record.ttl;
+    lease.hold_count = record.hold_count;
+    lease.request_ids.assign(record.request_ids.begin(), record.request_ids.end());
+    last_token_ = std::max(last_token_, lease.token);
+    Resource& r = resources_[record.resource];
+    r.lease = std::move(lease);
+    ArmExpiry(record.resource, *r.lease);
+  }
+  std::vector<std::string> names;
+  for (auto& [name, r] : resources_) names.push_back(name);
+  for (const std::string& name : names) {
+    GrantWaiters(name, resources_[name]);
+    MaybeForget(name);
+  }
+  return absl::OkStatus();
+}
+
+// ------------------------------------------------------------- Lifecycle
+
+void LockManager::Shutdown() {
+  std::vector<Callback<AcquireResult>> parked;
+  {
+    absl::MutexLock lock(&mu_);
+    shutting_down_ = true;
+    for (auto& [id, entry] : parked_) {
+      clock_->Cancel(entry.second->timer);
+      parked.push_back(std::move(entry.second->done));
+      resources_[entry.first].waiters.erase(entry.second);
+    }
+    parked_.clear();
+  }
+  for (auto& done : parked) done(ShuttingDownError());
+}
+
+void LockManager::Sync() {
+  absl::Notification delivered;
+  {
+    absl::MutexLock lock(&mu_);
+    CommitItem item;
+    item.reply = [&delivered](const absl::Status&) { delivered.Notify(); };
+    Enqueue(std::move(item));
+  }
+  delivered.WaitForNotification();
+}
+
+}  // namespace fencegate::lockservice

@@ -1,0 +1,244 @@
+// LockManager: the lock service's core. Leases on named resources, each with
+// a fencing token from one counter that only grows; FIFO wait queues; expiry
+// on an injected monotonic Clock; reentrancy with request-id dedupe;
+// owner-checked renew ("extend to") and release; lock-delay and a hold cap.
+// No gRPC types: plain structs in, absl::StatusOr out through callbacks.
+//
+// Durability. Every call is decided in memory under one mutex, and its
+// effect (a lease row, the token counter) joins the open group-commit batch.
+// Its reply is delivered only after that batch has committed, so nothing a
+// reply reveals (a token, a holder) can be lost by a crash: a token that was
+// not committed never leaves the manager. Calls that change nothing still
+// wait for the batch in flight, since what they saw may be in it.
+//
+// If a commit fails, every reply in that batch and in any later batch fails
+// with UNAVAILABLE, and the in-memory state is rebuilt from the store (the
+// last committed state, each lease re-armed for its full TTL). If even that
+// reload fails, the manager refuses all further calls with UNAVAILABLE.
+//
+// Callbacks (`done`) run exactly once, on the group-commit thread, or on the
+// calling thread for errors that reveal no state (bad input, overload,
+// shutdown, cancellation). The manager's mutex is never held while a callback
+// runs, so callbacks may call the manager again; they should not block, since
+// the replies behind them wait.
+//
+// Thread safety: all public methods are thread-safe.
+//
+// Lifetime: `store` and `clock` must outlive the manager. Timers the manager
+// left on the clock become no-ops when it is destroyed.
+#ifndef FENCEGATE_LOCKSERVICE_LOCK_MANAGER_H_
+#define FENCEGATE_LOCKSERVICE_LOCK_MANAGER_H_
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <list>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/node_hash_map.h"
+#include "absl/functional/any_invocable.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "common/clock.h"
+#include "common/group_commit.h"
+#include "lockservice/lock_limits.h"
+#include "lockservice/lock_store.h"
+
+namespace fencegate::lockservice {
+
+struct AcquireArgs {
+  std::string resource;
+  std::string holder;
+  absl::Duration ttl;
+  absl::Duration wait;     // zero: try-lock
+  std::string request_id;  // optional
+};
+
+enum class NotAcquiredReason { kNone, kHeld, kLockDelay };
+
+struct AcquireResult {
+  bool acquired = false;
+  uint64_t token = 0;
+  absl::Duration ttl;       // lease length granted (may be capped)
+  uint32_t hold_count = 0;
+  NotAcquiredReason reason = NotAcquiredReason::kNone;
+  uint64_t holder_token = 0;  // when not acquired; 0: nobody holds it
+  absl::Duration retry_after;
+};
+
+struct RenewArgs {
+  std::string resource;
+  uint64_t token = 0;
+  absl::Duration ttl;
+};
+
+struct RenewResult {
+  absl::Duration ttl;  // the lease now ends this long after the renew
+};
+
+struct ReleaseArgs {
+  std::string resource;
+  uint64_t token = 0;
+  std::string request_id;  // optional
+};
+
+struct ReleaseResult {
+  uint32_t hold_count = 0;  // 0: the lease ended
+};
+
+struct ResourceInfo {
+  bool held = false;
+  std::string holder;
+  uint64_t token = 0;
+  absl::Duration remaining;
+  uint32_t hold_count = 0;
+  uint32_t waiters = 0;
+  absl::Duration lock_delay_remaining;
+};
+
+template <typename T>
+using Callback = absl::AnyInvocable<void(absl::StatusOr<T>)>;
+
+class LockManager {
+ public:
+  // Identifies one Acquire call, so a parked call can be cancelled.
+  using CallId = uint64_t;
+
+  // Loads the store's committed state; every lease found is held for its
+  // full TTL from now.
+  static absl::StatusOr<std::unique_ptr<LockManager>> Create(
+      LockStore* store, Clock* clock, const LockLimits& limits);
+  ~LockManager();
+
+  // A fresh id for the next Acquire.
+  CallId NewCallId() { return next_call_id_.fetch_add(1); }
+
+  // Grants, queues (args.wait > 0) or refuses. Not being granted is an OK
+  // result with acquired = false. Errors: INVALID_ARGUMENT for bad input,
+  // RESOURCE_EXHAUSTED past the waiter/resource limits, UNAVAILABLE when
+  // shutting down or the store failed, CANCELLED if CancelAcquire() ended it.
+  void Acquire(CallId id, AcquireArgs args, Callback<AcquireResult> done);
+
+  // Ends the parked Acquire `id` with CANCELLED (the client went away). No
+  // effect if it is not parked (already answered, or never parked).
+  void CancelAcquire(CallId id);
+
+  // Extends the lease to now + ttl (capped by max_hold). ABORTED with
+  // ErrorReason::kLeaseLost if `token` does not hold `resource`.
+  void Renew(RenewArgs args, Callback<RenewResult> done);
+
+  // Drops one hold; at zero the lease ends and the next waiter is granted.
+  // ABORTED (kLeaseLost) if `token` does not hold `resource`.
+  void Release(ReleaseArgs args, Callback<ReleaseResult> done);
+
+  void Describe(std::string resource, Callback<ResourceInfo> done);
+
+  // Ends every parked Acquire with UNAVAILABLE and refuses new calls. Replies
+  // already decided are still delivered after their commit.
+  void Shutdown();
+
+  // Blocks until every reply decided before the call has been delivered.
+  void Sync();
+
+ private:
+  struct Waiter;
+  using WaiterList = std::list<Waiter>;
+  struct HeldLease;
+  struct Resource;
+  struct CommitItem;
+
+  LockManager(LockStore* store, Clock* clock, const LockLimits& limits);
+
+  absl::Status ValidateAcquire(const AcquireArgs& args) const;
+  // Decides an Acquire. Returns an error without touching `done` when it
+  // fails before reading state; otherwise takes `done` and returns OK.
+  absl::Status AcquireLocked(CallId id, const AcquireArgs& args,
+                             Callback<AcquireResult>& done)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The resource's entry with any lease past its expiry ended, or null.
+  Resource* FindCurrent(const std::string& name) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status LeaseLost(absl::string_view op, const std::string& resource,
+                         uint64_t token, const Resource* r) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Grants a new lease on `r` (free) to `holder`, queueing its reply.
+  void Grant(const std::string& name, Resource& r, const std::string& holder,
+             absl::Duration ttl, const std::string& request_id,
+             Callback<AcquireResult> done) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Hands `r` to waiters in order while it is free and not delayed.
+  void GrantWaiters(const std::string& name, Resource& r)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Ends the lease on `r` (release or expiry) and hands it on.
+  void EndLease(const std::string& name, Resource& r, bool expired)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Drops `r` from the table when nothing refers to it any more.
+  void MaybeForget(const std::string& name) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Time CappedExpiry(const HeldLease& lease, absl::Duration ttl) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void ArmExpiry(const std::string& name, const HeldLease& lease)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void RememberRequest(HeldLease& lease, const std::string& request_id)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  AcquireResult NotAcquired(const Resource& r) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  static AcquireResult Acquired(const HeldLease& lease, absl::Duration ttl);
+
+  // Runs fn(*this) at `deadline` unless the manager is gone by then.
+  Clock::TimerId SetTimer(absl::Time deadline,
+                          absl::AnyInvocable<void(LockManager&)> fn);
+  // Timer callbacks.
+  void OnLeaseTimer(const std::string& name, uint64_t token);
+  void OnWaitTimeout(CallId id);
+  void OnDelayEnd(const std::string& name);
+
+  // Group commit. Reply() queues a reply behind the open batch; Persist()
+  // queues the lease row of `name` as it is now (or its deletion).
+  template <typename T>
+  void Reply(Callback<T> done, absl::StatusOr<T> result)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void Persist(const std::string& name, const Resource& r)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void Enqueue(CommitItem item) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void Flush(std::vector<CommitItem>& batch);
+  void Recover(const absl::Status& commit_error);
+  absl::Status LoadFromStore() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  // Timer callbacks hold a reference; the destructor clears `manager` under
+  // `mu`, which waits for a callback in progress and disarms later ones.
+  struct Lifeline {
+    absl::Mutex mu;
+    LockManager* manager ABSL_GUARDED_BY(mu);
+  };
+  const std::shared_ptr<Lifeline> lifeline_;
+
+  LockStore* const store_;
+  Clock* const clock_;
+  const LockLimits limits_;
+  std::atomic<CallId> next_call_id_{1};
+
+  absl::Mutex mu_;
+  absl::node_hash_map<std::string, Resource> resources_ ABSL_GUARDED_BY(mu_);
+  // Parked calls, for CancelAcquire and wait timeouts.
+  absl::flat_hash_map<CallId, std::pair<std::string, WaiterList::iterator>>
+      parked_ ABSL_GUARDED_BY(mu_);
+  uint64_t last_token_ ABSL_GUARDED_BY(mu_) = 0;
+  bool shutting_down_ ABSL_GUARDED_BY(mu_) = false;
+  // Set when the store failed and could not be reloaded.
+  absl::Status broken_ ABSL_GUARDED_BY(mu_);
+  // Bumped on every recovery; queued items of an older epoch were decided
+  // on discarded state and are failed instead of committed.
+  uint64_t epoch_ ABSL_GUARDED_BY(mu_) = 0;
+
+  // Last: its destructor flushes what is queued, using the members above.
+  std::unique_ptr<GroupCommitQueue<CommitItem>> commits_;
+};
+
+}  // namespace fencegate::lockservice
+
+#endif  // FENCEGATE_LOCKSERVICE_LOCK_MANAGER_H_

@@ -1,0 +1,139 @@
+#include "lockservice/lock_service.h"
+
+#include "common/grpc_status.h"
+#include "common/validation.h"
+
+namespace fencegate::lockservice {
+namespace {
+
+namespace v1 = ::fencegate::v1;
+
+int64_t Ms(absl::Duration d) { return absl::ToInt64Milliseconds(d); }
+
+// A parked Acquire must learn that its client went away, so the waiter leaves
+// the queue; the default reactor cannot tell it.
+class AcquireReactor final : public grpc::ServerUnaryReactor {
+ public:
+  AcquireReactor(LockManager* manager, LockManager::CallId id)
+      : manager_(manager), id_(id) {}
+  void OnCancel() override { manager_->CancelAcquire(id_); }
+  void OnDone() override { delete this; }
+
+ private:
+  LockManager* const manager_;
+  const LockManager::CallId id_;
+};
+
+v1::AcquireResponse::NotAcquiredReason ToProto(NotAcquiredReason reason) {
+  switch (reason) {
+    case NotAcquiredReason::kHeld:
+      return v1::AcquireResponse::HELD;
+    case NotAcquiredReason::kLockDelay:
+      return v1::AcquireResponse::LOCK_DELAY;
+    case NotAcquiredReason::kNone:
+      break;
+  }
+  return v1::AcquireResponse::REASON_UNSPECIFIED;
+}
+
+}  // namespace
+
+grpc::ServerUnaryReactor* LockServiceImpl::Acquire(
+    grpc::CallbackServerContext* context, const v1::AcquireRequest* request,
+    v1::AcquireResponse* response) {
+  LockManager::CallId id = manager_->NewCallId();
+  auto* reactor = new AcquireReactor(manager_, id);
+  if (absl::Status s = RejectUnknownFields(*request); !s.ok()) {
+    reactor->Finish(ToGrpcStatus(s));
+    return reactor;
+  }
+  AcquireArgs args;
+  args.resource = request->resource();
+  args.holder = request->holder();
+  args.ttl = absl::Milliseconds(request->ttl_ms());
+  args.wait = absl::Milliseconds(request->wait_ms());
+  args.request_id = request->request_id();
+  manager_->Acquire(id, std::move(args),
+                    [reactor, response](absl::StatusOr<AcquireResult> result) {
+                      if (result.ok()) {
+                        response->set_acquired(result->acquired);
+                        response->set_token(result->token);
+                        response->set_ttl_ms(Ms(result->ttl));
+                        response->set_hold_count(result->hold_count);
+                        response->set_reason(ToProto(result->reason));
+                        response->set_holder_token(result->holder_token);
+                        response->set_retry_after_ms(Ms(result->retry_after));
+                      }
+                      reactor->Finish(ToGrpcStatus(result.status()));
+                    });
+  // The client may have gone before the call was parked; OnCancel then found
+  // nothing to cancel.
+  if (context->IsCancelled()) manager_->CancelAcquire(id);
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* LockServiceImpl::Renew(
+    grpc::CallbackServerContext* context, const v1::RenewRequest* request,
+    v1::RenewResponse* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  if (absl::Status s = RejectUnknownFields(*request); !s.ok()) {
+    reactor->Finish(ToGrpcStatus(s));
+    return reactor;
+  }
+  RenewArgs args;
+  args.resource = request->resource();
+  args.token = request->token();
+  args.ttl = absl::Milliseconds(request->ttl_ms());
+  manager_->Renew(std::move(args),
+                  [reactor, response](absl::StatusOr<RenewResult> result) {
+                    if (result.ok()) response->set_ttl_ms(Ms(result->ttl));
+                    reactor->Finish(ToGrpcStatus(result.status()));
+                  });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* LockServiceImpl::Release(
+    grpc::CallbackServerContext* context, const v1::ReleaseRequest* request,
+    v1::ReleaseResponse* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  if (absl::Status s = RejectUnknownFields(*request); !s.ok()) {
+    reactor->Finish(ToGrpcStatus(s));
+    return reactor;
+  }
+  ReleaseArgs args;
+  args.resource = request->resource();
+  args.token = request->token();
+  args.request_id = request->request_id();
+  manager_->Release(std::move(args),
+                    [reactor, response](absl::StatusOr<ReleaseResult> result) {
+                      if (result.ok()) response->set_hold_count(result->hold_count);
+                      reactor->Finish(ToGrpcStatus(result.status()));
+                    });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* LockServiceImpl::Describe(
+    grpc::CallbackServerContext* context, const v1::DescribeRequest* request,
+    v1::DescribeResponse* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  if (absl::Status s = RejectUnknownFields(*request); !s.ok()) {
+    reactor->Finish(ToGrpcStatus(s));
+    return reactor;
+  }
+  manager_->Describe(request->resource(), [reactor, response](
+                                              absl::StatusOr<ResourceInfo> info) {
+    if (info.ok()) {
+      response->set_held(info->held);
+      response->set_holder(info->holder);
+      response->set_token(info->token);
+      response->set_remaining_ms(Ms(info->remaining));
+      response->set_hold_count(info->hold_count);
+      response->set_waiters(info->waiters);
+      response->set_lock_delay_remaining_ms(Ms(info->lock_delay_remaining));
+    }
+    reactor->Finish(ToGrpcStatus(info.status()));
+  });
+  return reactor;
+}
+
+}  // namespace fencegate::lockservice

@@ -1,0 +1,110 @@
+#include "lockservice/sqlite_lock_store.h"
+
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+
+namespace fencegate::lockservice {
+namespace {
+
+constexpr char kSchema[] =
+    "CREATE TABLE IF NOT EXISTS meta("
+    "  key TEXT PRIMARY KEY, value INTEGER NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS leases("
+    "  resource TEXT PRIMARY KEY, holder TEXT NOT NULL,"
+    "  token INTEGER NOT NULL, ttl_ms INTEGER NOT NULL,"
+    "  hold_count INTEGER NOT NULL, request_ids TEXT NOT NULL);";
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<SqliteLockStore>> SqliteLockStore::Open(
+    const std::string& path) {
+  absl::StatusOr<std::unique_ptr<SqliteDb>> db = SqliteDb::Open(path);
+  if (!db.ok()) return db.status();
+  absl::Status status = (*db)->Exec(kSchema);
+  if (!status.ok()) return status;
+  return std::unique_ptr<SqliteLockStore>(new SqliteLockStore(*std::move(db)));
+}
+
+absl::StatusOr<LockStoreState> SqliteLockStore::Load() {
+  LockStoreState state;
+  absl::StatusOr<SqliteStatement*> meta =
+      db_->Prepared("SELECT value FROM meta WHERE key = 'last_token'");
+  if (!meta.ok()) return meta.status();
+  absl::StatusOr<bool> row = (*meta)->Step();
+  if (!row.ok()) return row.status();
+  if (*row) state.last_token = static_cast<uint64_t>((*meta)->ColumnInt(0));
+  (*meta)->Reset();
+
+  absl::StatusOr<SqliteStatement*> leases = db_->Prepared(
+      "SELECT resource, holder, token, ttl_ms, hold_count, request_ids "
+      "FROM leases ORDER BY token");
+  if (!leases.ok()) return leases.status();
+  SqliteStatement& stmt = **leases;
+  for (;;) {
+    row = stmt.Step();
+    if (!row.ok()) return row.status();
+    if (!*row) break;
+    LeaseRecord lease;
+    lease.resource = stmt.ColumnText(0);
+    lease.holder = stmt.ColumnText(1);
+    lease.token = static_cast<uint64_t>(stmt.ColumnInt(2));
+    lease.ttl = absl::Milliseconds(stmt.ColumnInt(3));
+    lease.hold_count = static_cast<uint32_t>(stmt.ColumnInt(4));
+    std::string ids = stmt.ColumnText(5);
+    if (!ids.empty()) lease.request_ids = absl::StrSplit(ids, '\n');
+    state.leases.push_back(std::move(lease));
+  }
+  stmt.Reset();
+  return state;
+}
+
+absl::Status SqliteLockStore::Commit(const LockStoreBatch& batch) {
+  absl::Status status = db_->Exec("BEGIN IMMEDIATE");
+  if (!status.ok()) return status;
+  status = Apply(batch);
+  if (status.ok()) status = db_->Exec("COMMIT");
+  if (!status.ok()) {
+    // Best effort: SQLite may already have rolled back on an I/O error.
+    db_->Exec("ROLLBACK").IgnoreError();
+  }
+  return status;
+}
+
+absl::Status SqliteLockStore::Apply(const LockStoreBatch& batch) {
+  if (batch.last_token != 0) {
+    absl::StatusOr<SqliteStatement*> stmt = db_->Prepared(
+        "INSERT INTO meta(key, value) VALUES('last_token', ?1) "
+        "ON CONFLICT(key) DO UPDATE SET value = MAX(value, excluded.value)");
+    if (!stmt.ok()) return stmt.status();
+    absl::Status status =
+        (*stmt)->Bind(1, static_cast<int64_t>(batch.last_token)).Run();
+    if (!status.ok()) return status;
+  }
+  for (const auto& [resource, lease] : batch.leases) {
+    absl::Status status;
+    if (lease) {
+      absl::StatusOr<SqliteStatement*> stmt = db_->Prepared(
+          "INSERT OR REPLACE INTO leases"
+          "(resource, holder, token, ttl_ms, hold_count, request_ids) "
+          "VALUES(?1, ?2, ?3, ?4, ?5, ?6)");
+      if (!stmt.ok()) return stmt.status();
+      status = (*stmt)
+                   ->BindText(1, resource)
+                   .BindText(2, lease->holder)
+                   .Bind(3, static_cast<int64_t>(lease->token))
+                   .Bind(4, absl::ToInt64Milliseconds(lease->ttl))
+                   .Bind(5, lease->hold_count)
+                   .BindText(6, absl::StrJoin(lease->request_ids, "\n"))
+                   .Run();
+    } else {
+      absl::StatusOr<SqliteStatement*> stmt =
+          db_->Prepared("DELETE FROM leases WHERE resource = ?1");
+      if (!stmt.ok()) return stmt.status();
+      status = (*stmt)->BindText(1, resource).Run();
+    }
+    if (!status.ok()) return status;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace fencegate::lockservice

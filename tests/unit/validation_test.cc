@@ -1,0 +1,51 @@
+#include "common/validation.h"
+
+#include "common/errors.h"
+#include "fencegate/v1/lock.pb.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
+
+namespace fencegate {
+namespace {
+
+using ::fencegate::testing::IsOk;
+using ::fencegate::testing::StatusIs;
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+
+TEST(ValidationTest, NameMessagesSayFieldLimitAndValue) {
+  EXPECT_THAT(ValidateName("holder", std::string(11, 'h'), 10),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       AllOf(HasSubstr("holder"), HasSubstr("11 bytes"),
+                             HasSubstr("limit is 10"))));
+  EXPECT_THAT(ValidateName("holder", "", 10),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("empty")));
+  EXPECT_THAT(ValidateName("holder", "tab\there", 10),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("control")));
+  EXPECT_THAT(ValidateName("holder", "ok-name/é", 20), IsOk());
+  EXPECT_THAT(ValidateOptionalName("request_id", "", 20), IsOk());
+}
+
+TEST(ValidationTest, DurationMessageQuotesBoundsInMs) {
+  EXPECT_THAT(ValidateDuration("ttl_ms", absl::Milliseconds(5), absl::Milliseconds(100),
+                               absl::Seconds(3)),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       AllOf(HasSubstr("ttl_ms is 5"), HasSubstr("between 100 and 3000"))));
+}
+
+TEST(ValidationTest, UnknownFieldsAreRefused) {
+  fencegate::v1::AcquireRequest request;
+  request.set_resource("r");
+  request.GetReflection()->MutableUnknownFields(&request)->AddVarint(99, 1);
+  absl::Status s = RejectUnknownFields(request);
+  EXPECT_THAT(s, StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("99")));
+  EXPECT_EQ(GetErrorInfo(s)->reason, ErrorReason::kInvalidField);
+
+  fencegate::v1::AcquireRequest clean;
+  clean.set_resource("r");
+  EXPECT_THAT(RejectUnknownFields(clean), IsOk());
+}
+
+}  // namespace
+}  // namespace fencegate
