@@ -9,6 +9,8 @@
 
 #include <atomic>
 
+#include "absl/synchronization/notification.h"
+
 #include "lockservice/lock_store.h"
 
 namespace fencegate::testing {
@@ -20,6 +22,12 @@ class FaultyLockStore final : public lockservice::LockStore {
   // The n-th Commit() from now on (1 = the next one) fails.
   void FailNthCommit(int n) { fail_at_ = commits_.load() + n; }
   void FailLoads(bool fail) { fail_loads_ = fail; }
+  // The next Commit() notifies `entered`, then waits for `proceed` before
+  // it succeeds or fails: a test can act while a batch is at the store.
+  void HoldNextCommit(absl::Notification* entered, absl::Notification* proceed) {
+    entered_ = entered;
+    proceed_ = proceed;
+  }
   int commits() const { return commits_.load(); }
 
   absl::StatusOr<lockservice::LockStoreState> Load() override {
@@ -28,6 +36,10 @@ class FaultyLockStore final : public lockservice::LockStore {
   }
 
   absl::Status Commit(const lockservice::LockStoreBatch& batch) override {
+    if (absl::Notification* entered = entered_.exchange(nullptr)) {
+      entered->Notify();
+      proceed_.exchange(nullptr)->WaitForNotification();
+    }
     if (++commits_ == fail_at_) return absl::InternalError("injected commit failure");
     return inner_->Commit(batch);
   }
@@ -37,6 +49,8 @@ class FaultyLockStore final : public lockservice::LockStore {
   std::atomic<int> commits_{0};
   std::atomic<int> fail_at_{-1};
   std::atomic<bool> fail_loads_{false};
+  std::atomic<absl::Notification*> entered_{nullptr};
+  std::atomic<absl::Notification*> proceed_{nullptr};
 };
 
 }  // namespace fencegate::testing

@@ -508,6 +508,30 @@ TEST_F(LockManagerTest, FailedCommitFailsEveryReplyDecidedOnItsState) {
   EXPECT_EQ(info.holder, "holder");
 }
 
+TEST_F(LockManagerTest, RequestsDecidedWhileAFailingCommitIsInFlightAreNotCommitted) {
+  absl::Notification at_store, proceed;
+  faulty_->HoldNextCommit(&at_store, &proceed);
+  faulty_->FailNthCommit(1);
+  auto first = StartAcquire(Args("b", "bob", absl::Seconds(10), absl::ZeroDuration(), "one"));
+  at_store.WaitForNotification();
+  // Decided on state that includes the grant about to fail: a reentrant
+  // hold on it, and a grant whose token comes after it.
+  auto reentrant = StartAcquire(Args("b", "bob", absl::Seconds(10), absl::ZeroDuration(), "two"));
+  auto other = StartAcquire(Args("c", "carol"));
+  proceed.Notify();
+  manager_->Sync();
+  EXPECT_THAT(first->get(), StatusIs(absl::StatusCode::kUnavailable));
+  EXPECT_THAT(reentrant->get(), StatusIs(absl::StatusCode::kUnavailable));
+  EXPECT_THAT(other->get(), StatusIs(absl::StatusCode::kUnavailable));
+  EXPECT_FALSE(Describe("b").held);
+  EXPECT_FALSE(Describe("c").held);
+  uint64_t dave = MustAcquire("b", "dave");
+  Restart();  // and no ghost lease on disk either
+  EXPECT_FALSE(Describe("c").held);
+  EXPECT_EQ(Describe("b").token, dave);
+  EXPECT_GT(MustAcquire("d", "erin"), dave);
+}
+
 TEST_F(LockManagerTest, StoreThatCannotReloadRefusesEverything) {
   MustAcquire("r", "holder");
   faulty_->FailNthCommit(1);
