@@ -18,6 +18,7 @@
 #include "common/grpc_status.h"
 #include "fencegate/v1/lock.grpc.pb.h"
 #include "gmock/gmock.h"
+#include "grpcpp/generic/generic_stub.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "tests/testing/server_process.h"
@@ -331,6 +332,58 @@ TEST_F(LockServiceTest, ErrorsCarryTheirDetailOverTheWire) {
   EXPECT_EQ(stub_->Acquire(&ctx2, unknown, &resp).error_code(),
             grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_FALSE(Describe("y")->held());
+}
+
+TEST_F(LockServiceTest, HealthServiceAnswersServing) {
+  StartServer();
+  // grpc.health.v1.Health/Check with an empty HealthCheckRequest; Debian
+  // ships no health.proto for C++, so the bytes are spelled out: the reply
+  // is HealthCheckResponse{status: SERVING (1)} = field 1, varint 1.
+  grpc::GenericStub generic(channel_);
+  grpc::ClientContext ctx;
+  SetDeadline(ctx, absl::Seconds(30));
+  grpc::Slice empty_message;
+  grpc::ByteBuffer request(&empty_message, 1), response;
+  absl::Notification done;
+  grpc::Status status;
+  generic.UnaryCall(&ctx, "/grpc.health.v1.Health/Check", grpc::StubOptions(),
+                    &request, &response, [&](grpc::Status s) {
+                      status = s;
+                      done.Notify();
+                    });
+  ASSERT_TRUE(done.WaitForNotificationWithTimeout(absl::Seconds(30)));
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  std::vector<grpc::Slice> slices;
+  ASSERT_TRUE(response.Dump(&slices).ok());
+  std::string bytes;
+  for (const grpc::Slice& slice : slices) {
+    bytes.append(reinterpret_cast<const char*>(slice.begin()), slice.size());
+  }
+  EXPECT_EQ(bytes, std::string("\x08\x01", 2));
+}
+
+TEST_F(LockServiceTest, WaiterWhoseClientGaveUpLeavesTheQueue) {
+  StartServer();
+  auto holder = Acquire(*stub_, "r", "holder");
+  ASSERT_TRUE(holder.ok() && holder->acquired());
+  // The client's deadline is far shorter than the wait it asked for.
+  grpc::ClientContext ctx;
+  SetDeadline(ctx, absl::Milliseconds(300));
+  v1::AcquireRequest req;
+  req.set_resource("r");
+  req.set_holder("impatient");
+  req.set_ttl_ms(60000);
+  req.set_wait_ms(120000);
+  v1::AcquireResponse resp;
+  EXPECT_EQ(stub_->Acquire(&ctx, req, &resp).error_code(),
+            grpc::StatusCode::DEADLINE_EXCEEDED);
+  const absl::Time give_up = absl::Now() + absl::Seconds(30);
+  while (Describe("r")->waiters() != 0) {
+    ASSERT_LT(absl::Now(), give_up) << "cancelled waiter still queued";
+  }
+  // And it is not granted the lock when the holder releases.
+  ASSERT_TRUE(Release(*stub_, "r", holder->token()).ok());
+  EXPECT_FALSE(Describe("r")->held());
 }
 
 }  // namespace
