@@ -1,0 +1,85 @@
+// SqliteStorage: the StorageBackend on one SQLite database file (WAL,
+// synchronous=FULL). Keeps the contract of storage_backend.h this way:
+//
+//   batch   = one BEGIN IMMEDIATE transaction on the single write connection,
+//             so no other writer (in this process or another) can run between
+//             an op's check and its write;
+//   op      = one SAVEPOINT inside it: the fence check, the version checks,
+//             the fence raise and the data change run between SAVEPOINT and
+//             RELEASE; a refused or failed op is rolled back to its savepoint
+//             alone;
+//   commit  = one COMMIT, one fsync for the whole batch;
+//   reads   = separate read-only connections (SqliteReaderPool). SQLite makes
+//             a WAL commit visible to other connections only once it is
+//             synced, so they see durable, committed state only.
+//
+// Tables: resources(name, max_token, revision) and
+// objects(resource, key, value, version). Tokens and versions are stored as
+// SQLite INTEGERs (int64); callers keep them below 2^63.
+//
+// Thread safety: as StorageBackend (one write-path thread; reads from any).
+#ifndef FENCEGATE_GATEWAY_SQLITE_STORAGE_H_
+#define FENCEGATE_GATEWAY_SQLITE_STORAGE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "common/sqlite.h"
+#include "gateway/sqlite_reader_pool.h"
+#include "gateway/storage_backend.h"
+
+namespace fencegate::gateway {
+
+class SqliteStorage final : public StorageBackend {
+ public:
+  // Opens (creating if needed) the database at `path` with one write
+  // connection and `readers` (>= 1) read-only connections.
+  static absl::StatusOr<std::unique_ptr<SqliteStorage>> Open(
+      const std::string& path, size_t readers = 4);
+
+  absl::Status BeginBatch() override;
+  absl::Status Apply(const FencedOp& op, OpResult* result) override;
+  absl::Status CommitBatch() override;
+  void AbortBatch() override;
+
+  absl::StatusOr<ReadResult> ReadCommitted(absl::string_view resource,
+                                           absl::string_view key) override;
+  absl::StatusOr<ListPage> ListCommitted(absl::string_view resource,
+                                         absl::string_view after_key,
+                                         size_t limit) override;
+  absl::StatusOr<ResourceStats> DescribeCommitted(
+      absl::string_view resource) override;
+
+ private:
+  SqliteStorage(std::unique_ptr<SqliteDb> writer,
+                std::unique_ptr<SqliteReaderPool> readers)
+      : writer_(std::move(writer)), readers_(std::move(readers)) {}
+
+  // Runs one cached statement that returns no rows.
+  absl::Status Run(absl::string_view sql);
+  // The check and the change of one op, inside its savepoint.
+  absl::Status Decide(const FencedOp& op, OpResult* result);
+  absl::Status WriteMutations(const FencedOp& op, uint64_t revision);
+  absl::Status LoadResource(absl::string_view resource, uint64_t* fence,
+                            uint64_t* revision);
+  absl::Status StoreResource(absl::string_view resource, uint64_t fence,
+                             uint64_t revision);
+  absl::Status KeyVersion(absl::string_view resource, absl::string_view key,
+                          uint64_t* version);
+  absl::Status ReadKey(absl::string_view resource, absl::string_view key,
+                       OpResult* result);
+
+  const std::unique_ptr<SqliteDb> writer_;  // write path only
+  const std::unique_ptr<SqliteReaderPool> readers_;
+  // Set when an op could not be undone: the open batch must not commit.
+  absl::Status poisoned_;
+};
+
+}  // namespace fencegate::gateway
+
+#endif  // FENCEGATE_GATEWAY_SQLITE_STORAGE_H_

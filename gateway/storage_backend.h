@@ -1,0 +1,151 @@
+// StorageBackend: where the gateway keeps objects and fences, and the one
+// place that decides whether a fenced operation is accepted. SQLite is the
+// backend built now (sqlite_storage.h); a later one (PostgreSQL, ...) must
+// keep the same contract, so the guarantee does not depend on FencedStore.
+//
+// Data model, per resource:
+//   fence     the largest token accepted so far (0 = none yet);
+//   revision  grows by one on every accepted write and is never reused: the
+//             resource's record (fence + revision) outlives all its keys;
+//   objects   key -> (value, version), version = the revision of the write
+//             that last set the key. An absent key has version 0.
+//
+// The contract (every backend MUST keep it):
+//   1. Apply(op) is ONE atomic step: read the fence; refuse if
+//      op.token < fence (kStaleToken); check every expected_version
+//      (kVersionMismatch); only then raise the fence to op.token and apply
+//      the op. Nothing else can run between the check and the write (the
+//      backend holds its write transaction exclusively).
+//   2. A refused op changes nothing, not even the fence. An op that fails
+//      with a storage error is undone alone; the batch's other ops stand.
+//      If it cannot be undone, the batch is poisoned: CommitBatch() fails.
+//   3. Ops take effect in the order applied; each sees the effects of the
+//      ops applied before it in the same batch (never a snapshot taken at
+//      the batch's start).
+//   4. CommitBatch() makes the whole batch durable as one unit, or nothing of
+//      it. The caller reveals no op's result before its batch committed.
+//   5. The *Committed reads see committed state only, never a batch in
+//      progress.
+//
+// Ownership: ops hold string_views; the bytes belong to the caller and only
+// need to live for the call.
+//
+// Thread safety: the write path (BeginBatch, Apply, CommitBatch, AbortBatch)
+// is driven by one thread at a time. The *Committed reads are thread-safe
+// and may run concurrently with the write path and with each other.
+#ifndef FENCEGATE_GATEWAY_STORAGE_BACKEND_H_
+#define FENCEGATE_GATEWAY_STORAGE_BACKEND_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/container/inlined_vector.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace fencegate::gateway {
+
+// One change to one key.
+struct Mutation {
+  enum class Kind { kUnset, kPut, kDelete };
+  absl::string_view key;
+  Kind kind = Kind::kUnset;  // a backend only sees kPut or kDelete
+  absl::string_view value;   // kPut
+  // If set, the key's current version must equal it (0: must not exist).
+  std::optional<uint64_t> expected_version;
+};
+
+enum class OpKind {
+  kWrite,  // mutations, all or nothing
+  kRead,   // fenced read of `key`
+  kFence,  // raise the fence only
+};
+
+// A validated fenced operation: token >= 1, names within limits, for kWrite
+// at least one mutation and no key twice.
+struct FencedOp {
+  OpKind kind = OpKind::kFence;
+  absl::string_view resource;
+  uint64_t token = 0;
+  absl::string_view key;                       // kRead
+  absl::InlinedVector<Mutation, 1> mutations;  // kWrite
+};
+
+enum class Outcome { kAccepted, kStaleToken, kVersionMismatch };
+
+// What Apply() decided. Read only after the batch committed.
+struct OpResult {
+  Outcome outcome = Outcome::kAccepted;
+  // The fence after the op (accepted: op.token; refused: unchanged).
+  uint64_t max_token = 0;
+  // kWrite accepted: the new revision, now the version of every key the op
+  // wrote (for a delete: the revision at which the key was deleted).
+  // kRead accepted: the key's version (0 = absent).
+  // kVersionMismatch: the current version of the mutation at mismatch_index.
+  uint64_t version = 0;
+  size_t mismatch_index = 0;  // kVersionMismatch: which mutation
+  bool found = false;         // kRead
+  std::string value;          // kRead
+};
+
+struct ReadResult {
+  bool found = false;
+  std::string value;
+  uint64_t version = 0;  // 0 when not found
+  uint64_t max_token = 0;
+};
+
+struct KeyInfo {
+  std::string key;
+  uint64_t version = 0;
+  uint64_t size_bytes = 0;
+};
+
+struct ListPage {
+  std::vector<KeyInfo> keys;  // in byte order of the key
+  bool more = false;          // keys remain after the last one returned
+};
+
+struct ResourceStats {
+  uint64_t max_token = 0;
+  uint64_t key_count = 0;
+  uint64_t total_bytes = 0;  // sum of value sizes
+};
+
+class StorageBackend {
+ public:
+  virtual ~StorageBackend() = default;
+
+  // ------------------------------------------------------------ write path
+  // Opens the batch's exclusive write transaction.
+  virtual absl::Status BeginBatch() = 0;
+  // Decides and applies `op` as one atomic step (contract 1-3). Returns OK
+  // with result->outcome saying accepted or why refused; a non-OK status
+  // means a storage failure, and then the op changed nothing.
+  virtual absl::Status Apply(const FencedOp& op, OpResult* result) = 0;
+  // Makes the batch durable (one fsync). On error nothing of the batch is
+  // applied and no transaction stays open.
+  virtual absl::Status CommitBatch() = 0;
+  // Drops the open batch, if any. Never fails in a way the caller can act on.
+  virtual void AbortBatch() = 0;
+
+  // ------------------------------------------------------------- read path
+  // Committed state only (contract 5). An unknown resource reads as empty
+  // with max_token 0.
+  virtual absl::StatusOr<ReadResult> ReadCommitted(absl::string_view resource,
+                                                   absl::string_view key) = 0;
+  // At most `limit` keys greater than `after_key` ("" = from the first).
+  virtual absl::StatusOr<ListPage> ListCommitted(absl::string_view resource,
+                                                 absl::string_view after_key,
+                                                 size_t limit) = 0;
+  virtual absl::StatusOr<ResourceStats> DescribeCommitted(
+      absl::string_view resource) = 0;
+};
+
+}  // namespace fencegate::gateway
+
+#endif  // FENCEGATE_GATEWAY_STORAGE_BACKEND_H_
