@@ -1,0 +1,222 @@
+#include "gateway/fenced_store.h"
+
+#include <string>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "common/errors.h"
+#include "common/log.h"
+#include "gateway/request_validation.h"
+
+namespace fencegate::gateway {
+namespace {
+
+absl::Status StorageError(absl::string_view what, const absl::Status& cause) {
+  return absl::UnavailableError(
+      absl::StrCat("the gateway's storage failed ", what, " (", cause.message(),
+                   "); nothing of this request was applied; retry"));
+}
+
+}  // namespace
+
+FencedStore::FencedStore(StorageBackend* backend, const GatewayLimits& limits)
+    : backend_(backend), limits_(limits) {
+  commits_ = std::make_unique<GroupCommitQueue<Item>>(
+      [this](std::vector<Item>& batch) { Flush(batch); }, limits.max_batch);
+}
+
+FencedStore::~FencedStore() {
+  Shutdown();
+  commits_.reset();  // commits and answers everything already queued
+}
+
+void FencedStore::Shutdown() {
+  absl::MutexLock lock(&mu_);
+  shutting_down_ = true;
+}
+
+// ------------------------------------------------------------- operations
+
+void FencedStore::Write(WriteArgs args, Callback<WriteResult> done) {
+  absl::Status error = ValidateWrite(args, limits_);
+  if (!error.ok()) {
+    done(std::move(error));
+    return;
+  }
+  Item item;
+  item.op.kind = OpKind::kWrite;
+  item.op.resource = args.resource;
+  item.op.token = args.token;
+  item.op.mutations = std::move(args.mutations);
+  item.done = std::move(done);
+  Submit(std::move(item));
+}
+
+void FencedStore::Read(ReadArgs args, Callback<ReadResult> done) {
+  absl::Status error = ValidateRead(args, limits_);
+  if (!error.ok()) {
+    done(std::move(error));
+    return;
+  }
+  if (args.token == 0) {
+    absl::StatusOr<ReadResult> result = backend_->ReadCommitted(args.resource, args.key);
+    if (!result.ok()) result = StorageError("reading", result.status());
+    done(std::move(result));
+    return;
+  }
+  Item item;
+  item.op.kind = OpKind::kRead;
+  item.op.resource = args.resource;
+  item.op.key = args.key;
+  item.op.token = args.token;
+  item.done = std::move(done);
+  Submit(std::move(item));
+}
+
+void FencedStore::Fence(FenceArgs args, Callback<FenceResult> done) {
+  absl::Status error = ValidateFence(args, limits_);
+  if (!error.ok()) {
+    done(std::move(error));
+    return;
+  }
+  Item item;
+  item.op.kind = OpKind::kFence;
+  item.op.resource = args.resource;
+  item.op.token = args.token;
+  item.done = std::move(done);
+  Submit(std::move(item));
+}
+
+absl::StatusOr<ListResult> FencedStore::List(const ListArgs& args) {
+  absl::Status error = ValidateList(args, limits_);
+  if (!error.ok()) return error;
+  const size_t limit = args.page_size == 0 ? limits_.default_page_size : args.page_size;
+  absl::StatusOr<ListPage> page =
+      backend_->ListCommitted(args.resource, args.page_token, limit);
+  if (!page.ok()) return StorageError("listing keys", page.status());
+  ListResult result;
+  result.keys = std::move(page->keys);
+  // The page token is the last key returned: the next page starts after it.
+  if (page->more && !result.keys.empty()) result.next_page_token = result.keys.back().key;
+  return result;
+}
+
+absl::StatusOr<ResourceStats> FencedStore::Describe(absl::string_view resource) {
+  absl::Status error = ValidateResource(resource, limits_);
+  if (!error.ok()) return error;
+  absl::StatusOr<ResourceStats> stats = backend_->DescribeCommitted(resource);
+  if (!stats.ok()) return StorageError("describing the resource", stats.status());
+  return stats;
+}
+
+// ----------------------------------------------------------- group commit
+
+void FencedStore::Submit(Item item) {
+  absl::Status error;
+  {
+    absl::MutexLock lock(&mu_);
+    error = Admit();
+    if (error.ok()) {
+      commits_->Submit(std::move(item));
+      return;
+    }
+  }
+  Deliver(item, std::move(error));
+}
+
+absl::Status FencedStore::Admit() {
+  if (shutting_down_) {
+    return absl::UnavailableError(
+        "the gateway is shutting down; retry against another instance or after "
+        "it restarts");
+  }
+  const size_t pending = commits_->Pending();
+  if (pending >= limits_.max_pending) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "the gateway has ", pending, " requests waiting to commit, its limit "
+        "(--max_pending); retry with backoff"));
+  }
+  return absl::OkStatus();
+}
+
+void FencedStore::Flush(std::vector<Item>& batch) {
+  absl::Status commit = backend_->BeginBatch();
+  if (commit.ok()) {
+    for (Item& item : batch) {
+      item.status = Decision(item, backend_->Apply(item.op, &item.result));
+    }
+    commit = backend_->CommitBatch();
+  } else {
+    backend_->AbortBatch();
+  }
+  if (!commit.ok()) {
+    LogError("gateway batch of %d requests failed to commit: %s",
+             static_cast<int>(batch.size()), commit.ToString());
+    commit = absl::UnavailableError(absl::StrCat(
+        "the gateway could not commit this request (", commit.message(),
+        "); nothing was applied; retry"));
+  }
+  // Replies only now: every one of them is about committed state.
+  for (Item& item : batch) {
+    Deliver(item, commit.ok() ? std::move(item.status) : commit);
+  }
+}
+
+absl::Status FencedStore::Decision(const Item& item,
+                                   const absl::Status& applied) const {
+  if (!applied.ok()) return StorageError("on this request", applied);
+  const FencedOp& op = item.op;
+  const OpResult& r = item.result;
+  switch (r.outcome) {
+    case Outcome::kAccepted:
+      return absl::OkStatus();
+    case Outcome::kStaleToken:
+      return StaleTokenError(
+          absl::StrCat("stale token: resource '", op.resource,
+                       "' has already seen token ", r.max_token,
+                       " and this request carries ", op.token,
+                       "; nothing was changed. Your lease is lost: acquire the "
+                       "lock again and redo the read-modify-write"),
+          r.max_token);
+    case Outcome::kVersionMismatch: {
+      const Mutation& m = op.mutations[r.mismatch_index];
+      return VersionMismatchError(
+          absl::StrCat("version mismatch: key '", m.key, "' of resource '",
+                       op.resource, "' is at version ", r.version,
+                       " (0 = absent) but the request expected ",
+                       m.expected_version.value_or(0),
+                       "; nothing was changed. Read the key again and retry "
+                       "the compare-and-set"),
+          r.max_token, r.version);
+    }
+  }
+  return absl::InternalError("unknown outcome");
+}
+
+void FencedStore::Deliver(Item& item, absl::Status status) {
+  const OpResult& r = item.result;
+  switch (item.op.kind) {
+    case OpKind::kWrite: {
+      auto& done = std::get<Callback<WriteResult>>(item.done);
+      if (!status.ok()) return done(std::move(status));
+      return done(WriteResult{r.version, r.max_token});
+    }
+    case OpKind::kRead: {
+      auto& done = std::get<Callback<ReadResult>>(item.done);
+      if (!status.ok()) return done(std::move(status));
+      ReadResult read;
+      read.found = r.found;
+      read.value = std::move(item.result.value);
+      read.version = r.version;
+      read.max_token = r.max_token;
+      return done(std::move(read));
+    }
+    case OpKind::kFence: {
+      auto& done = std::get<Callback<FenceResult>>(item.done);
+      if (!status.ok()) return done(std::move(status));
+      return done(FenceResult{r.max_token});
+    }
+  }
+}
+
+}  // namespace fencegate::gateway

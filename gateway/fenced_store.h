@@ -1,0 +1,109 @@
+// FencedStore: the gateway's core. It validates requests, runs every fenced
+// operation (Write, MultiWrite, fenced Read, Fence) through group commit on a
+// StorageBackend, and turns the backend's decisions into replies. No gRPC
+// types: plain structs in (requests.h), absl::StatusOr out through callbacks.
+//
+// Group commit. A fenced operation joins a queue; one writer thread takes
+// everything queued (up to max_batch) as one batch: BeginBatch, Apply each
+// op in arrival order (the backend makes each op's check + fence + write one
+// atomic step and undoes a refused op alone), one CommitBatch (one fsync).
+// Only then are the batch's replies delivered, in order. If the commit
+// fails, every op of the batch fails with UNAVAILABLE ("nothing was applied;
+// retry"), refusals included, since what they saw was never committed.
+//
+// Plain reads, List and Describe read committed state from the backend on
+// the caller's thread, without waiting for any commit. They can never see an
+// uncommitted batch (backend contract 5), so nothing they return can be
+// undone by a crash or a failed commit.
+//
+// Errors: INVALID_ARGUMENT for bad input (request_validation.h); ABORTED
+// with ErrorInfo kStaleToken (current max token) or kVersionMismatch
+// (current max token and version); UNAVAILABLE when storage fails or the
+// store is shutting down; RESOURCE_EXHAUSTED past max_pending queued ops.
+//
+// Callbacks run exactly once: on the writer thread for fenced ops, on the
+// calling thread for plain reads and for errors that reveal no state (bad
+// input, overload, shutdown). No lock of the store is held while a callback
+// runs. Callbacks should be quick: the rest of the batch waits behind them.
+//
+// Thread safety: all public methods are thread-safe.
+// Lifetime: `backend` must outlive the store. The destructor delivers every
+// reply already queued.
+#ifndef FENCEGATE_GATEWAY_FENCED_STORE_H_
+#define FENCEGATE_GATEWAY_FENCED_STORE_H_
+
+#include <memory>
+#include <variant>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/functional/any_invocable.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
+#include "common/group_commit.h"
+#include "gateway/gateway_limits.h"
+#include "gateway/requests.h"
+#include "gateway/storage_backend.h"
+
+namespace fencegate::gateway {
+
+template <typename T>
+using Callback = absl::AnyInvocable<void(absl::StatusOr<T>)>;
+
+class FencedStore {
+ public:
+  FencedStore(StorageBackend* backend, const GatewayLimits& limits);
+  ~FencedStore();
+  FencedStore(const FencedStore&) = delete;
+  FencedStore& operator=(const FencedStore&) = delete;
+
+  // Puts/deletes args.mutations, all or nothing, iff args.token >= the fence
+  // and every expected_version matches; the fence becomes args.token.
+  void Write(WriteArgs args, Callback<WriteResult> done);
+  // token 0: plain read of committed state. token > 0: fenced read, refused
+  // like a stale write, else raises the fence; answered after its commit.
+  void Read(ReadArgs args, Callback<ReadResult> done);
+  // Raises the fence to args.token; refused if stale.
+  void Fence(FenceArgs args, Callback<FenceResult> done);
+  // Committed state, on the calling thread.
+  absl::StatusOr<ListResult> List(const ListArgs& args);
+  absl::StatusOr<ResourceStats> Describe(absl::string_view resource);
+
+  // Refuses new fenced ops with UNAVAILABLE; queued ones still commit and
+  // are answered. Idempotent.
+  void Shutdown();
+
+ private:
+  // One fenced op waiting for, or inside, a batch.
+  struct Item {
+    FencedOp op;
+    OpResult result;
+    absl::Status status;  // the op's own outcome, valid after Apply
+    std::variant<Callback<WriteResult>, Callback<ReadResult>, Callback<FenceResult>>
+        done;
+  };
+
+  // Queues `item`, or answers it at once if the store is closed or full.
+  void Submit(Item item);
+  absl::Status Admit() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The writer thread's work: one transaction for the whole batch.
+  void Flush(std::vector<Item>& batch);
+  // The status the op earns from the backend's answer.
+  absl::Status Decision(const Item& item, const absl::Status& applied) const;
+  static void Deliver(Item& item, absl::Status status);
+
+  StorageBackend* const backend_;
+  const GatewayLimits limits_;
+
+  absl::Mutex mu_;
+  bool shutting_down_ ABSL_GUARDED_BY(mu_) = false;
+
+  // Last: its destructor flushes what is queued, using the members above.
+  std::unique_ptr<GroupCommitQueue<Item>> commits_;
+};
+
+}  // namespace fencegate::gateway
+
+#endif  // FENCEGATE_GATEWAY_FENCED_STORE_H_

@@ -1,0 +1,68 @@
+// The FencedStore's requests and replies: plain structs, no gRPC types. The
+// gRPC layer (gateway_service.h) fills them from protos and back.
+//
+// Ownership: the string_views in the *Args point into the caller's bytes
+// (for the gRPC layer: the request message), which must stay valid until
+// the call's callback has run.
+#ifndef FENCEGATE_GATEWAY_REQUESTS_H_
+#define FENCEGATE_GATEWAY_REQUESTS_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/container/inlined_vector.h"
+#include "absl/strings/string_view.h"
+#include "gateway/storage_backend.h"
+
+namespace fencegate::gateway {
+
+// Write (one mutation) or MultiWrite (several, all or nothing).
+struct WriteArgs {
+  absl::string_view resource;
+  uint64_t token = 0;
+  absl::InlinedVector<Mutation, 1> mutations;
+  // MultiWrite: error messages name "mutations[i]"; Write: "mutation".
+  bool multi = false;
+};
+
+struct WriteResult {
+  // The resource's new revision: the version of every key written (for a
+  // delete, the revision at which it was deleted).
+  uint64_t version = 0;
+  uint64_t max_token = 0;  // = the request's token
+};
+
+struct ReadArgs {
+  absl::string_view resource;
+  absl::string_view key;
+  uint64_t token = 0;  // 0: plain read; > 0: fenced read
+};
+
+// ReadResult comes from storage_backend.h.
+
+struct FenceArgs {
+  absl::string_view resource;
+  uint64_t token = 0;
+};
+
+struct FenceResult {
+  uint64_t max_token = 0;
+};
+
+struct ListArgs {
+  absl::string_view resource;
+  uint32_t page_size = 0;        // 0: the default page size
+  absl::string_view page_token;  // from the previous page; empty for the first
+};
+
+struct ListResult {
+  std::vector<KeyInfo> keys;
+  std::string next_page_token;  // empty after the last page
+};
+
+// Describe answers with ResourceStats (storage_backend.h).
+
+}  // namespace fencegate::gateway
+
+#endif  // FENCEGATE_GATEWAY_REQUESTS_H_
