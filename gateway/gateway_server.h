@@ -1,0 +1,63 @@
+// GatewayServer: a running fencegate-gateway (SQLite storage, FencedStore,
+// gRPC server with health and reflection). main() and the tests both start it
+// through Start().
+//
+// Thread safety: Start() and Shutdown() from one thread; Shutdown() is
+// idempotent.
+#ifndef FENCEGATE_GATEWAY_GATEWAY_SERVER_H_
+#define FENCEGATE_GATEWAY_GATEWAY_SERVER_H_
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "gateway/fenced_store.h"
+#include "gateway/gateway_limits.h"
+#include "gateway/gateway_service.h"
+#include "gateway/sqlite_storage.h"
+#include "grpcpp/server.h"
+
+namespace fencegate::gateway {
+
+struct GatewayServerOptions {
+  // host:port; port 0 picks a free port (see port() and port_file).
+  std::string listen = "127.0.0.1:7071";
+  // SQLite database file holding fences and objects; created if missing.
+  std::string db_path = "fencegate-gateway.db";
+  // If set, the bound port is written here once the server is serving.
+  std::string port_file;
+  // How long Shutdown() lets calls in flight finish before cancelling them.
+  absl::Duration shutdown_grace = absl::Seconds(5);
+  // Read-only SQLite connections serving plain reads, List and Describe.
+  size_t read_connections = 4;
+  GatewayLimits limits;
+};
+
+class GatewayServer {
+ public:
+  static absl::StatusOr<std::unique_ptr<GatewayServer>> Start(
+      const GatewayServerOptions& options);
+  ~GatewayServer();  // calls Shutdown()
+
+  int port() const { return port_; }
+
+  // Stops taking calls, lets calls in flight finish and commit (up to
+  // shutdown_grace), then closes the store and the database.
+  void Shutdown();
+
+ private:
+  GatewayServer() = default;
+
+  int port_ = 0;
+  absl::Duration shutdown_grace_;
+  std::unique_ptr<SqliteStorage> storage_;
+  std::unique_ptr<FencedStore> store_;
+  std::unique_ptr<GatewayServiceImpl> service_;
+  std::unique_ptr<grpc::Server> server_;
+};
+
+}  // namespace fencegate::gateway
+
+#endif  // FENCEGATE_GATEWAY_GATEWAY_SERVER_H_
