@@ -12,14 +12,16 @@ namespace {
 
 class RealClock final : public Clock {
  public:
-  RealClock() : thread_([this] { Loop(); }) {}
+  RealClock() = default;
 
   ~RealClock() override {
+    std::thread thread;
     {
       absl::MutexLock lock(&mu_);
       stopping_ = true;
+      thread.swap(thread_);
     }
-    thread_.join();
+    if (thread.joinable()) thread.join();
   }
 
   absl::Time Now() override {
@@ -30,6 +32,7 @@ class RealClock final : public Clock {
 
   TimerId RunAt(absl::Time deadline, absl::AnyInvocable<void()> fn) override {
     absl::MutexLock lock(&mu_);
+    if (!thread_.joinable()) thread_ = std::thread([this] { Loop(); });
     return timers_.Add(deadline, std::move(fn));
   }
 
@@ -62,11 +65,16 @@ class RealClock final : public Clock {
   absl::Mutex mu_;
   TimerQueue timers_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
-  std::thread thread_;
+  std::thread thread_ ABSL_GUARDED_BY(mu_);  // joined by the destructor
 };
 
 }  // namespace
 
 std::unique_ptr<Clock> NewRealClock() { return std::make_unique<RealClock>(); }
+
+Clock& SteadyClock() {
+  static Clock* clock = new RealClock();
+  return *clock;
+}
 
 }  // namespace fencegate

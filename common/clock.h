@@ -39,9 +39,14 @@ class Clock {
 };
 
 // The process's monotonic clock (std::chrono::steady_clock) with one timer
-// thread. The only place that reads the system clock for lease logic.
-// Destroying it stops the timer thread; pending callbacks are dropped.
+// thread, started by the first RunAt(). The only place that reads the system
+// clock for lease logic. Destroying it stops the timer thread; pending
+// callbacks are dropped.
 std::unique_ptr<Clock> NewRealClock();
+
+// A process-wide real clock, never destroyed (for clients that only read
+// the time; servers own theirs).
+Clock& SteadyClock();
 
 }  // namespace fencegate
 

@@ -1,6 +1,7 @@
 #include "common/server_setup.h"
 
 #include <cstdio>
+#include <mutex>
 
 #include "absl/strings/str_cat.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
@@ -9,8 +10,11 @@
 namespace fencegate {
 
 void EnableHealthAndReflection() {
-  grpc::EnableDefaultHealthCheckService(true);
-  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  static std::once_flag once;
+  std::call_once(once, [] {
+    grpc::EnableDefaultHealthCheckService(true);
+    grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  });
 }
 
 absl::Status WritePortFile(const std::string& path, int port) {

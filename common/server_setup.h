@@ -14,8 +14,8 @@
 
 namespace fencegate {
 
-// Enables health checking and reflection. Call once per process, before the
-// first ServerBuilder is made.
+// Enables health checking and reflection for every server built after the
+// call. Idempotent and thread-safe.
 void EnableHealthAndReflection();
 
 // Writes "<port>\n" to `path` atomically (temp file + rename), so a reader

@@ -1,0 +1,37 @@
+// Typed errors of the client library. A failed call returns an absl::Status
+// whose code and fencegate ErrorInfo (common/errors.h) say what happened;
+// these predicates read them without parsing text. Thread-safe.
+//
+//   absl::StatusOr<WriteResult> w = gateway.Put(*lease, "k", "v");
+//   if (IsStaleToken(w.status())) {
+//     // A newer holder has written: CurrentToken(w.status()) is its token.
+//     // Take the lock again and redo the read-modify-write.
+//   }
+#ifndef FENCEGATE_CLIENT_ERRORS_H_
+#define FENCEGATE_CLIENT_ERRORS_H_
+
+#include <cstdint>
+
+#include "absl/status/status.h"
+
+namespace fencegate::client {
+
+// ABORTED: the gateway has seen a larger token for the resource.
+bool IsStaleToken(const absl::Status& status);
+// ABORTED: the lease is gone (expired, released, or a newer holder).
+bool IsLeaseLost(const absl::Status& status);
+// ABORTED: a write's expected_version did not match.
+bool IsVersionMismatch(const absl::Status& status);
+// FAILED_PRECONDITION from LockClient::AcquireLease: the resource is held
+// (CurrentToken() is the holder's token) or held back by a lock-delay.
+bool IsNotAcquired(const absl::Status& status);
+// The current token the server reported with the error: the gateway's max
+// token for STALE_TOKEN / VERSION_MISMATCH, the holder's token for
+// LEASE_LOST and not-acquired. 0 when none.
+uint64_t CurrentToken(const absl::Status& status);
+// VERSION_MISMATCH: the key's current version (0: absent).
+uint64_t CurrentVersion(const absl::Status& status);
+
+}  // namespace fencegate::client
+
+#endif  // FENCEGATE_CLIENT_ERRORS_H_

@@ -1,0 +1,192 @@
+#include "client/gateway_client.h"
+
+#include <algorithm>
+
+#include "absl/time/clock.h"
+#include "client/retry.h"
+#include "common/grpc_status.h"
+#include "grpcpp/client_context.h"
+#include "grpcpp/create_channel.h"
+#include "grpcpp/security/credentials.h"
+
+namespace fencegate::client {
+namespace {
+
+namespace v1 = ::fencegate::v1;
+
+v1::Mutation ToProto(const Mutation& m) {
+  v1::Mutation proto;
+  proto.set_key(m.key);
+  if (m.value) {
+    proto.set_value(*m.value);
+  } else {
+    proto.set_delete_(true);
+  }
+  if (m.expected_version) proto.set_expected_version(*m.expected_version);
+  return proto;
+}
+
+ReadResult FromProto(const v1::ReadResponse& r) {
+  return ReadResult{r.found(), r.value(), r.version(), r.max_token()};
+}
+
+}  // namespace
+
+Fencing FencingOf(const Lease& lease) { return Fencing{lease.resource(), lease.token()}; }
+
+GatewayClient::GatewayClient(std::shared_ptr<grpc::Channel> channel, ClientOptions options)
+    : stub_(v1::Gateway::NewStub(channel)), options_(options) {}
+
+std::unique_ptr<GatewayClient> GatewayClient::Connect(const std::string& address,
+                                                      ClientOptions options) {
+  return std::make_unique<GatewayClient>(
+      grpc::CreateChannel(address, grpc::InsecureChannelCredentials()), options);
+}
+
+template <typename Call>
+absl::Status GatewayClient::Run(Call call) {
+  const absl::Time deadline = absl::Now() + options_.rpc_timeout * options_.retry.max_attempts;
+  return RetryUnavailable(options_.retry, deadline, [&] {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(absl::ToChronoTime(absl::Now() + options_.rpc_timeout));
+    return FromGrpcStatus(call(ctx));
+  });
+}
+
+absl::StatusOr<WriteResult> GatewayClient::Write(const Fencing& fencing,
+                                                 v1::Mutation mutation) {
+  v1::WriteRequest request;
+  request.set_resource(fencing.resource);
+  request.set_token(fencing.token);
+  *request.mutable_mutation() = std::move(mutation);
+  v1::WriteResponse response;
+  absl::Status status = Run([&](grpc::ClientContext& ctx) {
+    return stub_->Write(&ctx, request, &response);
+  });
+  if (!status.ok()) return status;
+  NoteFenced(fencing);
+  return WriteResult{response.version(), response.max_token()};
+}
+
+absl::StatusOr<WriteResult> GatewayClient::Put(const Fencing& fencing, const std::string& key,
+                                               const std::string& value,
+                                               std::optional<uint64_t> expected_version) {
+  return Write(fencing, ToProto(Mutation{key, value, expected_version}));
+}
+
+absl::StatusOr<WriteResult> GatewayClient::Delete(const Fencing& fencing,
+                                                  const std::string& key,
+                                                  std::optional<uint64_t> expected_version) {
+  return Write(fencing, ToProto(Mutation{key, std::nullopt, expected_version}));
+}
+
+absl::StatusOr<MultiWriteResult> GatewayClient::MultiWrite(
+    const Fencing& fencing, const std::vector<Mutation>& mutations) {
+  v1::MultiWriteRequest request;
+  request.set_resource(fencing.resource);
+  request.set_token(fencing.token);
+  for (const Mutation& m : mutations) *request.add_mutations() = ToProto(m);
+  v1::MultiWriteResponse response;
+  absl::Status status = Run([&](grpc::ClientContext& ctx) {
+    return stub_->MultiWrite(&ctx, request, &response);
+  });
+  if (!status.ok()) return status;
+  NoteFenced(fencing);
+  return MultiWriteResult{{response.versions().begin(), response.versions().end()},
+                          response.max_token()};
+}
+
+absl::StatusOr<ReadResult> GatewayClient::Read(const Fencing& fencing,
+                                               const std::string& key) {
+  v1::ReadRequest request;
+  request.set_resource(fencing.resource);
+  request.set_key(key);
+  request.set_token(fencing.token);
+  v1::ReadResponse response;
+  absl::Status status = Run([&](grpc::ClientContext& ctx) {
+    return stub_->Read(&ctx, request, &response);
+  });
+  if (!status.ok()) return status;
+  NoteFenced(fencing);
+  return FromProto(response);
+}
+
+absl::StatusOr<ReadResult> GatewayClient::ReadUnfenced(const std::string& resource,
+                                                       const std::string& key) {
+  v1::ReadRequest request;
+  request.set_resource(resource);
+  request.set_key(key);
+  v1::ReadResponse response;
+  absl::Status status = Run([&](grpc::ClientContext& ctx) {
+    return stub_->Read(&ctx, request, &response);
+  });
+  if (!status.ok()) return status;
+  return FromProto(response);
+}
+
+absl::StatusOr<uint64_t> GatewayClient::Fence(const Fencing& fencing) {
+  v1::FenceRequest request;
+  request.set_resource(fencing.resource);
+  request.set_token(fencing.token);
+  v1::FenceResponse response;
+  absl::Status status = Run([&](grpc::ClientContext& ctx) {
+    return stub_->Fence(&ctx, request, &response);
+  });
+  if (!status.ok()) return status;
+  NoteFenced(fencing);
+  return response.max_token();
+}
+
+absl::StatusOr<ListPage> GatewayClient::List(const std::string& resource,
+                                             uint32_t page_size,
+                                             const std::string& page_token) {
+  v1::ListRequest request;
+  request.set_resource(resource);
+  request.set_page_size(page_size);
+  request.set_page_token(page_token);
+  v1::ListResponse response;
+  absl::Status status = Run([&](grpc::ClientContext& ctx) {
+    return stub_->List(&ctx, request, &response);
+  });
+  if (!status.ok()) return status;
+  ListPage page;
+  for (const v1::KeyInfo& k : response.keys()) {
+    page.keys.push_back(KeyEntry{k.key(), k.version(), k.size_bytes()});
+  }
+  page.next_page_token = response.next_page_token();
+  return page;
+}
+
+absl::StatusOr<ListPage> GatewayClient::List(const Lease& lease, uint32_t page_size,
+                                             const std::string& page_token) {
+  if (!IsFenced(FencingOf(lease))) {
+    absl::StatusOr<uint64_t> fenced = Fence(lease);
+    if (!fenced.ok()) return fenced.status();
+  }
+  return List(lease.resource(), page_size, page_token);
+}
+
+absl::StatusOr<ResourceSummary> GatewayClient::Describe(const std::string& resource) {
+  v1::DescribeResourceRequest request;
+  request.set_resource(resource);
+  v1::DescribeResourceResponse response;
+  absl::Status status = Run([&](grpc::ClientContext& ctx) {
+    return stub_->Describe(&ctx, request, &response);
+  });
+  if (!status.ok()) return status;
+  return ResourceSummary{response.max_token(), response.key_count(), response.total_bytes()};
+}
+
+void GatewayClient::NoteFenced(const Fencing& fencing) {
+  absl::MutexLock lock(&mu_);
+  uint64_t& token = fenced_[fencing.resource];
+  token = std::max(token, fencing.token);
+}
+
+bool GatewayClient::IsFenced(const Fencing& fencing) {
+  absl::MutexLock lock(&mu_);
+  auto it = fenced_.find(fencing.resource);
+  return it != fenced_.end() && it->second >= fencing.token;
+}
+
+}  // namespace fencegate::client

@@ -1,0 +1,148 @@
+// GatewayClient: fenced storage from C++. Calls made with a Lease carry its
+// resource and token, so each one is checked against the gateway's fence
+// and raises it: the first use of a new lease shuts out every older holder.
+// Calls without a token field (List, Describe) fence explicitly first when
+// the lease is new to this client. A stale token comes back as ABORTED with
+// IsStaleToken() and CurrentToken() = the gateway's max token
+// (client/errors.h); it is never retried. UNAVAILABLE is retried with
+// backoff (client_options.h): a retried put may bump the version twice,
+// and a retried compare-and-set may then report VERSION_MISMATCH.
+//
+// Thread safety: thread-safe. Ownership: Leases passed in are only read
+// during the call.
+#ifndef FENCEGATE_CLIENT_GATEWAY_CLIENT_H_
+#define FENCEGATE_CLIENT_GATEWAY_CLIENT_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "client/client_options.h"
+#include "client/lease.h"
+#include "fencegate/v1/gateway.grpc.pb.h"
+#include "grpcpp/channel.h"
+
+namespace fencegate::client {
+
+// The resource and token a fenced call carries (a Lease, or numbers from
+// elsewhere, e.g. the CLI).
+struct Fencing {
+  std::string resource;
+  uint64_t token = 0;
+};
+Fencing FencingOf(const Lease& lease);
+
+struct Mutation {
+  std::string key;
+  std::optional<std::string> value;  // nullopt: delete the key
+  std::optional<uint64_t> expected_version;  // 0: the key must not exist
+};
+
+struct WriteResult {
+  uint64_t version = 0;
+  uint64_t max_token = 0;
+};
+
+struct MultiWriteResult {
+  std::vector<uint64_t> versions;  // in mutation order
+  uint64_t max_token = 0;
+};
+
+struct ReadResult {
+  bool found = false;
+  std::string value;
+  uint64_t version = 0;
+  uint64_t max_token = 0;
+};
+
+struct KeyEntry {
+  std::string key;
+  uint64_t version = 0;
+  uint64_t size_bytes = 0;
+};
+
+struct ListPage {
+  std::vector<KeyEntry> keys;
+  std::string next_page_token;  // empty on the last page
+};
+
+struct ResourceSummary {
+  uint64_t max_token = 0;
+  uint64_t key_count = 0;
+  uint64_t total_bytes = 0;
+};
+
+class GatewayClient {
+ public:
+  explicit GatewayClient(std::shared_ptr<grpc::Channel> channel,
+                         ClientOptions options = ClientOptions());
+  static std::unique_ptr<GatewayClient> Connect(const std::string& address,
+                                                ClientOptions options = ClientOptions());
+
+  absl::StatusOr<WriteResult> Put(const Fencing& fencing, const std::string& key,
+                                  const std::string& value,
+                                  std::optional<uint64_t> expected_version = std::nullopt);
+  absl::StatusOr<WriteResult> Delete(const Fencing& fencing, const std::string& key,
+                                     std::optional<uint64_t> expected_version = std::nullopt);
+  // All or nothing, inside one resource.
+  absl::StatusOr<MultiWriteResult> MultiWrite(const Fencing& fencing,
+                                              const std::vector<Mutation>& mutations);
+  // A fenced read: refused if stale, and raises the fence.
+  absl::StatusOr<ReadResult> Read(const Fencing& fencing, const std::string& key);
+  // A plain read, no token: sees the latest committed value, checks nothing.
+  absl::StatusOr<ReadResult> ReadUnfenced(const std::string& resource,
+                                          const std::string& key);
+  // Raises the fence to the token without writing; returns the max token.
+  absl::StatusOr<uint64_t> Fence(const Fencing& fencing);
+  absl::StatusOr<ListPage> List(const std::string& resource, uint32_t page_size = 0,
+                                const std::string& page_token = "");
+  absl::StatusOr<ResourceSummary> Describe(const std::string& resource);
+
+  // Lease overloads: the same calls with FencingOf(lease).
+  absl::StatusOr<WriteResult> Put(const Lease& lease, const std::string& key,
+                                  const std::string& value,
+                                  std::optional<uint64_t> expected_version = std::nullopt) {
+    return Put(FencingOf(lease), key, value, expected_version);
+  }
+  absl::StatusOr<WriteResult> Delete(const Lease& lease, const std::string& key,
+                                     std::optional<uint64_t> expected_version = std::nullopt) {
+    return Delete(FencingOf(lease), key, expected_version);
+  }
+  absl::StatusOr<MultiWriteResult> MultiWrite(const Lease& lease,
+                                              const std::vector<Mutation>& mutations) {
+    return MultiWrite(FencingOf(lease), mutations);
+  }
+  absl::StatusOr<ReadResult> Read(const Lease& lease, const std::string& key) {
+    return Read(FencingOf(lease), key);
+  }
+  absl::StatusOr<uint64_t> Fence(const Lease& lease) { return Fence(FencingOf(lease)); }
+  // Fences first if this lease is new to this client.
+  absl::StatusOr<ListPage> List(const Lease& lease, uint32_t page_size = 0,
+                                const std::string& page_token = "");
+
+ private:
+  // Retries UNAVAILABLE; one rpc_timeout per attempt.
+  template <typename Call>
+  absl::Status Run(Call call);
+  absl::StatusOr<WriteResult> Write(const Fencing& fencing,
+                                    fencegate::v1::Mutation mutation);
+  // Remembers that `fencing` has been checked and raised at the gateway.
+  void NoteFenced(const Fencing& fencing);
+  bool IsFenced(const Fencing& fencing);
+
+  std::unique_ptr<fencegate::v1::Gateway::Stub> stub_;
+  const ClientOptions options_;
+  absl::Mutex mu_;
+  // Per resource, the largest token this client has had accepted.
+  absl::flat_hash_map<std::string, uint64_t> fenced_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace fencegate::client
+
+#endif  // FENCEGATE_CLIENT_GATEWAY_CLIENT_H_

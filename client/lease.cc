@@ -1,0 +1,159 @@
+#include "client/lease.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "client/errors.h"
+#include "client/lock_client.h"
+#include "common/errors.h"
+
+namespace fencegate::client {
+
+Lease::Lease(LockClient* client, std::string resource, uint64_t token,
+             absl::Duration ttl, absl::Time valid_until, LeaseOptions options)
+    : client_(client),
+      resource_(std::move(resource)),
+      token_(token),
+      ttl_(ttl),
+      renew_fraction_(options.renew_fraction),
+      clock_(options.clock) {
+  absl::MutexLock lock(&mu_);
+  valid_until_ = valid_until;
+  next_renew_ = clock_->Now() + ttl_ * renew_fraction_;
+  on_lost_ = std::move(options.on_lost);
+  renewer_ = std::thread([this] { RenewLoop(); });
+}
+
+Lease::~Lease() {
+  {
+    absl::MutexLock lock(&mu_);
+    stopping_ = true;
+  }
+  renewer_.join();
+  Release().IgnoreError();  // best effort: otherwise the lease just expires
+}
+
+void Lease::RenewLoop() {
+  absl::AnyInvocable<void(const absl::Status&)> lost_callback;
+  absl::Status why;
+  {
+    absl::MutexLock lock(&mu_);
+    while (!stopping_ && !Ended()) {
+      if ((lost_callback = CheckExpiryLocked())) break;
+      const absl::Time now = clock_->Now();
+      const absl::Time wake = std::min(next_renew_, valid_until_);
+      if (now < wake) {
+        mu_.AwaitWithTimeout(absl::Condition(&stopping_), wake - now);
+        continue;
+      }
+      absl::Status status = RenewLocked();
+      if (IsLeaseLost(status)) {
+        lost_callback = LoseLocked(status);
+        break;
+      }
+      if (!status.ok()) {
+        // Transient: try again soon, while the lease is still valid.
+        next_renew_ = clock_->Now() + std::min(ttl_ * renew_fraction_ / 4,
+                                               absl::Milliseconds(200));
+      }
+    }
+    why = ended_;
+  }
+  if (lost_callback) lost_callback(why);
+}
+
+absl::Status Lease::RenewLocked() {
+  const absl::Time sent = clock_->Now();
+  const absl::Time deadline = valid_until_;  // no point renewing a lapsed lease
+  mu_.Unlock();
+  absl::StatusOr<absl::Duration> granted = client_->Renew(
+      resource_, token_, ttl_, absl::Now() + (deadline - sent));
+  mu_.Lock();
+  if (!granted.ok()) return granted.status();
+  valid_until_ = std::max(valid_until_, sent + *granted);
+  next_renew_ = sent + *granted * renew_fraction_;
+  return absl::OkStatus();
+}
+
+absl::AnyInvocable<void(const absl::Status&)> Lease::LoseLocked(absl::Status why) {
+  if (Ended()) return nullptr;
+  ended_ = std::move(why);
+  return std::move(on_lost_);
+}
+
+absl::AnyInvocable<void(const absl::Status&)> Lease::CheckExpiryLocked() {
+  if (Ended() || clock_->Now() < valid_until_) return nullptr;
+  return LoseLocked(LeaseLostError(
+      absl::StrCat("lease on '", resource_, "' with token ", token_,
+                   " lapsed: no renewal was acknowledged within its TTL of ",
+                   absl::FormatDuration(ttl_),
+                   " (lock service unreachable, or this process was paused). "
+                   "Stop writing and acquire the lock again"),
+      0));
+}
+
+bool Lease::lost() { return !Check().ok(); }
+
+absl::Status Lease::Check() {
+  absl::AnyInvocable<void(const absl::Status&)> callback;
+  absl::Status status;
+  {
+    absl::MutexLock lock(&mu_);
+    callback = CheckExpiryLocked();
+    status = ended_;
+  }
+  if (callback) callback(status);
+  return status;
+}
+
+absl::Time Lease::valid_until() {
+  absl::MutexLock lock(&mu_);
+  return valid_until_;
+}
+
+bool Lease::WaitLost(absl::Duration timeout) {
+  const absl::Time give_up = clock_->Now() + timeout;
+  for (;;) {
+    absl::Status status = Check();
+    if (!status.ok()) return true;
+    absl::MutexLock lock(&mu_);
+    const absl::Time now = clock_->Now();
+    if (now >= give_up) return false;
+    // Wake at the end of validity at the latest, when Check() will see it.
+    auto ended = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return Ended(); };
+    mu_.AwaitWithTimeout(absl::Condition(&ended), std::min(give_up, valid_until_) - now);
+  }
+}
+
+absl::Status Lease::Renew() {
+  absl::AnyInvocable<void(const absl::Status&)> callback;
+  absl::Status status;
+  {
+    absl::MutexLock lock(&mu_);
+    if ((callback = CheckExpiryLocked()) == nullptr) {
+      status = Ended() ? ended_ : RenewLocked();
+      if (IsLeaseLost(status)) callback = LoseLocked(status);
+    } else {
+      status = ended_;
+    }
+  }
+  if (callback) callback(status);
+  return status;
+}
+
+absl::Status Lease::Release() {
+  {
+    absl::MutexLock lock(&mu_);
+    if (Ended()) return absl::OkStatus();
+    stopping_ = true;
+    ended_ = absl::FailedPreconditionError(absl::StrCat(
+        "lease on '", resource_, "' with token ", token_, " was released"));
+  }
+  absl::StatusOr<uint32_t> released = client_->Release(resource_, token_);
+  // LEASE_LOST: it had already lapsed on the server; nothing to release.
+  if (released.ok() || IsLeaseLost(released.status())) return absl::OkStatus();
+  return released.status();
+}
+
+}  // namespace fencegate::client

@@ -1,0 +1,119 @@
+// Lease: a granted lock that renews itself in the background and says
+// reliably when it is lost, the way etcd's Session.Done() does. Made by
+// LockClient::AcquireLease().
+//
+// Validity is kept on the client's monotonic clock, pessimistically: the
+// lease counts as valid until (time the last acknowledged renew, or the
+// acquire, was SENT) + the TTL the server granted. The server measures its
+// expiry from later (when it handled the call), so the client gives up no
+// later than the server does, clock rates aside.
+//
+// Renewal: a background thread renews every ttl * renew_fraction ("extend
+// to" now + ttl). UNAVAILABLE is retried until the lease would lapse. The
+// lease is lost, for good, as soon as
+//   - a renew is refused (ABORTED, LEASE_LOST), or
+//   - validity passes without an acknowledged renew (server unreachable,
+//     or this process was paused).
+// Then lost() is true, Check() returns the LEASE_LOST error, on_lost runs
+// once, and WaitLost() returns.
+//
+// Being "valid" here is advisory: a paused process can resume and write
+// after it lapsed. The gateway's token check is what makes that write
+// harmless; always write through it with this lease's token.
+//
+// Thread safety: thread-safe. The destructor stops renewing and releases
+// the lease if it is still valid; it must not run on the on_lost callback.
+// Ownership: the LockClient must outlive the Lease.
+#ifndef FENCEGATE_CLIENT_LEASE_H_
+#define FENCEGATE_CLIENT_LEASE_H_
+
+#include <cstdint>
+#include <string>
+#include <thread>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/functional/any_invocable.h"
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "common/clock.h"
+
+namespace fencegate::client {
+
+class LockClient;
+
+struct LeaseOptions {
+  // Renew when this fraction of the TTL has passed since the last renew.
+  double renew_fraction = 1.0 / 3;
+  // Called once when the lease is lost (not on Release()), with the reason,
+  // on whichever thread noticed first (the renewal thread, or a caller of
+  // lost()/Check()/Renew()). Keep it short; it must not destroy the Lease.
+  absl::AnyInvocable<void(const absl::Status&)> on_lost;
+  // The clock validity is measured on.
+  Clock* clock = &SteadyClock();
+};
+
+class Lease {
+ public:
+  // Starts renewing. `valid_until` is on options.clock (see the header).
+  Lease(LockClient* client, std::string resource, uint64_t token, absl::Duration ttl,
+        absl::Time valid_until, LeaseOptions options);
+  ~Lease();
+  Lease(const Lease&) = delete;
+  Lease& operator=(const Lease&) = delete;
+
+  const std::string& resource() const { return resource_; }
+  uint64_t token() const { return token_; }
+  absl::Duration ttl() const { return ttl_; }
+
+  // True once the lease is lost or released.
+  bool lost();
+  // OK while the lease is valid; otherwise why not (ABORTED LEASE_LOST when
+  // lost, FAILED_PRECONDITION after Release()).
+  absl::Status Check();
+  // When the lease lapses unless renewed, on options.clock.
+  absl::Time valid_until();
+  // Blocks until the lease is lost or released, or `timeout` passes.
+  // Returns true if it is lost or released.
+  bool WaitLost(absl::Duration timeout);
+
+  // Renews now, in the caller's thread (before a long operation, say).
+  absl::Status Renew();
+  // Stops renewing and releases the lease on the server. Idempotent.
+  absl::Status Release();
+
+ private:
+  void RenewLoop();
+  // Renews once; mu_ is released during the call.
+  absl::Status RenewLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Marks the lease lost if it is not yet; returns the callback to run
+  // (outside mu_), if this call is the one that lost it.
+  absl::AnyInvocable<void(const absl::Status&)> LoseLocked(absl::Status why)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Loses the lease if its validity has passed.
+  absl::AnyInvocable<void(const absl::Status&)> CheckExpiryLocked()
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  bool Ended() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return !ended_.ok();
+  }
+
+  LockClient* const client_;
+  const std::string resource_;
+  const uint64_t token_;
+  const absl::Duration ttl_;
+  const double renew_fraction_;
+  Clock* const clock_;
+
+  absl::Mutex mu_;
+  absl::Time valid_until_ ABSL_GUARDED_BY(mu_);
+  absl::Time next_renew_ ABSL_GUARDED_BY(mu_);
+  // OK while the lease is live; then why it ended (lost or released).
+  absl::Status ended_ ABSL_GUARDED_BY(mu_);
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  absl::AnyInvocable<void(const absl::Status&)> on_lost_ ABSL_GUARDED_BY(mu_);
+  std::thread renewer_;
+};
+
+}  // namespace fencegate::client
+
+#endif  // FENCEGATE_CLIENT_LEASE_H_

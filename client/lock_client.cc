@@ -1,0 +1,143 @@
+#include "client/lock_client.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "client/retry.h"
+#include "common/errors.h"
+#include "common/grpc_status.h"
+#include "grpcpp/client_context.h"
+#include "grpcpp/create_channel.h"
+#include "grpcpp/security/credentials.h"
+
+namespace fencegate::client {
+namespace {
+
+namespace v1 = ::fencegate::v1;
+
+void SetDeadline(grpc::ClientContext& ctx, absl::Time deadline) {
+  ctx.set_deadline(absl::ToChronoTime(deadline));
+}
+
+}  // namespace
+
+LockClient::LockClient(std::shared_ptr<grpc::Channel> channel, ClientOptions options)
+    : stub_(v1::LockService::NewStub(channel)), options_(options) {}
+
+std::unique_ptr<LockClient> LockClient::Connect(const std::string& address,
+                                                ClientOptions options) {
+  return std::make_unique<LockClient>(
+      grpc::CreateChannel(address, grpc::InsecureChannelCredentials()), options);
+}
+
+absl::StatusOr<AcquireOutcome> LockClient::Acquire(const std::string& resource,
+                                                   const std::string& holder,
+                                                   const AcquireOptions& options) {
+  v1::AcquireRequest request;
+  request.set_resource(resource);
+  request.set_holder(holder);
+  request.set_ttl_ms(absl::ToInt64Milliseconds(options.ttl));
+  request.set_wait_ms(absl::ToInt64Milliseconds(options.wait));
+  request.set_request_id(options.request_id.empty() ? NewRequestId() : options.request_id);
+  v1::AcquireResponse response;
+  const absl::Time deadline = absl::Now() + options.wait + options_.rpc_timeout;
+  absl::Status status = RetryUnavailable(options_.retry, deadline, [&] {
+    grpc::ClientContext ctx;
+    // A retry after waiting a while still only waits what is left.
+    SetDeadline(ctx, std::max(deadline, absl::Now() + options_.rpc_timeout));
+    return FromGrpcStatus(stub_->Acquire(&ctx, request, &response));
+  });
+  if (!status.ok()) return status;
+  AcquireOutcome outcome;
+  outcome.acquired = response.acquired();
+  outcome.token = response.token();
+  outcome.ttl = absl::Milliseconds(response.ttl_ms());
+  outcome.hold_count = response.hold_count();
+  outcome.lock_delay = response.reason() == v1::AcquireResponse::LOCK_DELAY;
+  outcome.holder_token = response.holder_token();
+  outcome.retry_after = absl::Milliseconds(response.retry_after_ms());
+  return outcome;
+}
+
+absl::StatusOr<std::unique_ptr<Lease>> LockClient::AcquireLease(
+    const std::string& resource, const std::string& holder,
+    const AcquireOptions& options, LeaseOptions lease_options) {
+  // The lease is valid from when the request was sent: the server's expiry
+  // is measured from later, when it granted.
+  const absl::Time sent = lease_options.clock->Now();
+  absl::StatusOr<AcquireOutcome> outcome = Acquire(resource, holder, options);
+  if (!outcome.ok()) return outcome.status();
+  if (!outcome->acquired) {
+    absl::Status status = absl::FailedPreconditionError(absl::StrCat(
+        "resource '", resource, "' was not acquired: ",
+        outcome->lock_delay ? "held back by a lock-delay after an expiry"
+                            : absl::StrCat("held with token ", outcome->holder_token),
+        "; retry in ", absl::FormatDuration(outcome->retry_after),
+        " or acquire with a wait"));
+    ErrorInfo info;
+    info.current_token = outcome->holder_token;
+    SetErrorInfo(status, info);
+    return status;
+  }
+  return std::make_unique<Lease>(this, resource, outcome->token, options.ttl,
+                                 sent + outcome->ttl, std::move(lease_options));
+}
+
+absl::StatusOr<absl::Duration> LockClient::Renew(const std::string& resource,
+                                                 uint64_t token, absl::Duration ttl,
+                                                 absl::Time deadline) {
+  v1::RenewRequest request;
+  request.set_resource(resource);
+  request.set_token(token);
+  request.set_ttl_ms(absl::ToInt64Milliseconds(ttl));
+  v1::RenewResponse response;
+  absl::Status status = RetryUnavailable(options_.retry, deadline, [&] {
+    grpc::ClientContext ctx;
+    SetDeadline(ctx, std::min(deadline, absl::Now() + options_.rpc_timeout));
+    return FromGrpcStatus(stub_->Renew(&ctx, request, &response));
+  });
+  if (!status.ok()) return status;
+  return absl::Milliseconds(response.ttl_ms());
+}
+
+absl::StatusOr<uint32_t> LockClient::Release(const std::string& resource, uint64_t token,
+                                             std::string request_id) {
+  v1::ReleaseRequest request;
+  request.set_resource(resource);
+  request.set_token(token);
+  request.set_request_id(request_id.empty() ? NewRequestId() : request_id);
+  v1::ReleaseResponse response;
+  const absl::Time deadline = absl::Now() + options_.rpc_timeout;
+  absl::Status status = RetryUnavailable(options_.retry, deadline, [&] {
+    grpc::ClientContext ctx;
+    SetDeadline(ctx, absl::Now() + options_.rpc_timeout);
+    return FromGrpcStatus(stub_->Release(&ctx, request, &response));
+  });
+  if (!status.ok()) return status;
+  return response.hold_count();
+}
+
+absl::StatusOr<LockState> LockClient::Describe(const std::string& resource) {
+  v1::DescribeRequest request;
+  request.set_resource(resource);
+  v1::DescribeResponse response;
+  const absl::Time deadline = absl::Now() + options_.rpc_timeout;
+  absl::Status status = RetryUnavailable(options_.retry, deadline, [&] {
+    grpc::ClientContext ctx;
+    SetDeadline(ctx, absl::Now() + options_.rpc_timeout);
+    return FromGrpcStatus(stub_->Describe(&ctx, request, &response));
+  });
+  if (!status.ok()) return status;
+  LockState state;
+  state.held = response.held();
+  state.holder = response.holder();
+  state.token = response.token();
+  state.remaining = absl::Milliseconds(response.remaining_ms());
+  state.hold_count = response.hold_count();
+  state.waiters = response.waiters();
+  state.lock_delay_remaining = absl::Milliseconds(response.lock_delay_remaining_ms());
+  return state;
+}
+
+}  // namespace fencegate::client

@@ -1,0 +1,98 @@
+// LockClient: the lock service from C++. Blocking calls with deadlines;
+// UNAVAILABLE is retried (client_options.h) with the same request id, so a
+// retried Acquire or Release is applied once. AcquireLease() returns a Lease
+// that renews itself (lease.h).
+//
+// Thread safety: thread-safe; share one LockClient among threads.
+// Errors: the server's status, with its ErrorInfo; see client/errors.h.
+#ifndef FENCEGATE_CLIENT_LOCK_CLIENT_H_
+#define FENCEGATE_CLIENT_LOCK_CLIENT_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "client/client_options.h"
+#include "client/lease.h"
+#include "fencegate/v1/lock.grpc.pb.h"
+#include "grpcpp/channel.h"
+
+namespace fencegate::client {
+
+struct AcquireOptions {
+  absl::Duration ttl = absl::Seconds(10);
+  // Zero: try-lock. Otherwise wait in the resource's FIFO queue this long.
+  absl::Duration wait = absl::ZeroDuration();
+  // Empty: a fresh random id (retries of this call reuse it).
+  std::string request_id;
+};
+
+struct AcquireOutcome {
+  bool acquired = false;
+  uint64_t token = 0;
+  absl::Duration ttl;
+  uint32_t hold_count = 0;
+  // When not acquired:
+  bool lock_delay = false;    // held back after an expiry, not held
+  uint64_t holder_token = 0;  // 0: nobody holds it
+  absl::Duration retry_after;
+};
+
+struct LockState {
+  bool held = false;
+  std::string holder;
+  uint64_t token = 0;
+  absl::Duration remaining;
+  uint32_t hold_count = 0;
+  uint32_t waiters = 0;
+  absl::Duration lock_delay_remaining;
+};
+
+class LockClient {
+ public:
+  // Over an existing channel (plaintext or TLS, as the caller made it).
+  explicit LockClient(std::shared_ptr<grpc::Channel> channel,
+                      ClientOptions options = ClientOptions());
+  // A plaintext channel to `address` ("host:port").
+  static std::unique_ptr<LockClient> Connect(const std::string& address,
+                                             ClientOptions options = ClientOptions());
+
+  // Not acquired (held, wait ran out, lock-delay) is an OK outcome.
+  absl::StatusOr<AcquireOutcome> Acquire(const std::string& resource,
+                                         const std::string& holder,
+                                         const AcquireOptions& options = AcquireOptions());
+
+  // Acquires and wraps the grant in a self-renewing Lease. When the resource
+  // was not acquired: FAILED_PRECONDITION (IsNotAcquired), CurrentToken() =
+  // the holder's token.
+  absl::StatusOr<std::unique_ptr<Lease>> AcquireLease(
+      const std::string& resource, const std::string& holder,
+      const AcquireOptions& options = AcquireOptions(),
+      LeaseOptions lease_options = LeaseOptions());
+
+  // Extends the lease to now + ttl; returns the TTL granted (capped by the
+  // server's --max_hold). ABORTED (IsLeaseLost) if `token` no longer holds
+  // it. `deadline` bounds all attempts (default: one rpc_timeout per try).
+  absl::StatusOr<absl::Duration> Renew(const std::string& resource, uint64_t token,
+                                       absl::Duration ttl,
+                                       absl::Time deadline = absl::InfiniteFuture());
+
+  // Drops one hold; returns the holds left. ABORTED (IsLeaseLost) if the
+  // token does not hold the resource: nothing to release.
+  absl::StatusOr<uint32_t> Release(const std::string& resource, uint64_t token,
+                                   std::string request_id = "");
+
+  absl::StatusOr<LockState> Describe(const std::string& resource);
+
+  const ClientOptions& options() const { return options_; }
+
+ private:
+  std::unique_ptr<fencegate::v1::LockService::Stub> stub_;
+  const ClientOptions options_;
+};
+
+}  // namespace fencegate::client
+
+#endif  // FENCEGATE_CLIENT_LOCK_CLIENT_H_

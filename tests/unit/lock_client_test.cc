@@ -1,0 +1,172 @@
+// The client library's LockClient and Lease against an in-process lock
+// service on port 0 (real gRPC, real clock). Where time must pass, tests
+// poll a condition under a deadline; none sleeps a fixed time.
+#include "client/lock_client.h"
+
+#include <atomic>
+#include <memory>
+
+#include "absl/time/clock.h"
+#include "client/errors.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "lockservice/lock_server.h"
+#include "tests/testing/status_matchers.h"
+#include "tests/testing/temp_dir.h"
+
+namespace fencegate::client {
+namespace {
+
+using ::fencegate::testing::IsOk;
+using ::fencegate::testing::StatusIs;
+
+class LockClientTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    lockservice::LockServerOptions options;
+    options.listen = "127.0.0.1:0";
+    options.db_path = dir_.File("locks.db");
+    options.limits.min_ttl = absl::Milliseconds(50);
+    auto server = lockservice::LockServer::Start(options);
+    ASSERT_THAT(server, IsOk());
+    server_ = *std::move(server);
+    ClientOptions client_options;
+    client_options.retry.max_attempts = 3;
+    client_ = LockClient::Connect("127.0.0.1:" + std::to_string(server_->port()),
+                                  client_options);
+  }
+
+  AcquireOptions Ttl(absl::Duration ttl) {
+    AcquireOptions options;
+    options.ttl = ttl;
+    return options;
+  }
+
+  testing::TempDir dir_;
+  std::unique_ptr<lockservice::LockServer> server_;
+  std::unique_ptr<LockClient> client_;
+};
+
+TEST_F(LockClientTest, LeaseRenewsItselfAcrossManyTtls) {
+  ASSERT_OK_AND_ASSIGN(auto lease, client_->AcquireLease("r", "alice", Ttl(absl::Seconds(1))));
+  const absl::Time until = absl::Now() + absl::Seconds(5);
+  int polls = 0;
+  while (absl::Now() < until) {  // five TTLs, checked all along
+    ASSERT_OK_AND_ASSIGN(LockState state, client_->Describe("r"));
+    ASSERT_TRUE(state.held) << "lease lapsed after " << polls << " polls";
+    ASSERT_EQ(state.token, lease->token());
+    ASSERT_FALSE(lease->lost());
+    ++polls;
+  }
+  EXPECT_GT(lease->valid_until(), SteadyClock().Now());
+}
+
+TEST_F(LockClientTest, DestroyingALeaseReleasesIt) {
+  ASSERT_OK_AND_ASSIGN(auto lease, client_->AcquireLease("r", "alice"));
+  EXPECT_TRUE(client_->Describe("r")->held);
+  lease.reset();
+  EXPECT_FALSE(client_->Describe("r")->held);
+}
+
+TEST_F(LockClientTest, RefusedRenewIsReportedAtOnce) {
+  std::atomic<int> lost_calls{0};
+  LeaseOptions lease_options;
+  lease_options.on_lost = [&](const absl::Status& why) {
+    EXPECT_TRUE(IsLeaseLost(why)) << why;
+    ++lost_calls;
+  };
+  ASSERT_OK_AND_ASSIGN(auto lease, client_->AcquireLease("r", "alice", Ttl(absl::Seconds(30)),
+                                                         std::move(lease_options)));
+  // Someone frees the lock behind the lease's back (think: an operator).
+  ASSERT_THAT(client_->Release("r", lease->token()), IsOk());
+  EXPECT_TRUE(IsLeaseLost(lease->Renew()));
+  EXPECT_TRUE(lease->lost());
+  EXPECT_TRUE(IsLeaseLost(lease->Check()));
+  EXPECT_TRUE(lease->WaitLost(absl::ZeroDuration()));
+  EXPECT_EQ(lost_calls.load(), 1);
+}
+
+TEST_F(LockClientTest, UnreachableServerLosesTheLeaseWithinItsTtl) {
+  std::atomic<int> lost_calls{0};
+  LeaseOptions lease_options;
+  lease_options.on_lost = [&](const absl::Status&) { ++lost_calls; };
+  const absl::Duration ttl = absl::Milliseconds(900);
+  ASSERT_OK_AND_ASSIGN(auto lease, client_->AcquireLease("r", "alice", Ttl(ttl),
+                                                         std::move(lease_options)));
+  server_->Shutdown();  // every renew from now on fails
+  const absl::Time valid_until = lease->valid_until();
+  // valid_until is (send time of the last acknowledged renew) + TTL, on the
+  // client's clock: never later than the server's own expiry.
+  EXPECT_LE(valid_until, SteadyClock().Now() + ttl);
+  // Let the client's clock reach the end of the lease (a point in time,
+  // not an event to wait for).
+  for (absl::Time now = SteadyClock().Now(); now < valid_until; now = SteadyClock().Now()) {
+    absl::SleepFor(valid_until - now);
+  }
+  EXPECT_TRUE(lease->lost()) << "still valid at the end of its TTL";
+  EXPECT_TRUE(IsLeaseLost(lease->Check()));
+  EXPECT_TRUE(lease->WaitLost(absl::Seconds(30)));
+  EXPECT_EQ(lost_calls.load(), 1);
+}
+
+TEST_F(LockClientTest, ReentrantAcquireThroughTheLibrary) {
+  ASSERT_OK_AND_ASSIGN(auto outer, client_->AcquireLease("r", "worker-7"));
+  ASSERT_OK_AND_ASSIGN(auto inner, client_->AcquireLease("r", "worker-7"));
+  EXPECT_EQ(inner->token(), outer->token());
+  EXPECT_EQ(client_->Describe("r")->hold_count, 2u);
+  inner.reset();
+  ASSERT_OK_AND_ASSIGN(LockState state, client_->Describe("r"));
+  EXPECT_TRUE(state.held);
+  EXPECT_EQ(state.hold_count, 1u);
+  outer.reset();
+  EXPECT_FALSE(client_->Describe("r")->held);
+}
+
+TEST_F(LockClientTest, NotAcquiredIsATypedErrorNamingTheHolder) {
+  ASSERT_OK_AND_ASSIGN(auto held, client_->AcquireLease("r", "alice"));
+  auto second = client_->AcquireLease("r", "bob");
+  EXPECT_TRUE(IsNotAcquired(second.status())) << second.status();
+  EXPECT_EQ(CurrentToken(second.status()), held->token());
+  ASSERT_OK_AND_ASSIGN(AcquireOutcome raw, client_->Acquire("r", "bob"));
+  EXPECT_FALSE(raw.acquired);
+  EXPECT_EQ(raw.holder_token, held->token());
+}
+
+TEST_F(LockClientTest, StaleReleaseCannotFreeTheNewerHolder) {
+  LeaseOptions never_renew;
+  never_renew.renew_fraction = 100;
+  ASSERT_OK_AND_ASSIGN(auto old_lease, client_->AcquireLease("r", "alice",
+                                                             Ttl(absl::Milliseconds(200)),
+                                                             std::move(never_renew)));
+  ASSERT_TRUE(old_lease->WaitLost(absl::Seconds(30)));
+  // The server expired it too (its expiry is never earlier than the client's).
+  AcquireOptions wait = Ttl(absl::Seconds(30));
+  wait.wait = absl::Seconds(30);
+  ASSERT_OK_AND_ASSIGN(auto new_lease, client_->AcquireLease("r", "bob", wait));
+  EXPECT_GT(new_lease->token(), old_lease->token());
+
+  auto stale = client_->Release("r", old_lease->token());
+  EXPECT_TRUE(IsLeaseLost(stale.status())) << stale.status();
+  EXPECT_EQ(CurrentToken(stale.status()), new_lease->token());
+  EXPECT_THAT(old_lease->Release(), IsOk());  // nothing to release: fine
+  ASSERT_OK_AND_ASSIGN(LockState state, client_->Describe("r"));
+  EXPECT_TRUE(state.held);
+  EXPECT_EQ(state.token, new_lease->token());
+}
+
+TEST_F(LockClientTest, UnavailableIsRetriedThenReported) {
+  server_->Shutdown();
+  const absl::Time start = absl::Now();
+  auto outcome = client_->Acquire("r", "alice");
+  EXPECT_THAT(outcome, StatusIs(absl::StatusCode::kUnavailable));
+  EXPECT_LT(absl::Now() - start, absl::Seconds(30));
+}
+
+TEST_F(LockClientTest, BadInputComesBackAsInvalidArgument) {
+  auto outcome = client_->Acquire("", "alice");
+  EXPECT_THAT(outcome, StatusIs(absl::StatusCode::kInvalidArgument,
+                                ::testing::HasSubstr("resource")));
+}
+
+}  // namespace
+}  // namespace fencegate::client
