@@ -8,7 +8,8 @@
 //
 // Workloads: lock_cycle = try-lock Acquire (TTL 10 s) then owner-checked
 // Release; one op = both calls. On a hot resource (--resources=1) clients
-// use wait_ms so they queue instead of spinning.
+// use wait_ms so they queue instead of spinning. rpc = one empty call to
+// fencegate-echo-server: the ceiling the others are compared with.
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
@@ -21,11 +22,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
+#include "echo.grpc.pb.h"
 #include "fencegate/v1/lock.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
 
 ABSL_FLAG(std::string, target, "127.0.0.1:7070", "lock service address");
-ABSL_FLAG(std::string, workload, "lock_cycle", "lock_cycle");
+ABSL_FLAG(std::string, workload, "lock_cycle", "lock_cycle or rpc");
 ABSL_FLAG(int, clients, 32, "concurrent client threads, one connection each");
 ABSL_FLAG(int, resources, 1000, "distinct resources the clients spread over");
 ABSL_FLAG(absl::Duration, duration, absl::Seconds(10), "measured time per run");
@@ -60,6 +62,12 @@ bool LockCycle(v1::LockService::Stub& stub, const std::string& resource,
   return stub.Release(&release_ctx, release, &released).ok();
 }
 
+bool EmptyCall(fencegate::bench::Echo::Stub& stub) {
+  grpc::ClientContext ctx;
+  fencegate::bench::EchoMessage request, response;
+  return stub.Call(&ctx, request, &response).ok();
+}
+
 int64_t Percentile(const std::vector<int64_t>& sorted, double p) {
   if (sorted.empty()) return 0;
   size_t index = static_cast<size_t>(p * (sorted.size() - 1) + 0.5);
@@ -83,13 +91,16 @@ int main(int argc, char** argv) {
     threads.emplace_back([&, c] {
       grpc::ChannelArguments args;
       args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);  // own connection
-      auto stub = v1::LockService::NewStub(
-          grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(), args));
+      auto channel = grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(), args);
+      auto stub = v1::LockService::NewStub(channel);
+      auto echo = fencegate::bench::Echo::NewStub(channel);
+      const bool rpc = absl::GetFlag(FLAGS_workload) == "rpc";
       const std::string holder = absl::StrCat("loadgen-", c);
       for (uint64_t i = c;; i += clients) {
         const absl::Time before = absl::Now();
         if (before >= end) break;
-        bool ok = LockCycle(*stub, absl::StrCat("res-", i % resources), holder, hot);
+        bool ok = rpc ? EmptyCall(*echo)
+                      : LockCycle(*stub, absl::StrCat("res-", i % resources), holder, hot);
         if (before < start) continue;
         if (!ok) ++stats[c].errors;
         stats[c].latencies_us.push_back(absl::ToInt64Microseconds(absl::Now() - before));
@@ -107,10 +118,11 @@ int main(int argc, char** argv) {
   std::sort(all.begin(), all.end());
   const double seconds = absl::ToDoubleSeconds(absl::GetFlag(FLAGS_duration));
   std::printf("%s\n",
-              absl::StrFormat("{\"system\": \"fencegate\", \"workload\": \"%s\", "
+              absl::StrFormat("{\"system\": \"%s\", \"workload\": \"%s\", "
                               "\"clients\": %d, \"resources\": %d, \"ops\": %d, "
                               "\"errors\": %d, \"ops_per_s\": %.0f, \"p50_us\": %d, "
                               "\"p99_us\": %d}",
+                              absl::GetFlag(FLAGS_workload) == "rpc" ? "grpc-empty" : "fencegate",
                               absl::GetFlag(FLAGS_workload), clients, resources,
                               all.size(), errors, all.size() / seconds,
                               Percentile(all, 0.50), Percentile(all, 0.99))
