@@ -1,0 +1,275 @@
+// FencedStore semantics on a real SQLite file: the fence, versions,
+// compare-and-set, all-or-nothing multi-writes, paging and restart.
+#include <string>
+#include <vector>
+
+#include "common/errors.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/unit/gateway_store_fixture.h"
+
+namespace fencegate::gateway {
+namespace {
+
+using ::fencegate::testing::IsOk;
+using ::fencegate::testing::StatusIs;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+// The ErrorInfo of `status`, or an empty one (reason kUnspecified).
+ErrorInfo InfoOf(const absl::Status& status) {
+  return GetErrorInfo(status).value_or(ErrorInfo());
+}
+
+using FencedStoreTest = GatewayStoreTest;
+
+TEST_F(FencedStoreTest, StaleTokenIsRejectedWithTheCurrentMaxToken) {
+  ASSERT_THAT(Write("r", 34, Put("k", "from 34")), IsOk());
+
+  absl::StatusOr<WriteResult> stale = Write("r", 33, Put("k", "from 33"));
+
+  EXPECT_THAT(stale, StatusIs(absl::StatusCode::kAborted,
+                              HasSubstr("acquire the lock again")));
+  ErrorInfo info = InfoOf(stale.status());
+  EXPECT_EQ(info.reason, ErrorReason::kStaleToken);
+  EXPECT_EQ(info.current_token, 34u);
+  EXPECT_EQ(ValueOf("r", "k"), "from 34");
+  EXPECT_EQ(FenceOf("r"), 34u);
+}
+
+TEST_F(FencedStoreTest, EqualTokenIsAccepted) {
+  ASSERT_OK_AND_ASSIGN(WriteResult first, Write("r", 34, Put("k", "one")));
+  ASSERT_OK_AND_ASSIGN(WriteResult second, Write("r", 34, Put("k", "two")));
+
+  EXPECT_EQ(second.max_token, 34u);
+  EXPECT_GT(second.version, first.version);
+  EXPECT_EQ(ValueOf("r", "k"), "two");
+}
+
+TEST_F(FencedStoreTest, HigherTokenIsAcceptedAndRaisesTheFence) {
+  ASSERT_OK_AND_ASSIGN(WriteResult w33, Write("r", 33, Put("k", "from 33")));
+  EXPECT_EQ(w33.max_token, 33u);
+
+  ASSERT_OK_AND_ASSIGN(WriteResult w34, Write("r", 34, Put("k", "from 34")));
+
+  EXPECT_EQ(w34.max_token, 34u);
+  EXPECT_EQ(FenceOf("r"), 34u);
+  EXPECT_THAT(Write("r", 33, Put("k", "again 33")), StatusIs(absl::StatusCode::kAborted));
+  EXPECT_EQ(ValueOf("r", "k"), "from 34");
+}
+
+TEST_F(FencedStoreTest, FencesAreKeptPerResource) {
+  ASSERT_THAT(Write("a", 50, Put("k", "a")), IsOk());
+  EXPECT_THAT(Write("b", 3, Put("k", "b")), IsOk());
+  EXPECT_EQ(FenceOf("a"), 50u);
+  EXPECT_EQ(FenceOf("b"), 3u);
+}
+
+TEST_F(FencedStoreTest, FencedReadRaisesTheFenceAndShutsOutTheOlderToken) {
+  ASSERT_THAT(Write("r", 33, Put("k", "from 33")), IsOk());
+
+  ASSERT_OK_AND_ASSIGN(ReadResult read, Read("r", "k", 34));
+
+  EXPECT_TRUE(read.found);
+  EXPECT_EQ(read.value, "from 33");
+  EXPECT_EQ(read.max_token, 34u);
+  EXPECT_EQ(FenceOf("r"), 34u);
+  absl::StatusOr<WriteResult> late = Write("r", 33, Put("k", "late 33"));
+  EXPECT_THAT(late, StatusIs(absl::StatusCode::kAborted));
+  EXPECT_EQ(InfoOf(late.status()).current_token, 34u);
+  EXPECT_THAT(Read("r", "k", 33), StatusIs(absl::StatusCode::kAborted));
+  EXPECT_EQ(ValueOf("r", "k"), "from 33");
+}
+
+TEST_F(FencedStoreTest, PlainReadDoesNotTouchTheFence) {
+  ASSERT_THAT(Write("r", 33, Put("k", "v")), IsOk());
+  ASSERT_OK_AND_ASSIGN(ReadResult read, Read("r", "k"));
+  EXPECT_EQ(read.max_token, 33u);
+  EXPECT_THAT(Write("r", 33, Put("k", "w")), IsOk());
+}
+
+TEST_F(FencedStoreTest, FenceAloneShutsOutTheOlderToken) {
+  ASSERT_THAT(Write("r", 33, Put("k", "from 33")), IsOk());
+
+  ASSERT_OK_AND_ASSIGN(FenceResult fence, Fence("r", 34));
+
+  EXPECT_EQ(fence.max_token, 34u);
+  absl::StatusOr<WriteResult> late = Write("r", 33, Put("k", "late 33"));
+  EXPECT_THAT(late, StatusIs(absl::StatusCode::kAborted));
+  EXPECT_EQ(InfoOf(late.status()).reason, ErrorReason::kStaleToken);
+  EXPECT_THAT(Fence("r", 33), StatusIs(absl::StatusCode::kAborted));
+  EXPECT_THAT(Fence("r", 34), IsOk());
+  EXPECT_EQ(ValueOf("r", "k"), "from 33");
+}
+
+TEST_F(FencedStoreTest, FenceOnANewResourceCreatesNoKeys) {
+  ASSERT_THAT(Fence("fresh", 7), IsOk());
+  ASSERT_OK_AND_ASSIGN(ResourceStats stats, store_->Describe("fresh"));
+  EXPECT_EQ(stats.max_token, 7u);
+  EXPECT_EQ(stats.key_count, 0u);
+}
+
+TEST_F(FencedStoreTest, VersionMismatchIsRejectedAndChangesNothing) {
+  ASSERT_OK_AND_ASSIGN(WriteResult first, Write("r", 10, Put("k", "a")));
+
+  // A newer token with a wrong expected version: not even the fence moves.
+  absl::StatusOr<WriteResult> cas = Write("r", 11, Put("k", "b", first.version + 5));
+
+  EXPECT_THAT(cas, StatusIs(absl::StatusCode::kAborted, HasSubstr("'k'")));
+  ErrorInfo info = InfoOf(cas.status());
+  EXPECT_EQ(info.reason, ErrorReason::kVersionMismatch);
+  EXPECT_EQ(info.current_version, first.version);
+  EXPECT_EQ(info.current_token, 10u);
+  EXPECT_EQ(FenceOf("r"), 10u);
+  ASSERT_OK_AND_ASSIGN(ReadResult read, Read("r", "k"));
+  EXPECT_EQ(read.value, "a");
+  EXPECT_EQ(read.version, first.version);
+  // With the right version it goes through.
+  ASSERT_OK_AND_ASSIGN(WriteResult second, Write("r", 11, Put("k", "b", first.version)));
+  EXPECT_GT(second.version, first.version);
+}
+
+TEST_F(FencedStoreTest, ExpectedVersionZeroMeansTheKeyMustNotExist) {
+  ASSERT_THAT(Write("r", 1, Put("k", "created", 0)), IsOk());
+  absl::StatusOr<WriteResult> again = Write("r", 1, Put("k", "again", 0));
+  EXPECT_THAT(again, StatusIs(absl::StatusCode::kAborted));
+  EXPECT_EQ(InfoOf(again.status()).current_version, 1u);
+  EXPECT_EQ(ValueOf("r", "k"), "created");
+}
+
+TEST_F(FencedStoreTest, StaleTokenWinsOverVersionMismatch) {
+  ASSERT_THAT(Write("r", 5, Put("k", "v")), IsOk());
+  absl::StatusOr<WriteResult> both = Write("r", 4, Put("k", "w", 99));
+  EXPECT_EQ(InfoOf(both.status()).reason, ErrorReason::kStaleToken);
+}
+
+TEST_F(FencedStoreTest, VersionsAreNeverReusedAcrossDeleteAndRecreate) {
+  ASSERT_OK_AND_ASSIGN(WriteResult created, Write("r", 1, Put("k", "v1")));
+  ASSERT_OK_AND_ASSIGN(WriteResult deleted, Write("r", 1, Del("k")));
+  ASSERT_OK_AND_ASSIGN(ReadResult gone, Read("r", "k"));
+  EXPECT_FALSE(gone.found);
+  EXPECT_EQ(gone.version, 0u);
+
+  ASSERT_OK_AND_ASSIGN(WriteResult recreated, Write("r", 1, Put("k", "v2")));
+  Reopen();
+  ASSERT_OK_AND_ASSIGN(WriteResult after_restart, Write("r", 1, Put("k", "v3")));
+
+  EXPECT_EQ(created.version, 1u);
+  EXPECT_EQ(deleted.version, 2u);
+  EXPECT_EQ(recreated.version, 3u);
+  EXPECT_EQ(after_restart.version, 4u);
+  // A compare-and-set holding the first incarnation's version cannot match.
+  EXPECT_THAT(Write("r", 1, Put("k", "x", created.version)),
+              StatusIs(absl::StatusCode::kAborted));
+}
+
+TEST_F(FencedStoreTest, DeletingAnAbsentKeyIsAcceptedAndRaisesTheFence) {
+  ASSERT_OK_AND_ASSIGN(WriteResult result, Write("r", 9, Del("never")));
+  EXPECT_EQ(result.max_token, 9u);
+  EXPECT_EQ(FenceOf("r"), 9u);
+}
+
+TEST_F(FencedStoreTest, MultiWriteAppliesEveryKeyAtOneVersion) {
+  ASSERT_THAT(Write("r", 1, Put("c", "old")), IsOk());
+  ASSERT_OK_AND_ASSIGN(WriteResult result,
+                       MultiWrite("r", 2, {Put("a", "1"), Put("b", "2"), Del("c")}));
+  EXPECT_EQ(result.version, 2u);
+  EXPECT_EQ(ValueOf("r", "a"), "1");
+  EXPECT_EQ(ValueOf("r", "b"), "2");
+  EXPECT_EQ(ValueOf("r", "c"), "<absent>");
+  ASSERT_OK_AND_ASSIGN(ReadResult b, Read("r", "b"));
+  EXPECT_EQ(b.version, 2u);
+}
+
+TEST_F(FencedStoreTest, MultiWriteIsAllOrNothingOnOneVersionMismatch) {
+  ASSERT_OK_AND_ASSIGN(WriteResult a, Write("r", 1, Put("a", "old a")));
+
+  absl::StatusOr<WriteResult> result = MultiWrite(
+      "r", 2, {Put("a", "new a", a.version), Put("b", "new b", 0), Put("c", "new c", 7)});
+
+  EXPECT_THAT(result, StatusIs(absl::StatusCode::kAborted, HasSubstr("'c'")));
+  EXPECT_EQ(InfoOf(result.status()).current_version, 0u);
+  EXPECT_EQ(ValueOf("r", "a"), "old a");
+  EXPECT_EQ(ValueOf("r", "b"), "<absent>");
+  EXPECT_EQ(ValueOf("r", "c"), "<absent>");
+  EXPECT_EQ(FenceOf("r"), 1u);
+}
+
+TEST_F(FencedStoreTest, MultiWriteIsAllOrNothingOnOneBadMutation) {
+  absl::StatusOr<WriteResult> result =
+      MultiWrite("r", 2, {Put("a", "1"), Unset("b"), Put("c", "3")});
+
+  EXPECT_THAT(result, StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_EQ(InfoOf(result.status()).field, "mutations[1]");
+  EXPECT_EQ(ValueOf("r", "a"), "<absent>");
+  EXPECT_EQ(FenceOf("r"), 0u);
+}
+
+TEST_F(FencedStoreTest, ListPagesThroughKeysInOrder) {
+  for (const char* key : {"e", "b", "g", "a", "d", "c", "f"}) {
+    ASSERT_THAT(Write("r", 1, Put(key, std::string(3, key[0]))), IsOk());
+  }
+  ASSERT_THAT(Write("other", 1, Put("a", "not listed")), IsOk());
+
+  std::vector<std::string> seen;
+  std::vector<size_t> page_sizes;
+  ListArgs args{"r", 3, ""};
+  std::string token;
+  for (int page = 0; page < 10; ++page) {
+    ASSERT_OK_AND_ASSIGN(ListResult result, store_->List(args));
+    page_sizes.push_back(result.keys.size());
+    for (const KeyInfo& info : result.keys) {
+      seen.push_back(info.key);
+      EXPECT_EQ(info.size_bytes, 3u);
+      EXPECT_GT(info.version, 0u);
+    }
+    if (result.next_page_token.empty()) break;
+    token = result.next_page_token;
+    args.page_token = token;
+  }
+
+  EXPECT_THAT(seen, ElementsAre("a", "b", "c", "d", "e", "f", "g"));
+  EXPECT_THAT(page_sizes, ElementsAre(3, 3, 1));
+}
+
+TEST_F(FencedStoreTest, ListWithPageSizeZeroUsesTheDefault) {
+  std::vector<M> puts;
+  for (int i = 0; i < 120; ++i) puts.push_back(Put("k" + std::to_string(1000 + i), "v"));
+  ASSERT_THAT(MultiWrite("r", 1, puts), IsOk());
+  ASSERT_OK_AND_ASSIGN(ListResult result, store_->List(ListArgs{"r", 0, ""}));
+  EXPECT_EQ(result.keys.size(), limits_.default_page_size);
+  EXPECT_FALSE(result.next_page_token.empty());
+}
+
+TEST_F(FencedStoreTest, DescribeReportsFenceKeysAndBytes) {
+  ASSERT_THAT(MultiWrite("r", 12, {Put("a", "12345"), Put("b", "123")}), IsOk());
+  ASSERT_OK_AND_ASSIGN(ResourceStats stats, store_->Describe("r"));
+  EXPECT_EQ(stats.max_token, 12u);
+  EXPECT_EQ(stats.key_count, 2u);
+  EXPECT_EQ(stats.total_bytes, 8u);
+  ASSERT_OK_AND_ASSIGN(ResourceStats unknown, store_->Describe("unknown"));
+  EXPECT_EQ(unknown.max_token, 0u);
+  EXPECT_EQ(unknown.key_count, 0u);
+}
+
+TEST_F(FencedStoreTest, FencesAndDataSurviveARestart) {
+  ASSERT_THAT(Write("r", 40, Put("k", "kept")), IsOk());
+  ASSERT_THAT(Fence("r", 41), IsOk());
+
+  Reopen();
+
+  EXPECT_EQ(FenceOf("r"), 41u);
+  EXPECT_EQ(ValueOf("r", "k"), "kept");
+  EXPECT_THAT(Write("r", 40, Put("k", "stale")), StatusIs(absl::StatusCode::kAborted));
+}
+
+TEST_F(FencedStoreTest, ShutdownRefusesNewFencedRequests) {
+  store_->Shutdown();
+  EXPECT_THAT(Write("r", 1, Put("k", "v")), StatusIs(absl::StatusCode::kUnavailable,
+                                                       HasSubstr("shutting down")));
+  EXPECT_THAT(Fence("r", 1), StatusIs(absl::StatusCode::kUnavailable));
+  EXPECT_EQ(FenceOf("r"), 0u);
+}
+
+}  // namespace
+}  // namespace fencegate::gateway
