@@ -1,0 +1,203 @@
+// The real fencegate-gateway under concurrent load and kill -9. Versions come
+// from one per-resource revision that grows with every accepted write, so
+// sorting accepted writes by version gives their commit order.
+#include <signal.h>
+
+#include <algorithm>
+#include <atomic>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
+#include "gtest/gtest.h"
+#include "tests/integration/gateway_process_fixture.h"
+#include "tests/testing/status_matchers.h"
+
+namespace fencegate {
+namespace {
+
+using ::fencegate::testing::IsOk;
+
+class GatewayDurabilityTest : public GatewayProcessTest {
+ protected:
+  void WriteUntilStoppedThenCheck(int signal);
+};
+
+// Seven writers take ever larger tokens from one counter and race to write
+// one key; the eighth is a paused holder that wakes up after others have
+// written and keeps writing with token 1. In commit order the accepted
+// tokens never go down, and the paused holder never gets in.
+TEST_F(GatewayDurabilityTest, ConcurrentWritersAcceptedTokensNeverDecreaseInCommitOrder) {
+  StartServer();
+  constexpr int kWriters = 8;
+  constexpr int kWritesEach = 40;
+  constexpr uint64_t kPausedToken = 1;
+  std::atomic<uint64_t> next_token{kPausedToken + 1};
+  std::atomic<bool> someone_wrote{false};
+  absl::Notification first_accepted;
+  absl::Mutex mu;
+  std::vector<std::pair<uint64_t, uint64_t>> accepted;  // (version, token)
+  std::vector<std::string> unexpected;
+  int rejected = 0;
+
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kWriters; ++i) {
+    threads.emplace_back([&, i] {
+      std::unique_ptr<Stub> stub = NewStub(i + 1);
+      const bool paused = i == 0;
+      if (paused && !first_accepted.WaitForNotificationWithTimeout(absl::Seconds(60))) {
+        return;
+      }
+      for (int n = 0; n < kWritesEach; ++n) {
+        const uint64_t token = paused ? kPausedToken : next_token.fetch_add(1);
+        auto result = Put(*stub, "shared", token, "k", absl::StrCat(token));
+        absl::MutexLock lock(&mu);
+        if (result.ok()) {
+          accepted.emplace_back(result->version(), token);
+          if (!someone_wrote.exchange(true)) first_accepted.Notify();
+        } else if (InfoOf(result.status()).reason == ErrorReason::kStaleToken &&
+                   InfoOf(result.status()).current_token > token) {
+          ++rejected;
+        } else {
+          unexpected.push_back(absl::StrCat("token ", token, ": ",
+                                            result.status().ToString()));
+        }
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+
+  EXPECT_TRUE(unexpected.empty()) << unexpected.front();
+  ASSERT_TRUE(first_accepted.HasBeenNotified());
+  std::sort(accepted.begin(), accepted.end());
+  for (size_t i = 1; i < accepted.size(); ++i) {
+    ASSERT_LT(accepted[i - 1].first, accepted[i].first) << "a version was given twice";
+    ASSERT_LE(accepted[i - 1].second, accepted[i].second)
+        << "token " << accepted[i].second << " was accepted (version "
+        << accepted[i].first << ") after token " << accepted[i - 1].second
+        << " (version " << accepted[i - 1].first << ")";
+  }
+  for (const auto& [version, token] : accepted) EXPECT_NE(token, kPausedToken);
+  EXPECT_GE(rejected, kWritesEach);  // at least every write of the paused holder
+  EXPECT_EQ(accepted.size() + rejected, size_t{kWriters * kWritesEach});
+  const uint64_t last_token = accepted.back().second;
+  ASSERT_OK_AND_ASSIGN(auto described, Describe(*stub_, "shared"));
+  EXPECT_EQ(described.max_token(), last_token);
+  ASSERT_OK_AND_ASSIGN(auto read, Read(*stub_, "shared", "k"));
+  EXPECT_EQ(read.value(), absl::StrCat(last_token));
+  EXPECT_EQ(read.version(), accepted.back().first);
+}
+
+// Writers put three keys at a time (all or nothing) on one resource with
+// ever larger tokens until the gateway is stopped by `signal` mid-load. Then
+// it restarts on the same database: each writer's keys must hold one
+// request's data, at least as new as its last acknowledged one, and the
+// fence must cover every acknowledged token.
+void GatewayDurabilityTest::WriteUntilStoppedThenCheck(int signal) {
+  constexpr int kWriters = 4;
+  constexpr int kAcksBeforeStop = 150;
+  struct Progress {  // written by its writer thread only; read after join
+    int64_t attempted = -1;
+    int64_t acked = -1;
+    uint64_t acked_version = 0;
+    uint64_t max_acked_token = 0;
+  };
+  std::vector<Progress> progress(kWriters);
+  std::atomic<uint64_t> next_token{1};
+  std::atomic<int> acks{0};
+  absl::Notification enough_acks;
+  std::atomic<int> stopped_by_error{0};
+
+  auto keys_of = [](int writer) {
+    return std::vector<std::string>{absl::StrCat("w", writer, "/a"),
+                                    absl::StrCat("w", writer, "/b"),
+                                    absl::StrCat("w", writer, "/c")};
+  };
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kWriters; ++i) {
+    threads.emplace_back([&, i] {
+      std::unique_ptr<Stub> stub = NewStub(i + 1);
+      Progress& mine = progress[i];
+      for (int64_t seq = 0; seq < 1000000; ++seq) {
+        const uint64_t token = next_token.fetch_add(1);
+        const std::string value = absl::StrCat(i, ":", seq);
+        std::vector<std::pair<std::string, std::string>> pairs;
+        for (const std::string& key : keys_of(i)) pairs.emplace_back(key, value);
+        mine.attempted = seq;
+        auto result = MultiPut(*stub, "crash", token, pairs);
+        if (result.ok()) {
+          mine.acked = seq;
+          mine.acked_version = result->versions(0);
+          mine.max_acked_token = std::max(mine.max_acked_token, token);
+          if (acks.fetch_add(1) + 1 == kAcksBeforeStop) enough_acks.Notify();
+        } else if (result.status().code() != absl::StatusCode::kAborted) {
+          ++stopped_by_error;  // the server is gone
+          return;
+        }
+      }
+    });
+  }
+  const bool reached = enough_acks.WaitForNotificationWithTimeout(absl::Seconds(120));
+  // Mid-load: requests are in flight.
+  if (signal == SIGKILL) {
+    server_->Signal(SIGKILL);
+  } else {
+    EXPECT_THAT(server_->Terminate(), IsOk());
+  }
+  for (std::thread& t : threads) t.join();
+  ASSERT_TRUE(reached) << "only " << acks.load() << " writes acknowledged";
+  EXPECT_EQ(stopped_by_error.load(), kWriters);
+
+  StartServer();
+  uint64_t max_acked_token = 0;
+  for (int i = 0; i < kWriters; ++i) {
+    SCOPED_TRACE(absl::StrCat("writer ", i));
+    const Progress& mine = progress[i];
+    max_acked_token = std::max(max_acked_token, mine.max_acked_token);
+    std::vector<v1::ReadResponse> reads;
+    for (const std::string& key : keys_of(i)) {
+      ASSERT_OK_AND_ASSIGN(auto read, Read(*stub_, "crash", key));
+      reads.push_back(read);
+    }
+    // Nothing half-applied: the three keys come from one request.
+    for (const v1::ReadResponse& read : reads) {
+      EXPECT_EQ(read.found(), reads[0].found());
+      EXPECT_EQ(read.value(), reads[0].value());
+      EXPECT_EQ(read.version(), reads[0].version());
+    }
+    if (mine.acked < 0) continue;  // nothing acknowledged, nothing promised
+    ASSERT_TRUE(reads[0].found()) << "acknowledged write " << mine.acked << " is lost";
+    std::vector<std::string> parts = absl::StrSplit(reads[0].value(), ':');
+    int64_t seq = -1;
+    ASSERT_EQ(parts.size(), 2u);
+    ASSERT_TRUE(absl::SimpleAtoi(parts[1], &seq));
+    EXPECT_GE(seq, mine.acked) << "an acknowledged write was lost";
+    EXPECT_LE(seq, mine.attempted);
+    if (seq == mine.acked) {
+      EXPECT_EQ(reads[0].version(), mine.acked_version);
+    }
+  }
+  ASSERT_OK_AND_ASSIGN(auto described,
+                       Describe(*stub_, "crash"));
+  EXPECT_GE(described.max_token(), max_acked_token);
+}
+
+TEST_F(GatewayDurabilityTest, KillNineDuringWriteLoadLosesNoAcknowledgedWrite) {
+  StartServer();
+  WriteUntilStoppedThenCheck(SIGKILL);
+}
+
+// A clean stop under load: calls in flight finish and commit, exit is 0.
+TEST_F(GatewayDurabilityTest, SigtermDuringWriteLoadLosesNoAcknowledgedWrite) {
+  StartServer({"--shutdown_grace=2s"});
+  WriteUntilStoppedThenCheck(SIGTERM);
+}
+
+}  // namespace
+}  // namespace fencegate
