@@ -1,0 +1,36 @@
+#include "examples/cli/cli_flags.h"
+
+#include "absl/flags/flag.h"
+
+ABSL_FLAG(std::string, lockservice, "127.0.0.1:7070", "lock service address, host:port");
+ABSL_FLAG(std::string, gateway, "127.0.0.1:7071", "gateway address, host:port");
+ABSL_FLAG(bool, json, false, "print one JSON object on stdout instead of text");
+ABSL_FLAG(absl::Duration, timeout, absl::Seconds(5),
+          "deadline of one call attempt; an unreachable server is retried a few "
+          "times with backoff");
+
+ABSL_FLAG(std::string, resource, "",
+          "the resource: the lock's name, and the "
+          "storage namespace the gateway fences");
+ABSL_FLAG(uint64_t, token, 0, "the fencing token that acquire printed");
+ABSL_FLAG(std::string, key, "", "the object's key inside the resource");
+
+ABSL_FLAG(std::string, holder, "",
+          "who asks (default: $USER@hostname); the same holder acquiring again "
+          "gets the same token and one more hold");
+ABSL_FLAG(absl::Duration, ttl, absl::Seconds(10),
+          "lease length; renew before it runs out (e.g. 500ms, 30s, 2m)");
+ABSL_FLAG(absl::Duration, wait, absl::ZeroDuration(),
+          "how long to queue for a held lock; 0 tries once and answers at once");
+ABSL_FLAG(std::string, request_id, "",
+          "idempotency key: a retried call with the same id is applied once");
+
+ABSL_FLAG(std::string, value, "", "the value to write");
+ABSL_FLAG(std::string, value_file, "", "write this file's bytes; - reads stdin");
+ABSL_FLAG(bool, delete, false, "delete the key instead of writing a value");
+ABSL_FLAG(uint64_t, expected_version, 0,
+          "if given, write only if the key's version is this (0: only if the key "
+          "does not exist yet)");
+ABSL_FLAG(uint32_t, page_size, 0, "at most this many keys (0: the server's default)");
+ABSL_FLAG(std::string, page_token, "",
+          "continue a listing from where the previous page ended");

@@ -1,0 +1,36 @@
+// The fencegate CLI's flags. Every subcommand shares this one set of absl
+// flags; each command lists the ones that apply to it (commands.h) and the
+// parser (flag_parser.h) refuses the rest. Defaults are documented here and
+// shown by --help.
+#ifndef FENCEGATE_EXAMPLES_CLI_CLI_FLAGS_H_
+#define FENCEGATE_EXAMPLES_CLI_CLI_FLAGS_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/flags/declare.h"
+#include "absl/time/time.h"
+
+// Where and how to connect.
+ABSL_DECLARE_FLAG(std::string, lockservice);
+ABSL_DECLARE_FLAG(std::string, gateway);
+ABSL_DECLARE_FLAG(bool, json);
+ABSL_DECLARE_FLAG(absl::Duration, timeout);
+// What to act on.
+ABSL_DECLARE_FLAG(std::string, resource);
+ABSL_DECLARE_FLAG(uint64_t, token);
+ABSL_DECLARE_FLAG(std::string, key);
+// Locks.
+ABSL_DECLARE_FLAG(std::string, holder);
+ABSL_DECLARE_FLAG(absl::Duration, ttl);
+ABSL_DECLARE_FLAG(absl::Duration, wait);
+ABSL_DECLARE_FLAG(std::string, request_id);
+// Storage.
+ABSL_DECLARE_FLAG(std::string, value);
+ABSL_DECLARE_FLAG(std::string, value_file);
+ABSL_DECLARE_FLAG(bool, delete);
+ABSL_DECLARE_FLAG(uint64_t, expected_version);
+ABSL_DECLARE_FLAG(uint32_t, page_size);
+ABSL_DECLARE_FLAG(std::string, page_token);
+
+#endif  // FENCEGATE_EXAMPLES_CLI_CLI_FLAGS_H_

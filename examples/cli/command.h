@@ -1,0 +1,58 @@
+// A subcommand of the fencegate CLI: its name, help, the flags that apply to
+// it, and the function that runs it. lock_commands.cc and
+// gateway_commands.cc define them; main.cc dispatches.
+//
+// A command reads its flags with absl::GetFlag, fills ctx.out with its
+// answer, and returns OK or the status that ended it; main.cc prints that
+// and turns it into the exit code (exit_codes.h).
+#ifndef FENCEGATE_EXAMPLES_CLI_COMMAND_H_
+#define FENCEGATE_EXAMPLES_CLI_COMMAND_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "client/client_options.h"
+#include "examples/cli/output.h"
+
+namespace fencegate::cli {
+
+struct CommandContext {
+  Output* out = nullptr;
+  // The flags given on the command line (names without "--").
+  absl::flat_hash_set<std::string> given;
+  client::ClientOptions client_options;
+
+  bool Given(absl::string_view flag) const { return given.contains(flag); }
+};
+
+struct Command {
+  const char* name;
+  const char* summary;                // one line, for `fencegate help`
+  const char* usage;                  // the synopsis
+  const char* description;            // what it does, its output, its exit codes
+  std::vector<std::string> flags;     // those that apply, besides --json, --timeout
+  std::vector<std::string> required;  // of `flags`
+  absl::Status (*run)(CommandContext& ctx);
+};
+
+// The lock service's commands: acquire, renew, release, describe.
+const std::vector<Command>& LockCommands();
+// The gateway's commands: write, read, fence, list.
+const std::vector<Command>& GatewayCommands();
+
+// Every command, in help order.
+std::vector<const Command*> AllCommands();
+// nullptr if there is no such command.
+const Command* FindCommand(absl::string_view name);
+
+// An UNAVAILABLE or DEADLINE_EXCEEDED status reworded to name the server
+// and how to point the CLI elsewhere; other statuses are returned as is.
+absl::Status NameServer(absl::Status status, absl::string_view server,
+                        absl::string_view address, absl::string_view flag);
+
+}  // namespace fencegate::cli
+
+#endif  // FENCEGATE_EXAMPLES_CLI_COMMAND_H_

@@ -1,0 +1,21 @@
+// Help text of the fencegate CLI: `fencegate help` and `fencegate help CMD`
+// (same as `fencegate CMD --help`). Flag descriptions and defaults come
+// from the flags themselves (cli_flags.cc).
+#ifndef FENCEGATE_EXAMPLES_CLI_HELP_H_
+#define FENCEGATE_EXAMPLES_CLI_HELP_H_
+
+#include <ostream>
+
+#include "examples/cli/command.h"
+
+namespace fencegate::cli {
+
+// Flags every command takes, besides its own.
+inline constexpr const char* kCommonFlags[] = {"json", "timeout"};
+
+void PrintGeneralHelp(std::ostream& out);
+void PrintCommandHelp(const Command& command, std::ostream& out);
+
+}  // namespace fencegate::cli
+
+#endif  // FENCEGATE_EXAMPLES_CLI_HELP_H_

@@ -1,0 +1,196 @@
+// The lock service's commands: acquire, renew, release, describe.
+#include <unistd.h>
+
+#include <cstdlib>
+#include <memory>
+#include <string>
+
+#include "absl/flags/flag.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "client/errors.h"
+#include "client/lock_client.h"
+#include "common/errors.h"
+#include "examples/cli/cli_flags.h"
+#include "examples/cli/command.h"
+#include "examples/cli/exit_codes.h"
+
+namespace fencegate::cli {
+namespace {
+
+using client::AcquireOptions;
+using client::AcquireOutcome;
+using client::LockClient;
+using client::LockState;
+
+std::unique_ptr<LockClient> ConnectLock(const CommandContext& ctx) {
+  return LockClient::Connect(absl::GetFlag(FLAGS_lockservice), ctx.client_options);
+}
+
+absl::Status FromLockService(absl::Status status) {
+  return NameServer(std::move(status), "the lock service",
+                    absl::GetFlag(FLAGS_lockservice), "--lockservice");
+}
+
+std::string DefaultHolder() {
+  const char* user = std::getenv("USER");
+  char host[256] = {};
+  if (gethostname(host, sizeof(host) - 1) != 0) host[0] = '\0';
+  return absl::StrCat(user != nullptr && *user != '\0' ? user : "user", "@",
+                      *host != '\0' ? host : "localhost");
+}
+
+std::string Seconds(absl::Duration d) { return absl::FormatDuration(d); }
+
+absl::Status RunAcquire(CommandContext& ctx) {
+  const std::string resource = absl::GetFlag(FLAGS_resource);
+  std::string holder = absl::GetFlag(FLAGS_holder);
+  if (holder.empty()) holder = DefaultHolder();
+  AcquireOptions options;
+  options.ttl = absl::GetFlag(FLAGS_ttl);
+  options.wait = absl::GetFlag(FLAGS_wait);
+  options.request_id = absl::GetFlag(FLAGS_request_id);
+  if (options.ttl <= absl::ZeroDuration()) return UsageError("--ttl must be above 0");
+  if (options.wait < absl::ZeroDuration())
+    return UsageError("--wait must not be negative");
+  // A blocking acquire may wait this long before its answer comes.
+  ctx.client_options.rpc_timeout += options.wait;
+
+  absl::StatusOr<AcquireOutcome> outcome =
+      ConnectLock(ctx)->Acquire(resource, holder, options);
+  if (!outcome.ok()) return FromLockService(outcome.status());
+  if (!outcome->acquired) {
+    absl::Status status = absl::FailedPreconditionError(absl::StrCat(
+        "'", resource, "' ",
+        outcome->lock_delay
+            ? "is held back by a lock-delay after its last lease expired"
+            : absl::StrCat("is held by another holder, token ", outcome->holder_token),
+        "; try again in ", Seconds(outcome->retry_after),
+        ", or pass --wait=DURATION to queue for it"));
+    ErrorInfo info;
+    info.current_token = outcome->holder_token;
+    SetErrorInfo(status, info);
+    return status;
+  }
+  ctx.out->Line(absl::StrFormat("acquired '%s': token %d, lease %s, holds %d", resource,
+                                outcome->token, Seconds(outcome->ttl),
+                                outcome->hold_count));
+  ctx.out->Line(absl::StrFormat(
+      "pass --token=%d to write, read, renew and release; renew within %s",
+      outcome->token, Seconds(outcome->ttl)));
+  ctx.out->fields()
+      .AddString("resource", resource)
+      .AddString("holder", holder)
+      .AddUint("token", outcome->token)
+      .AddInt("ttl_ms", absl::ToInt64Milliseconds(outcome->ttl))
+      .AddUint("hold_count", outcome->hold_count);
+  return absl::OkStatus();
+}
+
+absl::Status RunRenew(CommandContext& ctx) {
+  const std::string resource = absl::GetFlag(FLAGS_resource);
+  const uint64_t token = absl::GetFlag(FLAGS_token);
+  const absl::Duration ttl = absl::GetFlag(FLAGS_ttl);
+  if (ttl <= absl::ZeroDuration()) return UsageError("--ttl must be above 0");
+  absl::StatusOr<absl::Duration> granted = ConnectLock(ctx)->Renew(resource, token, ttl);
+  if (!granted.ok()) return FromLockService(granted.status());
+  ctx.out->Line(absl::StrFormat("renewed '%s' token %d: the lease now ends in %s",
+                                resource, token, Seconds(*granted)));
+  ctx.out->fields()
+      .AddString("resource", resource)
+      .AddUint("token", token)
+      .AddInt("ttl_ms", absl::ToInt64Milliseconds(*granted));
+  return absl::OkStatus();
+}
+
+absl::Status RunRelease(CommandContext& ctx) {
+  const std::string resource = absl::GetFlag(FLAGS_resource);
+  const uint64_t token = absl::GetFlag(FLAGS_token);
+  absl::StatusOr<uint32_t> holds_left =
+      ConnectLock(ctx)->Release(resource, token, absl::GetFlag(FLAGS_request_id));
+  if (!holds_left.ok()) return FromLockService(holds_left.status());
+  ctx.out->Line(absl::StrFormat(
+      "released '%s' token %d: %s", resource, token,
+      *holds_left == 0 ? std::string("the lock is free")
+                       : absl::StrCat(*holds_left, " hold(s) left, still held")));
+  ctx.out->fields()
+      .AddString("resource", resource)
+      .AddUint("token", token)
+      .AddUint("hold_count", *holds_left);
+  return absl::OkStatus();
+}
+
+absl::Status RunDescribe(CommandContext& ctx) {
+  const std::string resource = absl::GetFlag(FLAGS_resource);
+  absl::StatusOr<LockState> state = ConnectLock(ctx)->Describe(resource);
+  if (!state.ok()) return FromLockService(state.status());
+  if (state->held) {
+    ctx.out->Line(
+        absl::StrFormat("'%s': held by %s with token %d, %s left (holds %d, waiters %d)",
+                        resource, state->holder, state->token, Seconds(state->remaining),
+                        state->hold_count, state->waiters));
+  } else if (state->lock_delay_remaining > absl::ZeroDuration()) {
+    ctx.out->Line(absl::StrFormat("'%s': free, but held back by a lock-delay for %s",
+                                  resource, Seconds(state->lock_delay_remaining)));
+  } else {
+    ctx.out->Line(absl::StrFormat("'%s': free", resource));
+  }
+  ctx.out->fields()
+      .AddString("resource", resource)
+      .AddBool("held", state->held)
+      .AddString("holder", state->holder)
+      .AddUint("token", state->token)
+      .AddInt("remaining_ms", absl::ToInt64Milliseconds(state->remaining))
+      .AddUint("hold_count", state->hold_count)
+      .AddUint("waiters", state->waiters)
+      .AddInt("lock_delay_remaining_ms",
+              absl::ToInt64Milliseconds(state->lock_delay_remaining));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+const std::vector<Command>& LockCommands() {
+  static const auto* const kCommands = new std::vector<Command>{
+      {"acquire",
+       "take a lock; prints its fencing token",
+       "fencegate acquire --resource=NAME [--ttl=10s] [--wait=0s] [--holder=WHO]",
+       "Takes the lock on --resource and prints the fencing token to pass to\n"
+       "every write. The lease lasts --ttl unless renewed. With --wait=0 (the\n"
+       "default) it answers at once; otherwise it queues, first come first\n"
+       "served. Exit 0: acquired; 3: held by someone else (the holder's token\n"
+       "is shown).",
+       {"lockservice", "resource", "holder", "ttl", "wait", "request_id"},
+       {"resource"},
+       &RunAcquire},
+      {"renew",
+       "extend a lease to now + --ttl",
+       "fencegate renew --resource=NAME --token=N [--ttl=10s]",
+       "Extends the lease to end --ttl from now (\"extend to\", not \"extend by\").\n"
+       "Exit 2 if the token no longer holds the lock (it expired, was released,\n"
+       "or a newer holder has it): stop writing and acquire again.",
+       {"lockservice", "resource", "token", "ttl"},
+       {"resource", "token"},
+       &RunRenew},
+      {"release",
+       "drop one hold of a lock",
+       "fencegate release --resource=NAME --token=N",
+       "Drops one hold; the lock is free when none is left. A token that does\n"
+       "not hold the lock releases nothing (exit 2): a stale release never\n"
+       "frees a newer holder's lock.",
+       {"lockservice", "resource", "token", "request_id"},
+       {"resource", "token"},
+       &RunRelease},
+      {"describe",
+       "show who holds a lock",
+       "fencegate describe --resource=NAME",
+       "Shows the holder, its token, the time left on its lease, the hold count\n"
+       "and the number of queued waiters.",
+       {"lockservice", "resource"},
+       {"resource"},
+       &RunDescribe},
+  };
+  return *kCommands;
+}
+
+}  // namespace fencegate::cli

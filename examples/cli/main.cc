@@ -1,0 +1,105 @@
+// fencegate: the command-line client. `fencegate help` lists the commands;
+// exit_codes.h is the contract for scripts.
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "examples/cli/cli_flags.h"
+#include "examples/cli/command.h"
+#include "examples/cli/exit_codes.h"
+#include "examples/cli/flag_parser.h"
+#include "examples/cli/help.h"
+#include "examples/cli/output.h"
+
+namespace fencegate::cli {
+namespace {
+
+std::string CommandNames() {
+  std::vector<std::string> names;
+  for (const Command* c : AllCommands()) names.push_back(c->name);
+  return absl::StrJoin(names, ", ");
+}
+
+// Checks what the parser cannot: required flags, and tokens above 0.
+absl::Status CheckFlags(const Command& command, const CommandContext& ctx) {
+  for (const std::string& name : command.required) {
+    if (!ctx.Given(name)) {
+      return UsageError(absl::StrCat("missing --", name, "; usage: ", command.usage));
+    }
+  }
+  if (ctx.Given("token") && absl::GetFlag(FLAGS_token) == 0) {
+    return UsageError(
+        "--token must be at least 1: tokens start at 1 (use the token "
+        "that acquire printed)");
+  }
+  if (absl::GetFlag(FLAGS_timeout) <= absl::ZeroDuration()) {
+    return UsageError("--timeout must be above 0");
+  }
+  return absl::OkStatus();
+}
+
+int Main(const std::vector<std::string>& args) {
+  if (args.empty()) {
+    PrintGeneralHelp(std::cerr);
+    return kExitUsage;
+  }
+  const std::string& first = args[0];
+  if (first == "help" || first == "--help" || first == "-h") {
+    if (args.size() == 1) {
+      PrintGeneralHelp(std::cout);
+      return kExitOk;
+    }
+    if (const Command* command = FindCommand(args[1])) {
+      PrintCommandHelp(*command, std::cout);
+      return kExitOk;
+    }
+    std::cerr << "fencegate help: no command '" << args[1]
+              << "'; commands: " << CommandNames() << "\n";
+    return kExitUsage;
+  }
+  const Command* command = FindCommand(first);
+  if (command == nullptr) {
+    std::cerr << "fencegate: unknown command '" << first
+              << "'; commands: " << CommandNames() << ". See 'fencegate help'.\n";
+    return kExitUsage;
+  }
+  const std::vector<std::string> rest(args.begin() + 1, args.end());
+  if (AsksForHelp(rest)) {
+    PrintCommandHelp(*command, std::cout);
+    return kExitOk;
+  }
+
+  std::vector<std::string> allowed = command->flags;
+  allowed.insert(allowed.end(), std::begin(kCommonFlags), std::end(kCommonFlags));
+  absl::StatusOr<absl::flat_hash_set<std::string>> given = ParseFlags(rest, allowed);
+  // Errors print as JSON only once --json is known to be set.
+  Output out(given.ok() && absl::GetFlag(FLAGS_json));
+  if (!given.ok()) {
+    out.PrintFailure(command->name, UsageError(given.status().message()));
+    return kExitUsage;
+  }
+  CommandContext ctx;
+  ctx.out = &out;
+  ctx.given = *std::move(given);
+  ctx.client_options.rpc_timeout = absl::GetFlag(FLAGS_timeout);
+
+  absl::Status status = CheckFlags(*command, ctx);
+  if (status.ok()) status = command->run(ctx);
+  if (!status.ok()) {
+    out.PrintFailure(command->name, status);
+    return ExitCodeFor(status);
+  }
+  out.PrintSuccess();
+  return kExitOk;
+}
+
+}  // namespace
+}  // namespace fencegate::cli
+
+int main(int argc, char** argv) {
+  return fencegate::cli::Main(std::vector<std::string>(argv + 1, argv + argc));
+}
