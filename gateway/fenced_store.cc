@@ -11,10 +11,17 @@
 namespace fencegate::gateway {
 namespace {
 
-absl::Status StorageError(absl::string_view what, const absl::Status& cause) {
+// A fenced op the backend could not apply; it was undone.
+absl::Status ApplyError(const absl::Status& cause) {
   return absl::UnavailableError(
-      absl::StrCat("the gateway's storage failed ", what, " (", cause.message(),
-                   "); nothing of this request was applied; retry"));
+      absl::StrCat("the gateway's storage failed on this request (", cause.message(),
+                   "); nothing of it was applied; retry"));
+}
+
+absl::Status ReadError(absl::string_view what, const absl::Status& cause) {
+  return absl::UnavailableError(absl::StrCat(
+      "the gateway could not read its storage while ", what, " (",
+      cause.message(), "); retry"));
 }
 
 }  // namespace
@@ -60,7 +67,7 @@ void FencedStore::Read(ReadArgs args, Callback<ReadResult> done) {
   }
   if (args.token == 0) {
     absl::StatusOr<ReadResult> result = backend_->ReadCommitted(args.resource, args.key);
-    if (!result.ok()) result = StorageError("reading", result.status());
+    if (!result.ok()) result = ReadError("reading the key", result.status());
     done(std::move(result));
     return;
   }
@@ -93,7 +100,7 @@ absl::StatusOr<ListResult> FencedStore::List(const ListArgs& args) {
   const size_t limit = args.page_size == 0 ? limits_.default_page_size : args.page_size;
   absl::StatusOr<ListPage> page =
       backend_->ListCommitted(args.resource, args.page_token, limit);
-  if (!page.ok()) return StorageError("listing keys", page.status());
+  if (!page.ok()) return ReadError("listing keys", page.status());
   ListResult result;
   result.keys = std::move(page->keys);
   // The page token is the last key returned: the next page starts after it.
@@ -105,7 +112,7 @@ absl::StatusOr<ResourceStats> FencedStore::Describe(absl::string_view resource) 
   absl::Status error = ValidateResource(resource, limits_);
   if (!error.ok()) return error;
   absl::StatusOr<ResourceStats> stats = backend_->DescribeCommitted(resource);
-  if (!stats.ok()) return StorageError("describing the resource", stats.status());
+  if (!stats.ok()) return ReadError("describing the resource", stats.status());
   return stats;
 }
 
@@ -164,7 +171,11 @@ void FencedStore::Flush(std::vector<Item>& batch) {
 
 absl::Status FencedStore::Decision(const Item& item,
                                    const absl::Status& applied) const {
-  if (!applied.ok()) return StorageError("on this request", applied);
+  if (!applied.ok()) {
+    LogError("gateway storage failed on a request for resource '%s': %s",
+             item.op.resource, applied.ToString());
+    return ApplyError(applied);
+  }
   const FencedOp& op = item.op;
   const OpResult& r = item.result;
   switch (r.outcome) {

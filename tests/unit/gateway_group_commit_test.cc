@@ -125,7 +125,7 @@ TEST_F(GroupCommitTest, StorageFailureMidRequestRollsBackOnlyThatRequest) {
 
   EXPECT_THAT(before->Wait(), IsOk());
   EXPECT_THAT(failing->Wait(), StatusIs(absl::StatusCode::kUnavailable,
-                                        HasSubstr("nothing of this request")));
+                                        HasSubstr("nothing of it was applied")));
   EXPECT_THAT(after->Wait(), IsOk());
   EXPECT_EQ(ValueOf("bad", "a"), "<absent>");
   EXPECT_EQ(FenceOf("bad"), 0u);
