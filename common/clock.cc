@@ -1,5 +1,7 @@
 #include "common/clock.h"
 
+#include <pthread.h>
+
 #include <chrono>
 #include <thread>
 
@@ -32,7 +34,12 @@ class RealClock final : public Clock {
 
   TimerId RunAt(absl::Time deadline, absl::AnyInvocable<void()> fn) override {
     absl::MutexLock lock(&mu_);
-    if (!thread_.joinable()) thread_ = std::thread([this] { Loop(); });
+    if (!thread_.joinable()) {
+      thread_ = std::thread([this] {
+        pthread_setname_np(pthread_self(), "fg-timer");
+        Loop();
+      });
+    }
     return timers_.Add(deadline, std::move(fn));
   }
 

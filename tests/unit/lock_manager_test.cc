@@ -5,6 +5,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
@@ -512,13 +513,19 @@ TEST_F(LockManagerTest, RequestsDecidedWhileAFailingCommitIsInFlightAreNotCommit
   absl::Notification at_store, proceed;
   faulty_->HoldNextCommit(&at_store, &proceed);
   faulty_->FailNthCommit(1);
-  auto first = StartAcquire(Args("b", "bob", absl::Seconds(10), absl::ZeroDuration(), "one"));
+  // Whoever submits first commits (LeaderCommitQueue): let a second thread
+  // lead, so this one can act while that commit is held at the store.
+  SlotPtr<AcquireResult> first;
+  std::thread leader([&] {
+    first = StartAcquire(Args("b", "bob", absl::Seconds(10), absl::ZeroDuration(), "one"));
+  });
   at_store.WaitForNotification();
   // Decided on state that includes the grant about to fail: a reentrant
   // hold on it, and a grant whose token comes after it.
   auto reentrant = StartAcquire(Args("b", "bob", absl::Seconds(10), absl::ZeroDuration(), "two"));
   auto other = StartAcquire(Args("c", "carol"));
   proceed.Notify();
+  leader.join();
   manager_->Sync();
   EXPECT_THAT(first->get(), StatusIs(absl::StatusCode::kUnavailable));
   EXPECT_THAT(reentrant->get(), StatusIs(absl::StatusCode::kUnavailable));
