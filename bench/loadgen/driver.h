@@ -1,0 +1,84 @@
+// Driver: one client connection to one system under test, speaking that
+// system's native protocol, with the three lock primitives every workload is
+// built from (acquire, fenced write, release). Workloads (workloads.h) are
+// written once against this interface, so each system runs exactly the same
+// loop and only the protocol differs.
+//
+// What a primitive means on each system (and why it is the fair peer) is in
+// the header of each implementation: fencegate_driver.h, etcd_driver.h,
+// redis_driver.h, echo_driver.h.
+//
+// Every call blocks until answered (closed loop) and is bounded: waits stop
+// at AcquireOptions::give_up, RPCs carry deadlines.
+//
+// Thread safety: none. One driver belongs to one client thread; each driver
+// owns its own connection(s), never shared with another driver.
+#ifndef FENCEGATE_BENCH_LOADGEN_DRIVER_H_
+#define FENCEGATE_BENCH_LOADGEN_DRIVER_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+
+namespace fencegate::bench {
+
+// A lock held through a driver: what it needs to fence writes and release.
+struct HeldLock {
+  std::string resource;
+  // The fencing token: fencegate's token, etcd's create revision of the lock
+  // key, Redis' INCR'd counter. 0 when AcquireOptions::need_token was false.
+  uint64_t token = 0;
+  // etcd: the lock key (prefix/lease-id). Redis: the random owner value.
+  std::string owner;
+};
+
+struct AcquireOptions {
+  absl::Duration ttl = absl::Seconds(10);
+  // false: try-lock, answer at once. true: wait (queue, watch or spin, as the
+  // system does it) until granted or `give_up`.
+  bool wait = false;
+  absl::Time give_up = absl::InfinitePast();
+  // Redis only: false = plain SET NX PX with no token (its cheapest lock).
+  bool need_token = true;
+};
+
+class Driver {
+ public:
+  virtual ~Driver() = default;
+
+  // Connects and prepares per-connection state, not measured: etcd grants
+  // its session lease here with `session_ttl`. Must be called first.
+  virtual absl::Status Open(absl::Duration session_ttl) = 0;
+  // Undoes Open (etcd: revokes the session lease). Best effort.
+  virtual void Close() {}
+
+  // nullopt: not acquired (held by another, or the wait ran out).
+  virtual absl::StatusOr<std::optional<HeldLock>> Acquire(
+      const std::string& resource, const AcquireOptions& options) = 0;
+  // Owner-checked: a lock not held by `lock` any more is an error.
+  virtual absl::Status Release(const HeldLock& lock) = 0;
+  // Writes `value` under (lock.resource, key), accepted only if `lock` is
+  // still the newest holder, checked atomically by the store.
+  virtual absl::Status FencedWrite(const HeldLock& lock, absl::string_view key,
+                                   absl::string_view value) = 0;
+  // The empty round trip (only the echo driver has it).
+  virtual absl::Status EmptyCall() {
+    return absl::UnimplementedError("this system has no empty call");
+  }
+};
+
+// Makes the driver of client `index` (0-based). Called once per client
+// thread and once per setup thread.
+using DriverFactory =
+    std::function<absl::StatusOr<std::unique_ptr<Driver>>(int index)>;
+
+}  // namespace fencegate::bench
+
+#endif  // FENCEGATE_BENCH_LOADGEN_DRIVER_H_

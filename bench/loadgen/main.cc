@@ -1,0 +1,148 @@
+// fencegate-loadgen: one measured run of one workload against one system,
+// printed as one line of JSON on stdout (./scripts/bench runs it many times
+// and takes medians). Closed loop, one connection per client thread, exact
+// percentiles from every sample. Exit status: 0 ok, 1 some operations
+// failed (the first failure is printed on stderr), 2 bad flags or the run
+// could not be set up.
+//
+//   fencegate-loadgen --system=fencegate --target=127.0.0.1:7070
+//       --gateway_target=127.0.0.1:7071 --workload=fenced_write
+//       --clients=32 --resources=1000 --duration=2s
+//   fencegate-loadgen --system=etcd --target=127.0.0.1:2379 --workload=handoff
+//       --clients=32 --resources=1
+//   fencegate-loadgen --system=redis --target=127.0.0.1:6379 ...
+//   fencegate-loadgen --system=grpc-empty --target=... --workload=rpc
+//   fencegate-loadgen --workload=fsync --dir=/tmp/x
+//
+// Workloads: workloads.h. Systems: the *_driver.h files.
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "bench/loadgen/driver.h"
+#include "bench/loadgen/echo_driver.h"
+#include "bench/loadgen/etcd_driver.h"
+#include "bench/loadgen/fencegate_driver.h"
+#include "bench/loadgen/fsync_loop.h"
+#include "bench/loadgen/workloads.h"
+#ifdef FENCEGATE_BENCH_HAVE_HIREDIS
+#include "bench/loadgen/redis_driver.h"
+#endif
+
+ABSL_FLAG(std::string, system, "fencegate", "fencegate, etcd, redis or grpc-empty");
+ABSL_FLAG(std::string, target, "",
+          "host:port of the system (fencegate: its lock service)");
+ABSL_FLAG(std::string, gateway_target, "", "fencegate only: host:port of its gateway");
+ABSL_FLAG(std::string, workload, "lock_cycle",
+          "lock_cycle, fenced_write, handoff, rpc, or fsync (the disk ceiling)");
+ABSL_FLAG(std::string, durability, "",
+          "label copied into the output (e.g. fsync, everysec)");
+ABSL_FLAG(int, clients, 1, "concurrent client threads, one connection each");
+ABSL_FLAG(int, resources, 1000, "distinct resources the clients spread over (1 = hot)");
+ABSL_FLAG(absl::Duration, duration, absl::Seconds(2), "measured time");
+ABSL_FLAG(absl::Duration, warmup, absl::Milliseconds(500), "unmeasured time first");
+ABSL_FLAG(int, value_bytes, 1024, "bytes per fenced write");
+ABSL_FLAG(std::string, run_id, "", "prefix of resource names (default: from the time)");
+ABSL_FLAG(absl::Duration, redis_retry, absl::Milliseconds(1),
+          "redis only: mean pause before retrying a held lock (jittered +-50%)");
+ABSL_FLAG(std::string, dir, "/tmp", "fsync only: directory to sync in");
+
+namespace {
+
+using fencegate::bench::Driver;
+using fencegate::bench::DriverFactory;
+
+absl::StatusOr<DriverFactory> MakeFactory(const std::string& system,
+                                          const std::string& target) {
+  if (target.empty()) return absl::InvalidArgumentError("--target is required");
+  if (system == "fencegate") {
+    std::string gateway = absl::GetFlag(FLAGS_gateway_target);
+    return DriverFactory([target, gateway](int index) -> absl::StatusOr<std::unique_ptr<Driver>> {
+      return std::make_unique<fencegate::bench::FencegateDriver>(
+          target, gateway, absl::StrCat("loadgen-", getpid(), "-", index));
+    });
+  }
+  if (system == "etcd") {
+    return DriverFactory([target](int) -> absl::StatusOr<std::unique_ptr<Driver>> {
+      return std::make_unique<fencegate::bench::EtcdDriver>(target);
+    });
+  }
+  if (system == "redis") {
+#ifdef FENCEGATE_BENCH_HAVE_HIREDIS
+    absl::Duration retry = absl::GetFlag(FLAGS_redis_retry);
+    return DriverFactory([target, retry](int index) -> absl::StatusOr<std::unique_ptr<Driver>> {
+      return std::make_unique<fencegate::bench::RedisDriver>(
+          target, absl::StrCat("loadgen-", getpid(), "-", index), retry);
+    });
+#else
+    return absl::FailedPreconditionError(
+        "built without hiredis: install libhiredis-dev and rebuild");
+#endif
+  }
+  if (system == "grpc-empty") {
+    return DriverFactory([target](int) -> absl::StatusOr<std::unique_ptr<Driver>> {
+      return std::make_unique<fencegate::bench::EchoDriver>(target);
+    });
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "--system: unknown '", system, "'; one of fencegate, etcd, redis, grpc-empty"));
+}
+
+int Fail(const absl::Status& status) {
+  std::fprintf(stderr, "fencegate-loadgen: %s\n", status.ToString().c_str());
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  absl::ParseCommandLine(argc, argv);
+  const std::string workload = absl::GetFlag(FLAGS_workload);
+  fencegate::bench::RunLabels labels;
+  labels.workload = workload;
+  labels.durability = absl::GetFlag(FLAGS_durability);
+  labels.duration_s = absl::ToDoubleSeconds(absl::GetFlag(FLAGS_duration));
+
+  absl::StatusOr<fencegate::bench::RunSummary> summary;
+  std::string first_error;
+  if (workload == "fsync") {
+    labels.system = "fsync";
+    labels.clients = 1;
+    summary = fencegate::bench::RunFsyncLoop(
+        absl::GetFlag(FLAGS_dir), absl::GetFlag(FLAGS_warmup), absl::GetFlag(FLAGS_duration));
+  } else {
+    fencegate::bench::RunConfig config;
+    auto parsed = fencegate::bench::ParseWorkload(workload);
+    if (!parsed.ok()) return Fail(parsed.status());
+    config.workload = *parsed;
+    config.clients = absl::GetFlag(FLAGS_clients);
+    config.resources = absl::GetFlag(FLAGS_resources);
+    config.warmup = absl::GetFlag(FLAGS_warmup);
+    config.duration = absl::GetFlag(FLAGS_duration);
+    config.value_bytes = static_cast<size_t>(absl::GetFlag(FLAGS_value_bytes));
+    config.run_id = absl::GetFlag(FLAGS_run_id);
+    if (config.run_id.empty()) {
+      config.run_id = absl::StrCat("b", absl::ToUnixMicros(absl::Now()));
+    }
+    labels.system = absl::GetFlag(FLAGS_system);
+    labels.clients = config.clients;
+    labels.resources = config.resources;
+    auto factory = MakeFactory(labels.system, absl::GetFlag(FLAGS_target));
+    if (!factory.ok()) return Fail(factory.status());
+    summary = fencegate::bench::RunWorkload(config, *factory, &first_error);
+  }
+  if (!summary.ok()) return Fail(summary.status());
+  std::printf("%s\n", fencegate::bench::ToJsonLine(labels, *summary).c_str());
+  std::fflush(stdout);
+  if (summary->errors > 0) {
+    std::fprintf(stderr, "fencegate-loadgen: %lld operations failed; first: %s\n",
+                 static_cast<long long>(summary->errors), first_error.c_str());
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,70 @@
+// What one measured run records and the numbers reported from it.
+//
+// Latencies are kept as every single sample (no bucketing, no averaging):
+// at the rates measured here a run has at most a few hundred thousand
+// samples, so sorting them gives exact percentiles.
+//
+// Thread safety: a ClientTally belongs to one client thread; Summarize()
+// runs after those threads have joined.
+#ifndef FENCEGATE_BENCH_LOADGEN_RUN_STATS_H_
+#define FENCEGATE_BENCH_LOADGEN_RUN_STATS_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/time/time.h"
+
+namespace fencegate::bench {
+
+// One client thread's record of the measured window.
+struct ClientTally {
+  std::vector<int64_t> latency_ns;  // one per completed op
+  std::vector<int64_t> wait_ns;     // handoff: time from asking to being granted
+  int64_t errors = 0;
+  int64_t not_acquired = 0;  // try-locks refused (completed ops, in latency_ns too)
+  int64_t abandoned = 0;     // waits started in the window and cut off by its end (not ops)
+};
+
+struct RunSummary {
+  int64_t ops = 0;
+  int64_t errors = 0;
+  int64_t not_acquired = 0;
+  int64_t abandoned = 0;
+  double ops_per_s = 0;
+  double p50_us = 0;
+  double p99_us = 0;
+  double max_us = 0;
+  // Waiting times (handoff only; 0 otherwise).
+  double wait_p50_us = 0;
+  double wait_p99_us = 0;
+  double wait_max_us = 0;
+  // Completed ops per client: the spread, and Jain's fairness index
+  // (sum x)^2 / (n * sum x^2): 1 = every client got the same share.
+  int64_t client_ops_min = 0;
+  int64_t client_ops_max = 0;
+  double jain_fairness = 0;
+};
+
+// Merges the tallies (consuming their samples) over a window of `measured`.
+RunSummary Summarize(std::vector<ClientTally>& tallies, absl::Duration measured);
+
+// Nearest-rank percentile (p in [0, 1]) of sorted samples, in microseconds.
+double PercentileUs(const std::vector<int64_t>& sorted_ns, double p);
+
+// What the JSON line says the run was.
+struct RunLabels {
+  std::string system;
+  std::string durability;
+  std::string workload;
+  int resources = 0;
+  int clients = 0;
+  double duration_s = 0;
+};
+
+// One line of JSON: the labels and the summary, flat.
+std::string ToJsonLine(const RunLabels& labels, const RunSummary& summary);
+
+}  // namespace fencegate::bench
+
+#endif  // FENCEGATE_BENCH_LOADGEN_RUN_STATS_H_

@@ -1,0 +1,304 @@
+#include "bench/loadgen/workloads.h"
+
+#include <memory>
+#include <optional>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/blocking_counter.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
+
+namespace fencegate::bench {
+namespace {
+
+enum class Outcome { kDone, kNotAcquired, kAbandoned, kError };
+
+struct OpResult {
+  Outcome outcome = Outcome::kDone;
+  absl::Duration wait;  // handoff: asking to being granted
+  absl::Status error;
+};
+
+OpResult Failed(absl::Status status) { return {Outcome::kError, {}, std::move(status)}; }
+
+std::string ResourceName(const RunConfig& config, int index) {
+  return absl::StrCat(config.run_id, "-r", index);
+}
+
+// Keeps the first error message of the run.
+class FirstError {
+ public:
+  void Record(const absl::Status& status) {
+    absl::MutexLock lock(&mu_);
+    if (message_.empty()) message_ = status.ToString();
+  }
+  std::string Take() {
+    absl::MutexLock lock(&mu_);
+    return std::move(message_);
+  }
+
+ private:
+  absl::Mutex mu_;
+  std::string message_ ABSL_GUARDED_BY(mu_);
+};
+
+// fenced_write's leases, taken before the clock starts by `setup_threads`
+// drivers of their own, and released after it stops.
+class HeldLeases {
+ public:
+  absl::Status Take(const RunConfig& config, const DriverFactory& make_driver) {
+    const int threads = std::min(config.resources, config.setup_threads);
+    locks_.resize(config.resources);
+    drivers_.resize(threads);
+    std::vector<absl::Status> results(threads);
+    std::vector<std::thread> workers;
+    for (int t = 0; t < threads; ++t) {
+      workers.emplace_back([&, t] {
+        auto driver = make_driver(10000 + t);  // holders apart from clients'
+        if (!driver.ok()) {
+          results[t] = driver.status();
+          return;
+        }
+        drivers_[t] = *std::move(driver);
+        results[t] = drivers_[t]->Open(config.hold_ttl);
+        AcquireOptions options;
+        options.ttl = config.hold_ttl;
+        for (int i = t; i < config.resources && results[t].ok(); i += threads) {
+          auto lock = drivers_[t]->Acquire(ResourceName(config, i), options);
+          if (!lock.ok()) {
+            results[t] = lock.status();
+          } else if (!lock->has_value()) {
+            results[t] = absl::InternalError(
+                absl::StrCat("setup: ", ResourceName(config, i), " is already held"));
+          } else {
+            locks_[i] = **std::move(lock);
+          }
+        }
+      });
+    }
+    for (auto& worker : workers) worker.join();
+    for (const absl::Status& status : results) {
+      if (!status.ok()) return absl::Status(status.code(), absl::StrCat("setup: ", status.message()));
+    }
+    return absl::OkStatus();
+  }
+
+  const HeldLock& lock(int resource) const { return locks_[resource]; }
+
+  // Releases every lease, on the drivers that took them. Best effort.
+  void Release() {
+    const int threads = static_cast<int>(drivers_.size());
+    std::vector<std::thread> workers;
+    for (int t = 0; t < threads; ++t) {
+      if (drivers_[t] == nullptr) continue;
+      workers.emplace_back([this, t, threads] {
+        for (size_t i = t; i < locks_.size(); i += threads) {
+          if (!locks_[i].resource.empty()) drivers_[t]->Release(locks_[i]).IgnoreError();
+        }
+        drivers_[t]->Close();
+      });
+    }
+    for (auto& worker : workers) worker.join();
+  }
+
+ private:
+  std::vector<HeldLock> locks_;
+  std::vector<std::unique_ptr<Driver>> drivers_;
+};
+
+class Client {
+ public:
+  Client(const RunConfig& config, int index, Driver& driver,
+         const HeldLeases& leases, const std::string& value, absl::Time end)
+      : config_(config),
+        index_(index),
+        driver_(driver),
+        leases_(leases),
+        value_(value),
+        key_(absl::StrCat("k", index)),
+        end_(end) {}
+
+  OpResult Run(uint64_t k) {
+    switch (config_.workload) {
+      case Workload::kLockCycle:
+        return LockCycle(Resource(k));
+      case Workload::kFencedWrite:
+        return Status(driver_.FencedWrite(leases_.lock(Resource(k)), key_, value_));
+      case Workload::kHandoff:
+        return Handoff();
+      case Workload::kRpc:
+        return Status(driver_.EmptyCall());
+    }
+    return Failed(absl::InternalError("unknown workload"));
+  }
+
+ private:
+  int Resource(uint64_t k) const {
+    return static_cast<int>((index_ + k * config_.clients) % config_.resources);
+  }
+
+  static OpResult Status(absl::Status status) {
+    return status.ok() ? OpResult{} : Failed(std::move(status));
+  }
+
+  OpResult LockCycle(int resource) {
+    AcquireOptions options;
+    options.ttl = config_.lock_ttl;
+    options.wait = config_.resources == 1;
+    options.give_up = end_;
+    options.need_token = false;
+    auto lock = driver_.Acquire(ResourceName(config_, resource), options);
+    if (!lock.ok()) return Failed(lock.status());
+    if (!lock->has_value()) {
+      return {options.wait ? Outcome::kAbandoned : Outcome::kNotAcquired, {}, {}};
+    }
+    return Status(driver_.Release(**lock));
+  }
+
+  OpResult Handoff() {
+    AcquireOptions options;
+    options.ttl = config_.lock_ttl;
+    options.wait = true;
+    options.give_up = end_;
+    const absl::Time asked = absl::Now();
+    auto lock = driver_.Acquire(ResourceName(config_, 0), options);
+    if (!lock.ok()) return Failed(lock.status());
+    if (!lock->has_value()) return {Outcome::kAbandoned, {}, {}};
+    OpResult result;
+    result.wait = absl::Now() - asked;
+    absl::Status written = driver_.FencedWrite(**lock, key_, value_);
+    absl::Status released = driver_.Release(**lock);
+    if (!written.ok()) return Failed(std::move(written));
+    if (!released.ok()) return Failed(std::move(released));
+    return result;
+  }
+
+  const RunConfig& config_;
+  const int index_;
+  Driver& driver_;
+  const HeldLeases& leases_;
+  const std::string& value_;
+  const std::string key_;
+  const absl::Time end_;
+};
+
+}  // namespace
+
+absl::StatusOr<Workload> ParseWorkload(absl::string_view name) {
+  if (name == "lock_cycle") return Workload::kLockCycle;
+  if (name == "fenced_write") return Workload::kFencedWrite;
+  if (name == "handoff") return Workload::kHandoff;
+  if (name == "rpc") return Workload::kRpc;
+  return absl::InvalidArgumentError(absl::StrCat(
+      "--workload: unknown '", name, "'; one of lock_cycle, fenced_write, handoff, rpc, fsync"));
+}
+
+absl::Status ValidateRunConfig(const RunConfig& config) {
+  if (config.clients < 1 || config.clients > 1024) {
+    return absl::InvalidArgumentError("--clients must be in [1, 1024]");
+  }
+  const int min_resources = config.workload == Workload::kRpc ? 0 : 1;
+  if (config.resources < min_resources || config.resources > 1000000) {
+    return absl::InvalidArgumentError(
+        "--resources must be in [1, 1000000] (0 allowed for rpc, which has none)");
+  }
+  if (config.workload == Workload::kHandoff && config.resources != 1) {
+    return absl::InvalidArgumentError("--resources must be 1 for handoff (one hot resource)");
+  }
+  if (config.duration <= absl::ZeroDuration() || config.warmup < absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("--duration must be > 0 and --warmup >= 0");
+  }
+  // Leases are not renewed during a run: it must end well within them.
+  if (config.warmup + config.duration > absl::Seconds(40)) {
+    return absl::InvalidArgumentError(
+        "--warmup + --duration must be at most 40s (fenced_write leases last 60s "
+        "and are not renewed)");
+  }
+  if (config.value_bytes < 1 || config.value_bytes > (1 << 20)) {
+    return absl::InvalidArgumentError("--value_bytes must be in [1, 1 MiB]");
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<RunSummary> RunWorkload(const RunConfig& config,
+                                       const DriverFactory& make_driver,
+                                       std::string* first_error) {
+  if (absl::Status valid = ValidateRunConfig(config); !valid.ok()) return valid;
+  HeldLeases leases;
+  if (config.workload == Workload::kFencedWrite) {
+    if (absl::Status taken = leases.Take(config, make_driver); !taken.ok()) {
+      leases.Release();
+      return taken;
+    }
+  }
+  const std::string value(config.value_bytes, 'v');
+
+  // Every client connects (and opens its session) before the clock starts.
+  std::vector<ClientTally> tallies(config.clients);
+  std::vector<absl::Status> opened(config.clients);
+  absl::BlockingCounter ready(config.clients);
+  absl::Notification go;
+  absl::Time start;
+  absl::Time end;
+  FirstError errors;
+  std::vector<std::thread> threads;
+  for (int c = 0; c < config.clients; ++c) {
+    threads.emplace_back([&, c] {
+      std::unique_ptr<Driver> driver;
+      if (auto made = make_driver(c); made.ok()) {
+        driver = *std::move(made);
+        opened[c] = driver->Open(config.lock_ttl);
+      } else {
+        opened[c] = made.status();
+      }
+      ready.DecrementCount();
+      go.WaitForNotification();
+      if (!opened[c].ok()) return;
+      Client client(config, c, *driver, leases, value, end);
+      ClientTally& tally = tallies[c];
+      for (uint64_t k = 0;; ++k) {
+        const absl::Time before = absl::Now();
+        if (before >= end) break;
+        OpResult op = client.Run(k);
+        const absl::Time after = absl::Now();
+        // An op belongs to the window it completes in: completions per
+        // second is the throughput, and a hand-off is counted when it
+        // happens, however long its client waited before the window.
+        // Errors count wherever they happen, warm-up included.
+        if (op.outcome == Outcome::kError) {
+          errors.Record(op.error);
+          ++tally.errors;
+          continue;
+        }
+        if (op.outcome == Outcome::kAbandoned) {
+          if (before >= start) ++tally.abandoned;
+          continue;
+        }
+        if (after < start || after >= end) continue;
+        if (op.outcome == Outcome::kNotAcquired) ++tally.not_acquired;
+        tally.latency_ns.push_back(absl::ToInt64Nanoseconds(after - before));
+        if (config.workload == Workload::kHandoff) {
+          tally.wait_ns.push_back(absl::ToInt64Nanoseconds(op.wait));
+        }
+      }
+      driver->Close();
+    });
+  }
+  ready.Wait();
+  start = absl::Now() + config.warmup;
+  end = start + config.duration;
+  go.Notify();
+  for (auto& thread : threads) thread.join();
+  leases.Release();
+
+  for (const absl::Status& status : opened) {
+    if (!status.ok()) return status;
+  }
+  *first_error = errors.Take();
+  return Summarize(tallies, config.duration);
+}
+
+}  // namespace fencegate::bench

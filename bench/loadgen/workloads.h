@@ -1,0 +1,66 @@
+// The benchmark's workloads, written once against Driver so every system
+// runs the same closed loop: each client thread has its own driver (its own
+// connection), issues one operation, waits for the answer, records the
+// latency, and issues the next, until the run's end. Operations started in
+// the warm-up are not recorded.
+//
+//   lock_cycle    acquire (TTL 10 s) then owner-checked release; one op =
+//                 both. On 1 resource (hot) acquire waits its turn; on many
+//                 it is a try-lock (a refusal is a completed op, counted in
+//                 not_acquired).
+//   fenced_write  before the clock starts, setup threads take a lease (TTL
+//                 60 s) on every resource; then each op is one 1 KiB write
+//                 fenced by that lease's token. Client c writes key "k<c>".
+//                 On 1 resource every client writes under the same lease.
+//   handoff       one hot resource: acquire (waiting in line), one fenced
+//                 write, release. ops_per_s is hand-offs per second; the
+//                 waiting times and per-client counts show fairness.
+//   rpc           an empty call (grpc-empty only): the ceiling.
+//
+// Resource i of a run is "<run_id>-r<i>", so runs never see each other's
+// locks. Client c's k-th op uses resource (c + k * clients) % resources.
+//
+// Thread safety: RunWorkload() is called from one thread and starts its own.
+#ifndef FENCEGATE_BENCH_LOADGEN_WORKLOADS_H_
+#define FENCEGATE_BENCH_LOADGEN_WORKLOADS_H_
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "bench/loadgen/driver.h"
+#include "bench/loadgen/run_stats.h"
+
+namespace fencegate::bench {
+
+enum class Workload { kLockCycle, kFencedWrite, kHandoff, kRpc };
+
+absl::StatusOr<Workload> ParseWorkload(absl::string_view name);
+
+struct RunConfig {
+  Workload workload = Workload::kLockCycle;
+  int clients = 1;
+  int resources = 1000;
+  absl::Duration warmup = absl::Seconds(1);
+  absl::Duration duration = absl::Seconds(5);
+  size_t value_bytes = 1024;
+  std::string run_id = "run";
+  absl::Duration lock_ttl = absl::Seconds(10);  // lock_cycle, handoff
+  absl::Duration hold_ttl = absl::Seconds(60);  // fenced_write's setup leases
+  int setup_threads = 16;
+};
+
+// Checks the config's bounds; INVALID_ARGUMENT naming the field otherwise.
+absl::Status ValidateRunConfig(const RunConfig& config);
+
+// Runs one measured run. Failed operations are counted in the summary (with
+// the first one's message in *first_error); an error status means the run
+// could not be set up (connect, setup leases) and measured nothing.
+absl::StatusOr<RunSummary> RunWorkload(const RunConfig& config,
+                                       const DriverFactory& make_driver,
+                                       std::string* first_error);
+
+}  // namespace fencegate::bench
+
+#endif  // FENCEGATE_BENCH_LOADGEN_WORKLOADS_H_
