@@ -1,0 +1,460 @@
+#!/usr/bin/env python3
+"""Turns fencegate-loadgen's JSON lines into bench/results/latest.json and
+docs/benchmarks.md + docs/benchmarks.svg. Called by ./scripts/bench.
+
+  report.py cpu PID...                 one CPU-time snapshot (JSON) for the
+                                       "was the machine busy" figure
+  report.py aggregate --raw=F ...      medians of the runs -> results JSON
+  report.py render --results=F --markdown=F --svg=F
+
+Standard library only. The results schema (each entry of "results"):
+  system      fencegate | etcd | redis | grpc-empty
+  durability  fsync (acknowledged only after fsync) | everysec (Redis,
+              NOT durable) | none (the empty call)
+  workload    lock_cycle | fenced_write | handoff | rpc
+  resources, clients
+  ops_per_s, p50_us, p99_us   medians over the runs
+  runs        every run's own figures, in the order they ran
+  detail      handoff: waiting-time percentiles and fairness (medians)
+"""
+
+import argparse
+import datetime
+import html
+import json
+import os
+import re
+import statistics
+import sys
+
+SYSTEM_ORDER = [
+    ("fencegate", "fsync"),
+    ("etcd", "fsync"),
+    ("redis", "fsync"),
+    ("redis", "everysec"),
+]
+LABEL = {
+    ("fencegate", "fsync"): "fencegate",
+    ("etcd", "fsync"): "etcd",
+    ("redis", "fsync"): "Redis always",
+    ("redis", "everysec"): "Redis everysec (not durable)",
+    ("grpc-empty", "none"): "empty gRPC call",
+}
+COLOR = {
+    ("fencegate", "fsync"): "#1f6feb",
+    ("etcd", "fsync"): "#e36209",
+    ("redis", "fsync"): "#b31d28",
+    ("redis", "everysec"): "#f0a3a3",
+}
+RUN_FIELDS = ["ops_per_s", "p50_us", "p99_us", "max_us", "ops", "errors",
+              "not_acquired", "abandoned"]
+HANDOFF_FIELDS = ["wait_p50_us", "wait_p99_us", "wait_max_us", "jain_fairness",
+                  "client_ops_min", "client_ops_max"]
+ANALYSIS_BEGIN = "<!-- analysis:begin (hand-written; kept when the page is regenerated) -->"
+ANALYSIS_END = "<!-- analysis:end -->"
+
+
+# ---------------------------------------------------------------- cpu
+
+def cpu_snapshot(pids):
+    """Busy and total jiffies of the machine, and jiffies used by `pids`
+    (with their waited-for children)."""
+    with open("/proc/stat") as f:
+        fields = [int(x) for x in f.readline().split()[1:]]
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)
+    total = sum(fields[:8])
+    ours = 0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        rest = stat[stat.rindex(")") + 2:].split()
+        # utime stime cutime cstime are fields 14-17 (1-based) of the line.
+        ours += sum(int(x) for x in rest[11:15])
+    return {"busy": total - idle, "total": total, "ours": ours}
+
+
+def other_cpu_share(before, after):
+    total = after["total"] - before["total"]
+    if total <= 0:
+        return None
+    others = (after["busy"] - before["busy"]) - (after["ours"] - before["ours"])
+    return max(0.0, others / total)
+
+
+# ----------------------------------------------------------- aggregate
+
+def median(values):
+    return statistics.median(values) if values else 0
+
+
+def aggregate(args):
+    runs = []
+    with open(args.raw) as f:
+        for line in f:
+            line = line.strip()
+            if line:
+                runs.append(json.loads(line))
+    groups = {}
+    for r in runs:
+        key = (r["system"], r["durability"], r["workload"], r["resources"], r["clients"])
+        groups.setdefault(key, []).append(r)
+
+    results = []
+    ceilings = {}
+    total_errors = 0
+    for key, group in groups.items():
+        system, durability, workload, resources, clients = key
+        total_errors += sum(r["errors"] for r in group)
+        per_run = [{k: r[k] for k in RUN_FIELDS} for r in group]
+        entry = {
+            "system": system,
+            "durability": durability,
+            "workload": workload,
+            "resources": resources,
+            "clients": clients,
+            "ops_per_s": round(median([r["ops_per_s"] for r in group]), 1),
+            "p50_us": round(median([r["p50_us"] for r in group]), 1),
+            "p99_us": round(median([r["p99_us"] for r in group]), 1),
+            "runs": per_run,
+        }
+        if workload == "handoff":
+            entry["detail"] = {k: round(median([r[k] for r in group]), 4)
+                               for k in HANDOFF_FIELDS}
+            for run, r in zip(per_run, group):
+                run.update({k: r[k] for k in HANDOFF_FIELDS})
+        if workload == "fsync":
+            entry.pop("system")
+            entry.pop("workload")
+            entry.pop("resources")
+            ceilings["fsync"] = entry
+        else:
+            results.append(entry)
+
+    order = {"rpc": 0, "lock_cycle": 1, "fenced_write": 2, "handoff": 3}
+    sys_order = {s: i for i, s in enumerate(SYSTEM_ORDER + [("grpc-empty", "none")])}
+    results.sort(key=lambda e: (order.get(e["workload"], 9), -e["resources"], e["clients"],
+                                sys_order.get((e["system"], e["durability"]), 9)))
+
+    machine = json.loads(args.machine)
+    machine["load_average_before"] = args.load_before
+    machine["load_average_after"] = args.load_after
+    if args.cpu_before and args.cpu_after:
+        share = other_cpu_share(json.loads(args.cpu_before), json.loads(args.cpu_after))
+        if share is not None:
+            machine["other_processes_cpu_share"] = round(share, 3)
+            # Anything above a tenth of the machine used by others (compilers
+            # of the engineers sharing it) makes absolute numbers unreliable.
+            machine["busy"] = share > 0.10
+    doc = {
+        "machine": machine,
+        "git_sha": args.git_sha,
+        "generated_at": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "quick": args.quick == "1",
+        "config": {"runs": int(args.runs), "duration": args.duration, "warmup": args.warmup,
+                   "value_bytes": 1024, "lock_ttl_ms": 10000},
+        "errors": total_errors,
+        "ceilings": ceilings,
+        "results": results,
+    }
+    with open(args.out, "w") as f:
+        json.dump(doc, f, indent=1)
+        f.write("\n")
+
+
+# -------------------------------------------------------------- render
+
+def find(doc, system, durability, workload, resources, clients):
+    for e in doc["results"]:
+        if (e["system"], e["durability"], e["workload"], e["resources"], e["clients"]) == \
+                (system, durability, workload, resources, clients):
+            return e
+    return None
+
+
+def fmt_ops(x):
+    return f"{x:,.0f}"
+
+
+def fmt_ms(us):
+    return f"{us / 1000:.2f}"
+
+
+def targets(doc):
+    """Every ratio the issue asks for: (name, measured, target, higher_is_better, basis)."""
+    out = []
+    fg = lambda w, r, c: find(doc, "fencegate", "fsync", w, r, c)
+    etcd = lambda w, r, c: find(doc, "etcd", "fsync", w, r, c)
+    redis = lambda w, r, c: find(doc, "redis", "fsync", w, r, c)
+    rpc32 = find(doc, "grpc-empty", "none", "rpc", 0, 32)
+    rpc1 = find(doc, "grpc-empty", "none", "rpc", 0, 1)
+    fsync = doc["ceilings"].get("fsync")
+
+    def ratio(a, b):
+        return a["ops_per_s"] / b["ops_per_s"] if a and b and b["ops_per_s"] > 0 else None
+
+    for w, wname in [("lock_cycle", "lock cycle"), ("fenced_write", "fenced write")]:
+        for r, rname in [(1000, "1,000 resources"), (1, "hot resource")]:
+            out.append((f"{wname}, 32 clients, {rname}: fencegate / etcd",
+                        ratio(fg(w, r, 32), etcd(w, r, 32)), 2.0, True, "ops/s"))
+    for r, rname in [(1000, "1,000 resources"), (1, "hot resource")]:
+        out.append((f"fenced write, 32 clients, {rname}: fencegate / empty gRPC call",
+                    ratio(fg("fenced_write", r, 32), rpc32), 0.6, True, "ops/s"))
+        out.append((f"fenced write, 32 clients, {rname}: fencegate / Redis always",
+                    ratio(fg("fenced_write", r, 32), redis("fenced_write", r, 32)), 0.75, True,
+                    "ops/s"))
+    out.append(("hand-off, 32 clients: fencegate / etcd",
+                ratio(fg("handoff", 1, 32), etcd("handoff", 1, 32)), 5.0, True, "hand-offs/s"))
+    out.append(("hand-off, 32 clients: fencegate / Redis always",
+                ratio(fg("handoff", 1, 32), redis("handoff", 1, 32)), 1.0, True, "hand-offs/s"))
+    if rpc1 and fsync:
+        floor = rpc1["p50_us"] + fsync["p50_us"]
+        for w, wname, trips in [("fenced_write", "fenced write (1 call)", 1),
+                                ("lock_cycle", "lock cycle (2 calls)", 2)]:
+            e = fg(w, 1000, 1)
+            out.append((f"p50 at 1 client, {wname}: fencegate / ({trips} x (empty call + fsync))",
+                        e["p50_us"] / (trips * floor) if e else None, 1.5, False,
+                        f"p50; floor {trips} x ({fmt_ms(rpc1['p50_us'])} + "
+                        f"{fmt_ms(fsync['p50_us'])}) ms"))
+    return out
+
+
+def verdict(measured, target, higher):
+    if measured is None:
+        return "not measured", ""
+    if measured == 0:
+        return "**missed**", "nothing completed" if higher else ""
+    if higher:
+        if measured >= target:
+            return "met", f"{(measured / target - 1) * 100:+.0f}% over"
+        return "**missed**", f"needs {target / measured:.2f}x more"
+    if measured <= target:
+        return "met", f"{(1 - measured / target) * 100:.0f}% under"
+    return "**missed**", f"{measured / target:.2f}x over"
+
+
+def results_table(doc, workload, resources):
+    systems = [s for s in SYSTEM_ORDER if any(
+        (e["system"], e["durability"]) == s and e["workload"] == workload for e in doc["results"])]
+    if not systems:
+        return ""
+    head = "| clients | " + " | ".join(LABEL[s] for s in systems) + " |"
+    rows = [head, "|---:|" + "---:|" * len(systems)]
+    for c in (1, 8, 32):
+        cells = []
+        for s in systems:
+            e = find(doc, s[0], s[1], workload, resources, c)
+            cells.append(f"{fmt_ops(e['ops_per_s'])} ({fmt_ms(e['p50_us'])} / {fmt_ms(e['p99_us'])})"
+                         if e else "-")
+        if any(cell != "-" for cell in cells):
+            rows.append(f"| {c} | " + " | ".join(cells) + " |")
+    return "\n".join(rows)
+
+
+def render_markdown(doc, analysis):
+    m = doc["machine"]
+    cfg = doc["config"]
+    lines = []
+    add = lines.append
+    add("# Benchmarks: fencegate, etcd and Redis side by side")
+    add("")
+    add("Generated by `./scripts/bench` (`bench/report.py render`) from "
+        "`bench/results/latest.json`; the hand-written analysis section is kept "
+        "when the page is regenerated. Only ratios within one run mean anything: "
+        "every system below was measured in the same run, interleaved, on the same machine.")
+    add("")
+    add("## The run")
+    add("")
+    add(f"- git `{doc['git_sha']}`, {doc['generated_at']}"
+        + (" — **quick run (1 short run per point), not for comparison**" if doc.get("quick") else ""))
+    add(f"- {m.get('cores')} cores ({m.get('cpu', '?')}), {m.get('memory_gib')} GiB, "
+        f"Linux {m.get('kernel')}, data on {m.get('data_fs', '?')}")
+    add(f"- {m.get('etcd', 'etcd ?')}; {m.get('redis', 'redis ?')}; gRPC {m.get('grpc', '?')}; "
+        f"SQLite {m.get('sqlite', '?')}")
+    add(f"- {cfg['runs']} runs of {cfg['duration']} (after {cfg['warmup']} of warm-up) per point; "
+        "figures are medians of the runs; clients and servers share the cores")
+    share = m.get("other_processes_cpu_share")
+    busy = m.get("busy")
+    if share is not None:
+        add(f"- other processes (not the benchmark's) used {share * 100:.0f}% of the machine's CPU "
+            f"during the run: {'**busy machine**: absolute numbers are low and noisy, ratios still hold roughly' if busy else 'quiet machine'}"
+            f" (load average before: {m.get('load_average_before')})")
+    add(f"- failed operations: {doc.get('errors', 0)}")
+    add("")
+    add("## Targets (issue 5)")
+    add("")
+    add("| ratio | measured | target | verdict |")
+    add("|---|---:|---:|---|")
+    for name, measured, target, higher, basis in targets(doc):
+        word, by = verdict(measured, target, higher)
+        shown = f"{measured:.2f}x" if measured is not None else "-"
+        add(f"| {name} ({basis}) | {shown} | {'>=' if higher else '<='} {target:g}x | "
+            f"{word}{', ' + by if by else ''} |")
+    add("")
+    add("![ops/s at 32 clients](benchmarks.svg)")
+    add("")
+    add("## Results")
+    add("")
+    add("Each cell: ops/s (p50 / p99 latency in ms). One op: lock cycle = acquire + "
+        "release; fenced write = one 1 KiB write; hand-off = acquire (waiting) + one "
+        "fenced write + release.")
+    for workload, title in [("lock_cycle", "Lock cycle"), ("fenced_write", "Fenced write (1 KiB)")]:
+        for resources, rname in [(1000, "1,000 resources"), (1, "one hot resource")]:
+            table = results_table(doc, workload, resources)
+            if table:
+                add("")
+                add(f"### {title}, {rname}")
+                add("")
+                add(table)
+    handoffs = [e for e in doc["results"] if e["workload"] == "handoff"]
+    if handoffs:
+        add("")
+        add("### Hand-off: 32 clients queued on one resource")
+        add("")
+        add("Waiting time = from asking for the lock to holding it. Fairness: Jain's index "
+            "over hand-offs per client (1 = all equal) and the fewest / most any client got.")
+        add("")
+        add("| system | hand-offs/s | wait p50 ms | wait p99 ms | wait max ms | Jain | min / max per client |")
+        add("|---|---:|---:|---:|---:|---:|---:|")
+        for s in SYSTEM_ORDER:
+            e = find(doc, s[0], s[1], "handoff", 1, 32)
+            if e:
+                d = e["detail"]
+                add(f"| {LABEL[s]} | {fmt_ops(e['ops_per_s'])} | {fmt_ms(d['wait_p50_us'])} | "
+                    f"{fmt_ms(d['wait_p99_us'])} | {fmt_ms(d['wait_max_us'])} | "
+                    f"{d['jain_fairness']:.3f} | {d['client_ops_min']:.0f} / {d['client_ops_max']:.0f} |")
+    add("")
+    add("### Ceilings")
+    add("")
+    add("| what | clients | ops/s | p50 ms | p99 ms |")
+    add("|---|---:|---:|---:|---:|")
+    for c in (1, 8, 32):
+        e = find(doc, "grpc-empty", "none", "rpc", 0, c)
+        if e:
+            add(f"| empty gRPC call (callback server) | {c} | {fmt_ops(e['ops_per_s'])} | "
+                f"{fmt_ms(e['p50_us'])} | {fmt_ms(e['p99_us'])} |")
+    f = doc["ceilings"].get("fsync")
+    if f:
+        add(f"| 4 KiB pwrite + fdatasync loop | 1 | {fmt_ops(f['ops_per_s'])} | "
+            f"{fmt_ms(f['p50_us'])} | {fmt_ms(f['p99_us'])} |")
+    add("")
+    add(ANALYSIS_BEGIN)
+    add(analysis.strip("\n") if analysis else "\n(no analysis written yet)\n")
+    add(ANALYSIS_END)
+    add("")
+    return "\n".join(lines)
+
+
+def render_svg(doc):
+    groups = [("lock_cycle", 1000, "lock cycle\n1,000 resources"),
+              ("lock_cycle", 1, "lock cycle\nhot resource"),
+              ("fenced_write", 1000, "fenced write\n1,000 resources"),
+              ("fenced_write", 1, "fenced write\nhot resource"),
+              ("handoff", 1, "hand-off\n32 queued")]
+    values = {}
+    for w, r, _ in groups:
+        for s in SYSTEM_ORDER:
+            e = find(doc, s[0], s[1], w, r, 32)
+            if e:
+                values[(w, r, s)] = e["ops_per_s"]
+    rpc = find(doc, "grpc-empty", "none", "rpc", 0, 32)
+    top = max(list(values.values()) + ([rpc["ops_per_s"]] if rpc else []) + [1])
+    scale = 10 ** len(str(int(top)))
+    step = scale / 10
+    while top / step < 4:
+        step /= 2
+    ymax = step * (int(top / step) + 1)
+    width, height = 900, 440
+    left, right, top_m, bottom = 70, 20, 50, 90
+    plot_w, plot_h = width - left - right, height - top_m - bottom
+    y = lambda v: top_m + plot_h * (1 - v / ymax)
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+           f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="12">',
+           f'<rect width="{width}" height="{height}" fill="white"/>',
+           f'<text x="{width / 2}" y="22" text-anchor="middle" font-size="15" font-weight="bold">'
+           f'ops/s at 32 clients, fsync before every acknowledgement (higher is better)</text>',
+           f'<text x="{width / 2}" y="38" text-anchor="middle" fill="#555">'
+           f'git {html.escape(doc["git_sha"][:12])}, {html.escape(doc["generated_at"])}, '
+           f'{doc["machine"].get("cores")} cores shared by clients and servers; medians of '
+           f'{doc["config"]["runs"]} runs</text>']
+    v = 0
+    while v <= ymax + 1e-9:
+        out.append(f'<line x1="{left}" x2="{width - right}" y1="{y(v):.1f}" y2="{y(v):.1f}" '
+                   f'stroke="#ddd"/>')
+        out.append(f'<text x="{left - 6}" y="{y(v) + 4:.1f}" text-anchor="end">{v:,.0f}</text>')
+        v += step
+    group_w = plot_w / len(groups)
+    bar_w = group_w * 0.8 / len(SYSTEM_ORDER)
+    for gi, (w, r, name) in enumerate(groups):
+        x0 = left + gi * group_w + group_w * 0.1
+        for si, s in enumerate(SYSTEM_ORDER):
+            val = values.get((w, r, s))
+            if val is None:
+                continue
+            x = x0 + si * bar_w
+            out.append(f'<rect x="{x:.1f}" y="{y(val):.1f}" width="{bar_w - 2:.1f}" '
+                       f'height="{y(0) - y(val):.1f}" fill="{COLOR[s]}"/>')
+            out.append(f'<text x="{x + bar_w / 2 - 1:.1f}" y="{y(val) - 3:.1f}" '
+                       f'text-anchor="middle" font-size="10">{val:,.0f}</text>')
+        for li, text in enumerate(name.split("\n")):
+            out.append(f'<text x="{left + gi * group_w + group_w / 2:.1f}" '
+                       f'y="{y(0) + 16 + 14 * li:.1f}" text-anchor="middle">{html.escape(text)}</text>')
+    if rpc:
+        out.append(f'<line x1="{left}" x2="{width - right}" y1="{y(rpc["ops_per_s"]):.1f}" '
+                   f'y2="{y(rpc["ops_per_s"]):.1f}" stroke="#333" stroke-dasharray="6 4"/>')
+        out.append(f'<text x="{width - right - 4}" y="{y(rpc["ops_per_s"]) - 5:.1f}" '
+                   f'text-anchor="end" fill="#333">empty gRPC call: {rpc["ops_per_s"]:,.0f}/s</text>')
+    lx = left
+    for s in SYSTEM_ORDER:
+        out.append(f'<rect x="{lx}" y="{height - 26}" width="12" height="12" fill="{COLOR[s]}"/>')
+        out.append(f'<text x="{lx + 16}" y="{height - 16}">{html.escape(LABEL[s])}</text>')
+        lx += 28 + 7 * len(LABEL[s])
+    out.append("</svg>")
+    return "\n".join(out) + "\n"
+
+
+def render(args):
+    with open(args.results) as f:
+        doc = json.load(f)
+    analysis = ""
+    if os.path.exists(args.markdown):
+        with open(args.markdown) as f:
+            old = f.read()
+        match = re.search(re.escape(ANALYSIS_BEGIN) + r"\n(.*?)" + re.escape(ANALYSIS_END),
+                          old, re.S)
+        if match:
+            analysis = match.group(1)
+    with open(args.markdown, "w") as f:
+        f.write(render_markdown(doc, analysis))
+    with open(args.svg, "w") as f:
+        f.write(render_svg(doc))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    cpu = sub.add_parser("cpu")
+    cpu.add_argument("pids", nargs="*")
+    agg = sub.add_parser("aggregate")
+    for name in ["raw", "machine", "git_sha", "load_before", "load_after", "quick", "runs",
+                 "duration", "warmup", "out"]:
+        agg.add_argument(f"--{name}", required=True)
+    agg.add_argument("--cpu_before", default="")
+    agg.add_argument("--cpu_after", default="")
+    ren = sub.add_parser("render")
+    for name in ["results", "markdown", "svg"]:
+        ren.add_argument(f"--{name}", required=True)
+    args = parser.parse_args()
+    if args.command == "cpu":
+        print(json.dumps(cpu_snapshot(args.pids)))
+    elif args.command == "aggregate":
+        aggregate(args)
+    else:
+        render(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
