@@ -21,6 +21,8 @@ class TimerQueue {
   Clock::TimerId Add(absl::Time deadline, absl::AnyInvocable<void()> fn);
   void Cancel(Clock::TimerId id);
 
+  size_t size() const { return timers_.size(); }
+
   // The earliest deadline, or nullopt when empty.
   std::optional<absl::Time> NextDeadline() const;
 

@@ -26,6 +26,7 @@ struct LockManager::HeldLease {
   absl::Duration ttl;       // the longest TTL asked for: re-armed after restart
   absl::Time expiry;
   absl::Time acquired_at;   // for max_hold
+  Clock::TimerId expiry_timer = 0;  // cancelled when the lease ends early
   uint32_t hold_count = 0;
   std::deque<std::string> request_ids;
 };
@@ -384,6 +385,7 @@ LockManager::Resource* LockManager::FindCurrent(const std::string& name) {
 }
 
 void LockManager::EndLease(const std::string& name, Resource& r, bool expired) {
+  clock_->Cancel(r.lease->expiry_timer);
   r.lease.reset();
   Persist(name, r);
   if (expired && limits_.lock_delay > absl::ZeroDuration()) {
@@ -404,6 +406,7 @@ void LockManager::OnLeaseTimer(const std::string& name, uint64_t token) {
     ArmExpiry(name, *it->second.lease);  // renewed since this timer was set
     return;
   }
+  it->second.lease->expiry_timer = 0;  // this one, now running
   EndLease(name, it->second, /*expired=*/true);
   MaybeForget(name);
 }
@@ -416,10 +419,10 @@ void LockManager::OnDelayEnd(const std::string& name) {
   MaybeForget(name);
 }
 
-void LockManager::ArmExpiry(const std::string& name, const HeldLease& lease) {
+void LockManager::ArmExpiry(const std::string& name, HeldLease& lease) {
   uint64_t token = lease.token;
-  SetTimer(lease.expiry,
-           [name, token](LockManager& m) { m.OnLeaseTimer(name, token); });
+  lease.expiry_timer = SetTimer(
+      lease.expiry, [name, token](LockManager& m) { m.OnLeaseTimer(name, token); });
 }
 
 absl::Time LockManager::CappedExpiry(const HeldLease& lease,
@@ -560,7 +563,10 @@ absl::Status LockManager::LoadFromStore() {
   absl::StatusOr<LockStoreState> state = store_->Load();
   if (!state.ok()) return state.status();
   const absl::Time now = clock_->Now();
-  for (auto& [name, r] : resources_) r.lease.reset();
+  for (auto& [name, r] : resources_) {
+    if (r.lease) clock_->Cancel(r.lease->expiry_timer);
+    r.lease.reset();
+  }
   last_token_ = state->last_token;
   for (LeaseRecord& record : state->leases) {
     HeldLease lease;

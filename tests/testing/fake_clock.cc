@@ -29,4 +29,9 @@ void FakeClock::AdvanceBy(absl::Duration d) {
   now_ = target;
 }
 
+size_t FakeClock::PendingTimers() {
+  absl::MutexLock lock(&mu_);
+  return timers_.size();
+}
+
 }  // namespace fencegate::testing

@@ -25,6 +25,8 @@ class FakeClock final : public Clock {
 
   // Moves time forward by `d`, firing due timers (also those they set).
   void AdvanceBy(absl::Duration d);
+  // Timers set and neither fired nor cancelled.
+  size_t PendingTimers();
 
  private:
   absl::Mutex mu_;

@@ -336,6 +336,21 @@ TEST_F(LockManagerTest, TryLockDoesNotJumpTheQueue) {
   EXPECT_EQ(late.holder_token, token + 1);
 }
 
+TEST_F(LockManagerTest, EndedLeasesLeaveNoTimersBehind) {
+  for (int i = 0; i < 100; ++i) {
+    uint64_t token = MustAcquire("r" + std::to_string(i % 7), "h", Seconds(60));
+    ASSERT_THAT(Release("r" + std::to_string(i % 7), token), IsOk());
+  }
+  uint64_t renewed = MustAcquire("kept", "h", Seconds(2));
+  for (int i = 0; i < 10; ++i) {
+    Advance(Seconds(1));
+    ASSERT_THAT(Renew("kept", renewed, Seconds(2)), IsOk());
+  }
+  EXPECT_EQ(clock_.PendingTimers(), 1u);  // only the live lease's
+  ASSERT_THAT(Release("kept", renewed), IsOk());
+  EXPECT_EQ(clock_.PendingTimers(), 0u);
+}
+
 TEST_F(LockManagerTest, ExpiryHandsTheLockToTheNextWaiter) {
   MustAcquire("r", "crashed", Seconds(2));
   auto waiter = StartAcquire(Args("r", "next", Seconds(10), Seconds(60)));
