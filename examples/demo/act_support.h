@@ -1,0 +1,111 @@
+// What the demo's three acts (acts.h) share: the setup they run against,
+// their result, and an Act helper that starts client processes, sends them
+// commands, and records each call and its answer on the timeline in the
+// same words, so the acts read as the story they tell.
+//
+// Thread safety: an Act is used by one thread; the timeline is thread-safe.
+#ifndef FENCEGATE_EXAMPLES_DEMO_ACT_SUPPORT_H_
+#define FENCEGATE_EXAMPLES_DEMO_ACT_SUPPORT_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "client/gateway_client.h"
+#include "client/lock_client.h"
+#include "examples/demo/client_process.h"
+#include "examples/demo/timeline.h"
+
+// For the acts: `lhs` = the value of a StatusOr expression, or return its
+// error; return a non-OK Status expression.
+#define DEMO_ASSIGN_OR_RETURN(lhs, expr)        \
+  auto lhs##_or = (expr);                       \
+  if (!lhs##_or.ok()) return lhs##_or.status(); \
+  auto lhs = *std::move(lhs##_or)
+#define DEMO_RETURN_IF_ERROR(expr) \
+  if (absl::Status demo_status = (expr); !demo_status.ok()) return demo_status
+
+namespace fencegate::demo {
+
+struct DemoSetup {
+  std::string client_binary;  // fencegate-demo-client
+  std::string work_dir;       // temp dir: client logs, the plain SQLite file
+  int lockservice_port = 0;
+  std::string lockservice;  // host:port
+  std::string gateway;      // host:port
+  absl::Duration ttl;       // of every lease in the demo
+  Timeline* timeline = nullptr;
+  client::LockClient* lock = nullptr;               // the demo's own view of the locks
+  client::GatewayClient* gateway_client = nullptr;  // and of the stored data
+};
+
+struct ActResult {
+  std::string title;
+  std::string summary;                // one line for the end of the demo
+  std::vector<std::string> failures;  // expectations that did not hold
+  bool as_expected() const { return failures.empty(); }
+};
+
+// Where a client keeps the counter.
+enum class Storage { kGateway, kPlainFile };
+
+class Act {
+ public:
+  // `resource` names this act's lock (and gateway resource).
+  Act(const DemoSetup& setup, std::string resource, Storage storage, ActResult* result);
+
+  const std::string& resource() const { return resource_; }
+  Timeline& timeline() { return *setup_.timeline; }
+
+  // Starts the client on `lane` (client 1 or 2). `lockservice` overrides
+  // the address it reaches the lock service at (a TcpProxy, say).
+  absl::StatusOr<std::unique_ptr<ClientProcess>> StartClient(
+      Lane lane, std::string lockservice = "");
+
+  // Each sends one command to `client` (on `lane`), records the call and
+  // its answer, and returns the reply. Errors are failures of the demo
+  // itself (a client died, a server is unreachable, an interrupt).
+  absl::StatusOr<Message> Acquire(ClientProcess& client, Lane lane);
+  absl::StatusOr<Message> Check(ClientProcess& client, Lane lane);
+  absl::StatusOr<Message> Read(ClientProcess& client, Lane lane);
+  // `stale` marks a write from a client whose lease has expired: accepted,
+  // it is drawn as damage.
+  absl::StatusOr<Message> Write(ClientProcess& client, Lane lane, bool stale = false);
+  absl::StatusOr<Message> Renew(ClientProcess& client, Lane lane);
+  absl::StatusOr<Message> Release(ClientProcess& client, Lane lane);
+
+  // SIGSTOP / SIGCONT, recorded as the start and end of a frozen period.
+  absl::Status Freeze(ClientProcess& client, Lane lane);
+  absl::Status Thaw(ClientProcess& client, Lane lane);
+
+  // Polls the lock service (Describe) until the lease with `token` is gone,
+  // under a deadline, and records the expiry.
+  absl::Status WaitForExpiry(uint64_t token);
+
+  // The counter as stored now, read by the demo itself without a token.
+  absl::StatusOr<int64_t> FinalCounter();
+
+  // Records a failed expectation (the act did not come out as it should).
+  // Returns `holds`.
+  bool Expect(bool holds, const std::string& what);
+
+ private:
+  Lane StoreLane() const {
+    return storage_ == Storage::kGateway ? Lane::kGateway : Lane::kPlainStore;
+  }
+  std::string PlainDbPath() const;
+
+  const DemoSetup& setup_;
+  const std::string resource_;
+  const Storage storage_;
+  ActResult* const result_;
+  uint64_t token_[2] = {0, 0};     // the last token of client 1 and client 2
+  int64_t last_read_[2] = {0, 0};  // the counter as each last read it
+};
+
+}  // namespace fencegate::demo
+
+#endif  // FENCEGATE_EXAMPLES_DEMO_ACT_SUPPORT_H_

@@ -1,0 +1,99 @@
+// ChildProcess: a program run as a child process, for the demo and the
+// end-to-end tests. The child gets
+//   - its own process group, so a Ctrl-C at the terminal reaches only the
+//     parent, which then stops its children in order;
+//   - default signal dispositions and an empty signal mask, whatever the
+//     parent blocked or ignored;
+//   - a death signal (PR_SET_PDEATHSIG): if the parent dies, even by
+//     SIGKILL, the child is signalled too, so nothing is left behind;
+//   - optionally a pipe to its stdin and one from its stdout; its stderr
+//     goes to a file (or is inherited).
+// Only the process this object started is ever signalled, by its PID, and
+// never after it has been reaped (so never a recycled PID).
+//
+// Thread safety: pid(), Signal() and Running() are thread-safe; the rest is
+// for the owning thread. The destructor SIGKILLs a child that still runs and
+// reaps it.
+#ifndef FENCEGATE_EXAMPLES_DEMO_CHILD_PROCESS_H_
+#define FENCEGATE_EXAMPLES_DEMO_CHILD_PROCESS_H_
+
+#include <signal.h>
+#include <sys/types.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+
+namespace fencegate::demo {
+
+class ChildProcess {
+ public:
+  struct Options {
+    std::vector<std::string> argv;  // argv[0]: the program's path
+    std::string stderr_path;        // empty: inherit the parent's stderr
+    bool pipe_stdin = false;        // else /dev/null
+    bool pipe_stdout = false;       // else stdout goes to stderr_path (or ours)
+    int death_signal = SIGKILL;     // sent to the child when the parent dies
+  };
+
+  static absl::StatusOr<std::unique_ptr<ChildProcess>> Start(Options options);
+  ~ChildProcess();
+  ChildProcess(const ChildProcess&) = delete;
+  ChildProcess& operator=(const ChildProcess&) = delete;
+
+  pid_t pid() const { return pid_; }
+  const std::string& name() const { return name_; }  // argv[0]'s base name
+
+  // Sends `signal`. False if the child has already been reaped.
+  bool Signal(int signal);
+  // True until the child has exited and been reaped.
+  bool Running();
+  // Waits up to `timeout` for the child to exit; returns its wait status
+  // (see DescribeWaitStatus), or DEADLINE_EXCEEDED if it still runs.
+  absl::StatusOr<int> Wait(absl::Duration timeout);
+  // SIGTERM, then SIGKILL if it has not exited within `grace`; returns the
+  // wait status.
+  int Terminate(absl::Duration grace);
+
+  // -1 when not piped. The parent owns these ends.
+  int stdin_fd() const { return stdin_fd_; }
+  int stdout_fd() const { return stdout_fd_; }
+  // Closes our end of the child's stdin: it reads EOF.
+  void CloseStdin();
+
+ private:
+  ChildProcess() = default;
+  // Reaps the child if it has exited; mu_ held.
+  bool ReapLocked(bool block) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  pid_t pid_ = -1;
+  std::string name_;
+  int stdin_fd_ = -1;
+  int stdout_fd_ = -1;
+  absl::Mutex mu_;
+  bool reaped_ ABSL_GUARDED_BY(mu_) = false;
+  int wait_status_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+// "exited with status 0", "killed by signal 9 (Killed)".
+std::string DescribeWaitStatus(int wait_status);
+
+// Runs a program to completion and collects its output (for the CLI in
+// tests). The child is killed if it outlives `timeout`.
+struct ProgramResult {
+  int exit_code = -1;  // -1: killed by a signal
+  std::string stdout_text;
+  std::string stderr_text;
+};
+absl::StatusOr<ProgramResult> RunProgram(const std::vector<std::string>& argv,
+                                         absl::Duration timeout,
+                                         const std::string& stdin_text = "");
+
+}  // namespace fencegate::demo
+
+#endif  // FENCEGATE_EXAMPLES_DEMO_CHILD_PROCESS_H_

@@ -1,0 +1,53 @@
+// CounterStore: where a demo client keeps the shared counter it increments
+// (read, add one, write back: a read-modify-write).
+//
+//   - The gateway store goes through fencegate-gateway: every read and write
+//     carries the lease's token and is refused once a newer token was seen.
+//   - The plain store is a SQLite file that both clients open directly. It
+//     ignores tokens: the "without fencing" control of act 3. It is a
+//     separate file; the gateway itself never takes a write without a token.
+//
+// The stored text is "<n> (by <who>, token <t>)", so an overwrite shows who
+// made it; ParseCounter() reads the number back.
+//
+// Thread safety: not thread-safe; each client process uses one from one
+// thread.
+#ifndef FENCEGATE_EXAMPLES_DEMO_COUNTER_STORE_H_
+#define FENCEGATE_EXAMPLES_DEMO_COUNTER_STORE_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "client/gateway_client.h"
+
+namespace fencegate::demo {
+
+struct CounterValue {
+  int64_t value = 0;       // 0 when absent
+  std::string text;        // as stored; empty when absent
+  uint64_t version = 0;    // gateway only
+  uint64_t max_token = 0;  // gateway only: the fence after the call
+};
+
+class CounterStore {
+ public:
+  virtual ~CounterStore() = default;
+  // A gateway store refuses a stale token with ABORTED (IsStaleToken).
+  virtual absl::StatusOr<CounterValue> Read(const client::Fencing& fencing) = 0;
+  virtual absl::StatusOr<CounterValue> Write(const client::Fencing& fencing,
+                                             const std::string& text) = 0;
+};
+
+std::unique_ptr<CounterStore> NewGatewayCounterStore(const std::string& address,
+                                                     const std::string& key);
+absl::StatusOr<std::unique_ptr<CounterStore>> NewPlainCounterStore(
+    const std::string& sqlite_path, const std::string& key);
+
+// The number at the start of a stored text; 0 if there is none.
+int64_t ParseCounter(const std::string& text);
+
+}  // namespace fencegate::demo
+
+#endif  // FENCEGATE_EXAMPLES_DEMO_COUNTER_STORE_H_
