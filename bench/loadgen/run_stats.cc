@@ -20,6 +20,7 @@ RunSummary Summarize(std::vector<ClientTally>& tallies, absl::Duration measured)
   std::vector<int64_t> wait;
   double sum = 0;
   double sum_squares = 0;
+  int64_t holder_changes = 0;
   bool first = true;
   for (ClientTally& tally : tallies) {
     const int64_t ops = static_cast<int64_t>(tally.latency_ns.size());
@@ -27,6 +28,7 @@ RunSummary Summarize(std::vector<ClientTally>& tallies, absl::Duration measured)
     summary.errors += tally.errors;
     summary.not_acquired += tally.not_acquired;
     summary.abandoned += tally.abandoned;
+    holder_changes += tally.holder_changes;
     summary.client_ops_min = first ? ops : std::min(summary.client_ops_min, ops);
     summary.client_ops_max = first ? ops : std::max(summary.client_ops_max, ops);
     first = false;
@@ -40,6 +42,7 @@ RunSummary Summarize(std::vector<ClientTally>& tallies, absl::Duration measured)
   std::sort(latency.begin(), latency.end());
   std::sort(wait.begin(), wait.end());
   summary.ops_per_s = summary.ops / absl::ToDoubleSeconds(measured);
+  summary.holder_changes_per_s = holder_changes / absl::ToDoubleSeconds(measured);
   summary.p50_us = PercentileUs(latency, 0.50);
   summary.p99_us = PercentileUs(latency, 0.99);
   summary.max_us = PercentileUs(latency, 1.0);
@@ -57,11 +60,11 @@ std::string ToJsonLine(const RunLabels& l, const RunSummary& s) {
       "\"resources\": %d, \"clients\": %d, \"duration_s\": %.3f, "
       "\"ops\": %d, \"errors\": %d, \"not_acquired\": %d, \"abandoned\": %d, "
       "\"ops_per_s\": %.1f, \"p50_us\": %.1f, \"p99_us\": %.1f, \"max_us\": %.1f, "
-      "\"wait_p50_us\": %.1f, \"wait_p99_us\": %.1f, \"wait_max_us\": %.1f, "
+      "\"holder_changes_per_s\": %.1f, \"wait_p50_us\": %.1f, \"wait_p99_us\": %.1f, \"wait_max_us\": %.1f, "
       "\"client_ops_min\": %d, \"client_ops_max\": %d, \"jain_fairness\": %.4f}",
       l.system, l.durability, l.workload, l.resources, l.clients, l.duration_s,
       s.ops, s.errors, s.not_acquired, s.abandoned, s.ops_per_s, s.p50_us,
-      s.p99_us, s.max_us, s.wait_p50_us, s.wait_p99_us, s.wait_max_us,
+      s.p99_us, s.max_us, s.holder_changes_per_s, s.wait_p50_us, s.wait_p99_us, s.wait_max_us,
       s.client_ops_min, s.client_ops_max, s.jain_fairness);
 }
 

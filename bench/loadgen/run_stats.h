@@ -24,6 +24,7 @@ struct ClientTally {
   int64_t errors = 0;
   int64_t not_acquired = 0;  // try-locks refused (completed ops, in latency_ns too)
   int64_t abandoned = 0;     // waits started in the window and cut off by its end (not ops)
+  int64_t holder_changes = 0;  // handoff: grants whose previous holder was another client
 };
 
 struct RunSummary {
@@ -35,7 +36,9 @@ struct RunSummary {
   double p50_us = 0;
   double p99_us = 0;
   double max_us = 0;
-  // Waiting times (handoff only; 0 otherwise).
+  // handoff only (0 otherwise): grants that moved the lock to another
+  // client, per second, and the waiting times.
+  double holder_changes_per_s = 0;
   double wait_p50_us = 0;
   double wait_p99_us = 0;
   double wait_max_us = 0;

@@ -1,5 +1,6 @@
 #include "bench/loadgen/workloads.h"
 
+#include <atomic>
 #include <memory>
 #include <optional>
 #include <thread>
@@ -19,10 +20,22 @@ enum class Outcome { kDone, kNotAcquired, kAbandoned, kError };
 struct OpResult {
   Outcome outcome = Outcome::kDone;
   absl::Duration wait;  // handoff: asking to being granted
+  bool changed_holder = false;  // handoff: the previous holder was another client
   absl::Status error;
 };
 
-OpResult Failed(absl::Status status) { return {Outcome::kError, {}, std::move(status)}; }
+OpResult Failed(absl::Status status) {
+  OpResult result;
+  result.outcome = Outcome::kError;
+  result.error = std::move(status);
+  return result;
+}
+
+OpResult Ended(Outcome outcome) {
+  OpResult result;
+  result.outcome = outcome;
+  return result;
+}
 
 std::string ResourceName(const RunConfig& config, int index) {
   return absl::StrCat(config.run_id, "-r", index);
@@ -112,14 +125,16 @@ class HeldLeases {
 class Client {
  public:
   Client(const RunConfig& config, int index, Driver& driver,
-         const HeldLeases& leases, const std::string& value, absl::Time end)
+         const HeldLeases& leases, const std::string& value, absl::Time end,
+         std::atomic<int>& last_holder)
       : config_(config),
         index_(index),
         driver_(driver),
         leases_(leases),
         value_(value),
         key_(absl::StrCat("k", index)),
-        end_(end) {}
+        end_(end),
+        last_holder_(last_holder) {}
 
   OpResult Run(uint64_t k) {
     switch (config_.workload) {
@@ -153,7 +168,7 @@ class Client {
     auto lock = driver_.Acquire(ResourceName(config_, resource), options);
     if (!lock.ok()) return Failed(lock.status());
     if (!lock->has_value()) {
-      return {options.wait ? Outcome::kAbandoned : Outcome::kNotAcquired, {}, {}};
+      return Ended(options.wait ? Outcome::kAbandoned : Outcome::kNotAcquired);
     }
     return Status(driver_.Release(**lock));
   }
@@ -166,9 +181,11 @@ class Client {
     const absl::Time asked = absl::Now();
     auto lock = driver_.Acquire(ResourceName(config_, 0), options);
     if (!lock.ok()) return Failed(lock.status());
-    if (!lock->has_value()) return {Outcome::kAbandoned, {}, {}};
+    if (!lock->has_value()) return Ended(Outcome::kAbandoned);
     OpResult result;
     result.wait = absl::Now() - asked;
+    // Grants are serialized by the lock, so this sees them in lock order.
+    result.changed_holder = last_holder_.exchange(index_) != index_;
     absl::Status written = driver_.FencedWrite(**lock, key_, value_);
     absl::Status released = driver_.Release(**lock);
     if (!written.ok()) return Failed(std::move(written));
@@ -183,6 +200,7 @@ class Client {
   const std::string& value_;
   const std::string key_;
   const absl::Time end_;
+  std::atomic<int>& last_holder_;  // handoff: the client that got the lock last
 };
 
 }  // namespace
@@ -244,6 +262,7 @@ absl::StatusOr<RunSummary> RunWorkload(const RunConfig& config,
   absl::Time start;
   absl::Time end;
   FirstError errors;
+  std::atomic<int> last_holder{-1};
   std::vector<std::thread> threads;
   for (int c = 0; c < config.clients; ++c) {
     threads.emplace_back([&, c] {
@@ -257,7 +276,7 @@ absl::StatusOr<RunSummary> RunWorkload(const RunConfig& config,
       ready.DecrementCount();
       go.WaitForNotification();
       if (!opened[c].ok()) return;
-      Client client(config, c, *driver, leases, value, end);
+      Client client(config, c, *driver, leases, value, end, last_holder);
       ClientTally& tally = tallies[c];
       for (uint64_t k = 0;; ++k) {
         const absl::Time before = absl::Now();
@@ -282,6 +301,7 @@ absl::StatusOr<RunSummary> RunWorkload(const RunConfig& config,
         tally.latency_ns.push_back(absl::ToInt64Nanoseconds(after - before));
         if (config.workload == Workload::kHandoff) {
           tally.wait_ns.push_back(absl::ToInt64Nanoseconds(op.wait));
+          if (op.changed_holder) ++tally.holder_changes;
         }
       }
       driver->Close();
