@@ -1,8 +1,10 @@
 // The benchmark's workloads, written once against Driver so every system
 // runs the same closed loop: each client thread has its own driver (its own
 // connection), issues one operation, waits for the answer, records the
-// latency, and issues the next, until the run's end. Operations started in
-// the warm-up are not recorded.
+// latency, and issues the next, until the run's end. An operation is
+// recorded if it completes inside the measured window (after the warm-up,
+// before the end): throughput is completions per second of the window.
+// Failed operations are counted wherever they happen, warm-up included.
 //
 //   lock_cycle    acquire (TTL 10 s) then owner-checked release; one op =
 //                 both. On 1 resource (hot) acquire waits its turn; on many
@@ -13,8 +15,11 @@
 //                 fenced by that lease's token. Client c writes key "k<c>".
 //                 On 1 resource every client writes under the same lease.
 //   handoff       one hot resource: acquire (waiting in line), one fenced
-//                 write, release. ops_per_s is hand-offs per second; the
-//                 waiting times and per-client counts show fairness.
+//                 write, release. ops_per_s is these cycles per second;
+//                 holder_changes counts the cycles whose lock came from
+//                 another client (a real hand-off: a lock that lets its
+//                 releaser barge back in does fewer); the waiting times and
+//                 per-client counts show fairness.
 //   rpc           an empty call (grpc-empty only): the ceiling.
 //
 // Resource i of a run is "<run_id>-r<i>", so runs never see each other's
