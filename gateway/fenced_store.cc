@@ -29,7 +29,8 @@ absl::Status ReadError(absl::string_view what, const absl::Status& cause) {
 FencedStore::FencedStore(StorageBackend* backend, const GatewayLimits& limits)
     : backend_(backend), limits_(limits) {
   commits_ = std::make_unique<GroupCommitQueue<Item>>(
-      [this](std::vector<Item>& batch) { Flush(batch); }, limits.max_batch);
+      [this](std::vector<Item>& batch) { Flush(batch); }, limits.max_batch,
+      "fg-gw-commit");
 }
 
 FencedStore::~FencedStore() {
