@@ -133,6 +133,20 @@ bool ChildProcess::Signal(int signal) {
   return kill(pid_, signal) == 0;
 }
 
+absl::Status ChildProcess::StopAndWait(absl::Duration timeout) {
+  if (!Signal(SIGSTOP)) {
+    return absl::FailedPreconditionError(absl::StrCat(name_, " is not running"));
+  }
+  const absl::Time give_up = absl::Now() + timeout;
+  while (ProcessState(pid_) != 'T') {
+    if (absl::Now() > give_up) {
+      return absl::DeadlineExceededError(absl::StrCat(name_, " did not stop"));
+    }
+    absl::SleepFor(absl::Milliseconds(1));  // poll interval, under a deadline
+  }
+  return absl::OkStatus();
+}
+
 bool ChildProcess::Running() {
   absl::MutexLock lock(&mu_);
   return !ReapLocked(/*block=*/false);
@@ -167,6 +181,13 @@ int ChildProcess::Terminate(absl::Duration grace) {
 void ChildProcess::CloseStdin() {
   if (stdin_fd_ >= 0) close(stdin_fd_);
   stdin_fd_ = -1;
+}
+
+char ProcessState(pid_t pid) {
+  std::ifstream in(absl::StrCat("/proc/", pid, "/stat"));
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t paren = stat.rfind(')');  // the name may contain spaces
+  return paren != std::string::npos && paren + 2 < stat.size() ? stat[paren + 2] : '?';
 }
 
 std::string DescribeWaitStatus(int wait_status) {

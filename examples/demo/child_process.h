@@ -51,6 +51,9 @@ class ChildProcess {
 
   // Sends `signal`. False if the child has already been reaped.
   bool Signal(int signal);
+  // SIGSTOP, and waits up to `timeout` until the kernel shows the child
+  // stopped (signals are delivered asynchronously). SIGCONT undoes it.
+  absl::Status StopAndWait(absl::Duration timeout = absl::Seconds(10));
   // True until the child has exited and been reaped.
   bool Running();
   // Waits up to `timeout` for the child to exit; returns its wait status
@@ -79,6 +82,10 @@ class ChildProcess {
   bool reaped_ ABSL_GUARDED_BY(mu_) = false;
   int wait_status_ ABSL_GUARDED_BY(mu_) = 0;
 };
+
+// The state letter of a process in /proc/<pid>/stat: 'R' running, 'S'
+// sleeping, 'T' stopped, ...; '?' if it cannot be read.
+char ProcessState(pid_t pid);
 
 // "exited with status 0", "killed by signal 9 (Killed)".
 std::string DescribeWaitStatus(int wait_status);

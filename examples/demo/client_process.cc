@@ -126,8 +126,8 @@ absl::StatusOr<Message> ClientProcess::Call(absl::string_view word,
 }
 
 absl::Status ClientProcess::Freeze() {
-  if (!child_->Signal(SIGSTOP)) return ExitedError();
-  return absl::OkStatus();
+  if (!child_->Running()) return ExitedError();
+  return child_->StopAndWait();
 }
 
 absl::Status ClientProcess::Thaw() {

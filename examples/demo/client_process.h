@@ -55,7 +55,8 @@ class ClientProcess {
                                absl::Duration timeout = absl::Seconds(30));
 
   // SIGSTOP: the whole process freezes, its lease-renewal thread included,
-  // as in a stop-the-world GC pause. Thaw() sends SIGCONT.
+  // as in a stop-the-world GC pause; returns once it is stopped. Thaw()
+  // sends SIGCONT.
   absl::Status Freeze();
   absl::Status Thaw();
 

@@ -180,6 +180,10 @@ int Run() {
     std::cerr << "cannot write the diagram: " << written.message() << "\n";
   }
 
+  std::cout.flush();
+  // Our own connections first: a server waits for open ones when it stops.
+  lock_client.reset();
+  gateway_client.reset();
   StopServer(*gateway, "gateway");
   StopServer(*locks, "lock service");
   std::cout << "Servers stopped; temp dir removed.\n";

@@ -1,0 +1,129 @@
+#include "tests/e2e/e2e_fixture.h"
+
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+
+namespace fencegate::e2e {
+
+void E2eTest::SetUp() {
+  auto locks = testing::ServerProcess::Start(FENCEGATE_LOCKSERVICE_BIN,
+                                             {"--db=" + dir_.File("locks.db")},
+                                             dir_.path(), "lockservice");
+  ASSERT_TRUE(locks.ok()) << locks.status();
+  lockservice_ = *std::move(locks);
+  auto gateway = testing::ServerProcess::Start(
+      FENCEGATE_GATEWAY_BIN, {"--db=" + dir_.File("gateway.db")}, dir_.path(), "gateway");
+  ASSERT_TRUE(gateway.ok()) << gateway.status();
+  gateway_ = *std::move(gateway);
+  lock_ = client::LockClient::Connect(lockservice_->address());
+  gateway_client_ = client::GatewayClient::Connect(gateway_->address());
+}
+
+void E2eTest::TearDown() {
+  if (!HasFailure()) return;
+  if (lockservice_ != nullptr) {
+    std::cerr << "--- lock service log:\n" << lockservice_->LogTail() << "\n";
+  }
+  if (gateway_ != nullptr)
+    std::cerr << "--- gateway log:\n" << gateway_->LogTail() << "\n";
+  for (const std::string& path : client_logs_) {
+    std::ifstream in(path);
+    std::stringstream text;
+    text << in.rdbuf();
+    std::cerr << "--- " << path << ":\n" << text.str() << "\n";
+  }
+}
+
+absl::StatusOr<std::unique_ptr<demo::ClientProcess>> E2eTest::StartClient(
+    const std::string& name, const std::string& resource, bool plain,
+    const std::string& lockservice) {
+  demo::ClientProcessOptions options;
+  options.binary = FENCEGATE_DEMO_CLIENT_BIN;
+  options.name = name;
+  options.lockservice = lockservice.empty() ? lockservice_->address() : lockservice;
+  if (plain) {
+    options.plain_db = dir_.File("plain.db");
+  } else {
+    options.gateway = gateway_->address();
+  }
+  options.resource = resource;
+  options.stderr_path = dir_.File(absl::StrCat(name, ".log"));
+  client_logs_.push_back(options.stderr_path);
+  return demo::ClientProcess::Start(options);
+}
+
+absl::StatusOr<demo::Message> E2eTest::Call(demo::ClientProcess& client,
+                                            absl::string_view word) {
+  absl::StatusOr<demo::Message> reply = client.Call(word);
+  if (reply.ok() && reply->status() == "error") {
+    return absl::InternalError(
+        absl::StrCat(client.name(), " ", word, ": ", reply->Get("msg")));
+  }
+  return reply;
+}
+
+absl::StatusOr<demo::Message> E2eTest::Acquire(demo::ClientProcess& client) {
+  demo::Message command;
+  command.word = "acquire";
+  command.Set("ttl_ms", absl::ToInt64Milliseconds(kTtl));
+  absl::StatusOr<demo::Message> reply = client.Call(command);
+  if (reply.ok() && !reply->ok()) {
+    return absl::InternalError(
+        absl::StrCat(client.name(), " did not acquire: ", demo::FormatMessage(*reply)));
+  }
+  return reply;
+}
+
+absl::Status E2eTest::WaitUntilLeaseGone(const std::string& resource, uint64_t token,
+                                         absl::Duration timeout) {
+  const absl::Time give_up = absl::Now() + timeout;
+  for (;;) {
+    absl::StatusOr<client::LockState> state = lock_->Describe(resource);
+    if (!state.ok()) return state.status();
+    if (!state->held || state->token != token) return absl::OkStatus();
+    if (absl::Now() > give_up) {
+      return absl::DeadlineExceededError(
+          absl::StrCat("lease ", token, " on ", resource, " still held"));
+    }
+    absl::SleepFor(absl::Milliseconds(20));  // poll interval, under a deadline
+  }
+}
+
+absl::StatusOr<demo::ProgramResult> E2eTest::Cli(std::vector<std::string> args,
+                                                 bool connect) {
+  args.insert(args.begin(), FENCEGATE_CLI_BIN);
+  if (!connect) return demo::RunProgram(args, absl::Seconds(60));
+  args.push_back("--timeout=10s");
+  const std::string& command = args[1];
+  const bool lock_command = command == "acquire" || command == "renew" ||
+                            command == "release" || command == "describe";
+  const bool has_address = [&] {
+    for (const std::string& a : args) {
+      if (a.rfind("--lockservice", 0) == 0 || a.rfind("--gateway", 0) == 0) return true;
+    }
+    return false;
+  }();
+  if (!has_address) {
+    args.push_back(lock_command ? "--lockservice=" + lockservice_->address()
+                                : "--gateway=" + gateway_->address());
+  }
+  return demo::RunProgram(args, absl::Seconds(60));
+}
+
+uint64_t JsonUint(const std::string& json, const std::string& key) {
+  const std::string needle = absl::StrCat("\"", key, "\":");
+  const size_t at = json.find(needle);
+  if (at == std::string::npos) return 0;
+  size_t end = at + needle.size();
+  while (end < json.size() && isdigit(static_cast<unsigned char>(json[end]))) ++end;
+  uint64_t value = 0;
+  absl::SimpleAtoi(json.substr(at + needle.size(), end - at - needle.size()), &value);
+  return value;
+}
+
+}  // namespace fencegate::e2e

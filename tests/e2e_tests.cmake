@@ -1,0 +1,36 @@
+# End-to-end tests (label e2e): the real server binaries, real client
+# processes (fencegate-demo-client, the fencegate CLI), real ports, temp
+# dirs. One binary: linking gRPC is slow on 2 cores.
+add_executable(e2e_tests
+  e2e/cli_test.cc
+  e2e/e2e_fixture.cc
+  e2e/fencing_scenarios_test.cc
+  e2e/lease_loss_test.cc
+  e2e/lock_semantics_test.cc)
+target_link_libraries(e2e_tests PRIVATE
+  fencegate_demo_harness fencegate_client fencegate_testing
+  GTest::gmock GTest::gtest_main)
+target_compile_definitions(e2e_tests PRIVATE
+  FENCEGATE_LOCKSERVICE_BIN="$<TARGET_FILE:fencegate-lockservice>"
+  FENCEGATE_GATEWAY_BIN="$<TARGET_FILE:fencegate-gateway>"
+  FENCEGATE_CLI_BIN="$<TARGET_FILE:fencegate>"
+  FENCEGATE_DEMO_CLIENT_BIN="$<TARGET_FILE:fencegate-demo-client>")
+add_dependencies(e2e_tests
+  fencegate-lockservice fencegate-gateway fencegate fencegate-demo-client)
+gtest_discover_tests(e2e_tests
+  DISCOVERY_TIMEOUT 60
+  PROPERTIES LABELS e2e TIMEOUT 120)
+
+# The demo (what ./scripts/demo runs after building) must come out as
+# expected: its exit status is the assertion, and it must write the diagram.
+# The binary is run directly, with the arguments the script passes through,
+# so the test never rebuilds or reconfigures the tree it runs from.
+add_test(NAME demo_plays_all_three_acts
+  COMMAND bash -c "\"$0\" --out=\"$1\" --color=false && grep -q '</svg>' \"$1\""
+    $<TARGET_FILE:fencegate-demo> ${CMAKE_CURRENT_BINARY_DIR}/demo/fencegate-demo.svg)
+set_tests_properties(demo_plays_all_three_acts PROPERTIES LABELS e2e TIMEOUT 180)
+# scripts/demo itself: valid bash that execs that same binary.
+add_test(NAME demo_script_runs_the_demo_binary
+  COMMAND bash -c "bash -n \"$0\" && grep -q 'exec ./build/examples/demo/fencegate-demo \"\\$@\"' \"$0\""
+    ${CMAKE_SOURCE_DIR}/scripts/demo)
+set_tests_properties(demo_script_runs_the_demo_binary PROPERTIES LABELS e2e TIMEOUT 30)
