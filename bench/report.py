@@ -47,9 +47,72 @@ COLOR = {
     ("redis", "everysec"): "#f0a3a3",
 }
 RUN_FIELDS = ["ops_per_s", "p50_us", "p99_us", "max_us", "ops", "errors",
-              "not_acquired", "abandoned"]
+              "not_acquired", "abandoned", "client_cpu_us_per_op", "server_cpu_us_per_op",
+              "other_cpu_share"]
+CPU_FIELDS = ["client_cpu_us_per_op", "server_cpu_us_per_op", "other_cpu_share"]
 HANDOFF_FIELDS = ["holder_changes_per_s", "wait_p50_us", "wait_p99_us", "wait_max_us", "jain_fairness",
                   "client_ops_min", "client_ops_max"]
+
+HOW_TO_RUN = """\
+## How to run
+
+```
+./scripts/bench                       # full run, ~9 minutes: every system, 3 runs per point
+./scripts/bench --quick               # 1 run of 0.5 s per point, < 2 minutes (smoke, not for comparison)
+./scripts/bench --systems=fencegate,etcd --runs=5 --duration=5s
+./scripts/bench --profile             # also perf-records fencegate's servers under load
+build/bench/fencegate-microbench      # in-process hot paths (Google Benchmark), no servers
+ctest --test-dir build -L bench       # the smoke test: --quick against fencegate, no errors allowed
+```
+
+`./scripts/bench` installs what is missing from Debian (etcd-server, etcd-client,
+redis-server, libhiredis-dev), builds, starts every server on 127.0.0.1 with free
+ports and its data in one temp dir, runs, stops exactly the processes it started
+(by PID, also on Ctrl-C), writes `bench/results/latest.json` (not committed) and,
+for a full run of every system, regenerates this page and `docs/benchmarks.svg`
+(committed when the numbers are refreshed). The runs of all systems are
+interleaved (run 1 of every system, then run 2, ...), so a machine that gets
+busier part way slows every system alike; figures are medians of the runs.
+"""
+
+METHOD = """\
+## What is measured, and why each peer is a fair one
+
+One C++ load generator (`bench/loadgen/`) drives every system over its native
+protocol: closed loop, one connection per client thread, latency from every
+single sample (exact percentiles, no averaging), counted in the window an
+operation completes in. The workload loops are written once
+(`bench/loadgen/workloads.h`); only the three primitives below differ per system.
+
+| | fencegate | etcd 3.4 (v3 gRPC, raw stubs) | Redis 7 (RESP, hiredis) |
+|---|---|---|---|
+| acquire | `LockService.Acquire` (TTL 10 s); a waiter parks in the server's FIFO queue | the `concurrency.Mutex` recipe: one Txn puts `lock/<r>/<lease>` under the client's session lease and reads the oldest key; a waiter watches its predecessor's key (no herd) | `SET lock:<r> <owner> NX PX 10000`; with a token (fenced write, hand-off): the same SET NX PX and an INCR in one Lua script |
+| token | the service's token (one durable counter) | create revision of the lock key | the INCR'd counter |
+| release | `LockService.Release(token)`, owner-checked | DeleteRange of the session's own key | Lua compare-and-delete |
+| fenced write | `Gateway.Write(token)`: fence check and write in one SQLite transaction | Txn: if `create_revision(lock key) == token` then put (`Mutex.IsOwner()`) | Lua: if token >= `fence:<r>` then raise the fence and SET |
+| durability | SQLite WAL, synchronous=FULL, group commit: each reply after its fsync | raft WAL fsync before every reply (no `--unsafe-no-fsync`) | appendonly yes, appendfsync always (fsync before replies); the everysec run is **not durable** |
+
+Where a peer has a cheaper correct recipe, it gets it: etcd keeps one session
+lease per client for all its locks (as `concurrency.Session` does) instead of a
+lease per lock, and its waiters watch from "now" and then re-read the
+predecessor's key, instead of watching from the read's revision as the Go client
+does, which can leave the watcher up to 100 ms in etcd's unsynced set. Redis'
+lock cycle uses plain `SET NX PX` with no token, its cheapest lock. A Redis
+waiter retries after a jittered 1 ms pause (`--redis_retry`): more eager than
+redis-py (100 ms) or Redlock (200 ms); longer pauses raise its cycles/s only by
+letting the releaser barge back in, which the hand-off table shows.
+
+Workloads, each at 1, 8 and 32 clients on 1,000 resources and on one hot
+resource: **lock cycle** = acquire + release (try-lock on 1,000 resources, a
+refusal counts as a completed op; waiting on the hot one); **fenced write** =
+1 KiB writes under leases taken before the clock starts (on the hot resource
+all clients write under one lease); **hand-off** = 32 clients queued on one
+resource, each acquiring, writing once and releasing. Ceilings measured in the
+same run: an empty unary call to a gRPC callback server
+(`bench/echo_server.cc`) and a 4 KiB pwrite + fdatasync loop on the data's file
+system.
+"""
+
 ANALYSIS_BEGIN = "<!-- analysis:begin (hand-written; kept when the page is regenerated) -->"
 ANALYSIS_END = "<!-- analysis:end -->"
 
@@ -108,7 +171,7 @@ def aggregate(args):
     for key, group in groups.items():
         system, durability, workload, resources, clients = key
         total_errors += sum(r["errors"] for r in group)
-        per_run = [{k: r[k] for k in RUN_FIELDS} for r in group]
+        per_run = [{k: r.get(k, 0) for k in RUN_FIELDS} for r in group]
         entry = {
             "system": system,
             "durability": durability,
@@ -120,9 +183,11 @@ def aggregate(args):
             "p99_us": round(median([r["p99_us"] for r in group]), 1),
             "runs": per_run,
         }
+        entry["detail"] = {k: round(median([r.get(k, 0) for r in group]), 3)
+                           for k in CPU_FIELDS}
         if workload == "handoff":
-            entry["detail"] = {k: round(median([r[k] for r in group]), 4)
-                               for k in HANDOFF_FIELDS}
+            entry["detail"].update({k: round(median([r[k] for r in group]), 4)
+                                    for k in HANDOFF_FIELDS})
             for run, r in zip(per_run, group):
                 run.update({k: r[k] for k in HANDOFF_FIELDS})
         if workload == "fsync":
@@ -159,6 +224,24 @@ def aggregate(args):
         "ceilings": ceilings,
         "results": results,
     }
+    if args.syncs and os.path.exists(args.syncs):
+        doc["syncs"] = []
+        with open(args.syncs) as f:
+            for line in f:
+                if not line.strip():
+                    continue
+                d = json.loads(line)
+                r = d["run"]
+                doc["syncs"].append({
+                    "system": r["system"], "durability": r["durability"],
+                    "workload": r["workload"], "resources": r["resources"],
+                    "clients": r["clients"], "ops_per_s": r["ops_per_s"],
+                    "syncs_per_s": d["syncs_per_s"],
+                    "ops_per_sync": round(r["ops_per_s"] / d["syncs_per_s"], 2)
+                    if d["syncs_per_s"] else None,
+                    "server_cpu_us_per_op": r.get("server_cpu_us_per_op"),
+                    "other_cpu_share": r.get("other_cpu_share"),
+                })
     with open(args.out, "w") as f:
         json.dump(doc, f, indent=1)
         f.write("\n")
@@ -206,7 +289,7 @@ def targets(doc):
                     ratio(fg("fenced_write", r, 32), redis("fenced_write", r, 32)), 0.75, True,
                     "ops/s"))
     def changes(a, b):
-        if not a or not b or b["detail"]["holder_changes_per_s"] <= 0:
+        if not a or not b or b["detail"].get("holder_changes_per_s", 0) <= 0:
             return None
         return a["detail"]["holder_changes_per_s"] / b["detail"]["holder_changes_per_s"]
 
@@ -288,9 +371,17 @@ def render_markdown(doc, analysis):
         add(f"- other processes (not the benchmark's) used {share * 100:.0f}% of the machine's CPU "
             f"during the run: {'**busy machine**: absolute numbers are low and noisy, ratios still hold roughly' if busy else 'quiet machine'}"
             f" (load average before: {m.get('load_average_before')})")
+    others = [r.get("other_cpu_share", 0) for e in doc["results"] for r in e["runs"]]
+    if any(others):
+        add(f"- other processes' share of the CPU inside each measured window: median "
+            f"{statistics.median(others) * 100:.0f}%, worst {max(others) * 100:.0f}% "
+            f"(per run in `latest.json`)")
     add(f"- failed operations: {doc.get('errors', 0)}")
     add("")
     add("## Targets (issue 5)")
+    add("")
+    add("At 32 clients, with fsync before every acknowledgement on every durable system. "
+        "\"needs Nx more\" is the factor fencegate's figure must still grow by.")
     add("")
     add("| ratio | measured | target | verdict |")
     add("|---|---:|---:|---|")
@@ -333,9 +424,52 @@ def render_markdown(doc, analysis):
             if e:
                 d = e["detail"]
                 add(f"| {LABEL[s]} | {fmt_ops(e['ops_per_s'])} | "
-                    f"{fmt_ops(d['holder_changes_per_s'])} | {fmt_ms(d['wait_p50_us'])} | "
+                    f"{fmt_ops(d.get('holder_changes_per_s', 0))} | {fmt_ms(d['wait_p50_us'])} | "
                     f"{fmt_ms(d['wait_p99_us'])} | {fmt_ms(d['wait_max_us'])} | "
                     f"{d['jain_fairness']:.3f} | {d['client_ops_min']:.0f} / {d['client_ops_max']:.0f} |")
+    cpu_rows = []
+    for workload, resources, name in [("lock_cycle", 1000, "lock cycle, 1,000 resources"),
+                                      ("lock_cycle", 1, "lock cycle, hot resource"),
+                                      ("fenced_write", 1000, "fenced write, 1,000 resources"),
+                                      ("fenced_write", 1, "fenced write, hot resource"),
+                                      ("handoff", 1, "hand-off")]:
+        cells = []
+        for s in SYSTEM_ORDER:
+            e = find(doc, s[0], s[1], workload, resources, 32)
+            d = e.get("detail", {}) if e else {}
+            cells.append(f"{d['server_cpu_us_per_op']:.0f} / {d['client_cpu_us_per_op']:.0f}"
+                         if d.get("server_cpu_us_per_op") else "-")
+        if any(c != "-" for c in cells):
+            cpu_rows.append(f"| {name} | " + " | ".join(cells) + " |")
+    if cpu_rows:
+        add("")
+        add("### CPU per operation at 32 clients")
+        add("")
+        add("Microseconds of CPU per completed op inside the measured window: server "
+            "process(es) / load generator. With clients and servers sharing "
+            f"{m.get('cores')} cores, throughput at 32 clients is close to "
+            "cores / (server + client CPU per op) whenever the disk is not the limit.")
+        add("")
+        add("| workload | " + " | ".join(LABEL[s] for s in SYSTEM_ORDER) + " |")
+        add("|---|" + "---:|" * len(SYSTEM_ORDER))
+        lines.extend(cpu_rows)
+    if doc.get("syncs"):
+        add("")
+        add("### fsyncs per operation (`--profile` runs)")
+        add("")
+        add("fsync + fdatasync calls of the server process(es), counted by `perf stat` over 4 s "
+            "in the middle of a separate 7 s run at 32 clients (perf slows the servers, so "
+            "these runs are not in the tables above). Ops per sync shows how far a "
+            "system batches its durability work; below 1, one op takes several syncs.")
+        add("")
+        add("| system | workload | ops/s | syncs/s | ops per sync | server CPU µs/op |")
+        add("|---|---|---:|---:|---:|---:|")
+        for e in doc["syncs"]:
+            name = LABEL.get((e["system"], e["durability"]), e["system"])
+            ratio_text = f"{e['ops_per_sync']:.2f}" if e["ops_per_sync"] is not None else "-"
+            add(f"| {name} | {e['workload']} ({e['resources']:,} resources) | "
+                f"{fmt_ops(e['ops_per_s'])} | {fmt_ops(e['syncs_per_s'])} | {ratio_text} | "
+                f"{e['server_cpu_us_per_op'] or 0:.0f} |")
     add("")
     add("### Ceilings")
     add("")
@@ -351,11 +485,18 @@ def render_markdown(doc, analysis):
         add(f"| 4 KiB pwrite + fdatasync loop | 1 | {fmt_ops(f['ops_per_s'])} | "
             f"{fmt_ms(f['p50_us'])} | {fmt_ms(f['p99_us'])} |")
     add("")
+    add(HOW_TO_RUN)
+    add(METHOD)
     add(ANALYSIS_BEGIN)
     add(analysis.strip("\n") if analysis else "\n(no analysis written yet)\n")
     add(ANALYSIS_END)
     add("")
     return "\n".join(lines)
+
+
+# The chart compares the durable systems; Redis everysec (not durable) is in
+# the tables, where its 5-10x larger bars do not flatten the others.
+CHART_SYSTEMS = [s for s in SYSTEM_ORDER if s[1] == "fsync"]
 
 
 def render_svg(doc):
@@ -366,7 +507,7 @@ def render_svg(doc):
               ("handoff", 1, "hand-off\n32 queued")]
     values = {}
     for w, r, _ in groups:
-        for s in SYSTEM_ORDER:
+        for s in CHART_SYSTEMS:
             e = find(doc, s[0], s[1], w, r, 32)
             if e:
                 values[(w, r, s)] = e["ops_per_s"]
@@ -389,7 +530,7 @@ def render_svg(doc):
            f'<text x="{width / 2}" y="38" text-anchor="middle" fill="#555">'
            f'git {html.escape(doc["git_sha"][:12])}, {html.escape(doc["generated_at"])}, '
            f'{doc["machine"].get("cores")} cores shared by clients and servers; medians of '
-           f'{doc["config"]["runs"]} runs</text>']
+           f'{doc["config"]["runs"]} runs; Redis everysec (not durable) is in the tables</text>']
     v = 0
     while v <= ymax + 1e-9:
         out.append(f'<line x1="{left}" x2="{width - right}" y1="{y(v):.1f}" y2="{y(v):.1f}" '
@@ -397,10 +538,10 @@ def render_svg(doc):
         out.append(f'<text x="{left - 6}" y="{y(v) + 4:.1f}" text-anchor="end">{v:,.0f}</text>')
         v += step
     group_w = plot_w / len(groups)
-    bar_w = group_w * 0.8 / len(SYSTEM_ORDER)
+    bar_w = group_w * 0.8 / len(CHART_SYSTEMS)
     for gi, (w, r, name) in enumerate(groups):
         x0 = left + gi * group_w + group_w * 0.1
-        for si, s in enumerate(SYSTEM_ORDER):
+        for si, s in enumerate(CHART_SYSTEMS):
             val = values.get((w, r, s))
             if val is None:
                 continue
@@ -418,7 +559,7 @@ def render_svg(doc):
         out.append(f'<text x="{width - right - 4}" y="{y(rpc["ops_per_s"]) - 5:.1f}" '
                    f'text-anchor="end" fill="#333">empty gRPC call: {rpc["ops_per_s"]:,.0f}/s</text>')
     lx = left
-    for s in SYSTEM_ORDER:
+    for s in CHART_SYSTEMS:
         out.append(f'<rect x="{lx}" y="{height - 26}" width="12" height="12" fill="{COLOR[s]}"/>')
         out.append(f'<text x="{lx + 16}" y="{height - 16}">{html.escape(LABEL[s])}</text>')
         lx += 28 + 7 * len(LABEL[s])
@@ -453,6 +594,7 @@ def main():
     for name in ["raw", "machine", "git_sha", "load_before", "load_after", "quick", "runs",
                  "duration", "warmup", "out"]:
         agg.add_argument(f"--{name}", required=True)
+    agg.add_argument("--syncs", default="", help="syncs.jsonl of a --profile run (optional)")
     agg.add_argument("--cpu_before", default="")
     agg.add_argument("--cpu_after", default="")
     ren = sub.add_parser("render")

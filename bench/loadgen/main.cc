@@ -19,9 +19,11 @@
 #include <cstdlib>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "bench/loadgen/driver.h"
@@ -51,6 +53,8 @@ ABSL_FLAG(std::string, run_id, "", "prefix of resource names (default: from the 
 ABSL_FLAG(absl::Duration, redis_retry, absl::Milliseconds(1),
           "redis only: mean pause before retrying a held lock (jittered +-50%)");
 ABSL_FLAG(std::string, dir, "/tmp", "fsync only: directory to sync in");
+ABSL_FLAG(std::vector<std::string>, server_pids, {},
+          "PIDs of the servers under test, for CPU per op (comma-separated)");
 
 namespace {
 
@@ -128,6 +132,14 @@ int main(int argc, char** argv) {
     config.run_id = absl::GetFlag(FLAGS_run_id);
     if (config.run_id.empty()) {
       config.run_id = absl::StrCat("b", absl::ToUnixMicros(absl::Now()));
+    }
+    for (const std::string& pid : absl::GetFlag(FLAGS_server_pids)) {
+      int value = 0;
+      if (!absl::SimpleAtoi(pid, &value) || value <= 0) {
+        return Fail(absl::InvalidArgumentError(
+            absl::StrCat("--server_pids: '", pid, "' is not a PID")));
+      }
+      config.server_pids.push_back(value);
     }
     labels.system = absl::GetFlag(FLAGS_system);
     labels.clients = config.clients;

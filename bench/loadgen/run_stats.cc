@@ -61,11 +61,14 @@ std::string ToJsonLine(const RunLabels& l, const RunSummary& s) {
       "\"ops\": %d, \"errors\": %d, \"not_acquired\": %d, \"abandoned\": %d, "
       "\"ops_per_s\": %.1f, \"p50_us\": %.1f, \"p99_us\": %.1f, \"max_us\": %.1f, "
       "\"holder_changes_per_s\": %.1f, \"wait_p50_us\": %.1f, \"wait_p99_us\": %.1f, \"wait_max_us\": %.1f, "
-      "\"client_ops_min\": %d, \"client_ops_max\": %d, \"jain_fairness\": %.4f}",
+      "\"client_ops_min\": %d, \"client_ops_max\": %d, \"jain_fairness\": %.4f, "
+      "\"client_cpu_us_per_op\": %.1f, \"server_cpu_us_per_op\": %.1f, "
+      "\"other_cpu_share\": %.3f}",
       l.system, l.durability, l.workload, l.resources, l.clients, l.duration_s,
       s.ops, s.errors, s.not_acquired, s.abandoned, s.ops_per_s, s.p50_us,
       s.p99_us, s.max_us, s.holder_changes_per_s, s.wait_p50_us, s.wait_p99_us, s.wait_max_us,
-      s.client_ops_min, s.client_ops_max, s.jain_fairness);
+      s.client_ops_min, s.client_ops_max, s.jain_fairness, s.client_cpu_us_per_op,
+      s.server_cpu_us_per_op, s.other_cpu_share);
 }
 
 }  // namespace fencegate::bench

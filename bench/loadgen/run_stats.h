@@ -47,6 +47,12 @@ struct RunSummary {
   int64_t client_ops_min = 0;
   int64_t client_ops_max = 0;
   double jain_fairness = 0;
+  // CPU inside the window, per completed op: the load generator's own and
+  // the servers' (0 when their PIDs were not given); and the share of the
+  // machine used by other processes (someone else's work).
+  double client_cpu_us_per_op = 0;
+  double server_cpu_us_per_op = 0;
+  double other_cpu_share = 0;
 };
 
 // Merges the tallies (consuming their samples) over a window of `measured`.

@@ -11,6 +11,8 @@
 #include "absl/synchronization/blocking_counter.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
+#include "bench/loadgen/cpu_usage.h"
 
 namespace fencegate::bench {
 namespace {
@@ -311,6 +313,11 @@ absl::StatusOr<RunSummary> RunWorkload(const RunConfig& config,
   start = absl::Now() + config.warmup;
   end = start + config.duration;
   go.Notify();
+  // CPU used inside the measured window (the clients run meanwhile).
+  absl::SleepFor(start - absl::Now());
+  const CpuSnapshot cpu_start = TakeCpuSnapshot(config.server_pids);
+  absl::SleepFor(end - absl::Now());
+  const CpuSnapshot cpu_end = TakeCpuSnapshot(config.server_pids);
   for (auto& thread : threads) thread.join();
   leases.Release();
 
@@ -318,7 +325,12 @@ absl::StatusOr<RunSummary> RunWorkload(const RunConfig& config,
     if (!status.ok()) return status;
   }
   *first_error = errors.Take();
-  return Summarize(tallies, config.duration);
+  RunSummary summary = Summarize(tallies, config.duration);
+  const CpuShares cpu = CpuBetween(cpu_start, cpu_end, summary.ops);
+  summary.client_cpu_us_per_op = cpu.self_us_per_op;
+  if (!config.server_pids.empty()) summary.server_cpu_us_per_op = cpu.servers_us_per_op;
+  summary.other_cpu_share = cpu.others;
+  return summary;
 }
 
 }  // namespace fencegate::bench

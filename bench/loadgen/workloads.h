@@ -29,7 +29,10 @@
 #ifndef FENCEGATE_BENCH_LOADGEN_WORKLOADS_H_
 #define FENCEGATE_BENCH_LOADGEN_WORKLOADS_H_
 
+#include <sys/types.h>
+
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -54,6 +57,8 @@ struct RunConfig {
   absl::Duration lock_ttl = absl::Seconds(10);  // lock_cycle, handoff
   absl::Duration hold_ttl = absl::Seconds(60);  // fenced_write's setup leases
   int setup_threads = 16;
+  // The servers under test, for the CPU figures of the summary (optional).
+  std::vector<pid_t> server_pids;
 };
 
 // Checks the config's bounds; INVALID_ARGUMENT naming the field otherwise.
