@@ -12,6 +12,35 @@ namespace {
 
 int64_t ToMs(absl::Duration d) { return absl::ToInt64Milliseconds(d); }
 
+// Length of the UTF-8 sequence starting at value[i], or 0 if it is not a
+// valid one (RFC 3629: no overlongs, no surrogates, nothing past U+10FFFF).
+size_t Utf8SequenceLength(absl::string_view value, size_t i) {
+  const auto byte = [&](size_t k) { return static_cast<unsigned char>(value[k]); };
+  const unsigned char c = byte(i);
+  size_t n;
+  unsigned char lo = 0x80, hi = 0xBF;  // bounds of the second byte
+  if (c < 0x80) return 1;
+  if (c >= 0xC2 && c <= 0xDF) {
+    n = 2;
+  } else if (c >= 0xE0 && c <= 0xEF) {
+    n = 3;
+    if (c == 0xE0) lo = 0xA0;
+    if (c == 0xED) hi = 0x9F;
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    n = 4;
+    if (c == 0xF0) lo = 0x90;
+    if (c == 0xF4) hi = 0x8F;
+  } else {
+    return 0;
+  }
+  if (i + n > value.size()) return 0;
+  if (byte(i + 1) < lo || byte(i + 1) > hi) return 0;
+  for (size_t k = 2; k < n; ++k) {
+    if (byte(i + k) < 0x80 || byte(i + k) > 0xBF) return 0;
+  }
+  return n;
+}
+
 }  // namespace
 
 absl::Status ValidateName(absl::string_view field, absl::string_view value,
@@ -30,7 +59,7 @@ absl::Status ValidateOptionalName(absl::string_view field,
         field, absl::StrCat(field, " is ", value.size(),
                             " bytes; the limit is ", max_bytes, " bytes"));
   }
-  for (size_t i = 0; i < value.size(); ++i) {
+  for (size_t i = 0; i < value.size();) {
     unsigned char c = static_cast<unsigned char>(value[i]);
     if (c < 0x20 || c == 0x7f) {
       return InvalidFieldError(
@@ -38,6 +67,13 @@ absl::Status ValidateOptionalName(absl::string_view field,
                               static_cast<int>(c), ") at offset ", i,
                               "; use printable characters"));
     }
+    size_t length = Utf8SequenceLength(value, i);
+    if (length == 0) {
+      return InvalidFieldError(
+          field, absl::StrCat(field, " is not valid UTF-8 at offset ", i,
+                              "; names must be UTF-8 text"));
+    }
+    i += length;
   }
   return absl::OkStatus();
 }

@@ -19,8 +19,8 @@ class Message;
 
 namespace fencegate {
 
-// A resource, holder or key name: 1..max_bytes bytes, no ASCII control
-// characters (so names print safely in logs and the CLI).
+// A resource, holder or key name: 1..max_bytes bytes of valid UTF-8 with no
+// ASCII control characters (so names print safely in logs and the CLI).
 absl::Status ValidateName(absl::string_view field, absl::string_view value,
                           size_t max_bytes);
 

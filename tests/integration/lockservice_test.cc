@@ -321,6 +321,13 @@ TEST_F(LockServiceTest, ErrorsCarryTheirDetailOverTheWire) {
                                  ::testing::HasSubstr("between 50 and 10000")));
   EXPECT_EQ(GetErrorInfo(too_long.status())->field, "ttl_ms");
 
+  // A name that is not UTF-8 gets a clear answer naming the field, not a
+  // parse failure (names are `bytes` on the wire for this reason).
+  auto not_utf8 = Acquire(*stub_, std::string("bad\xff", 4), "h", 1000);
+  EXPECT_THAT(not_utf8, StatusIs(absl::StatusCode::kInvalidArgument,
+                                 ::testing::HasSubstr("UTF-8")));
+  EXPECT_EQ(GetErrorInfo(not_utf8.status())->field, "resource");
+
   // A field this server does not know is refused, not ignored.
   grpc::ClientContext ctx2;
   v1::AcquireRequest unknown;

@@ -24,7 +24,24 @@ TEST(ValidationTest, NameMessagesSayFieldLimitAndValue) {
   EXPECT_THAT(ValidateName("holder", "tab\there", 10),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("control")));
   EXPECT_THAT(ValidateName("holder", "ok-name/é", 20), IsOk());
+  EXPECT_THAT(ValidateName("holder", "日本語 🔒", 20), IsOk());
   EXPECT_THAT(ValidateOptionalName("request_id", "", 20), IsOk());
+}
+
+TEST(ValidationTest, InvalidUtf8IsRefusedWithItsOffset) {
+  const std::string cases[] = {
+      std::string("ab\xff"),          // never valid in UTF-8
+      std::string("ab\xc3"),          // truncated sequence
+      std::string("ab\xc0\xaf"),      // overlong "/"
+      std::string("ab\xed\xa0\x80"),  // UTF-16 surrogate
+      std::string("ab\xf4\x90\x80\x80"),  // past U+10FFFF
+  };
+  for (const std::string& bad : cases) {
+    EXPECT_THAT(ValidateName("resource", bad, 64),
+                StatusIs(absl::StatusCode::kInvalidArgument,
+                         AllOf(HasSubstr("resource"), HasSubstr("UTF-8"),
+                               HasSubstr("offset 2"))));
+  }
 }
 
 TEST(ValidationTest, DurationMessageQuotesBoundsInMs) {
