@@ -128,7 +128,7 @@ class Client {
  public:
   Client(const RunConfig& config, int index, Driver& driver,
          const HeldLeases& leases, const std::string& value, absl::Time end,
-         std::atomic<int>& last_holder)
+         std::atomic<int>& last_holder, std::atomic<int>& holders)
       : config_(config),
         index_(index),
         driver_(driver),
@@ -136,7 +136,8 @@ class Client {
         value_(value),
         key_(absl::StrCat("k", index)),
         end_(end),
-        last_holder_(last_holder) {}
+        last_holder_(last_holder),
+        holders_(holders) {}
 
   OpResult Run(uint64_t k) {
     switch (config_.workload) {
@@ -172,7 +173,21 @@ class Client {
     if (!lock->has_value()) {
       return Ended(options.wait ? Outcome::kAbandoned : Outcome::kNotAcquired);
     }
-    return Status(driver_.Release(**lock));
+    absl::Status exclusive = options.wait ? EnterExclusive() : absl::OkStatus();
+    if (options.wait) holders_.fetch_sub(1);
+    absl::Status released = driver_.Release(**lock);
+    if (!exclusive.ok()) return Failed(std::move(exclusive));
+    return Status(std::move(released));
+  }
+
+  // Counts this client in as a holder of the hot resource; an error if
+  // another client is in already (the system broke mutual exclusion).
+  absl::Status EnterExclusive() {
+    if (holders_.fetch_add(1) != 0) {
+      return absl::InternalError(
+          "mutual exclusion violated: two clients hold the hot resource at once");
+    }
+    return absl::OkStatus();
   }
 
   OpResult Handoff() {
@@ -186,10 +201,13 @@ class Client {
     if (!lock->has_value()) return Ended(Outcome::kAbandoned);
     OpResult result;
     result.wait = absl::Now() - asked;
+    absl::Status exclusive = EnterExclusive();
     // Grants are serialized by the lock, so this sees them in lock order.
     result.changed_holder = last_holder_.exchange(index_) != index_;
     absl::Status written = driver_.FencedWrite(**lock, key_, value_);
+    holders_.fetch_sub(1);
     absl::Status released = driver_.Release(**lock);
+    if (!exclusive.ok()) return Failed(std::move(exclusive));
     if (!written.ok()) return Failed(std::move(written));
     if (!released.ok()) return Failed(std::move(released));
     return result;
@@ -203,6 +221,10 @@ class Client {
   const std::string key_;
   const absl::Time end_;
   std::atomic<int>& last_holder_;  // handoff: the client that got the lock last
+  // Hot resource: clients that believe they hold the lock. Raised after a
+  // grant, lowered before the release is sent, so more than one at a time
+  // means the system granted the lock twice.
+  std::atomic<int>& holders_;
 };
 
 }  // namespace
@@ -265,6 +287,7 @@ absl::StatusOr<RunSummary> RunWorkload(const RunConfig& config,
   absl::Time end;
   FirstError errors;
   std::atomic<int> last_holder{-1};
+  std::atomic<int> holders{0};
   std::vector<std::thread> threads;
   for (int c = 0; c < config.clients; ++c) {
     threads.emplace_back([&, c] {
@@ -278,7 +301,7 @@ absl::StatusOr<RunSummary> RunWorkload(const RunConfig& config,
       ready.DecrementCount();
       go.WaitForNotification();
       if (!opened[c].ok()) return;
-      Client client(config, c, *driver, leases, value, end, last_holder);
+      Client client(config, c, *driver, leases, value, end, last_holder, holders);
       ClientTally& tally = tallies[c];
       for (uint64_t k = 0;; ++k) {
         const absl::Time before = absl::Now();

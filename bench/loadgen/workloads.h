@@ -22,6 +22,10 @@
 //                 per-client counts show fairness.
 //   rpc           an empty call (grpc-empty only): the ceiling.
 //
+// On the hot resource every workload also checks mutual exclusion from the
+// clients' side: a grant while another client still holds the lock is a
+// failed operation ("mutual exclusion violated").
+//
 // Resource i of a run is "<run_id>-r<i>", so runs never see each other's
 // locks. Client c's k-th op uses resource (c + k * clients) % resources.
 //
