@@ -29,6 +29,23 @@ absl::StatusOr<Message> Checked(absl::StatusOr<Message> reply,
 
 }  // namespace
 
+std::string Verdict(const Message& reply) {
+  if (reply.ok()) return "ACCEPTED";
+  if (reply.status() == "stale") return "REFUSED: stale token";
+  if (reply.status() == "lease_lost") return "REFUSED: lease lost";
+  return absl::StrCat("REFUSED: ", reply.status());
+}
+
+std::string CounterSummary(int64_t counter, int64_t acknowledged) {
+  std::string text =
+      absl::StrCat("counter = ", counter, " after ", acknowledged,
+                   " acknowledged increment", acknowledged == 1 ? "" : "s");
+  if (counter == acknowledged) return text + ": none lost";
+  if (counter < acknowledged)
+    return absl::StrCat(text, ": ", acknowledged - counter, " LOST");
+  return text + ": more than acknowledged";
+}
+
 Act::Act(const DemoSetup& setup, std::string resource, Storage storage, ActResult* result)
     : setup_(setup), resource_(std::move(resource)), storage_(storage), result_(result) {}
 
@@ -148,6 +165,7 @@ absl::StatusOr<Message> Act::Write(ClientProcess& client, Lane lane, bool stale)
   step.action = absl::StrCat("write counter = ", read + 1, " (read ", read, ", +1)",
                              fenced ? "" : " to the file");
   if (reply->ok()) {
+    ++acknowledged_;
     const std::string value = reply->Get("value");
     if (stale) {
       step.result = absl::StrCat("ACCEPTED: overwrites client 2's ", value,

@@ -49,6 +49,11 @@ struct ActResult {
   bool as_expected() const { return failures.empty(); }
 };
 
+// For summaries: "ACCEPTED" or "REFUSED: <why>" for a reply, and
+// "counter = 1 after 2 acknowledged increments: one LOST".
+std::string Verdict(const Message& reply);
+std::string CounterSummary(int64_t counter, int64_t acknowledged);
+
 // Where a client keeps the counter.
 enum class Storage { kGateway, kPlainFile };
 
@@ -87,6 +92,9 @@ class Act {
 
   // The counter as stored now, read by the demo itself without a token.
   absl::StatusOr<int64_t> FinalCounter();
+  // Increments whose write was acknowledged (OK) in this act so far: with
+  // no update lost, the final counter equals this.
+  int acknowledged() const { return acknowledged_; }
 
   // Records a failed expectation (the act did not come out as it should).
   // Returns `holds`.
@@ -104,6 +112,7 @@ class Act {
   ActResult* const result_;
   uint64_t token_[2] = {0, 0};     // the last token of client 1 and client 2
   int64_t last_read_[2] = {0, 0};  // the counter as each last read it
+  int acknowledged_ = 0;
 };
 
 }  // namespace fencegate::demo

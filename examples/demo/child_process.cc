@@ -185,7 +185,8 @@ void ChildProcess::CloseStdin() {
 
 char ProcessState(pid_t pid) {
   std::ifstream in(absl::StrCat("/proc/", pid, "/stat"));
-  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string stat((std::istreambuf_iterator<char>(in)),
+                   std::istreambuf_iterator<char>());
   const size_t paren = stat.rfind(')');  // the name may contain spaces
   return paren != std::string::npos && paren + 2 < stat.size() ? stat[paren + 2] : '?';
 }
