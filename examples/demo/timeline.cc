@@ -52,7 +52,7 @@ void Timeline::BeginSection(std::string title, std::string subtitle) {
         << (color_ ? "\033[1m" : "") << "== " << title
         << " ==" << (color_ ? "\033[0m" : "") << "\n"
         << subtitle << "\n\n"
-        << absl::StrFormat("  %7s  %-13s%-38s %5s  %s\n", "time", "who", "action",
+        << absl::StrFormat("  %7s  %-13s%-42s %5s  %s\n", "time", "who", "action",
                            "token", "result");
   out_->flush();
 }
@@ -65,7 +65,7 @@ void Timeline::Print(const Step& step) {
     *out_ << absl::StrFormat("  %7s  %-13s", time, who)
           << Paint(absl::StrCat("* ", step.action), step.outcome) << "\n";
   } else {
-    *out_ << absl::StrFormat("  %7s  %-13s%-38s %5s  ", time, who, step.action, token)
+    *out_ << absl::StrFormat("  %7s  %-13s%-42s %5s  ", time, who, step.action, token)
           << Paint(step.result, step.outcome) << "\n";
   }
   out_->flush();
