@@ -4,6 +4,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/string_view.h"
+#include "absl/time/clock.h"
 #include "common/sqlite.h"
 
 namespace fencegate::demo {
@@ -91,13 +92,24 @@ std::unique_ptr<CounterStore> NewGatewayCounterStore(const std::string& address,
 
 absl::StatusOr<std::unique_ptr<CounterStore>> NewPlainCounterStore(
     const std::string& sqlite_path, const std::string& key) {
-  absl::StatusOr<std::unique_ptr<SqliteDb>> db = SqliteDb::Open(sqlite_path);
-  if (!db.ok()) return db.status();
-  absl::Status created = (*db)->Exec(
-      "CREATE TABLE IF NOT EXISTS objects (resource TEXT NOT NULL, key TEXT NOT NULL, "
-      "value TEXT NOT NULL, PRIMARY KEY (resource, key))");
-  if (!created.ok()) return created;
-  return std::make_unique<PlainCounterStore>(*std::move(db), key);
+  // Both clients open the file at about the same time. SqliteDb::Open
+  // switches it to WAL before it sets a busy timeout, so the second opener
+  // can get SQLITE_BUSY (UNAVAILABLE) at once: try again, for a while.
+  const absl::Time give_up = absl::Now() + absl::Seconds(10);
+  for (;;) {
+    absl::StatusOr<std::unique_ptr<SqliteDb>> db = SqliteDb::Open(sqlite_path);
+    absl::Status status = db.status();
+    if (status.ok()) {
+      status = (*db)->Exec(
+          "CREATE TABLE IF NOT EXISTS objects (resource TEXT NOT NULL, key TEXT NOT "
+          "NULL, value TEXT NOT NULL, PRIMARY KEY (resource, key))");
+    }
+    if (status.ok()) return std::make_unique<PlainCounterStore>(*std::move(db), key);
+    if (status.code() != absl::StatusCode::kUnavailable || absl::Now() > give_up) {
+      return status;
+    }
+    absl::SleepFor(absl::Milliseconds(10));  // retry interval, under a deadline
+  }
 }
 
 int64_t ParseCounter(const std::string& text) {
