@@ -180,13 +180,14 @@ absl::Status EtcdDriver::WaitDeletes(const std::string& prefix,
     absl::Status status = FromGrpc("Range(older)", kv_->Range(&context, older, &found));
     if (!status.ok()) return status;
     if (found.kvs().empty()) return absl::OkStatus();
-    status = WaitDelete(found.kvs(0).key(), give_up);
+    status = WaitDelete(found.kvs(0).key(), found.kvs(0).create_revision(), give_up);
     if (!status.ok()) return status;
   }
   return absl::DeadlineExceededError("gave up waiting for the lock");
 }
 
-absl::Status EtcdDriver::WaitDelete(const std::string& key, absl::Time give_up) {
+absl::Status EtcdDriver::WaitDelete(const std::string& key, int64_t create_revision,
+                                    absl::Time give_up) {
   grpc::ClientContext context;
   SetDeadline(context, give_up);
   auto stream = watch_->Watch(&context);
@@ -200,14 +201,23 @@ absl::Status EtcdDriver::WaitDelete(const std::string& key, absl::Time give_up) 
   create->set_key(key);
   create->add_filters(etcdserverpb::WatchCreateRequest::NOPUT);
   etcdserverpb::WatchResponse response;
-  if (!stream->Write(request) || !stream->Read(&response) || !response.created()) {
-    return finish(absl::UnavailableError("Watch: not created"));
+  if (!stream->Write(request) || !stream->Read(&response)) {
+    grpc::Status finished = stream->Finish();
+    if (finished.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
+      return absl::DeadlineExceededError("gave up waiting for the lock");
+    }
+    return FromGrpc("Watch", finished.ok() ? grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                                                          "stream ended before created")
+                                           : finished);
   }
+  if (!response.created()) return finish(absl::UnavailableError("Watch: not created"));
   // The watch reports deletes from now on; one that happened between the
-  // caller's read and now shows as the key being gone already.
+  // caller's read and now shows as the key being gone already, or as a new
+  // incarnation of it (its owner released and queued again, behind us):
+  // waiting for that one would deadlock.
   etcdserverpb::RangeRequest get;
   get.set_key(key);
-  get.set_count_only(true);
+  get.set_keys_only(true);
   etcdserverpb::RangeResponse got;
   {
     grpc::ClientContext get_context;
@@ -215,7 +225,9 @@ absl::Status EtcdDriver::WaitDelete(const std::string& key, absl::Time give_up) 
     absl::Status status = FromGrpc("Range(older key)", kv_->Range(&get_context, get, &got));
     if (!status.ok()) return finish(status);
   }
-  if (got.count() == 0) return finish(absl::OkStatus());
+  if (got.kvs().empty() || got.kvs(0).create_revision() != create_revision) {
+    return finish(absl::OkStatus());
+  }
   while (stream->Read(&response)) {
     if (response.canceled()) {
       return finish(absl::UnavailableError(
