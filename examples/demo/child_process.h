@@ -10,6 +10,8 @@
 //     goes to a file (or is inherited).
 // Only the process this object started is ever signalled, by its PID, and
 // never after it has been reaped (so never a recycled PID).
+// Starting a child makes this process ignore SIGPIPE, so that writing to a
+// child that died fails with EPIPE instead of killing the writer.
 //
 // Thread safety: pid(), Signal() and Running() are thread-safe; the rest is
 // for the owning thread. The destructor SIGKILLs a child that still runs and

@@ -95,13 +95,19 @@ void StopServer(RunningServer& server, const char* name) {
 }
 
 int Run() {
-  Intro();
   std::vector<std::string> acts = absl::StrSplit(absl::GetFlag(FLAGS_acts), ',');
+  for (const std::string& act : acts) {
+    if (act != "1" && act != "2" && act != "3") {
+      std::cerr << "--acts: no act '" << act << "'; the acts are 1, 2 and 3\n";
+      return kExitCannotRun;
+    }
+  }
   const absl::Duration ttl = absl::GetFlag(FLAGS_ttl);
   if (ttl < absl::Milliseconds(300) || ttl > absl::Seconds(30)) {
     std::cerr << "--ttl must be between 300ms and 30s\n";
     return kExitCannotRun;
   }
+  Intro();
   absl::StatusOr<std::unique_ptr<WorkDir>> dir = WorkDir::Create();
   if (!dir.ok()) {
     std::cerr << dir.status().message() << "\n";
@@ -142,11 +148,9 @@ int Run() {
   std::vector<ActResult> results;
   absl::Status error;
   for (const std::string& act : acts) {
-    absl::StatusOr<ActResult> result =
-        act == "1"   ? RunGcPauseAct(setup)
-        : act == "2" ? RunExpiredLeaseAct(setup)
-        : act == "3" ? RunUnfencedAct(setup)
-                     : absl::InvalidArgumentError(absl::StrCat("no act '", act, "'"));
+    absl::StatusOr<ActResult> result = act == "1"   ? RunGcPauseAct(setup)
+                                       : act == "2" ? RunExpiredLeaseAct(setup)
+                                                    : RunUnfencedAct(setup);
     if (!result.ok()) {
       error = result.status();
       break;

@@ -119,11 +119,11 @@ uint64_t JsonUint(const std::string& json, const std::string& key) {
   const std::string needle = absl::StrCat("\"", key, "\":");
   const size_t at = json.find(needle);
   if (at == std::string::npos) return 0;
-  size_t end = at + needle.size();
+  const size_t begin = at + needle.size();
+  size_t end = begin;
   while (end < json.size() && isdigit(static_cast<unsigned char>(json[end]))) ++end;
   uint64_t value = 0;
-  absl::SimpleAtoi(json.substr(at + needle.size(), end - at - needle.size()), &value);
-  return value;
+  return absl::SimpleAtoi(json.substr(begin, end - begin), &value) ? value : 0;
 }
 
 }  // namespace fencegate::e2e
