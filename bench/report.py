@@ -57,10 +57,10 @@ HOW_TO_RUN = """\
 ## How to run
 
 ```
-./scripts/bench                       # full run, ~9 minutes: every system, 3 runs per point
+./scripts/bench                       # full run, ~8 minutes: every system, 3 runs per point
 ./scripts/bench --quick               # 1 run of 0.5 s per point, < 2 minutes (smoke, not for comparison)
 ./scripts/bench --systems=fencegate,etcd --runs=5 --duration=5s
-./scripts/bench --profile             # also perf-records fencegate's servers under load
+./scripts/bench --profile             # + ~2 min: perf profiles of fencegate, fsyncs per op of all
 build/bench/fencegate-microbench      # in-process hot paths (Google Benchmark), no servers
 ctest --test-dir build -L bench       # the smoke test: --quick against fencegate, no errors allowed
 ```
@@ -473,17 +473,19 @@ def render_markdown(doc, analysis):
     add("")
     add("### Ceilings")
     add("")
-    add("| what | clients | ops/s | p50 ms | p99 ms |")
-    add("|---|---:|---:|---:|---:|")
+    add("| what | clients | ops/s | p50 ms | p99 ms | CPU µs/op server / client |")
+    add("|---|---:|---:|---:|---:|---:|")
     for c in (1, 8, 32):
         e = find(doc, "grpc-empty", "none", "rpc", 0, c)
         if e:
+            d = e.get("detail", {})
             add(f"| empty gRPC call (callback server) | {c} | {fmt_ops(e['ops_per_s'])} | "
-                f"{fmt_ms(e['p50_us'])} | {fmt_ms(e['p99_us'])} |")
+                f"{fmt_ms(e['p50_us'])} | {fmt_ms(e['p99_us'])} | "
+                f"{d.get('server_cpu_us_per_op', 0):.0f} / {d.get('client_cpu_us_per_op', 0):.0f} |")
     f = doc["ceilings"].get("fsync")
     if f:
         add(f"| 4 KiB pwrite + fdatasync loop | 1 | {fmt_ops(f['ops_per_s'])} | "
-            f"{fmt_ms(f['p50_us'])} | {fmt_ms(f['p99_us'])} |")
+            f"{fmt_ms(f['p50_us'])} | {fmt_ms(f['p99_us'])} | - |")
     add("")
     add(HOW_TO_RUN)
     add(METHOD)
