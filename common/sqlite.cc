@@ -98,10 +98,13 @@ absl::StatusOr<std::unique_ptr<SqliteDb>> SqliteDb::Open(
   sqlite3_extended_result_codes(raw, 1);
   // WAL: readers do not block the writer. synchronous=FULL: a returned
   // COMMIT has been fsynced, so an acknowledged change survives power loss.
+  // The busy timeout comes first: switching to WAL takes a lock, and two
+  // processes opening a new file at once would otherwise get "database is
+  // locked" instead of waiting for each other.
   absl::Status status = db->Exec(
+      "PRAGMA busy_timeout=5000;"
       "PRAGMA journal_mode=WAL;"
       "PRAGMA synchronous=FULL;"
-      "PRAGMA busy_timeout=5000;"
       "PRAGMA foreign_keys=ON;");
   if (!status.ok()) return status;
   return db;
