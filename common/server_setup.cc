@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
+#include "grpcpp/security/server_credentials.h"
 
 namespace fencegate {
 
@@ -15,6 +16,25 @@ void EnableHealthAndReflection() {
     grpc::EnableDefaultHealthCheckService(true);
     grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   });
+}
+
+absl::StatusOr<std::unique_ptr<grpc::Server>> StartGrpcServer(
+    const std::string& listen, grpc::Service* service, int* port,
+    const std::string& port_file, int max_receive_bytes) {
+  EnableHealthAndReflection();
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort(listen, grpc::InsecureServerCredentials(), port);
+  if (max_receive_bytes > 0) builder.SetMaxReceiveMessageSize(max_receive_bytes);
+  builder.RegisterService(service);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  if (server == nullptr || *port == 0) {
+    return absl::UnavailableError(absl::StrCat(
+        "cannot listen on ", listen,
+        "; is the address valid and the port free? (--listen)"));
+  }
+  absl::Status status = WritePortFile(port_file, *port);
+  if (!status.ok()) return status;
+  return server;
 }
 
 absl::Status WritePortFile(const std::string& path, int port) {

@@ -7,9 +7,12 @@
 #ifndef FENCEGATE_COMMON_SERVER_SETUP_H_
 #define FENCEGATE_COMMON_SERVER_SETUP_H_
 
+#include <memory>
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "grpcpp/server.h"
 #include "grpcpp/server_builder.h"
 
 namespace fencegate {
@@ -17,6 +20,15 @@ namespace fencegate {
 // Enables health checking and reflection for every server built after the
 // call. Idempotent and thread-safe.
 void EnableHealthAndReflection();
+
+// Builds and starts a server on `listen` (plaintext) serving `service`,
+// with health and reflection, and a receive limit of `max_receive_bytes`
+// (0: gRPC's default). Sets *port to the bound port and publishes it in
+// `port_file` (if not empty). UNAVAILABLE naming --listen if it cannot
+// listen. `service` must outlive the server.
+absl::StatusOr<std::unique_ptr<grpc::Server>> StartGrpcServer(
+    const std::string& listen, grpc::Service* service, int* port,
+    const std::string& port_file, int max_receive_bytes = 0);
 
 // Writes "<port>\n" to `path` atomically (temp file + rename), so a reader
 // never sees a partial number. No-op when `path` is empty.

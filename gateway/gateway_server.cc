@@ -2,10 +2,7 @@
 
 #include <chrono>
 
-#include "absl/strings/str_cat.h"
 #include "common/server_setup.h"
-#include "grpcpp/security/server_credentials.h"
-#include "grpcpp/server_builder.h"
 
 namespace fencegate::gateway {
 
@@ -21,22 +18,13 @@ absl::StatusOr<std::unique_ptr<GatewayServer>> GatewayServer::Start(
       std::make_unique<FencedStore>(server->storage_.get(), options.limits);
   server->service_ = std::make_unique<GatewayServiceImpl>(server->store_.get());
 
-  EnableHealthAndReflection();
-  grpc::ServerBuilder builder;
-  builder.AddListeningPort(options.listen, grpc::InsecureServerCredentials(),
-                           &server->port_);
-  // Large enough that an oversized value still arrives and gets our
-  // INVALID_ARGUMENT naming the field and the limit.
-  builder.SetMaxReceiveMessageSize(MaxReceiveMessageBytes(options.limits));
-  builder.RegisterService(server->service_.get());
-  server->server_ = builder.BuildAndStart();
-  if (server->server_ == nullptr || server->port_ == 0) {
-    return absl::UnavailableError(absl::StrCat(
-        "cannot listen on ", options.listen,
-        "; is the address valid and the port free? (--listen)"));
-  }
-  absl::Status status = WritePortFile(options.port_file, server->port_);
-  if (!status.ok()) return status;
+  // The receive limit is large enough that an oversized value still arrives
+  // and gets our INVALID_ARGUMENT naming the field and the limit.
+  absl::StatusOr<std::unique_ptr<grpc::Server>> grpc_server =
+      StartGrpcServer(options.listen, server->service_.get(), &server->port_,
+                      options.port_file, MaxReceiveMessageBytes(options.limits));
+  if (!grpc_server.ok()) return grpc_server.status();
+  server->server_ = *std::move(grpc_server);
   return server;
 }
 

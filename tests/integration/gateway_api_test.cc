@@ -8,6 +8,7 @@
 #include "grpcpp/generic/generic_stub.h"
 #include "gtest/gtest.h"
 #include "tests/integration/gateway_process_fixture.h"
+#include "tests/testing/health_check.h"
 #include "tests/testing/status_matchers.h"
 
 namespace fencegate {
@@ -144,30 +145,10 @@ TEST_F(GatewayApiTest, MultiWriteFencedReadListAndDescribeOverTheWire) {
 
 TEST_F(GatewayApiTest, HealthServiceAnswersServing) {
   StartServer();
-  // grpc.health.v1.Health/Check with an empty request; the reply
-  // HealthCheckResponse{status: SERVING} is the two bytes 08 01.
-  grpc::GenericStub generic(
-      grpc::CreateChannel(server_->address(), grpc::InsecureChannelCredentials()));
-  grpc::ClientContext ctx;
-  SetDeadline(ctx);
-  grpc::Slice empty_message;
-  grpc::ByteBuffer request(&empty_message, 1), response;
-  absl::Notification done;
-  grpc::Status status;
-  generic.UnaryCall(&ctx, "/grpc.health.v1.Health/Check", grpc::StubOptions(),
-                    &request, &response, [&](grpc::Status s) {
-                      status = s;
-                      done.Notify();
-                    });
-  ASSERT_TRUE(done.WaitForNotificationWithTimeout(absl::Seconds(30)));
-  ASSERT_TRUE(status.ok()) << status.error_message();
-  std::vector<grpc::Slice> slices;
-  ASSERT_TRUE(response.Dump(&slices).ok());
-  std::string bytes;
-  for (const grpc::Slice& slice : slices) {
-    bytes.append(reinterpret_cast<const char*>(slice.begin()), slice.size());
-  }
-  EXPECT_EQ(bytes, std::string("\x08\x01", 2));
+  ASSERT_OK_AND_ASSIGN(testing::Serving serving,
+                       testing::HealthStatus(grpc::CreateChannel(
+                           server_->address(), grpc::InsecureChannelCredentials())));
+  EXPECT_EQ(serving, testing::Serving::kServing);
 }
 
 // gRPC waits for connected clients until the grace period ends, so the

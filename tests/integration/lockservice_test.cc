@@ -18,9 +18,9 @@
 #include "common/grpc_status.h"
 #include "fencegate/v1/lock.grpc.pb.h"
 #include "gmock/gmock.h"
-#include "grpcpp/generic/generic_stub.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
+#include "tests/testing/health_check.h"
 #include "tests/testing/server_process.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/temp_dir.h"
@@ -343,30 +343,8 @@ TEST_F(LockServiceTest, ErrorsCarryTheirDetailOverTheWire) {
 
 TEST_F(LockServiceTest, HealthServiceAnswersServing) {
   StartServer();
-  // grpc.health.v1.Health/Check with an empty HealthCheckRequest; Debian
-  // ships no health.proto for C++, so the bytes are spelled out: the reply
-  // is HealthCheckResponse{status: SERVING (1)} = field 1, varint 1.
-  grpc::GenericStub generic(channel_);
-  grpc::ClientContext ctx;
-  SetDeadline(ctx, absl::Seconds(30));
-  grpc::Slice empty_message;
-  grpc::ByteBuffer request(&empty_message, 1), response;
-  absl::Notification done;
-  grpc::Status status;
-  generic.UnaryCall(&ctx, "/grpc.health.v1.Health/Check", grpc::StubOptions(),
-                    &request, &response, [&](grpc::Status s) {
-                      status = s;
-                      done.Notify();
-                    });
-  ASSERT_TRUE(done.WaitForNotificationWithTimeout(absl::Seconds(30)));
-  ASSERT_TRUE(status.ok()) << status.error_message();
-  std::vector<grpc::Slice> slices;
-  ASSERT_TRUE(response.Dump(&slices).ok());
-  std::string bytes;
-  for (const grpc::Slice& slice : slices) {
-    bytes.append(reinterpret_cast<const char*>(slice.begin()), slice.size());
-  }
-  EXPECT_EQ(bytes, std::string("\x08\x01", 2));
+  ASSERT_OK_AND_ASSIGN(testing::Serving serving, testing::HealthStatus(channel_));
+  EXPECT_EQ(serving, testing::Serving::kServing);
 }
 
 TEST_F(LockServiceTest, WaiterWhoseClientGaveUpLeavesTheQueue) {
