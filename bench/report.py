@@ -107,10 +107,12 @@ resource: **lock cycle** = acquire + release (try-lock on 1,000 resources, a
 refusal counts as a completed op; waiting on the hot one); **fenced write** =
 1 KiB writes under leases taken before the clock starts (on the hot resource
 all clients write under one lease); **hand-off** = 32 clients queued on one
-resource, each acquiring, writing once and releasing. Ceilings measured in the
-same run: an empty unary call to a gRPC callback server
-(`bench/echo_server.cc`) and a 4 KiB pwrite + fdatasync loop on the data's file
-system.
+resource, each acquiring, writing once and releasing. Ceilings, sampled all
+through the same run (the empty call in the rotation of every fenced-write
+point as well as on its own, a 1 s fsync loop after every point), so one burst
+of someone else's disk or CPU use cannot set them: an empty unary call to a
+gRPC callback server (`bench/echo_server.cc`) and a 4 KiB pwrite + fdatasync
+loop on the data's file system.
 """
 
 ANALYSIS_BEGIN = "<!-- analysis:begin (hand-written; kept when the page is regenerated) -->"
