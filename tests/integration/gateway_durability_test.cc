@@ -49,7 +49,7 @@ TEST_F(GatewayDurabilityTest, ConcurrentWritersAcceptedTokensNeverDecreaseInComm
   std::vector<std::thread> threads;
   for (int i = 0; i < kWriters; ++i) {
     threads.emplace_back([&, i] {
-      std::unique_ptr<Stub> stub = NewStub(i + 1);
+      std::unique_ptr<Stub> stub = NewStub();
       const bool paused = i == 0;
       if (paused && !first_accepted.WaitForNotificationWithTimeout(absl::Seconds(60))) {
         return;
@@ -122,7 +122,7 @@ void GatewayDurabilityTest::WriteUntilStoppedThenCheck(int signal) {
   std::vector<std::thread> threads;
   for (int i = 0; i < kWriters; ++i) {
     threads.emplace_back([&, i] {
-      std::unique_ptr<Stub> stub = NewStub(i + 1);
+      std::unique_ptr<Stub> stub = NewStub();
       Progress& mine = progress[i];
       for (int64_t seq = 0; seq < 1000000; ++seq) {
         const uint64_t token = next_token.fetch_add(1);

@@ -19,6 +19,7 @@
 #include "fencegate/v1/gateway.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
+#include "tests/testing/own_channel.h"
 #include "tests/testing/server_process.h"
 #include "tests/testing/temp_dir.h"
 
@@ -36,7 +37,7 @@ class GatewayProcessTest : public ::testing::Test {
                                                 dir_.path(), "gateway");
     ASSERT_TRUE(server.ok()) << server.status();
     server_ = *std::move(server);
-    stub_ = NewStub(0);
+    stub_ = NewStub();
   }
 
   void TearDown() override {
@@ -45,12 +46,14 @@ class GatewayProcessTest : public ::testing::Test {
     }
   }
 
-  // A stub on its own connection (`id` keeps gRPC from sharing one).
-  std::unique_ptr<Stub> NewStub(int id) {
-    grpc::ChannelArguments args;
-    args.SetInt("fencegate.test.channel", id);
-    return fencegate::v1::Gateway::NewStub(grpc::CreateCustomChannel(
-        server_->address(), grpc::InsecureChannelCredentials(), args));
+  // A stub on its own connection, once connected (see own_channel.h).
+  std::unique_ptr<Stub> NewStub() {
+    auto channel = testing::OwnChannel(server_->address());
+    EXPECT_TRUE(channel.ok()) << channel.status();
+    return fencegate::v1::Gateway::NewStub(
+        channel.ok() ? *channel
+                     : grpc::CreateChannel(server_->address(),
+                                           grpc::InsecureChannelCredentials()));
   }
 
   static void SetDeadline(grpc::ClientContext& ctx) {

@@ -21,6 +21,7 @@
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "tests/testing/health_check.h"
+#include "tests/testing/own_channel.h"
 #include "tests/testing/server_process.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/temp_dir.h"
@@ -109,33 +110,44 @@ TEST_F(LockServiceTest, ConcurrentClientsNeverHoldTheSameResourceTogether) {
   constexpr int kResources = 3;
   std::atomic<int> owner[kResources] = {};
   std::atomic<int> overlaps{0}, errors{0}, grants{0};
+  absl::Mutex first_error_mu;
+  std::string first_error;  // what the first failed call said, for the report
+  auto record_error = [&](const std::string& what) {
+    ++errors;
+    absl::MutexLock lock(&first_error_mu);
+    if (first_error.empty()) first_error = what;
+  };
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {
       // One connection per client thread, as separate processes would have.
-      grpc::ChannelArguments args;
-      args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
-      auto stub = v1::LockService::NewStub(grpc::CreateCustomChannel(
-          server_->address(), grpc::InsecureChannelCredentials(), args));
+      auto channel = testing::OwnChannel(server_->address());
+      if (!channel.ok()) {
+        for (int i = 0; i < kRounds; ++i) record_error(channel.status().ToString());
+        return;
+      }
+      auto stub = v1::LockService::NewStub(*channel);
       for (int i = 0; i < kRounds; ++i) {
         const int r = (t + i) % kResources;
         const std::string resource = absl::StrCat("mutex-", r);
         auto lease = Acquire(*stub, resource, absl::StrCat("client-", t), 60000, 60000);
         if (!lease.ok() || !lease->acquired()) {
-          ++errors;
+          record_error(lease.ok() ? "acquire: not acquired" : lease.status().ToString());
           continue;
         }
         ++grants;
         if (owner[r].exchange(t + 1) != 0) ++overlaps;
         // Inside the critical section: the lock must not be anyone else's.
         if (owner[r].exchange(0) != t + 1) ++overlaps;
-        if (!Release(*stub, resource, lease->token()).ok()) ++errors;
+        if (absl::Status s = Release(*stub, resource, lease->token()); !s.ok()) {
+          record_error(s.ToString());
+        }
       }
     });
   }
   for (auto& th : threads) th.join();
   EXPECT_EQ(overlaps.load(), 0);
-  EXPECT_EQ(errors.load(), 0);
+  EXPECT_EQ(errors.load(), 0) << "first error: " << first_error;
   EXPECT_EQ(grants.load(), kThreads * kRounds);
 }
 
