@@ -38,13 +38,14 @@ struct LockManager::Resource {
 };
 
 // One entry of a group-commit batch: a lease row to write (when `persist`),
-// and/or a reply to deliver once the batch is durable.
+// a fence event, and/or a reply to deliver once the batch is durable.
 struct LockManager::CommitItem {
   uint64_t epoch = 0;
   uint64_t last_token = 0;  // the counter when the item was decided
   bool persist = false;
   std::string resource;
   std::optional<LeaseRecord> lease;  // nullopt with persist: delete the row
+  std::optional<FenceEvent> fence;
   absl::AnyInvocable<void(const absl::Status& commit)> reply;
 };
 
@@ -72,18 +73,19 @@ LeaseRecord ToRecord(const std::string& resource, const std::string& holder,
 }  // namespace
 
 LockManager::LockManager(LockStore* store, Clock* clock,
-                         const LockLimits& limits)
+                         const LockLimits& limits, FenceFeed* feed)
     : lifeline_(std::make_shared<Lifeline>()),
       store_(store),
       clock_(clock),
-      limits_(limits) {
+      limits_(limits),
+      feed_(feed) {
   absl::MutexLock lock(&lifeline_->mu);
   lifeline_->manager = this;
 }
 
 absl::StatusOr<std::unique_ptr<LockManager>> LockManager::Create(
-    LockStore* store, Clock* clock, const LockLimits& limits) {
-  std::unique_ptr<LockManager> manager(new LockManager(store, clock, limits));
+    LockStore* store, Clock* clock, const LockLimits& limits, FenceFeed* feed) {
+  std::unique_ptr<LockManager> manager(new LockManager(store, clock, limits, feed));
   {
     absl::MutexLock lock(&manager->mu_);
     absl::Status status = manager->LoadFromStore();
@@ -245,6 +247,7 @@ void LockManager::Grant(const std::string& name, Resource& r,
   r.lease = std::move(lease);
   ArmExpiry(name, *r.lease);
   Persist(name, r);
+  MoveFence(FenceEvent{FenceEvent::Kind::kGranted, name, r.lease->token, r.lease->token});
   Reply(std::move(done), absl::StatusOr<AcquireResult>(Acquired(*r.lease, r.lease->expiry - now)));
 }
 
@@ -386,6 +389,12 @@ LockManager::Resource* LockManager::FindCurrent(const std::string& name) {
 
 void LockManager::EndLease(const std::string& name, Resource& r, bool expired) {
   clock_->Cancel(r.lease->expiry_timer);
+  if (expired) {
+    // The expiry mark: a token of its own, so the expired holder is fenced
+    // out and the next grant (a larger token) still passes.
+    const uint64_t mark = ++last_token_;
+    MoveFence(FenceEvent{FenceEvent::Kind::kExpired, name, r.lease->token, mark});
+  }
   r.lease.reset();
   Persist(name, r);
   if (expired && limits_.lock_delay > absl::ZeroDuration()) {
@@ -503,6 +512,12 @@ void LockManager::Persist(const std::string& name, const Resource& r) {
   Enqueue(std::move(item));
 }
 
+void LockManager::MoveFence(FenceEvent event) {
+  CommitItem item;
+  item.fence = std::move(event);
+  Enqueue(std::move(item));
+}
+
 void LockManager::Enqueue(CommitItem item) {
   item.epoch = epoch_;
   item.last_token = last_token_;
@@ -516,12 +531,24 @@ void LockManager::Flush(std::vector<CommitItem>& batch) {
     absl::MutexLock lock(&mu_);
     epoch = epoch_;
   }
-  // Fold the rows: the last state of each resource wins.
+  // Fold the rows: the last state of each resource wins, and its last fence
+  // position (positions grow in decision order).
   LockStoreBatch rows;
   absl::flat_hash_map<std::string, size_t> row_of;
+  absl::flat_hash_map<std::string, size_t> fence_of;
+  std::vector<FenceEvent> events;
   for (CommitItem& item : batch) {
     if (item.epoch != epoch) continue;  // decided on state a failure discarded
     rows.last_token = std::max(rows.last_token, item.last_token);
+    if (item.fence) {
+      auto [it, inserted] = fence_of.emplace(item.fence->resource, rows.fence_positions.size());
+      if (inserted) {
+        rows.fence_positions.push_back({item.fence->resource, item.fence->position});
+      } else {
+        rows.fence_positions[it->second].position = item.fence->position;
+      }
+      events.push_back(*std::move(item.fence));
+    }
     if (!item.persist) continue;
     auto [it, inserted] = row_of.emplace(item.resource, rows.leases.size());
     if (inserted) {
@@ -530,7 +557,9 @@ void LockManager::Flush(std::vector<CommitItem>& batch) {
       rows.leases[it->second].second = std::move(item.lease);
     }
   }
-  absl::Status commit = rows.leases.empty() ? absl::OkStatus() : store_->Commit(rows);
+  const bool changes = !rows.leases.empty() || !rows.fence_positions.empty();
+  absl::Status commit = changes ? store_->Commit(rows) : absl::OkStatus();
+  if (commit.ok() && feed_ != nullptr) feed_->Publish(events);
   if (!commit.ok()) {
     Recover(commit);
     commit = absl::UnavailableError(absl::StrCat(

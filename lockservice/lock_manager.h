@@ -11,6 +11,13 @@
 // not committed never leaves the manager. Calls that change nothing still
 // wait for the batch in flight, since what they saw may be in it.
 //
+// Fence positions. Every grant, and every expiry, moves the resource's fence
+// position (lock_store.h): a grant to its token, an expiry to an expiry
+// mark, a fresh token drawn from the same counter. The position is
+// committed with the batch and then published to the FenceFeed, if one was
+// given, for grant-time fencing. Releases move nothing: a holder that
+// released does not write again.
+//
 // If a commit fails, every reply in that batch and in any later batch fails
 // with UNAVAILABLE, and the in-memory state is rebuilt from the store (the
 // last committed state, each lease re-armed for its full TTL). If even that
@@ -49,6 +56,7 @@
 #include "absl/time/time.h"
 #include "common/clock.h"
 #include "common/group_commit.h"
+#include "lockservice/fence_feed.h"
 #include "lockservice/lock_limits.h"
 #include "lockservice/lock_store.h"
 
@@ -113,9 +121,11 @@ class LockManager {
   using CallId = uint64_t;
 
   // Loads the store's committed state; every lease found is held for its
-  // full TTL from now.
+  // full TTL from now. `feed` (optional, must outlive the manager) receives
+  // the fence events of every committed batch.
   static absl::StatusOr<std::unique_ptr<LockManager>> Create(
-      LockStore* store, Clock* clock, const LockLimits& limits);
+      LockStore* store, Clock* clock, const LockLimits& limits,
+      FenceFeed* feed = nullptr);
   ~LockManager();
 
   // A fresh id for the next Acquire.
@@ -155,7 +165,8 @@ class LockManager {
   struct Resource;
   struct CommitItem;
 
-  LockManager(LockStore* store, Clock* clock, const LockLimits& limits);
+  LockManager(LockStore* store, Clock* clock, const LockLimits& limits,
+              FenceFeed* feed);
 
   absl::Status ValidateAcquire(const AcquireArgs& args) const;
   // Decides an Acquire. Returns an error without touching `done` when it
@@ -206,6 +217,8 @@ class LockManager {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Persist(const std::string& name, const Resource& r)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Queues a fence event; it is committed and published with the batch.
+  void MoveFence(FenceEvent event) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Enqueue(CommitItem item) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Flush(std::vector<CommitItem>& batch);
   void Recover(const absl::Status& commit_error);
@@ -222,6 +235,7 @@ class LockManager {
   LockStore* const store_;
   Clock* const clock_;
   const LockLimits limits_;
+  FenceFeed* const feed_;  // may be null
   std::atomic<CallId> next_call_id_{1};
 
   absl::Mutex mu_;

@@ -1,17 +1,22 @@
 // LockStore: the durable half of the lock service. It keeps exactly what must
-// survive a crash: the last issued fencing token, and one row per held lease
-// (holder, token, ttl, holds, recent request ids). Waiters, deadlines and
-// lock-delays live only in memory (LockManager).
+// survive a crash: the last issued fencing token, one row per held lease
+// (holder, token, ttl, holds, recent request ids), and per resource its
+// fence position (the newest grant's token or expiry mark; see
+// FencePosition). Waiters, deadlines and lock-delays live only in memory
+// (LockManager).
 //
 // The model is etcd's as much as SQLite's: a counter key and lease keys,
 // changed together by one atomic transaction per batch. A store never
 // interprets leases; LockManager decides, the store only persists.
 //
-// Thread safety: implementations need not be thread-safe. LockManager calls
-// Load() once before serving and Commit() from its single writer thread.
+// Thread safety: Load() and Commit() need not be thread-safe: LockManager
+// calls Load() before serving (and to recover) and Commit() from its single
+// writer thread. ScanFencePositions() must be thread-safe and may run
+// concurrently with Commit().
 #ifndef FENCEGATE_LOCKSERVICE_LOCK_STORE_H_
 #define FENCEGATE_LOCKSERVICE_LOCK_STORE_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -38,6 +43,16 @@ struct LeaseRecord {
   std::vector<std::string> request_ids;
 };
 
+// Where grant-time fencing puts a resource's fence: the token of the newest
+// lease granted on it, or, once that lease expired, its expiry mark (a token
+// drawn at expiry, so larger than the expired one and smaller than the next
+// grant's). Positions are unique and, in commit order, increasing: a gateway
+// that has applied every position up to p misses nothing at or below p.
+struct FencePosition {
+  std::string resource;
+  uint64_t position = 0;
+};
+
 struct LockStoreState {
   uint64_t last_token = 0;  // 0: no token was ever issued
   std::vector<LeaseRecord> leases;
@@ -49,8 +64,13 @@ struct LockStoreBatch {
   // Raise the persisted counter to at least this (0: leave it).
   uint64_t last_token = 0;
   std::vector<std::pair<std::string, std::optional<LeaseRecord>>> leases;
+  // Raise each resource's fence position to at least this; each resource
+  // appears at most once. Positions are kept after the lease ends.
+  std::vector<FencePosition> fence_positions;
 
-  bool empty() const { return last_token == 0 && leases.empty(); }
+  bool empty() const {
+    return last_token == 0 && leases.empty() && fence_positions.empty();
+  }
 };
 
 class LockStore {
@@ -61,8 +81,15 @@ class LockStore {
   virtual absl::StatusOr<LockStoreState> Load() = 0;
 
   // Applies the whole batch atomically and durably, or nothing: on error the
-  // stored state is what it was before the call. The counter never goes down.
+  // stored state is what it was before the call. The counter never goes
+  // down, nor does any fence position.
   virtual absl::Status Commit(const LockStoreBatch& batch) = 0;
+
+  // Committed fence positions greater than `after`, in increasing order, at
+  // most `limit` of them. Thread-safe (see above); never sees a commit in
+  // progress.
+  virtual absl::StatusOr<std::vector<FencePosition>> ScanFencePositions(
+      uint64_t after, size_t limit) = 0;
 };
 
 }  // namespace fencegate::lockservice

@@ -12,7 +12,9 @@ constexpr char kSchema[] =
     "CREATE TABLE IF NOT EXISTS leases("
     "  resource TEXT PRIMARY KEY, holder TEXT NOT NULL,"
     "  token INTEGER NOT NULL, ttl_ms INTEGER NOT NULL,"
-    "  hold_count INTEGER NOT NULL, request_ids TEXT NOT NULL);";
+    "  hold_count INTEGER NOT NULL, request_ids TEXT NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS fence_positions("
+    "  resource TEXT PRIMARY KEY, position INTEGER NOT NULL UNIQUE);";
 
 }  // namespace
 
@@ -22,7 +24,34 @@ absl::StatusOr<std::unique_ptr<SqliteLockStore>> SqliteLockStore::Open(
   if (!db.ok()) return db.status();
   absl::Status status = (*db)->Exec(kSchema);
   if (!status.ok()) return status;
-  return std::unique_ptr<SqliteLockStore>(new SqliteLockStore(*std::move(db)));
+  absl::StatusOr<std::unique_ptr<SqliteDb>> reader = SqliteDb::Open(path);
+  if (!reader.ok()) return reader.status();
+  return std::unique_ptr<SqliteLockStore>(
+      new SqliteLockStore(*std::move(db), *std::move(reader)));
+}
+
+absl::StatusOr<std::vector<FencePosition>> SqliteLockStore::ScanFencePositions(
+    uint64_t after, size_t limit) {
+  absl::MutexLock lock(&reader_mu_);
+  absl::StatusOr<SqliteStatement*> scan = reader_->Prepared(
+      "SELECT resource, position FROM fence_positions WHERE position > ?1 "
+      "ORDER BY position LIMIT ?2");
+  if (!scan.ok()) return scan.status();
+  SqliteStatement& stmt = **scan;
+  stmt.Bind(1, static_cast<int64_t>(after)).Bind(2, static_cast<int64_t>(limit));
+  std::vector<FencePosition> positions;
+  for (;;) {
+    absl::StatusOr<bool> row = stmt.Step();
+    if (!row.ok()) {
+      stmt.Reset();
+      return row.status();
+    }
+    if (!*row) break;
+    positions.push_back(
+        FencePosition{stmt.ColumnText(0), static_cast<uint64_t>(stmt.ColumnInt(1))});
+  }
+  stmt.Reset();
+  return positions;
 }
 
 absl::StatusOr<LockStoreState> SqliteLockStore::Load() {
@@ -102,6 +131,18 @@ absl::Status SqliteLockStore::Apply(const LockStoreBatch& batch) {
       if (!stmt.ok()) return stmt.status();
       status = (*stmt)->BindText(1, resource).Run();
     }
+    if (!status.ok()) return status;
+  }
+  for (const FencePosition& fence : batch.fence_positions) {
+    absl::StatusOr<SqliteStatement*> stmt = db_->Prepared(
+        "INSERT INTO fence_positions(resource, position) VALUES(?1, ?2) "
+        "ON CONFLICT(resource) DO UPDATE SET position = excluded.position "
+        "WHERE excluded.position > position");
+    if (!stmt.ok()) return stmt.status();
+    absl::Status status = (*stmt)
+                              ->BindText(1, fence.resource)
+                              .Bind(2, static_cast<int64_t>(fence.position))
+                              .Run();
     if (!status.ok()) return status;
   }
   return absl::OkStatus();

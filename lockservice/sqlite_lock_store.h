@@ -3,16 +3,22 @@
 //   meta(key TEXT PRIMARY KEY, value INTEGER)      -- 'last_token'
 //   leases(resource TEXT PRIMARY KEY, holder TEXT, token INTEGER,
 //          ttl_ms INTEGER, hold_count INTEGER, request_ids TEXT)
+//   fence_positions(resource TEXT PRIMARY KEY, position INTEGER UNIQUE)
 // request_ids is the list joined by '\n' (request ids have no control
 // characters; see common/validation.h).
 //
-// Thread safety: not thread-safe (see LockStore).
+// Thread safety: as LockStore asks. Load() and Commit() use the writer
+// connection from one thread at a time; ScanFencePositions() uses a second,
+// read-only connection under its own mutex (WAL lets it read the last
+// committed state while a commit runs).
 #ifndef FENCEGATE_LOCKSERVICE_SQLITE_LOCK_STORE_H_
 #define FENCEGATE_LOCKSERVICE_SQLITE_LOCK_STORE_H_
 
 #include <memory>
 #include <string>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "common/sqlite.h"
 #include "lockservice/lock_store.h"
 
@@ -26,12 +32,17 @@ class SqliteLockStore final : public LockStore {
 
   absl::StatusOr<LockStoreState> Load() override;
   absl::Status Commit(const LockStoreBatch& batch) override;
+  absl::StatusOr<std::vector<FencePosition>> ScanFencePositions(
+      uint64_t after, size_t limit) override;
 
  private:
-  explicit SqliteLockStore(std::unique_ptr<SqliteDb> db) : db_(std::move(db)) {}
+  SqliteLockStore(std::unique_ptr<SqliteDb> db, std::unique_ptr<SqliteDb> reader)
+      : db_(std::move(db)), reader_(std::move(reader)) {}
   absl::Status Apply(const LockStoreBatch& batch);
 
   std::unique_ptr<SqliteDb> db_;
+  absl::Mutex reader_mu_;
+  const std::unique_ptr<SqliteDb> reader_ ABSL_PT_GUARDED_BY(reader_mu_);
 };
 
 }  // namespace fencegate::lockservice

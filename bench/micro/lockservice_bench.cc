@@ -29,6 +29,10 @@ class MemoryLockStore final : public LockStore {
  public:
   absl::StatusOr<LockStoreState> Load() override { return LockStoreState(); }
   absl::Status Commit(const LockStoreBatch&) override { return absl::OkStatus(); }
+  absl::StatusOr<std::vector<FencePosition>> ScanFencePositions(uint64_t,
+                                                                size_t) override {
+    return std::vector<FencePosition>();
+  }
 };
 
 // Shared by the threads of one run (see gateway_bench.cc for the pattern).

@@ -44,6 +44,11 @@ class FaultyLockStore final : public lockservice::LockStore {
     return inner_->Commit(batch);
   }
 
+  absl::StatusOr<std::vector<lockservice::FencePosition>> ScanFencePositions(
+      uint64_t after, size_t limit) override {
+    return inner_->ScanFencePositions(after, limit);
+  }
+
  private:
   lockservice::LockStore* const inner_;
   std::atomic<int> commits_{0};

@@ -1,0 +1,195 @@
+// Fence positions, the lock service's half of grant-time fencing: every
+// grant and every expiry moves a resource's position (a grant to its token,
+// an expiry to a mark drawn from the token counter), durably with its batch,
+// and is published to the FenceFeed only after the commit. On a FakeClock:
+// no sleeps.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "lockservice/fence_feed.h"
+#include "lockservice/lock_manager.h"
+#include "lockservice/sqlite_lock_store.h"
+#include "tests/testing/fake_clock.h"
+#include "tests/testing/faulty_lock_store.h"
+#include "tests/testing/status_matchers.h"
+#include "tests/testing/temp_dir.h"
+
+namespace fencegate::lockservice {
+namespace {
+
+using ::absl::Seconds;
+using ::fencegate::testing::IsOk;
+using ::testing::ElementsAre;
+using ::testing::Field;
+using ::testing::IsEmpty;
+
+// Records what the feed publishes.
+class Recorder final : public FenceFeed::Subscriber {
+ public:
+  void OnEvents(const std::vector<FenceEvent>& events) override {
+    absl::MutexLock lock(&mu_);
+    events_.insert(events_.end(), events.begin(), events.end());
+  }
+  void OnClose() override {
+    absl::MutexLock lock(&mu_);
+    closed_ = true;
+  }
+  std::vector<FenceEvent> Take() {
+    absl::MutexLock lock(&mu_);
+    return std::exchange(events_, {});
+  }
+  bool closed() {
+    absl::MutexLock lock(&mu_);
+    return closed_;
+  }
+
+ private:
+  absl::Mutex mu_;
+  std::vector<FenceEvent> events_ ABSL_GUARDED_BY(mu_);
+  bool closed_ ABSL_GUARDED_BY(mu_) = false;
+};
+
+MATCHER_P3(EventIs, kind, resource, position, "") {
+  return arg.kind == kind && arg.resource == resource && arg.position == position;
+}
+
+MATCHER_P2(PositionIs, resource, position, "") {
+  return arg.resource == resource && arg.position == position;
+}
+
+class FencePositionsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    feed_.Subscribe(recorder_);
+    Start();
+  }
+
+  void Start() {
+    auto store = SqliteLockStore::Open(dir_.File("locks.db"));
+    ASSERT_THAT(store, IsOk());
+    sqlite_ = *std::move(store);
+    faulty_ = std::make_unique<testing::FaultyLockStore>(sqlite_.get());
+    auto manager = LockManager::Create(faulty_.get(), &clock_, LockLimits(), &feed_);
+    ASSERT_THAT(manager, IsOk());
+    manager_ = *std::move(manager);
+  }
+
+  // A crash and restart on the same file.
+  void Restart() {
+    manager_.reset();
+    faulty_.reset();
+    sqlite_.reset();
+    Start();
+  }
+
+  absl::StatusOr<AcquireResult> Acquire(const std::string& resource,
+                                        const std::string& holder,
+                                        absl::Duration ttl = Seconds(10)) {
+    absl::StatusOr<AcquireResult> out = absl::UnknownError("no reply");
+    manager_->Acquire(manager_->NewCallId(),
+                      AcquireArgs{resource, holder, ttl, absl::ZeroDuration(), ""},
+                      [&out](absl::StatusOr<AcquireResult> r) { out = std::move(r); });
+    manager_->Sync();
+    return out;
+  }
+
+  uint64_t MustAcquire(const std::string& resource, absl::Duration ttl = Seconds(10)) {
+    absl::StatusOr<AcquireResult> r = Acquire(resource, "holder", ttl);
+    EXPECT_TRUE(r.ok() && r->acquired) << r.status();
+    return r.ok() ? r->token : 0;
+  }
+
+  absl::Status Release(const std::string& resource, uint64_t token) {
+    absl::Status out = absl::UnknownError("no reply");
+    manager_->Release(ReleaseArgs{resource, token, ""},
+                      [&out](absl::StatusOr<ReleaseResult> r) { out = r.status(); });
+    manager_->Sync();
+    return out;
+  }
+
+  std::vector<FencePosition> Scan(uint64_t after, size_t limit = 100) {
+    auto positions = sqlite_->ScanFencePositions(after, limit);
+    EXPECT_THAT(positions, IsOk());
+    return positions.ok() ? *positions : std::vector<FencePosition>();
+  }
+
+  testing::TempDir dir_;
+  testing::FakeClock clock_;
+  FenceFeed feed_;
+  std::shared_ptr<Recorder> recorder_ = std::make_shared<Recorder>();
+  std::unique_ptr<SqliteLockStore> sqlite_;
+  std::unique_ptr<testing::FaultyLockStore> faulty_;
+  std::unique_ptr<LockManager> manager_;
+};
+
+TEST_F(FencePositionsTest, GrantMovesTheFenceToItsTokenAfterCommit) {
+  const uint64_t token = MustAcquire("r");
+  EXPECT_THAT(recorder_->Take(),
+              ElementsAre(EventIs(FenceEvent::Kind::kGranted, "r", token)));
+  EXPECT_THAT(Scan(0), ElementsAre(Field(&FencePosition::position, token)));
+}
+
+TEST_F(FencePositionsTest, ExpiryMarkLiesBetweenTheExpiredTokenAndTheNextGrant) {
+  const uint64_t expired = MustAcquire("r", Seconds(1));
+  recorder_->Take();
+  clock_.AdvanceBy(Seconds(1));
+  manager_->Sync();
+  std::vector<FenceEvent> events = recorder_->Take();
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].kind, FenceEvent::Kind::kExpired);
+  EXPECT_EQ(events[0].token, expired);
+  const uint64_t mark = events[0].position;
+  EXPECT_GT(mark, expired);
+  EXPECT_THAT(Scan(0), ElementsAre(Field(&FencePosition::position, mark)));
+  // The next holder's token passes a fence raised to the mark.
+  EXPECT_GT(MustAcquire("r"), mark);
+}
+
+TEST_F(FencePositionsTest, ReleaseMovesNothing) {
+  const uint64_t token = MustAcquire("r");
+  recorder_->Take();
+  ASSERT_THAT(Release("r", token), IsOk());
+  EXPECT_THAT(recorder_->Take(), IsEmpty());
+  EXPECT_THAT(Scan(0), ElementsAre(Field(&FencePosition::position, token)));
+}
+
+TEST_F(FencePositionsTest, ScanResumesAfterAPositionInOrderAndSurvivesRestart) {
+  const uint64_t a = MustAcquire("a");
+  const uint64_t b = MustAcquire("b");
+  ASSERT_THAT(Release("a", a), IsOk());
+  const uint64_t a2 = MustAcquire("a");  // moves a past b
+  const uint64_t c = MustAcquire("c");
+  EXPECT_THAT(Scan(0), ElementsAre(PositionIs("b", b), PositionIs("a", a2), PositionIs("c", c)));
+  EXPECT_THAT(Scan(b), ElementsAre(PositionIs("a", a2), PositionIs("c", c)));
+  EXPECT_THAT(Scan(0, 2), ElementsAre(PositionIs("b", b), PositionIs("a", a2)));
+  Restart();
+  EXPECT_THAT(Scan(b), ElementsAre(PositionIs("a", a2), PositionIs("c", c)));
+  EXPECT_GT(MustAcquire("d"), c);
+}
+
+TEST_F(FencePositionsTest, FailedCommitPublishesAndStoresNothing) {
+  const uint64_t kept = MustAcquire("kept");
+  recorder_->Take();
+  faulty_->FailNthCommit(1);
+  EXPECT_FALSE(Acquire("lost", "holder").ok());
+  EXPECT_THAT(recorder_->Take(), IsEmpty());
+  EXPECT_THAT(Scan(0), ElementsAre(Field(&FencePosition::position, kept)));
+}
+
+TEST_F(FencePositionsTest, ClosingTheFeedTellsEverySubscriberAndLaterOnes) {
+  feed_.Close();
+  EXPECT_TRUE(recorder_->closed());
+  auto late = std::make_shared<Recorder>();
+  feed_.Subscribe(late);
+  EXPECT_TRUE(late->closed());
+  MustAcquire("r");  // publishing to a closed feed reaches no one
+  EXPECT_THAT(recorder_->Take(), IsEmpty());
+}
+
+}  // namespace
+}  // namespace fencegate::lockservice
