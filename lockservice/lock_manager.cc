@@ -557,8 +557,12 @@ void LockManager::Flush(std::vector<CommitItem>& batch) {
       rows.leases[it->second].second = std::move(item.lease);
     }
   }
-  const bool changes = !rows.leases.empty() || !rows.fence_positions.empty();
-  absl::Status commit = changes ? store_->Commit(rows) : absl::OkStatus();
+  // A batch that changes nothing still goes to the store, empty: the replies
+  // in it were decided from memory, and a store whose memory can go stale
+  // (etcd: a deposed leader) confirms they are current. The counter only
+  // moves with a change, so it has nothing to add then.
+  if (rows.leases.empty() && rows.fence_positions.empty()) rows.last_token = 0;
+  absl::Status commit = store_->Commit(rows);
   if (commit.ok() && feed_ != nullptr) feed_->Publish(events);
   if (!commit.ok()) {
     Recover(commit);

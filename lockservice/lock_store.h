@@ -83,6 +83,11 @@ class LockStore {
   // Applies the whole batch atomically and durably, or nothing: on error the
   // stored state is what it was before the call. The counter never goes
   // down, nor does any fence position.
+  //
+  // An empty batch carries replies that changed nothing (a Describe, a
+  // refused try-lock). A store whose writer can be deposed (etcd) proves
+  // with it that the writer still is the writer, so the replies are not
+  // stale; a store with one writer for good (SQLite) returns OK at once.
   virtual absl::Status Commit(const LockStoreBatch& batch) = 0;
 
   // Committed fence positions greater than `after`, in increasing order, at

@@ -88,6 +88,7 @@ absl::StatusOr<LockStoreState> SqliteLockStore::Load() {
 }
 
 absl::Status SqliteLockStore::Commit(const LockStoreBatch& batch) {
+  if (batch.empty()) return absl::OkStatus();  // this file is the only writer
   absl::Status status = db_->Exec("BEGIN IMMEDIATE");
   if (!status.ok()) return status;
   status = Apply(batch);
