@@ -5,6 +5,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "common/log.h"
 #include "lockservice/etcd/lock_records.pb.h"
@@ -27,7 +28,12 @@ EtcdLockStore::EtcdLockStore(etcd::EtcdClient* client, EtcdLockStoreOptions opti
       guard_(std::move(guard)),
       token_key_(options_.prefix + "token"),
       lease_prefix_(options_.prefix + "lease/"),
+      fence_prefix_(options_.prefix + "fence/"),
       on_term_lost_(std::move(on_term_lost)) {}
+
+std::string EtcdLockStore::FenceKey(uint64_t position) const {
+  return absl::StrFormat("%s%020d", fence_prefix_, position);
+}
 
 etcdserverpb::TxnRequest EtcdLockStore::GuardedTxn() const {
   etcdserverpb::TxnRequest txn;
@@ -81,6 +87,19 @@ absl::Status EtcdLockStore::Commit(const LockStoreBatch& batch) {
     put->set_key(lease_prefix_ + resource);
     row.SerializeToString(put->mutable_value());
   }
+  // Fence positions only grow; the resource's old key goes.
+  std::vector<std::pair<const std::string*, uint64_t>> moved;
+  for (const FencePosition& fence : batch.fence_positions) {
+    auto old = fence_positions_.find(fence.resource);
+    if (old != fence_positions_.end()) {
+      if (fence.position <= old->second) continue;
+      txn.add_success()->mutable_request_delete_range()->set_key(FenceKey(old->second));
+    }
+    etcdserverpb::PutRequest* put = txn.add_success()->mutable_request_put();
+    put->set_key(FenceKey(fence.position));
+    put->set_value(fence.resource);
+    moved.emplace_back(&fence.resource, fence.position);
+  }
   if (txn.success_size() == 0) {
     // A barrier: see the header for why it reads.
     RangeRequest* read = txn.add_success()->mutable_request_range();
@@ -105,19 +124,44 @@ absl::Status EtcdLockStore::Commit(const LockStoreBatch& batch) {
         "); nothing was applied")));
   }
   committed_token_ = std::max(committed_token_, batch.last_token);
+  for (const auto& [resource, position] : moved) fence_positions_[*resource] = position;
   return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<FencePosition>> EtcdLockStore::ScanFencePositions(
+    uint64_t after, size_t limit) {
+  RangeRequest range;
+  range.set_key(FenceKey(after + 1));
+  range.set_range_end(etcd::PrefixRangeEnd(fence_prefix_));
+  range.set_limit(static_cast<int64_t>(limit));
+  absl::StatusOr<etcdserverpb::RangeResponse> response =
+      client_->Range(range, absl::Now() + options_.commit_timeout);
+  if (!response.ok()) return response.status();
+  std::vector<FencePosition> positions;
+  for (const mvccpb::KeyValue& kv : response->kvs()) {
+    FencePosition fence;
+    if (!absl::SimpleAtoi(absl::string_view(kv.key()).substr(fence_prefix_.size()),
+                          &fence.position)) {
+      return absl::DataLossError(absl::StrCat("etcd key ", kv.key(),
+                                              " is not a fence position; repair or delete it"));
+    }
+    fence.resource = kv.value();
+    positions.push_back(std::move(fence));
+  }
+  return positions;
 }
 
 absl::StatusOr<LockStoreState> EtcdLockStore::Load() {
   if (ended_.load()) return Ended();
   const absl::Time deadline = absl::Now() + options_.load_timeout;
-  const std::string lease_end = etcd::PrefixRangeEnd(lease_prefix_);
   etcdserverpb::TxnRequest txn = GuardedTxn();
   txn.add_success()->mutable_request_range()->set_key(token_key_);
-  RangeRequest* first = txn.add_success()->mutable_request_range();
-  first->set_key(lease_prefix_);
-  first->set_range_end(lease_end);
-  first->set_limit(options_.load_page);
+  for (const std::string* prefix : {&lease_prefix_, &fence_prefix_}) {
+    RangeRequest* first = txn.add_success()->mutable_request_range();
+    first->set_key(*prefix);
+    first->set_range_end(etcd::PrefixRangeEnd(*prefix));
+    first->set_limit(options_.load_page);
+  }
   absl::StatusOr<etcdserverpb::TxnResponse> response = client_->Txn(txn, deadline);
   if (!response.ok()) {
     return Lose(absl::UnavailableError(
@@ -132,34 +176,59 @@ absl::StatusOr<LockStoreState> EtcdLockStore::Load() {
   if (!token_kvs.empty() && !absl::SimpleAtoi(token_kvs[0].value(), &state.last_token)) {
     return Lose(absl::DataLossError(absl::StrCat(
         "etcd key ", token_key_, " holds '", token_kvs[0].value(),
-        "', not a token; repair or delete it (tokens then restart above the "
-        "largest lease's)")));
+        "', not a token; repair it (it must be at least every token issued)")));
   }
+  // Every page at the revision the guarded txn saw: one snapshot.
   const int64_t revision = response->header().revision();
-  etcdserverpb::RangeResponse page = response->responses(1).response_range();
-  for (;;) {
-    for (const mvccpb::KeyValue& kv : page.kvs()) {
-      absl::Status parsed = ParseLease(kv, state);
-      if (!parsed.ok()) return Lose(parsed);
-    }
-    if (!page.more() || page.kvs().empty()) break;
-    RangeRequest next;
-    next.set_key(page.kvs(page.kvs_size() - 1).key() + std::string(1, '\0'));
-    next.set_range_end(lease_end);
-    next.set_limit(options_.load_page);
-    next.set_revision(revision);  // the snapshot the guarded txn saw
-    absl::StatusOr<etcdserverpb::RangeResponse> more = client_->Range(next, deadline);
-    if (!more.ok()) {
-      return Lose(absl::UnavailableError(
-          absl::StrCat("cannot load the lock state from etcd: ", more.status().message())));
-    }
-    page = *std::move(more);
-  }
+  absl::Status status = LoadRows(
+      lease_prefix_, revision, response->responses(1).response_range(), deadline,
+      [&](const mvccpb::KeyValue& kv) { return ParseLease(kv, state); });
+  if (!status.ok()) return Lose(status);
+  absl::flat_hash_map<std::string, uint64_t> fences;
+  status = LoadRows(fence_prefix_, revision, response->responses(2).response_range(),
+                    deadline, [&](const mvccpb::KeyValue& kv) {
+                      uint64_t position = 0;
+                      if (!absl::SimpleAtoi(
+                              absl::string_view(kv.key()).substr(fence_prefix_.size()),
+                              &position)) {
+                        return absl::DataLossError(absl::StrCat(
+                            "etcd key ", kv.key(), " is not a fence position; repair or delete it"));
+                      }
+                      uint64_t& known = fences[kv.value()];
+                      known = std::max(known, position);
+                      state.last_token = std::max(state.last_token, position);
+                      return absl::OkStatus();
+                    });
+  if (!status.ok()) return Lose(status);
+  fence_positions_ = std::move(fences);
   committed_token_ = state.last_token;
   for (const LeaseRecord& lease : state.leases) {
     committed_token_ = std::max(committed_token_, lease.token);
   }
   return state;
+}
+
+absl::Status EtcdLockStore::LoadRows(
+    const std::string& prefix, int64_t revision, etcdserverpb::RangeResponse page,
+    absl::Time deadline, absl::FunctionRef<absl::Status(const mvccpb::KeyValue&)> row) {
+  for (;;) {
+    for (const mvccpb::KeyValue& kv : page.kvs()) {
+      absl::Status status = row(kv);
+      if (!status.ok()) return status;
+    }
+    if (!page.more() || page.kvs().empty()) return absl::OkStatus();
+    RangeRequest next;
+    next.set_key(page.kvs(page.kvs_size() - 1).key() + std::string(1, '\0'));
+    next.set_range_end(etcd::PrefixRangeEnd(prefix));
+    next.set_limit(options_.load_page);
+    next.set_revision(revision);
+    absl::StatusOr<etcdserverpb::RangeResponse> more = client_->Range(next, deadline);
+    if (!more.ok()) {
+      return absl::UnavailableError(
+          absl::StrCat("cannot load the lock state from etcd: ", more.status().message()));
+    }
+    page = *std::move(more);
+  }
 }
 
 absl::Status EtcdLockStore::ParseLease(const mvccpb::KeyValue& kv,

@@ -6,6 +6,13 @@
 //   <prefix>leader            the leader key (LeaderElection), value = address
 //   <prefix>token             the last issued token, decimal
 //   <prefix>lease/<resource>  one LeaseRow (lock_records.proto) per held lease
+//   <prefix>fence/<position>  value = resource: its fence position, the
+//                             position as 20 decimal digits, so key order is
+//                             position order and ScanFencePositions() is one
+//                             Range. One key per resource: moving a position
+//                             deletes the old key in the same txn (the store
+//                             keeps each resource's position in memory; only
+//                             the leader writes, so that copy is exact).
 //
 // Fencing. Every call is an etcd txn guarded by
 //   create_revision(<prefix>leader) == guard.create_revision
@@ -29,10 +36,12 @@
 //
 // Limits: one batch is one txn, and etcd refuses txns of more than
 // --max-txn-ops operations (default 128) or --max-request-bytes (1.5 MiB),
-// so the lock server caps the manager's batch (see docs/operations.md).
+// so the lock server caps the manager's batch (kEtcdMaxOpsPerItem, and
+// docs/operations.md).
 //
-// Thread safety: like LockStore (one caller at a time); EndTerm() may be
-// called from any thread. `on_term_lost` runs on the caller's thread.
+// Thread safety: as LockStore asks: Load() and Commit() from one thread at a
+// time; ScanFencePositions() (a plain linearizable Range, also after the
+// term ended) and EndTerm() from any thread. `on_term_lost` runs on the caller's thread.
 // Ownership: `client` must outlive the store.
 #ifndef FENCEGATE_LOCKSERVICE_ETCD_ETCD_LOCK_STORE_H_
 #define FENCEGATE_LOCKSERVICE_ETCD_ETCD_LOCK_STORE_H_
@@ -41,7 +50,9 @@
 #include <cstdint>
 #include <string>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/functional/any_invocable.h"
+#include "absl/functional/function_ref.h"
 #include "absl/time/time.h"
 #include "common/etcd/etcd_client.h"
 #include "lockservice/etcd/leader_election.h"
@@ -61,6 +72,12 @@ struct EtcdLockStoreOptions {
 // The key LeaderElection campaigns for, under `prefix`.
 std::string EtcdLeaderKey(const std::string& prefix);
 
+// etcd operations one item of a group-commit batch may add to its txn: a
+// fence move is a put and a delete, a lease row one put or delete. A batch
+// of n items is at most 2 + kEtcdMaxOpsPerItem * n operations (the counter,
+// or the barrier's read, and a spare).
+inline constexpr int kEtcdMaxOpsPerItem = 2;
+
 class EtcdLockStore final : public LockStore {
  public:
   EtcdLockStore(etcd::EtcdClient* client, EtcdLockStoreOptions options,
@@ -69,6 +86,8 @@ class EtcdLockStore final : public LockStore {
 
   absl::StatusOr<LockStoreState> Load() override;
   absl::Status Commit(const LockStoreBatch& batch) override;
+  absl::StatusOr<std::vector<FencePosition>> ScanFencePositions(
+      uint64_t after, size_t limit) override;
 
   // Refuses every later call (the term is over). Idempotent.
   void EndTerm() { ended_.store(true); }
@@ -78,6 +97,12 @@ class EtcdLockStore final : public LockStore {
   // Ends the term for `why` and returns the error to report.
   absl::Status Lose(absl::Status why);
   absl::Status Ended() const;
+  std::string FenceKey(uint64_t position) const;
+  // Reads every key under `prefix` at `revision`, from `first` (the first
+  // page, already read) on, calling `row` for each.
+  absl::Status LoadRows(const std::string& prefix, int64_t revision,
+                        etcdserverpb::RangeResponse first, absl::Time deadline,
+                        absl::FunctionRef<absl::Status(const mvccpb::KeyValue&)> row);
   absl::Status ParseLease(const mvccpb::KeyValue& kv, LockStoreState& state) const;
 
   etcd::EtcdClient* const client_;
@@ -85,11 +110,14 @@ class EtcdLockStore final : public LockStore {
   const LeaderGuard guard_;
   const std::string token_key_;
   const std::string lease_prefix_;
+  const std::string fence_prefix_;
   absl::AnyInvocable<void(const absl::Status&)> on_term_lost_;
   std::atomic<bool> ended_{false};
   // The counter as this term last loaded or committed it: only this term
   // writes it, so a batch that does not raise it leaves it alone.
   uint64_t committed_token_ = 0;
+  // Each resource's committed fence position (Load() and Commit() only).
+  absl::flat_hash_map<std::string, uint64_t> fence_positions_;
 };
 
 }  // namespace fencegate::lockservice
