@@ -4,9 +4,13 @@
 // goes away cancels the wait.
 //
 // Thread safety: gRPC calls it from many threads; all state is in the
-// manager. Ownership: `manager` must outlive the service.
+// manager. Ownership: the service and each parked Acquire's reactor share
+// the manager, so it lives until the last of them is done (an instance of
+// a replicated deployment replaces its manager at each term).
 #ifndef FENCEGATE_LOCKSERVICE_LOCK_SERVICE_H_
 #define FENCEGATE_LOCKSERVICE_LOCK_SERVICE_H_
+
+#include <memory>
 
 #include "fencegate/v1/lock.grpc.pb.h"
 #include "lockservice/lock_manager.h"
@@ -15,7 +19,8 @@ namespace fencegate::lockservice {
 
 class LockServiceImpl final : public fencegate::v1::LockService::CallbackService {
  public:
-  explicit LockServiceImpl(LockManager* manager) : manager_(manager) {}
+  explicit LockServiceImpl(std::shared_ptr<LockManager> manager)
+      : manager_(std::move(manager)) {}
 
   grpc::ServerUnaryReactor* Acquire(grpc::CallbackServerContext* context,
                                     const fencegate::v1::AcquireRequest* request,
@@ -31,7 +36,7 @@ class LockServiceImpl final : public fencegate::v1::LockService::CallbackService
                                      fencegate::v1::DescribeResponse* response) override;
 
  private:
-  LockManager* const manager_;
+  const std::shared_ptr<LockManager> manager_;
 };
 
 }  // namespace fencegate::lockservice
