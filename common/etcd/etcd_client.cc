@@ -105,8 +105,16 @@ EtcdClient::EtcdClient(EtcdClientOptions options)
   // A member that comes back is used again soon (gRPC's default backoff
   // grows to two minutes).
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
-  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
+  // gRPC also takes this as the deadline of one connection attempt (default
+  // 20 s). etcd listens well before it serves, and a connection made in
+  // between stalls until that deadline; a loaded machine still completes a
+  // handshake in far less than 2 s.
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 2000);
+  // After a failed connection, pick_first waits for the name to be resolved
+  // again before it retries, and the DNS resolver by default resolves at
+  // most every 30 s.
+  args.SetInt(GRPC_ARG_DNS_MIN_TIME_BETWEEN_RESOLUTIONS_MS, 500);
   // Find a dead connection while a call (a watch) is open. etcd refuses
   // pings more often than every 5 s (--grpc-keepalive-min-time) and pings
   // without calls, so neither is asked for.

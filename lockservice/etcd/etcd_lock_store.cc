@@ -64,6 +64,10 @@ absl::Status EtcdLockStore::Lose(absl::Status why) {
 
 absl::Status EtcdLockStore::Commit(const LockStoreBatch& batch) {
   if (ended_.load()) return Ended();
+  if (!loaded_) {
+    // Moving a fence position deletes its old key, which Load() learns.
+    return absl::FailedPreconditionError("EtcdLockStore: Load() before Commit()");
+  }
   etcdserverpb::TxnRequest txn = GuardedTxn();
   if (batch.last_token > committed_token_) {
     etcdserverpb::PutRequest* put = txn.add_success()->mutable_request_put();
@@ -201,6 +205,7 @@ absl::StatusOr<LockStoreState> EtcdLockStore::Load() {
                     });
   if (!status.ok()) return Lose(status);
   fence_positions_ = std::move(fences);
+  loaded_ = true;
   committed_token_ = state.last_token;
   for (const LeaseRecord& lease : state.leases) {
     committed_token_ = std::max(committed_token_, lease.token);

@@ -39,6 +39,8 @@
 // so the lock server caps the manager's batch (kEtcdMaxOpsPerItem, and
 // docs/operations.md).
 //
+// REQUIRES: Load() succeeded before the first Commit() (LockManager does so).
+//
 // Thread safety: as LockStore asks: Load() and Commit() from one thread at a
 // time; ScanFencePositions() (a plain linearizable Range, also after the
 // term ended) and EndTerm() from any thread. `on_term_lost` runs on the caller's thread.
@@ -116,6 +118,7 @@ class EtcdLockStore final : public LockStore {
   // The counter as this term last loaded or committed it: only this term
   // writes it, so a batch that does not raise it leaves it alone.
   uint64_t committed_token_ = 0;
+  bool loaded_ = false;
   // Each resource's committed fence position (Load() and Commit() only).
   absl::flat_hash_map<std::string, uint64_t> fence_positions_;
 };
