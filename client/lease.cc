@@ -11,10 +11,12 @@
 namespace fencegate::client {
 
 Lease::Lease(LockClient* client, std::string resource, uint64_t token,
-             absl::Duration ttl, absl::Time valid_until, LeaseOptions options)
+             TokenSignature signature, absl::Duration ttl, absl::Time valid_until,
+             LeaseOptions options)
     : client_(client),
       resource_(std::move(resource)),
       token_(token),
+      signature_(std::move(signature)),
       ttl_(ttl),
       renew_fraction_(options.renew_fraction),
       clock_(options.clock) {
@@ -68,7 +70,7 @@ absl::Status Lease::RenewLocked() {
   const absl::Time deadline = valid_until_;  // no point renewing a lapsed lease
   mu_.Unlock();
   absl::StatusOr<absl::Duration> granted = client_->Renew(
-      resource_, token_, ttl_, absl::Now() + (deadline - sent));
+      resource_, token_, ttl_, absl::Now() + (deadline - sent), signature_);
   mu_.Lock();
   if (!granted.ok()) return granted.status();
   valid_until_ = std::max(valid_until_, sent + *granted);
@@ -150,7 +152,8 @@ absl::Status Lease::Release() {
     ended_ = absl::FailedPreconditionError(absl::StrCat(
         "lease on '", resource_, "' with token ", token_, " was released"));
   }
-  absl::StatusOr<uint32_t> released = client_->Release(resource_, token_);
+  absl::StatusOr<uint32_t> released =
+      client_->Release(resource_, token_, /*request_id=*/"", signature_);
   // LEASE_LOST: it had already lapsed on the server; nothing to release.
   if (released.ok() || IsLeaseLost(released.status())) return absl::OkStatus();
   return released.status();

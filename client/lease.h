@@ -37,6 +37,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "common/clock.h"
+#include "common/token_signer.h"
 
 namespace fencegate::client {
 
@@ -56,14 +57,18 @@ struct LeaseOptions {
 class Lease {
  public:
   // Starts renewing. `valid_until` is on options.clock (see the header).
-  Lease(LockClient* client, std::string resource, uint64_t token, absl::Duration ttl,
-        absl::Time valid_until, LeaseOptions options);
+  Lease(LockClient* client, std::string resource, uint64_t token,
+        TokenSignature signature, absl::Duration ttl, absl::Time valid_until,
+        LeaseOptions options);
   ~Lease();
   Lease(const Lease&) = delete;
   Lease& operator=(const Lease&) = delete;
 
   const std::string& resource() const { return resource_; }
   uint64_t token() const { return token_; }
+  // The grant's signature (empty when the service does not sign): what
+  // makes the token usable at a gateway that checks signatures.
+  const TokenSignature& signature() const { return signature_; }
   absl::Duration ttl() const { return ttl_; }
 
   // True once the lease is lost or released.
@@ -100,6 +105,7 @@ class Lease {
   LockClient* const client_;
   const std::string resource_;
   const uint64_t token_;
+  const TokenSignature signature_;
   const absl::Duration ttl_;
   const double renew_fraction_;
   Clock* const clock_;

@@ -20,10 +20,12 @@ void EnableHealthAndReflection() {
 
 absl::StatusOr<std::unique_ptr<grpc::Server>> StartGrpcServer(
     const std::string& listen, grpc::Service* service, int* port,
-    const std::string& port_file, int max_receive_bytes) {
+    const std::string& port_file, int max_receive_bytes,
+    std::shared_ptr<grpc::ServerCredentials> credentials) {
   EnableHealthAndReflection();
   grpc::ServerBuilder builder;
-  builder.AddListeningPort(listen, grpc::InsecureServerCredentials(), port);
+  builder.AddListeningPort(
+      listen, credentials ? credentials : grpc::InsecureServerCredentials(), port);
   if (max_receive_bytes > 0) builder.SetMaxReceiveMessageSize(max_receive_bytes);
   builder.RegisterService(service);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
