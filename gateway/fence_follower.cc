@@ -9,6 +9,7 @@
 #include "common/errors.h"
 #include "common/log.h"
 #include "grpcpp/create_channel.h"
+#include "grpcpp/support/channel_arguments.h"
 
 namespace fencegate::gateway {
 
@@ -16,9 +17,23 @@ namespace v1 = ::fencegate::v1;
 
 FenceFollower::FenceFollower(FencedStore* store, FenceFollowerOptions options)
     : store_(store), options_(std::move(options)) {
-  stub_ = v1::LockService::NewStub(grpc::CreateChannel(
-      options_.lockservice, options_.credentials ? options_.credentials
-                                                 : grpc::InsecureChannelCredentials()));
+  grpc::ChannelArguments args;
+  // Reconnect on the follower's own schedule, not gRPC's (up to 2 minutes).
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS,
+              static_cast<int>(absl::ToInt64Milliseconds(options_.min_backoff)));
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS,
+              static_cast<int>(absl::ToInt64Milliseconds(options_.min_backoff)));
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS,
+              static_cast<int>(absl::ToInt64Milliseconds(options_.max_backoff)));
+  // A lock service host that vanishes without closing the connection would
+  // leave the stream silent forever: ping it (servers allow it, see
+  // common/server_setup.cc).
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 10000);
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 5000);
+  stub_ = v1::LockService::NewStub(grpc::CreateCustomChannel(
+      options_.lockservice,
+      options_.credentials ? options_.credentials : grpc::InsecureChannelCredentials(),
+      args));
   thread_ = std::thread([this] {
     pthread_setname_np(pthread_self(), "fg-gw-follow");
     Run();
