@@ -66,9 +66,10 @@ class Lease {
 
   const std::string& resource() const { return resource_; }
   uint64_t token() const { return token_; }
-  // The grant's signature (empty when the service does not sign): what
-  // makes the token usable at a gateway that checks signatures.
-  const TokenSignature& signature() const { return signature_; }
+  // The token's signature (empty when the service does not sign): what
+  // makes it usable at a gateway that checks signatures. The grant's at
+  // first; each renewal brings the one under the service's current key.
+  TokenSignature signature() const;
   absl::Duration ttl() const { return ttl_; }
 
   // True once the lease is lost or released.
@@ -105,12 +106,12 @@ class Lease {
   LockClient* const client_;
   const std::string resource_;
   const uint64_t token_;
-  const TokenSignature signature_;
   const absl::Duration ttl_;
   const double renew_fraction_;
   Clock* const clock_;
 
-  absl::Mutex mu_;
+  mutable absl::Mutex mu_;
+  TokenSignature signature_ ABSL_GUARDED_BY(mu_);
   absl::Time valid_until_ ABSL_GUARDED_BY(mu_);
   absl::Time next_renew_ ABSL_GUARDED_BY(mu_);
   // OK while the lease is live; then why it ended (lost or released).

@@ -96,7 +96,7 @@ absl::StatusOr<std::unique_ptr<Lease>> LockClient::AcquireLease(
                                  sent + outcome->ttl, std::move(lease_options));
 }
 
-absl::StatusOr<absl::Duration> LockClient::Renew(const std::string& resource,
+absl::StatusOr<RenewOutcome> LockClient::Renew(const std::string& resource,
                                                  uint64_t token, absl::Duration ttl,
                                                  absl::Time deadline,
                                                  const TokenSignature& signature) {
@@ -112,7 +112,9 @@ absl::StatusOr<absl::Duration> LockClient::Renew(const std::string& resource,
     return FromGrpcStatus(stub_->Renew(&ctx, request, &response));
   });
   if (!status.ok()) return status;
-  return absl::Milliseconds(response.ttl_ms());
+  return RenewOutcome{absl::Milliseconds(response.ttl_ms()),
+                      TokenSignature{response.signature().key_id(),
+                                     response.signature().mac()}};
 }
 
 absl::StatusOr<uint32_t> LockClient::Release(const std::string& resource, uint64_t token,

@@ -45,6 +45,13 @@ struct AcquireOutcome {
   absl::Duration retry_after;
 };
 
+struct RenewOutcome {
+  absl::Duration ttl;  // the lease now ends this long after the renew
+  // From a service that signs tokens: the token's signature under its
+  // current key (changes after a key rotation); empty otherwise.
+  TokenSignature signature;
+};
+
 struct LockState {
   bool held = false;
   std::string holder;
@@ -79,9 +86,10 @@ class LockClient {
       LeaseOptions lease_options = LeaseOptions());
 
   // Extends the lease to now + ttl; returns the TTL granted (capped by the
-  // server's --max_hold). ABORTED (IsLeaseLost) if `token` no longer holds
-  // it. `deadline` bounds all attempts (default: one rpc_timeout per try).
-  absl::StatusOr<absl::Duration> Renew(const std::string& resource, uint64_t token,
+  // server's --max_hold) and the token's current signature. ABORTED
+  // (IsLeaseLost) if `token` no longer holds it. `deadline` bounds all
+  // attempts (default: one rpc_timeout per try).
+  absl::StatusOr<RenewOutcome> Renew(const std::string& resource, uint64_t token,
                                        absl::Duration ttl,
                                        absl::Time deadline = absl::InfiniteFuture(),
                                        const TokenSignature& signature = {});

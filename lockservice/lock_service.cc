@@ -136,11 +136,25 @@ grpc::ServerUnaryReactor* LockServiceImpl::Renew(
     return reactor;
   }
   args.caller = *std::move(caller);
-  manager_->Renew(std::move(args),
-                  [reactor, response](absl::StatusOr<RenewResult> result) {
-                    if (result.ok()) response->set_ttl_ms(Ms(result->ttl));
-                    reactor->Finish(ToGrpcStatus(result.status()));
-                  });
+  const TokenSigner* signer = signer_;
+  std::string resource = args.resource;
+  const uint64_t token = args.token;
+  manager_->Renew(std::move(args), [reactor, response, signer, token,
+                                    resource = std::move(resource)](
+                                       absl::StatusOr<RenewResult> result) {
+    if (result.ok()) {
+      response->set_ttl_ms(Ms(result->ttl));
+      if (signer != nullptr) {
+        // Re-signed under the current key: leases follow a key rotation.
+        absl::StatusOr<TokenSignature> signature = signer->Sign(resource, token);
+        if (signature.ok()) {
+          response->mutable_signature()->set_key_id(signature->key_id);
+          response->mutable_signature()->set_mac(signature->mac);
+        }
+      }
+    }
+    reactor->Finish(ToGrpcStatus(result.status()));
+  });
   return reactor;
 }
 

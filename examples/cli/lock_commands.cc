@@ -108,15 +108,23 @@ absl::Status RunRenew(CommandContext& ctx) {
   if (ttl <= absl::ZeroDuration()) return UsageError("--ttl must be above 0");
   absl::StatusOr<std::unique_ptr<LockClient>> client = ConnectLock(ctx);
   if (!client.ok()) return client.status();
-  absl::StatusOr<absl::Duration> granted = (*client)->Renew(
+  absl::StatusOr<client::RenewOutcome> renewed = (*client)->Renew(
       resource, token, ttl, absl::InfiniteFuture(), signed_token.signature);
-  if (!granted.ok()) return FromLockService(ctx, granted.status());
+  if (!renewed.ok()) return FromLockService(ctx, renewed.status());
   ctx.out->Line(absl::StrFormat("renewed '%s' token %d: the lease now ends in %s",
-                                resource, token, Seconds(*granted)));
+                                resource, token, Seconds(renewed->ttl)));
+  const std::string fencing_token =
+      client::FormatFencingToken(token, renewed->signature);
+  if (!renewed->signature.empty() && renewed->signature.key_id != signed_token.signature.key_id) {
+    ctx.out->Line(absl::StrFormat(
+        "the lock service signs with a new key now: pass --token=%s from here on",
+        fencing_token));
+  }
   ctx.out->fields()
       .AddString("resource", resource)
       .AddUint("token", token)
-      .AddInt("ttl_ms", absl::ToInt64Milliseconds(*granted));
+      .AddString("fencing_token", fencing_token)
+      .AddInt("ttl_ms", absl::ToInt64Milliseconds(renewed->ttl));
   return absl::OkStatus();
 }
 

@@ -103,7 +103,10 @@ class DemoClient {
   }
 
  private:
-  Fencing fencing() const { return Fencing{resource_, token_, signature_}; }
+  // The lease's signature may change on renewal (a key rotation).
+  Fencing fencing() const {
+    return Fencing{resource_, token_, lease_ != nullptr ? lease_->signature() : signature_};
+  }
 
   Message Acquire(absl::Duration ttl) {
     lease_.reset();  // a previous, lost lease
@@ -180,15 +183,16 @@ class DemoClient {
   Message Renew() {
     if (token_ == 0) return Reply("error").Set("msg", "no token: acquire first");
     const absl::Duration ttl = lease_ != nullptr ? lease_->ttl() : absl::Seconds(10);
-    absl::StatusOr<absl::Duration> granted =
+    absl::StatusOr<client::RenewOutcome> renewed =
         lock_->Renew(resource_, token_, ttl, absl::InfiniteFuture(), signature_);
-    if (IsLeaseLost(granted.status())) {
+    if (IsLeaseLost(renewed.status())) {
       return Reply("lease_lost")
-          .Set("holder_token", client::CurrentToken(granted.status()))
-          .Set("msg", granted.status().message());
+          .Set("holder_token", client::CurrentToken(renewed.status()))
+          .Set("msg", renewed.status().message());
     }
-    if (!granted.ok()) return ErrorReply(granted.status());
-    return Reply("ok").Set("ttl_ms", absl::ToInt64Milliseconds(*granted));
+    if (!renewed.ok()) return ErrorReply(renewed.status());
+    if (!renewed->signature.empty()) signature_ = renewed->signature;
+    return Reply("ok").Set("ttl_ms", absl::ToInt64Milliseconds(renewed->ttl));
   }
 
   Message Release() {

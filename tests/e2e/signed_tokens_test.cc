@@ -225,8 +225,14 @@ TEST_F(SignedTokensTest, RotationAcceptsBothKeysDuringTheOverlapAndNotTheOldAfte
                   absl::Seconds(30), "the gateway accepting the new key"),
               IsOk());
   EXPECT_THAT(gateway_client_->Put(before, "k", "3"), IsOk());
+  // A live lease moves to the new key when it renews.
+  ASSERT_OK_AND_ASSIGN(client::RenewOutcome renewed,
+                       lock_->Renew("a", before.token, absl::Seconds(60),
+                                    absl::InfiniteFuture(), before.signature));
+  EXPECT_EQ(renewed.signature.key_id, "new");
+  const client::Fencing moved{"a", before.token, renewed.signature};
 
-  // Step 3: every lease signed with the old key is over; it goes.
+  // Step 3: every lease has renewed (or ended) since; the old key goes.
   WriteFile("gateway-keys.txt", {unsigned_line(new_only[0])});
   Reload(*gateway_);
   absl::Status refused;
@@ -239,6 +245,7 @@ TEST_F(SignedTokensTest, RotationAcceptsBothKeysDuringTheOverlapAndNotTheOldAfte
               IsOk());
   ExpectDenied(refused, "key 'old'");
   EXPECT_THAT(gateway_client_->Put(after, "k", "4"), IsOk());
+  EXPECT_THAT(gateway_client_->Put(moved, "k", "5"), IsOk());
 }
 
 TEST_F(SignedTokensTest, ABadKeyFileIsRefusedAtStartAndOnReloadKeepsTheOldKeys) {
