@@ -60,21 +60,36 @@ std::shared_ptr<const KeyRing> TokenSigner::keys() const {
   return keys_;
 }
 
-absl::StatusOr<TokenSignature> TokenSigner::Sign(absl::string_view resource,
-                                                 uint64_t token) const {
-  std::shared_ptr<const KeyRing> ring = keys();
-  const SigningKey* key = ring->signing_key();
+namespace {
+
+// The ring's usable signing key, or why there is none.
+absl::StatusOr<const SigningKey*> UsableSigningKey(const KeyRing& ring, absl::Time now) {
+  const SigningKey* key = ring.signing_key();
   if (key == nullptr) {
     return absl::FailedPreconditionError(
         "no key in the key file is marked 'sign'; the lock service cannot sign "
         "tokens (--signing_keys)");
   }
-  if (wall_clock_() >= key->not_after) {
+  if (now >= key->not_after) {
     return absl::FailedPreconditionError(absl::StrCat(
         "signing key '", key->id, "' expired at ", FormatKeyTime(key->not_after),
         "; mark a current key 'sign' in the key file and reload it (SIGHUP)"));
   }
-  return TokenSignature{key->id, Mac(*key, resource, token)};
+  return key;
+}
+
+}  // namespace
+
+absl::StatusOr<TokenSignature> TokenSigner::Sign(absl::string_view resource,
+                                                 uint64_t token) const {
+  std::shared_ptr<const KeyRing> ring = keys();
+  absl::StatusOr<const SigningKey*> key = UsableSigningKey(*ring, wall_clock_());
+  if (!key.ok()) return key.status();
+  return TokenSignature{(*key)->id, Mac(**key, resource, token)};
+}
+
+absl::Status TokenSigner::CheckCanSign() const {
+  return UsableSigningKey(*keys(), wall_clock_()).status();
 }
 
 absl::Status TokenSigner::Verify(absl::string_view resource, uint64_t token,

@@ -52,6 +52,9 @@ class TokenSigner {
                        std::function<absl::Time()> wall_clock = absl::Now);
 
   absl::StatusOr<TokenSignature> Sign(absl::string_view resource, uint64_t token) const;
+  // OK if Sign() can succeed now (a `sign` key exists and has not expired),
+  // so the lock service can refuse an Acquire before granting it.
+  absl::Status CheckCanSign() const;
   absl::Status Verify(absl::string_view resource, uint64_t token,
                       const TokenSignature& signature) const {
     return Verify(resource, token, signature.key_id, signature.mac);

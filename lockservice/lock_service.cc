@@ -69,6 +69,14 @@ grpc::ServerUnaryReactor* LockServiceImpl::Acquire(
     reactor->Finish(ToGrpcStatus(s));
     return reactor;
   }
+  if (signer_ != nullptr) {
+    // A grant nobody can use would block the resource for its TTL.
+    if (absl::Status s = signer_->CheckCanSign(); !s.ok()) {
+      reactor->Finish(ToGrpcStatus(absl::UnavailableError(
+          absl::StrCat("the lock service cannot sign grants: ", s.message()))));
+      return reactor;
+    }
+  }
   AcquireArgs args;
   args.resource = request->resource();
   args.holder = request->holder();

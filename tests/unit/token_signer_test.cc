@@ -93,6 +93,7 @@ TEST(TokenSignerTest, ExpiredKeyNeitherSignsNorVerifies) {
   EXPECT_THAT(status.message(), HasSubstr("expired at 2026-12-01T00:00:00Z"));
   EXPECT_THAT(signer.Sign("r", 2), StatusIs(absl::StatusCode::kFailedPrecondition,
                                             HasSubstr("expired")));
+  EXPECT_THAT(signer.CheckCanSign(), StatusIs(absl::StatusCode::kFailedPrecondition));
 }
 
 TEST(TokenSignerTest, RotationAcceptsBothKeysDuringTheOverlapAndNotTheOldAfter) {
@@ -118,6 +119,7 @@ TEST(TokenSignerTest, SigningWithoutASignKeyIsAFailedPrecondition) {
   TokenSigner gateway_only(MustParse("k1 " + kSecret1));
   EXPECT_THAT(gateway_only.Sign("r", 1),
               StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("'sign'")));
+  EXPECT_THAT(gateway_only.CheckCanSign(), StatusIs(absl::StatusCode::kFailedPrecondition));
 }
 
 TEST(SigningKeysTest, BadLinesAreRefusedNamingTheLineAndNeverTheSecret) {
