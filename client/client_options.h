@@ -3,6 +3,7 @@
 #define FENCEGATE_CLIENT_CLIENT_OPTIONS_H_
 
 #include "absl/time/time.h"
+#include "common/tls.h"
 
 namespace fencegate::client {
 
@@ -20,6 +21,9 @@ struct ClientOptions {
   // Deadline of one attempt of a call that does not wait for a lock.
   absl::Duration rpc_timeout = absl::Seconds(5);
   RetryPolicy retry;
+  // TLS for Connect(): a CA to verify the server (TLS on), and a client
+  // certificate for mutual TLS. All empty: plaintext.
+  ClientTlsFiles tls;
 };
 
 }  // namespace fencegate::client

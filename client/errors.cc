@@ -25,6 +25,11 @@ bool IsVersionMismatch(const absl::Status& status) {
   return HasReason(status, absl::StatusCode::kAborted, ErrorReason::kVersionMismatch);
 }
 
+bool IsBadSignature(const absl::Status& status) {
+  return HasReason(status, absl::StatusCode::kPermissionDenied,
+                   ErrorReason::kBadSignature);
+}
+
 bool IsNotAcquired(const absl::Status& status) {
   return status.code() == absl::StatusCode::kFailedPrecondition;
 }

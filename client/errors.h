@@ -22,6 +22,9 @@ bool IsStaleToken(const absl::Status& status);
 bool IsLeaseLost(const absl::Status& status);
 // ABORTED: a write's expected_version did not match.
 bool IsVersionMismatch(const absl::Status& status);
+// PERMISSION_DENIED: the token's signature is missing or not valid for its
+// resource (a gateway or lock service that checks signatures).
+bool IsBadSignature(const absl::Status& status);
 // FAILED_PRECONDITION from LockClient::AcquireLease: the resource is held
 // (CurrentToken() is the holder's token) or held back by a lock-delay.
 bool IsNotAcquired(const absl::Status& status);

@@ -30,17 +30,28 @@ ReadResult FromProto(const v1::ReadResponse& r) {
   return ReadResult{r.found(), r.value(), r.version(), r.max_token()};
 }
 
+void SetSignature(const Fencing& fencing, v1::TokenSignature* proto) {
+  if (fencing.signature.empty()) return;
+  proto->set_key_id(fencing.signature.key_id);
+  proto->set_mac(fencing.signature.mac);
+}
+
 }  // namespace
 
-Fencing FencingOf(const Lease& lease) { return Fencing{lease.resource(), lease.token()}; }
+Fencing FencingOf(const Lease& lease) {
+  return Fencing{lease.resource(), lease.token(), lease.signature()};
+}
 
 GatewayClient::GatewayClient(std::shared_ptr<grpc::Channel> channel, ClientOptions options)
     : stub_(v1::Gateway::NewStub(channel)), options_(options) {}
 
-std::unique_ptr<GatewayClient> GatewayClient::Connect(const std::string& address,
-                                                      ClientOptions options) {
-  return std::make_unique<GatewayClient>(
-      grpc::CreateChannel(address, grpc::InsecureChannelCredentials()), options);
+absl::StatusOr<std::unique_ptr<GatewayClient>> GatewayClient::Connect(
+    const std::string& address, ClientOptions options) {
+  absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials =
+      MakeChannelCredentials(options.tls);
+  if (!credentials.ok()) return credentials.status();
+  return std::make_unique<GatewayClient>(grpc::CreateChannel(address, *credentials),
+                                         options);
 }
 
 template <typename Call>
@@ -58,6 +69,7 @@ absl::StatusOr<WriteResult> GatewayClient::Write(const Fencing& fencing,
   v1::WriteRequest request;
   request.set_resource(fencing.resource);
   request.set_token(fencing.token);
+  SetSignature(fencing, request.mutable_signature());
   *request.mutable_mutation() = std::move(mutation);
   v1::WriteResponse response;
   absl::Status status = Run([&](grpc::ClientContext& ctx) {
@@ -85,6 +97,7 @@ absl::StatusOr<MultiWriteResult> GatewayClient::MultiWrite(
   v1::MultiWriteRequest request;
   request.set_resource(fencing.resource);
   request.set_token(fencing.token);
+  SetSignature(fencing, request.mutable_signature());
   for (const Mutation& m : mutations) *request.add_mutations() = ToProto(m);
   v1::MultiWriteResponse response;
   absl::Status status = Run([&](grpc::ClientContext& ctx) {
@@ -102,6 +115,7 @@ absl::StatusOr<ReadResult> GatewayClient::Read(const Fencing& fencing,
   request.set_resource(fencing.resource);
   request.set_key(key);
   request.set_token(fencing.token);
+  SetSignature(fencing, request.mutable_signature());
   v1::ReadResponse response;
   absl::Status status = Run([&](grpc::ClientContext& ctx) {
     return stub_->Read(&ctx, request, &response);
@@ -128,6 +142,7 @@ absl::StatusOr<uint64_t> GatewayClient::Fence(const Fencing& fencing) {
   v1::FenceRequest request;
   request.set_resource(fencing.resource);
   request.set_token(fencing.token);
+  SetSignature(fencing, request.mutable_signature());
   v1::FenceResponse response;
   absl::Status status = Run([&](grpc::ClientContext& ctx) {
     return stub_->Fence(&ctx, request, &response);

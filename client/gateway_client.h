@@ -4,7 +4,9 @@
 // Calls without a token field (List, Describe) fence explicitly first when
 // the lease is new to this client. A stale token comes back as ABORTED with
 // IsStaleToken() and CurrentToken() = the gateway's max token
-// (client/errors.h); it is never retried. UNAVAILABLE is retried with
+// (client/errors.h); it is never retried. A gateway that checks signatures
+// refuses a token without its lease's signature with PERMISSION_DENIED
+// (IsBadSignature). UNAVAILABLE is retried with
 // backoff (client_options.h): a retried put may bump the version twice,
 // and a retried compare-and-set may then report VERSION_MISMATCH.
 //
@@ -30,11 +32,12 @@
 
 namespace fencegate::client {
 
-// The resource and token a fenced call carries (a Lease, or numbers from
-// elsewhere, e.g. the CLI).
+// The resource, token and signature a fenced call carries (a Lease, or
+// values from elsewhere, e.g. the CLI: fencing_token.h parses them).
 struct Fencing {
   std::string resource;
   uint64_t token = 0;
+  TokenSignature signature;  // empty: unsigned
 };
 Fencing FencingOf(const Lease& lease);
 
@@ -82,8 +85,10 @@ class GatewayClient {
  public:
   explicit GatewayClient(std::shared_ptr<grpc::Channel> channel,
                          ClientOptions options = ClientOptions());
-  static std::unique_ptr<GatewayClient> Connect(const std::string& address,
-                                                ClientOptions options = ClientOptions());
+  // A channel to `address`, with TLS if options.tls says so (see
+  // LockClient::Connect).
+  static absl::StatusOr<std::unique_ptr<GatewayClient>> Connect(
+      const std::string& address, ClientOptions options = ClientOptions());
 
   absl::StatusOr<WriteResult> Put(const Fencing& fencing, const std::string& key,
                                   const std::string& value,

@@ -11,7 +11,8 @@
 namespace fencegate::client {
 
 Lease::Lease(LockClient* client, std::string resource, uint64_t token,
-             absl::Duration ttl, absl::Time valid_until, LeaseOptions options)
+             TokenSignature signature, absl::Duration ttl, absl::Time valid_until,
+             LeaseOptions options)
     : client_(client),
       resource_(std::move(resource)),
       token_(token),
@@ -19,6 +20,7 @@ Lease::Lease(LockClient* client, std::string resource, uint64_t token,
       renew_fraction_(options.renew_fraction),
       clock_(options.clock) {
   absl::MutexLock lock(&mu_);
+  signature_ = std::move(signature);
   valid_until_ = valid_until;
   next_renew_ = clock_->Now() + ttl_ * renew_fraction_;
   on_lost_ = std::move(options.on_lost);
@@ -66,13 +68,15 @@ void Lease::RenewLoop() {
 absl::Status Lease::RenewLocked() {
   const absl::Time sent = clock_->Now();
   const absl::Time deadline = valid_until_;  // no point renewing a lapsed lease
+  const TokenSignature signature = signature_;
   mu_.Unlock();
-  absl::StatusOr<absl::Duration> granted = client_->Renew(
-      resource_, token_, ttl_, absl::Now() + (deadline - sent));
+  absl::StatusOr<RenewOutcome> renewed = client_->Renew(
+      resource_, token_, ttl_, absl::Now() + (deadline - sent), signature);
   mu_.Lock();
-  if (!granted.ok()) return granted.status();
-  valid_until_ = std::max(valid_until_, sent + *granted);
-  next_renew_ = sent + *granted * renew_fraction_;
+  if (!renewed.ok()) return renewed.status();
+  valid_until_ = std::max(valid_until_, sent + renewed->ttl);
+  next_renew_ = sent + renewed->ttl * renew_fraction_;
+  if (!renewed->signature.empty()) signature_ = std::move(renewed->signature);
   return absl::OkStatus();
 }
 
@@ -142,6 +146,11 @@ absl::Status Lease::Renew() {
   return status;
 }
 
+TokenSignature Lease::signature() const {
+  absl::MutexLock lock(&mu_);
+  return signature_;
+}
+
 absl::Status Lease::Release() {
   {
     absl::MutexLock lock(&mu_);
@@ -150,7 +159,8 @@ absl::Status Lease::Release() {
     ended_ = absl::FailedPreconditionError(absl::StrCat(
         "lease on '", resource_, "' with token ", token_, " was released"));
   }
-  absl::StatusOr<uint32_t> released = client_->Release(resource_, token_);
+  absl::StatusOr<uint32_t> released =
+      client_->Release(resource_, token_, /*request_id=*/"", signature());
   // LEASE_LOST: it had already lapsed on the server; nothing to release.
   if (released.ok() || IsLeaseLost(released.status())) return absl::OkStatus();
   return released.status();

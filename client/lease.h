@@ -37,6 +37,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "common/clock.h"
+#include "common/token_signer.h"
 
 namespace fencegate::client {
 
@@ -56,14 +57,19 @@ struct LeaseOptions {
 class Lease {
  public:
   // Starts renewing. `valid_until` is on options.clock (see the header).
-  Lease(LockClient* client, std::string resource, uint64_t token, absl::Duration ttl,
-        absl::Time valid_until, LeaseOptions options);
+  Lease(LockClient* client, std::string resource, uint64_t token,
+        TokenSignature signature, absl::Duration ttl, absl::Time valid_until,
+        LeaseOptions options);
   ~Lease();
   Lease(const Lease&) = delete;
   Lease& operator=(const Lease&) = delete;
 
   const std::string& resource() const { return resource_; }
   uint64_t token() const { return token_; }
+  // The token's signature (empty when the service does not sign): what
+  // makes it usable at a gateway that checks signatures. The grant's at
+  // first; each renewal brings the one under the service's current key.
+  TokenSignature signature() const;
   absl::Duration ttl() const { return ttl_; }
 
   // True once the lease is lost or released.
@@ -104,7 +110,8 @@ class Lease {
   const double renew_fraction_;
   Clock* const clock_;
 
-  absl::Mutex mu_;
+  mutable absl::Mutex mu_;
+  TokenSignature signature_ ABSL_GUARDED_BY(mu_);
   absl::Time valid_until_ ABSL_GUARDED_BY(mu_);
   absl::Time next_renew_ ABSL_GUARDED_BY(mu_);
   // OK while the lease is live; then why it ended (lost or released).

@@ -20,15 +20,24 @@ void SetDeadline(grpc::ClientContext& ctx, absl::Time deadline) {
   ctx.set_deadline(absl::ToChronoTime(deadline));
 }
 
+void SetSignature(const TokenSignature& signature, v1::TokenSignature* proto) {
+  if (signature.empty()) return;
+  proto->set_key_id(signature.key_id);
+  proto->set_mac(signature.mac);
+}
+
 }  // namespace
 
 LockClient::LockClient(std::shared_ptr<grpc::Channel> channel, ClientOptions options)
     : stub_(v1::LockService::NewStub(channel)), options_(options) {}
 
-std::unique_ptr<LockClient> LockClient::Connect(const std::string& address,
-                                                ClientOptions options) {
-  return std::make_unique<LockClient>(
-      grpc::CreateChannel(address, grpc::InsecureChannelCredentials()), options);
+absl::StatusOr<std::unique_ptr<LockClient>> LockClient::Connect(
+    const std::string& address, ClientOptions options) {
+  absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials =
+      MakeChannelCredentials(options.tls);
+  if (!credentials.ok()) return credentials.status();
+  return std::make_unique<LockClient>(grpc::CreateChannel(address, *credentials),
+                                      options);
 }
 
 absl::StatusOr<AcquireOutcome> LockClient::Acquire(const std::string& resource,
@@ -54,6 +63,8 @@ absl::StatusOr<AcquireOutcome> LockClient::Acquire(const std::string& resource,
   outcome.token = response.token();
   outcome.ttl = absl::Milliseconds(response.ttl_ms());
   outcome.hold_count = response.hold_count();
+  outcome.signature = TokenSignature{response.signature().key_id(),
+                                     response.signature().mac()};
   outcome.lock_delay = response.reason() == v1::AcquireResponse::LOCK_DELAY;
   outcome.holder_token = response.holder_token();
   outcome.retry_after = absl::Milliseconds(response.retry_after_ms());
@@ -80,17 +91,20 @@ absl::StatusOr<std::unique_ptr<Lease>> LockClient::AcquireLease(
     SetErrorInfo(status, info);
     return status;
   }
-  return std::make_unique<Lease>(this, resource, outcome->token, options.ttl,
+  return std::make_unique<Lease>(this, resource, outcome->token,
+                                 std::move(outcome->signature), options.ttl,
                                  sent + outcome->ttl, std::move(lease_options));
 }
 
-absl::StatusOr<absl::Duration> LockClient::Renew(const std::string& resource,
+absl::StatusOr<RenewOutcome> LockClient::Renew(const std::string& resource,
                                                  uint64_t token, absl::Duration ttl,
-                                                 absl::Time deadline) {
+                                                 absl::Time deadline,
+                                                 const TokenSignature& signature) {
   v1::RenewRequest request;
   request.set_resource(resource);
   request.set_token(token);
   request.set_ttl_ms(absl::ToInt64Milliseconds(ttl));
+  SetSignature(signature, request.mutable_signature());
   v1::RenewResponse response;
   absl::Status status = RetryUnavailable(options_.retry, deadline, [&] {
     grpc::ClientContext ctx;
@@ -98,14 +112,18 @@ absl::StatusOr<absl::Duration> LockClient::Renew(const std::string& resource,
     return FromGrpcStatus(stub_->Renew(&ctx, request, &response));
   });
   if (!status.ok()) return status;
-  return absl::Milliseconds(response.ttl_ms());
+  return RenewOutcome{absl::Milliseconds(response.ttl_ms()),
+                      TokenSignature{response.signature().key_id(),
+                                     response.signature().mac()}};
 }
 
 absl::StatusOr<uint32_t> LockClient::Release(const std::string& resource, uint64_t token,
-                                             std::string request_id) {
+                                             std::string request_id,
+                                             const TokenSignature& signature) {
   v1::ReleaseRequest request;
   request.set_resource(resource);
   request.set_token(token);
+  SetSignature(signature, request.mutable_signature());
   request.set_request_id(request_id.empty() ? NewRequestId() : request_id);
   v1::ReleaseResponse response;
   const absl::Time deadline = absl::Now() + options_.rpc_timeout;

@@ -1,7 +1,9 @@
 // LockClient: the lock service from C++. Blocking calls with deadlines;
 // UNAVAILABLE is retried (client_options.h) with the same request id, so a
 // retried Acquire or Release is applied once. AcquireLease() returns a Lease
-// that renews itself (lease.h).
+// that renews itself (lease.h). When the service signs tokens, a grant
+// carries its signature (AcquireOutcome::signature, Lease::signature());
+// Renew and Release must pass it back.
 //
 // Thread safety: thread-safe; share one LockClient among threads.
 // Errors: the server's status, with its ErrorInfo; see client/errors.h.
@@ -16,6 +18,7 @@
 #include "absl/time/time.h"
 #include "client/client_options.h"
 #include "client/lease.h"
+#include "common/token_signer.h"
 #include "fencegate/v1/lock.grpc.pb.h"
 #include "grpcpp/channel.h"
 
@@ -34,10 +37,19 @@ struct AcquireOutcome {
   uint64_t token = 0;
   absl::Duration ttl;
   uint32_t hold_count = 0;
+  // When acquired from a service that signs tokens; empty otherwise.
+  TokenSignature signature;
   // When not acquired:
   bool lock_delay = false;    // held back after an expiry, not held
   uint64_t holder_token = 0;  // 0: nobody holds it
   absl::Duration retry_after;
+};
+
+struct RenewOutcome {
+  absl::Duration ttl;  // the lease now ends this long after the renew
+  // From a service that signs tokens: the token's signature under its
+  // current key (changes after a key rotation); empty otherwise.
+  TokenSignature signature;
 };
 
 struct LockState {
@@ -55,9 +67,10 @@ class LockClient {
   // Over an existing channel (plaintext or TLS, as the caller made it).
   explicit LockClient(std::shared_ptr<grpc::Channel> channel,
                       ClientOptions options = ClientOptions());
-  // A plaintext channel to `address` ("host:port").
-  static std::unique_ptr<LockClient> Connect(const std::string& address,
-                                             ClientOptions options = ClientOptions());
+  // A channel to `address` ("host:port"), with TLS if options.tls says so.
+  // INVALID_ARGUMENT when the TLS files cannot be used. Connects lazily.
+  static absl::StatusOr<std::unique_ptr<LockClient>> Connect(
+      const std::string& address, ClientOptions options = ClientOptions());
 
   // Not acquired (held, wait ran out, lock-delay) is an OK outcome.
   absl::StatusOr<AcquireOutcome> Acquire(const std::string& resource,
@@ -73,16 +86,19 @@ class LockClient {
       LeaseOptions lease_options = LeaseOptions());
 
   // Extends the lease to now + ttl; returns the TTL granted (capped by the
-  // server's --max_hold). ABORTED (IsLeaseLost) if `token` no longer holds
-  // it. `deadline` bounds all attempts (default: one rpc_timeout per try).
-  absl::StatusOr<absl::Duration> Renew(const std::string& resource, uint64_t token,
+  // server's --max_hold) and the token's current signature. ABORTED
+  // (IsLeaseLost) if `token` no longer holds it. `deadline` bounds all
+  // attempts (default: one rpc_timeout per try).
+  absl::StatusOr<RenewOutcome> Renew(const std::string& resource, uint64_t token,
                                        absl::Duration ttl,
-                                       absl::Time deadline = absl::InfiniteFuture());
+                                       absl::Time deadline = absl::InfiniteFuture(),
+                                       const TokenSignature& signature = {});
 
   // Drops one hold; returns the holds left. ABORTED (IsLeaseLost) if the
   // token does not hold the resource: nothing to release.
   absl::StatusOr<uint32_t> Release(const std::string& resource, uint64_t token,
-                                   std::string request_id = "");
+                                   std::string request_id = "",
+                                   const TokenSignature& signature = {});
 
   absl::StatusOr<LockState> Describe(const std::string& resource);
 

@@ -46,6 +46,12 @@ absl::Status VersionMismatchError(absl::string_view message, uint64_t max_token,
   return WithInfo(absl::StatusCode::kAborted, message, info);
 }
 
+absl::Status BadSignatureError(absl::string_view message) {
+  ErrorInfo info;
+  info.reason = ErrorReason::kBadSignature;
+  return WithInfo(absl::StatusCode::kPermissionDenied, message, info);
+}
+
 void SetErrorInfo(absl::Status& status, const ErrorInfo& info) {
   fencegate::v1::ErrorDetail detail;
   detail.set_reason(static_cast<fencegate::v1::ErrorDetail::Reason>(info.reason));

@@ -23,6 +23,7 @@ enum class ErrorReason {
   kStaleToken = 2,       // ABORTED: a larger token was seen for the resource
   kVersionMismatch = 3,  // ABORTED: expected_version did not match
   kInvalidField = 4,     // INVALID_ARGUMENT: `field` is malformed
+  kBadSignature = 5,     // PERMISSION_DENIED: the token's signature is not valid
 };
 
 struct ErrorInfo {
@@ -46,6 +47,10 @@ absl::Status StaleTokenError(absl::string_view message, uint64_t max_token);
 // ABORTED, reason kVersionMismatch.
 absl::Status VersionMismatchError(absl::string_view message, uint64_t max_token,
                                   uint64_t current_version);
+
+// PERMISSION_DENIED, reason kBadSignature: the token's signature is missing
+// or not valid for this resource and token.
+absl::Status BadSignatureError(absl::string_view message);
 
 // Attaches `info` to `status` (which must not be OK).
 void SetErrorInfo(absl::Status& status, const ErrorInfo& info);

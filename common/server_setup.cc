@@ -20,11 +20,16 @@ void EnableHealthAndReflection() {
 
 absl::StatusOr<std::unique_ptr<grpc::Server>> StartGrpcServer(
     const std::string& listen, grpc::Service* service, int* port,
-    const std::string& port_file, int max_receive_bytes) {
+    const std::string& port_file, int max_receive_bytes,
+    std::shared_ptr<grpc::ServerCredentials> credentials) {
   EnableHealthAndReflection();
   grpc::ServerBuilder builder;
-  builder.AddListeningPort(listen, grpc::InsecureServerCredentials(), port);
+  builder.AddListeningPort(
+      listen, credentials ? credentials : grpc::InsecureServerCredentials(), port);
   if (max_receive_bytes > 0) builder.SetMaxReceiveMessageSize(max_receive_bytes);
+  // Long-lived streams (WatchFences) are kept alive by client pings every
+  // 10 s; gRPC's default would treat those as abuse (one per 5 minutes).
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 5000);
   builder.RegisterService(service);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server == nullptr || *port == 0) {

@@ -21,14 +21,16 @@ namespace fencegate {
 // call. Idempotent and thread-safe.
 void EnableHealthAndReflection();
 
-// Builds and starts a server on `listen` (plaintext) serving `service`,
-// with health and reflection, and a receive limit of `max_receive_bytes`
-// (0: gRPC's default). Sets *port to the bound port and publishes it in
-// `port_file` (if not empty). UNAVAILABLE naming --listen if it cannot
-// listen. `service` must outlive the server.
+// Builds and starts a server on `listen` serving `service`, with health and
+// reflection, `credentials` (null: plaintext; see common/tls.h) and a
+// receive limit of `max_receive_bytes` (0: gRPC's default). Sets *port to
+// the bound port and publishes it in `port_file` (if not empty).
+// UNAVAILABLE naming --listen if it cannot listen. `service` must outlive
+// the server.
 absl::StatusOr<std::unique_ptr<grpc::Server>> StartGrpcServer(
     const std::string& listen, grpc::Service* service, int* port,
-    const std::string& port_file, int max_receive_bytes = 0);
+    const std::string& port_file, int max_receive_bytes = 0,
+    std::shared_ptr<grpc::ServerCredentials> credentials = nullptr);
 
 // Writes "<port>\n" to `path` atomically (temp file + rename), so a reader
 // never sees a partial number. No-op when `path` is empty.

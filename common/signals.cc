@@ -6,27 +6,30 @@
 namespace fencegate {
 namespace {
 
-sigset_t ShutdownSignals() {
+sigset_t HandledSignals() {
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGTERM);
   sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGHUP);
   return set;
 }
 
 }  // namespace
 
 void BlockShutdownSignals() {
-  sigset_t set = ShutdownSignals();
+  sigset_t set = HandledSignals();
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
 }
 
-int WaitForShutdownSignal() {
-  sigset_t set = ShutdownSignals();
-  int signal = 0;
-  while (sigwait(&set, &signal) != 0) {
+int WaitForShutdownSignal(const std::function<void()>& on_reload) {
+  sigset_t set = HandledSignals();
+  for (;;) {
+    int signal = 0;
+    if (sigwait(&set, &signal) != 0) continue;
+    if (signal != SIGHUP) return signal;
+    if (on_reload) on_reload();
   }
-  return signal;
 }
 
 }  // namespace fencegate

@@ -1,5 +1,6 @@
 #include "gateway/fenced_store.h"
 
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -26,8 +27,9 @@ absl::Status ReadError(absl::string_view what, const absl::Status& cause) {
 
 }  // namespace
 
-FencedStore::FencedStore(StorageBackend* backend, const GatewayLimits& limits)
-    : backend_(backend), limits_(limits) {
+FencedStore::FencedStore(StorageBackend* backend, const GatewayLimits& limits,
+                         const TokenSigner* signer)
+    : backend_(backend), limits_(limits), signer_(signer) {
   commits_ = std::make_unique<GroupCommitQueue<Item>>(
       [this](std::vector<Item>& batch) { Flush(batch); }, limits.max_batch,
       "fg-gw-commit");
@@ -45,8 +47,15 @@ void FencedStore::Shutdown() {
 
 // ------------------------------------------------------------- operations
 
+absl::Status FencedStore::CheckSignature(absl::string_view resource, uint64_t token,
+                                         const SignatureView& signature) const {
+  if (signer_ == nullptr) return absl::OkStatus();
+  return signer_->Verify(resource, token, signature.key_id, signature.mac);
+}
+
 void FencedStore::Write(WriteArgs args, Callback<WriteResult> done) {
   absl::Status error = ValidateWrite(args, limits_);
+  if (error.ok()) error = CheckSignature(args.resource, args.token, args.signature);
   if (!error.ok()) {
     done(std::move(error));
     return;
@@ -72,6 +81,11 @@ void FencedStore::Read(ReadArgs args, Callback<ReadResult> done) {
     done(std::move(result));
     return;
   }
+  error = CheckSignature(args.resource, args.token, args.signature);
+  if (!error.ok()) {
+    done(std::move(error));
+    return;
+  }
   Item item;
   item.op.kind = OpKind::kRead;
   item.op.resource = args.resource;
@@ -83,6 +97,7 @@ void FencedStore::Read(ReadArgs args, Callback<ReadResult> done) {
 
 void FencedStore::Fence(FenceArgs args, Callback<FenceResult> done) {
   absl::Status error = ValidateFence(args, limits_);
+  if (error.ok()) error = CheckSignature(args.resource, args.token, args.signature);
   if (!error.ok()) {
     done(std::move(error));
     return;
@@ -92,6 +107,34 @@ void FencedStore::Fence(FenceArgs args, Callback<FenceResult> done) {
   item.op.resource = args.resource;
   item.op.token = args.token;
   item.done = std::move(done);
+  Submit(std::move(item));
+}
+
+void FencedStore::RaiseFence(absl::string_view resource, uint64_t position,
+                             Callback<FenceResult> done) {
+  FenceArgs args;
+  args.resource = resource;
+  args.token = position;
+  absl::Status error = ValidateFence(args, limits_);
+  if (!error.ok()) {
+    done(std::move(error));
+    return;
+  }
+  Item item;
+  item.op.kind = OpKind::kFence;
+  item.op.resource = resource;
+  item.op.token = position;
+  // A fence already past the position is what was asked for.
+  item.done = Callback<FenceResult>(
+      [done = std::move(done)](absl::StatusOr<FenceResult> result) mutable {
+        if (!result.ok()) {
+          std::optional<ErrorInfo> info = GetErrorInfo(result.status());
+          if (info && info->reason == ErrorReason::kStaleToken) {
+            result = FenceResult{info->current_token};
+          }
+        }
+        done(std::move(result));
+      });
   Submit(std::move(item));
 }
 

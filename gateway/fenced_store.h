@@ -16,6 +16,12 @@
 // uncommitted batch (backend contract 5), so nothing they return can be
 // undone by a crash or a failed commit.
 //
+// Signed tokens: given a TokenSigner, Write, fenced Read and Fence need a
+// valid signature for their resource and token, checked after the input
+// and before anything is queued: PERMISSION_DENIED (kBadSignature)
+// otherwise, and nothing changes. RaiseFence() is the gateway's own
+// (grant-time fencing) and takes no signature.
+//
 // Errors: INVALID_ARGUMENT for bad input (request_validation.h); ABORTED
 // with ErrorInfo kStaleToken (current max token) or kVersionMismatch
 // (current max token and version); UNAVAILABLE when storage fails or the
@@ -43,6 +49,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "common/group_commit.h"
+#include "common/token_signer.h"
 #include "gateway/gateway_limits.h"
 #include "gateway/requests.h"
 #include "gateway/storage_backend.h"
@@ -54,7 +61,9 @@ using Callback = absl::AnyInvocable<void(absl::StatusOr<T>)>;
 
 class FencedStore {
  public:
-  FencedStore(StorageBackend* backend, const GatewayLimits& limits);
+  // `signer` may be null: tokens are then taken unsigned.
+  FencedStore(StorageBackend* backend, const GatewayLimits& limits,
+              const TokenSigner* signer = nullptr);
   ~FencedStore();
   FencedStore(const FencedStore&) = delete;
   FencedStore& operator=(const FencedStore&) = delete;
@@ -67,6 +76,11 @@ class FencedStore {
   void Read(ReadArgs args, Callback<ReadResult> done);
   // Raises the fence to args.token; refused if stale.
   void Fence(FenceArgs args, Callback<FenceResult> done);
+  // Grant-time fencing: raises the fence of `resource` to at least
+  // `position`, unsigned. A fence already at or above it is not an error:
+  // the reply then carries the fence as it is.
+  void RaiseFence(absl::string_view resource, uint64_t position,
+                  Callback<FenceResult> done);
   // Committed state, on the calling thread.
   absl::StatusOr<ListResult> List(const ListArgs& args);
   absl::StatusOr<ResourceStats> Describe(absl::string_view resource);
@@ -85,6 +99,8 @@ class FencedStore {
         done;
   };
 
+  absl::Status CheckSignature(absl::string_view resource, uint64_t token,
+                              const SignatureView& signature) const;
   // Queues `item`, or answers it at once if the store is closed or full.
   void Submit(Item item);
   absl::Status Admit() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -96,6 +112,7 @@ class FencedStore {
 
   StorageBackend* const backend_;
   const GatewayLimits limits_;
+  const TokenSigner* const signer_;  // null: unsigned tokens
 
   absl::Mutex mu_;
   bool shutting_down_ ABSL_GUARDED_BY(mu_) = false;

@@ -14,15 +14,33 @@ absl::StatusOr<std::unique_ptr<GatewayServer>> GatewayServer::Start(
       SqliteStorage::Open(options.db_path, options.read_connections);
   if (!storage.ok()) return storage.status();
   server->storage_ = *std::move(storage);
-  server->store_ =
-      std::make_unique<FencedStore>(server->storage_.get(), options.limits);
+  if (!options.signing_keys_path.empty()) {
+    server->signing_keys_path_ = options.signing_keys_path;
+    absl::StatusOr<KeyRing> keys = KeyRing::Load(options.signing_keys_path);
+    if (!keys.ok()) return keys.status();
+    server->signer_ = std::make_unique<TokenSigner>(*std::move(keys));
+  }
+  absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> credentials =
+      MakeServerCredentials(options.tls);
+  if (!credentials.ok()) return credentials.status();
+  server->store_ = std::make_unique<FencedStore>(server->storage_.get(), options.limits,
+                                                 server->signer_.get());
+  if (!options.lockservice.empty()) {
+    absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> lockservice_credentials =
+        MakeChannelCredentials(options.lockservice_tls);
+    if (!lockservice_credentials.ok()) return lockservice_credentials.status();
+    FenceFollowerOptions follow;
+    follow.lockservice = options.lockservice;
+    follow.credentials = *lockservice_credentials;
+    server->follower_ = std::make_unique<FenceFollower>(server->store_.get(), follow);
+  }
   server->service_ = std::make_unique<GatewayServiceImpl>(server->store_.get());
 
   // The receive limit is large enough that an oversized value still arrives
   // and gets our INVALID_ARGUMENT naming the field and the limit.
-  absl::StatusOr<std::unique_ptr<grpc::Server>> grpc_server =
-      StartGrpcServer(options.listen, server->service_.get(), &server->port_,
-                      options.port_file, MaxReceiveMessageBytes(options.limits));
+  absl::StatusOr<std::unique_ptr<grpc::Server>> grpc_server = StartGrpcServer(
+      options.listen, server->service_.get(), &server->port_, options.port_file,
+      MaxReceiveMessageBytes(options.limits), *credentials);
   if (!grpc_server.ok()) return grpc_server.status();
   server->server_ = *std::move(grpc_server);
   return server;
@@ -30,8 +48,24 @@ absl::StatusOr<std::unique_ptr<GatewayServer>> GatewayServer::Start(
 
 GatewayServer::~GatewayServer() { Shutdown(); }
 
+std::string GatewayServer::DescribeSigning() const {
+  return signer_ == nullptr ? "off" : signer_->keys()->Describe();
+}
+
+absl::Status GatewayServer::ReloadSigningKeys() {
+  if (signer_ == nullptr) {
+    return absl::FailedPreconditionError(
+        "signing is off (no --signing_keys); restart with a key file to turn it on");
+  }
+  absl::StatusOr<KeyRing> keys = KeyRing::Load(signing_keys_path_);
+  if (!keys.ok()) return keys.status();
+  signer_->Replace(*std::move(keys));
+  return absl::OkStatus();
+}
+
 void GatewayServer::Shutdown() {
   if (server_ == nullptr) return;
+  follower_.reset();  // before the store it raises fences in
   // Calls already received still reach the store and wait for their commit.
   server_->Shutdown(std::chrono::system_clock::now() +
                     absl::ToChronoMilliseconds(shutdown_grace_));

@@ -1,9 +1,10 @@
 // GatewayServer: a running fencegate-gateway (SQLite storage, FencedStore,
-// gRPC server with health and reflection). main() and the tests both start it
-// through Start().
+// optional token signer and grant-time fencing follower, gRPC server with
+// health and reflection). main() and the tests both start it through
+// Start().
 //
 // Thread safety: Start() and Shutdown() from one thread; Shutdown() is
-// idempotent.
+// idempotent. ReloadSigningKeys() may be called from any thread.
 #ifndef FENCEGATE_GATEWAY_GATEWAY_SERVER_H_
 #define FENCEGATE_GATEWAY_GATEWAY_SERVER_H_
 
@@ -13,6 +14,9 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "common/tls.h"
+#include "common/token_signer.h"
+#include "gateway/fence_follower.h"
 #include "gateway/fenced_store.h"
 #include "gateway/gateway_limits.h"
 #include "gateway/gateway_service.h"
@@ -32,6 +36,13 @@ struct GatewayServerOptions {
   absl::Duration shutdown_grace = absl::Seconds(5);
   // Read-only SQLite connections serving plain reads, List and Describe.
   size_t read_connections = 4;
+  // Key file (common/signing_keys.h); set = tokens need a valid signature.
+  std::string signing_keys_path;
+  ServerTlsFiles tls;
+  // Grant-time fencing: follow this lock service's grants and expiries
+  // (host:port); empty = off. TLS to it with `lockservice_tls`.
+  std::string lockservice;
+  ClientTlsFiles lockservice_tls;
   GatewayLimits limits;
 };
 
@@ -42,6 +53,13 @@ class GatewayServer {
   ~GatewayServer();  // calls Shutdown()
 
   int port() const { return port_; }
+  // "k1, k2", or "off".
+  std::string DescribeSigning() const;
+  // The grant-time fencing follower, or null when off.
+  FenceFollower* follower() const { return follower_.get(); }
+
+  // Re-reads the key file (on SIGHUP); on error the keys in use stay.
+  absl::Status ReloadSigningKeys();
 
   // Stops taking calls, lets calls in flight finish and commit (up to
   // shutdown_grace), then closes the store and the database.
@@ -52,8 +70,11 @@ class GatewayServer {
 
   int port_ = 0;
   absl::Duration shutdown_grace_;
+  std::string signing_keys_path_;
+  std::unique_ptr<TokenSigner> signer_;  // null: unsigned tokens
   std::unique_ptr<SqliteStorage> storage_;
   std::unique_ptr<FencedStore> store_;
+  std::unique_ptr<FenceFollower> follower_;
   std::unique_ptr<GatewayServiceImpl> service_;
   std::unique_ptr<grpc::Server> server_;
 };

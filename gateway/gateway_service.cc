@@ -29,6 +29,10 @@ Mutation FromProto(const v1::Mutation& m) {
   return out;
 }
 
+SignatureView ViewOf(const v1::TokenSignature& signature) {
+  return SignatureView{signature.key_id(), signature.mac()};
+}
+
 // Finishes `reactor` at once if `request` carries fields we do not know.
 bool RejectedUnknown(const google::protobuf::Message& request,
                      grpc::ServerUnaryReactor* reactor) {
@@ -48,6 +52,7 @@ grpc::ServerUnaryReactor* GatewayServiceImpl::Write(
   WriteArgs args;
   args.resource = request->resource();
   args.token = request->token();
+  args.signature = ViewOf(request->signature());
   args.mutations.push_back(FromProto(request->mutation()));
   store_->Write(std::move(args),
                 [reactor, response](absl::StatusOr<WriteResult> result) {
@@ -68,6 +73,7 @@ grpc::ServerUnaryReactor* GatewayServiceImpl::MultiWrite(
   WriteArgs args;
   args.resource = request->resource();
   args.token = request->token();
+  args.signature = ViewOf(request->signature());
   args.multi = true;
   args.mutations.reserve(request->mutations_size());
   for (const v1::Mutation& m : request->mutations()) {
@@ -95,6 +101,7 @@ grpc::ServerUnaryReactor* GatewayServiceImpl::Read(
   args.resource = request->resource();
   args.key = request->key();
   args.token = request->token();
+  args.signature = ViewOf(request->signature());
   store_->Read(args, [reactor, response](absl::StatusOr<ReadResult> result) {
     if (result.ok()) {
       response->set_found(result->found);
@@ -115,6 +122,7 @@ grpc::ServerUnaryReactor* GatewayServiceImpl::Fence(
   FenceArgs args;
   args.resource = request->resource();
   args.token = request->token();
+  args.signature = ViewOf(request->signature());
   store_->Fence(args, [reactor, response](absl::StatusOr<FenceResult> result) {
     if (result.ok()) response->set_max_token(result->max_token);
     reactor->Finish(ToGrpcStatus(result.status()));

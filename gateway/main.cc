@@ -45,6 +45,21 @@ ABSL_FLAG(size_t, read_connections, kDefaults.read_connections,
           "read-only SQLite connections for plain reads, List and Describe");
 ABSL_FLAG(absl::Duration, shutdown_grace, kDefaults.shutdown_grace,
           "on SIGTERM/SIGINT, how long calls in flight may finish");
+ABSL_FLAG(std::string, signing_keys, "",
+          "key file (docs/security.md); set = a token needs a valid signature "
+          "for its resource. SIGHUP reloads it");
+ABSL_FLAG(std::string, tls_cert, "", "PEM certificate chain; with --tls_key turns TLS on");
+ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls_cert");
+ABSL_FLAG(std::string, tls_client_ca, "",
+          "PEM CA bundle; set = mutual TLS: clients must present a certificate it signed");
+ABSL_FLAG(std::string, lockservice, "",
+          "grant-time fencing: host:port of the lock service whose grants and "
+          "expiries raise the fences here at once; empty = off");
+ABSL_FLAG(std::string, lockservice_tls_ca, "",
+          "PEM CA that signed the lock service's certificate (TLS to --lockservice)");
+ABSL_FLAG(std::string, lockservice_tls_cert, "",
+          "client certificate for mutual TLS to --lockservice");
+ABSL_FLAG(std::string, lockservice_tls_key, "", "private key of --lockservice_tls_cert");
 
 namespace {
 
@@ -88,6 +103,14 @@ int main(int argc, char** argv) {
   options.port_file = absl::GetFlag(FLAGS_port_file);
   options.shutdown_grace = absl::GetFlag(FLAGS_shutdown_grace);
   options.read_connections = absl::GetFlag(FLAGS_read_connections);
+  options.signing_keys_path = absl::GetFlag(FLAGS_signing_keys);
+  options.tls.cert = absl::GetFlag(FLAGS_tls_cert);
+  options.tls.key = absl::GetFlag(FLAGS_tls_key);
+  options.tls.client_ca = absl::GetFlag(FLAGS_tls_client_ca);
+  options.lockservice = absl::GetFlag(FLAGS_lockservice);
+  options.lockservice_tls.ca = absl::GetFlag(FLAGS_lockservice_tls_ca);
+  options.lockservice_tls.cert = absl::GetFlag(FLAGS_lockservice_tls_cert);
+  options.lockservice_tls.key = absl::GetFlag(FLAGS_lockservice_tls_key);
   fencegate::gateway::GatewayLimits& limits = options.limits;
   limits.max_resource_bytes = absl::GetFlag(FLAGS_max_resource_bytes);
   limits.max_key_bytes = absl::GetFlag(FLAGS_max_key_bytes);
@@ -115,15 +138,28 @@ int main(int argc, char** argv) {
       "max_resource_bytes=%d max_key_bytes=%d max_value_bytes=%d "
       "max_mutations=%d max_request_bytes=%d default_page_size=%d "
       "max_page_size=%d max_batch=%d max_pending=%d read_connections=%d "
-      "shutdown_grace=%s max_receive_message_bytes=%d)",
+      "shutdown_grace=%s max_receive_message_bytes=%d transport=%s signing=%s "
+      "grant_time_fencing=%s)",
       (*server)->port(), options.listen, options.db_path,
       limits.max_resource_bytes, limits.max_key_bytes, limits.max_value_bytes,
       limits.max_mutations, limits.max_request_bytes, limits.default_page_size,
       limits.max_page_size, limits.max_batch, limits.max_pending,
       options.read_connections, absl::FormatDuration(options.shutdown_grace),
-      fencegate::gateway::MaxReceiveMessageBytes(limits));
+      fencegate::gateway::MaxReceiveMessageBytes(limits),
+      fencegate::DescribeTls(options.tls), (*server)->DescribeSigning(),
+      options.lockservice.empty() ? std::string("off")
+                                  : "following " + options.lockservice);
 
-  int signal = fencegate::WaitForShutdownSignal();
+  int signal = fencegate::WaitForShutdownSignal([&server] {
+    absl::Status reloaded = (*server)->ReloadSigningKeys();
+    if (reloaded.ok()) {
+      fencegate::LogInfo("SIGHUP: signing keys reloaded: %s",
+                         (*server)->DescribeSigning());
+    } else {
+      fencegate::LogError("SIGHUP: keys not reloaded, the old ones stay: %s",
+                          reloaded.ToString());
+    }
+  });
   fencegate::LogInfo("signal %d: shutting down", signal);
   (*server)->Shutdown();
   fencegate::LogInfo("fencegate-gateway stopped cleanly");

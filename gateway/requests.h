@@ -17,10 +17,18 @@
 
 namespace fencegate::gateway {
 
+// The signature that came with a token (common/token_signer.h); both
+// empty when the request carried none.
+struct SignatureView {
+  absl::string_view key_id;
+  absl::string_view mac;
+};
+
 // Write (one mutation) or MultiWrite (several, all or nothing).
 struct WriteArgs {
   absl::string_view resource;
   uint64_t token = 0;
+  SignatureView signature;
   absl::InlinedVector<Mutation, 1> mutations;
   // MultiWrite: error messages name "mutations[i]"; Write: "mutation".
   bool multi = false;
@@ -37,6 +45,7 @@ struct ReadArgs {
   absl::string_view resource;
   absl::string_view key;
   uint64_t token = 0;  // 0: plain read; > 0: fenced read
+  SignatureView signature;
 };
 
 // ReadResult comes from storage_backend.h.
@@ -44,6 +53,7 @@ struct ReadArgs {
 struct FenceArgs {
   absl::string_view resource;
   uint64_t token = 0;
+  SignatureView signature;
 };
 
 struct FenceResult {

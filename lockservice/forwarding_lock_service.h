@@ -5,7 +5,9 @@
 // clients may call any instance.
 //
 // Both sides use gRPC's callback API, so a forwarded call holds no thread,
-// however long a parked Acquire waits. The forwarded call carries the
+// however long a parked Acquire waits or a WatchFences stream runs (its
+// messages are relayed one at a time: the leader's stream waits for the
+// caller to take each one). The forwarded call carries the
 // caller's deadline and is cancelled with it, and it carries the metadata
 // key kForwardedMetadata, so the receiving instance never forwards it again
 // (one hop at most: no loops while instances disagree about the leader).
@@ -54,9 +56,13 @@ class ForwardingLockService final : public fencegate::v1::LockService::CallbackS
   grpc::ServerUnaryReactor* Describe(grpc::CallbackServerContext* context,
                                      const fencegate::v1::DescribeRequest* request,
                                      fencegate::v1::DescribeResponse* response) override;
+  grpc::ServerWriteReactor<fencegate::v1::WatchFencesResponse>* WatchFences(
+      grpc::CallbackServerContext* context,
+      const fencegate::v1::WatchFencesRequest* request) override;
 
  private:
   class CallReactor;
+  class StreamReactor;
   struct Shared;  // the stub and the calls in flight, shared with the calls
 
   const std::string target_;

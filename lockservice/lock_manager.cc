@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "common/errors.h"
@@ -274,9 +275,13 @@ void LockManager::Renew(RenewArgs args, Callback<RenewResult> done) {
     error = !broken_.ok() ? broken_ : absl::OkStatus();
     if (error.ok()) {
       Resource* r = FindCurrent(args.resource);
+      absl::Status owner;
       if (r == nullptr || !r->lease || r->lease->token != args.token) {
         Reply(std::move(done), absl::StatusOr<RenewResult>(
                                    LeaseLost("renew", args.resource, args.token, r)));
+      } else if (!(owner = CheckOwner("renew", args.resource, *r->lease, args.caller))
+                      .ok()) {
+        Reply(std::move(done), absl::StatusOr<RenewResult>(owner));
       } else {
         HeldLease& lease = *r->lease;
         const absl::Time now = clock_->Now();
@@ -306,9 +311,14 @@ void LockManager::Release(ReleaseArgs args, Callback<ReleaseResult> done) {
     error = !broken_.ok() ? broken_ : absl::OkStatus();
     if (error.ok()) {
       Resource* r = FindCurrent(args.resource);
+      absl::Status owner;
       if (r == nullptr || !r->lease || r->lease->token != args.token) {
         Reply(std::move(done), absl::StatusOr<ReleaseResult>(LeaseLost(
                                    "release", args.resource, args.token, r)));
+      } else if (!(owner = CheckOwner("release", args.resource, *r->lease,
+                                      args.caller))
+                      .ok()) {
+        Reply(std::move(done), absl::StatusOr<ReleaseResult>(owner));
       } else {
         HeldLease& lease = *r->lease;
         const bool retry =
@@ -345,6 +355,21 @@ absl::Status LockManager::LeaseLost(absl::string_view op,
                    "' with token ", token, ": ", now_held,
                    ". Stop writing and acquire the lock again"),
       holder_token);
+}
+
+bool HeldBy(absl::string_view holder, absl::string_view caller) {
+  return holder == caller ||
+         (holder.size() > caller.size() && absl::StartsWith(holder, caller) &&
+          holder[caller.size()] == '/');
+}
+
+absl::Status LockManager::CheckOwner(absl::string_view op, const std::string& resource,
+                                     const HeldLease& lease, const std::string& caller) {
+  if (caller.empty() || HeldBy(lease.holder, caller)) return absl::OkStatus();
+  return absl::PermissionDeniedError(absl::StrCat(
+      "cannot ", op, " resource '", resource, "' with token ", lease.token,
+      ": the lease belongs to '", lease.holder, "', and your certificate says '",
+      caller, "'; only the holder may renew or release its lease"));
 }
 
 // ---------------------------------------------------------------- Describe

@@ -86,6 +86,9 @@ struct RenewArgs {
   std::string resource;
   uint64_t token = 0;
   absl::Duration ttl;
+  // The caller's authenticated identity (mutual TLS), or empty. When set,
+  // the lease must belong to it (see HeldBy()).
+  std::string caller;
 };
 
 struct RenewResult {
@@ -96,7 +99,12 @@ struct ReleaseArgs {
   std::string resource;
   uint64_t token = 0;
   std::string request_id;  // optional
+  std::string caller;      // as in RenewArgs
 };
+
+// Whether a lease recorded for `holder` belongs to the authenticated
+// identity `caller`: the holder is the identity itself or "<identity>/...".
+bool HeldBy(absl::string_view holder, absl::string_view caller);
 
 struct ReleaseResult {
   uint32_t hold_count = 0;  // 0: the lease ended
@@ -131,6 +139,8 @@ class LockManager {
   // A fresh id for the next Acquire.
   CallId NewCallId() { return next_call_id_.fetch_add(1); }
 
+  const LockLimits& limits() const { return limits_; }
+
   // Grants, queues (args.wait > 0) or refuses. Not being granted is an OK
   // result with acquired = false. Errors: INVALID_ARGUMENT for bad input,
   // RESOURCE_EXHAUSTED past the waiter/resource limits, UNAVAILABLE when
@@ -142,11 +152,13 @@ class LockManager {
   void CancelAcquire(CallId id);
 
   // Extends the lease to now + ttl (capped by max_hold). ABORTED with
-  // ErrorReason::kLeaseLost if `token` does not hold `resource`.
+  // ErrorReason::kLeaseLost if `token` does not hold `resource`;
+  // PERMISSION_DENIED if it does but args.caller is set and not its owner.
   void Renew(RenewArgs args, Callback<RenewResult> done);
 
   // Drops one hold; at zero the lease ends and the next waiter is granted.
-  // ABORTED (kLeaseLost) if `token` does not hold `resource`.
+  // ABORTED (kLeaseLost) if `token` does not hold `resource`;
+  // PERMISSION_DENIED as for Renew.
   void Release(ReleaseArgs args, Callback<ReleaseResult> done);
 
   void Describe(std::string resource, Callback<ResourceInfo> done);
@@ -179,6 +191,10 @@ class LockManager {
   absl::Status LeaseLost(absl::string_view op, const std::string& resource,
                          uint64_t token, const Resource* r) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The error for a call whose token holds the lease but whose caller is
+  // not the lease's owner, or OK.
+  static absl::Status CheckOwner(absl::string_view op, const std::string& resource,
+                                 const HeldLease& lease, const std::string& caller);
   // Grants a new lease on `r` (free) to `holder`, queueing its reply.
   void Grant(const std::string& name, Resource& r, const std::string& holder,
              absl::Duration ttl, const std::string& request_id,

@@ -5,11 +5,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/etcd/etcd_client.h"
-#include "common/log.h"
 #include "common/server_setup.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "lockservice/etcd/etcd_lock_node.h"
-#include "lockservice/lock_service.h"
 #include "lockservice/routing_lock_service.h"
 
 namespace fencegate::lockservice {
@@ -35,25 +33,46 @@ absl::StatusOr<std::unique_ptr<LockServer>> LockServer::Start(
   std::unique_ptr<LockServer> server(new LockServer());
   server->shutdown_grace_ = options.shutdown_grace;
   server->clock_ = NewRealClock();
-  absl::Status status = options.store == "sqlite" ? server->StartSqlite(options)
-                                                  : server->StartEtcd(options);
+  if (!options.signing_keys_path.empty()) {
+    server->signing_keys_path_ = options.signing_keys_path;
+    absl::StatusOr<KeyRing> keys = KeyRing::Load(options.signing_keys_path);
+    if (!keys.ok()) return keys.status();
+    if (keys->signing_key() == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          options.signing_keys_path,
+          ": no key is marked 'sign'; the lock service needs one to sign grants"));
+    }
+    server->signer_ = std::make_unique<TokenSigner>(*std::move(keys));
+  }
+  absl::Status status;
+  if (options.store == "sqlite") {
+    absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> credentials =
+        MakeServerCredentials(options.tls);
+    if (!credentials.ok()) return credentials.status();
+    status = server->StartSqlite(options, *std::move(credentials));
+  } else {
+    status = server->StartEtcd(options);
+  }
   if (!status.ok()) return status;
   return server;
 }
 
-absl::Status LockServer::StartSqlite(const LockServerOptions& options) {
+absl::Status LockServer::StartSqlite(const LockServerOptions& options,
+                                     std::shared_ptr<grpc::ServerCredentials> credentials) {
   absl::StatusOr<std::unique_ptr<SqliteLockStore>> store =
       SqliteLockStore::Open(options.db_path);
   if (!store.ok()) return store.status();
   store_ = *std::move(store);
   absl::StatusOr<std::unique_ptr<LockManager>> manager =
-      LockManager::Create(store_.get(), clock_.get(), options.limits);
+      LockManager::Create(store_.get(), clock_.get(), options.limits, &feed_);
   if (!manager.ok()) return manager.status();
   manager_ = *std::move(manager);
   max_batch_ = options.limits.max_batch;
-  service_ = std::make_unique<LockServiceImpl>(manager_);
+  service_ = std::make_unique<LockServiceImpl>(manager_, store_.get(), &feed_, signer_.get(),
+                                               options.tls.mutual());
   absl::StatusOr<std::unique_ptr<grpc::Server>> grpc_server =
-      StartGrpcServer(options.listen, service_.get(), &port_, options.port_file);
+      StartGrpcServer(options.listen, service_.get(), &port_, options.port_file,
+                      /*max_receive_bytes=*/0, std::move(credentials));
   if (!grpc_server.ok()) return grpc_server.status();
   server_ = *std::move(grpc_server);
   return absl::OkStatus();
@@ -65,6 +84,11 @@ absl::Status LockServer::StartEtcd(const LockServerOptions& options) {
   if (!endpoints.ok()) {
     return absl::InvalidArgumentError(absl::StrCat(
         endpoints.status().message(), " (or --store=sqlite, the default)"));
+  }
+  if (options.tls.enabled()) {
+    return absl::InvalidArgumentError(
+        "--store=etcd does not support --tls_cert/--tls_key/--tls_client_ca yet: "
+        "standbys forward calls to the leader over plaintext (docs/operations.md)");
   }
   if (options.etcd_session_ttl < absl::Seconds(1)) {
     return absl::InvalidArgumentError(
@@ -83,6 +107,7 @@ absl::Status LockServer::StartEtcd(const LockServerOptions& options) {
   node.session_ttl = options.etcd_session_ttl;
   node.store.prefix = options.etcd_prefix;
   node.limits = options.limits;
+  node.signer = signer_.get();
   // One batch is one txn (see kEtcdMaxOpsPerItem).
   node.limits.max_batch = std::min<size_t>(
       options.limits.max_batch,
@@ -111,12 +136,34 @@ absl::Status LockServer::StartEtcd(const LockServerOptions& options) {
   return absl::OkStatus();
 }
 
+LockServer::LockServer() = default;
 LockServer::~LockServer() { Shutdown(); }
+
+std::string LockServer::DescribeSigning() const {
+  return signer_ == nullptr ? "off" : signer_->keys()->Describe();
+}
+
+absl::Status LockServer::ReloadSigningKeys() {
+  if (signer_ == nullptr) {
+    return absl::FailedPreconditionError(
+        "signing is off (no --signing_keys); restart with a key file to turn it on");
+  }
+  absl::StatusOr<KeyRing> keys = KeyRing::Load(signing_keys_path_);
+  if (!keys.ok()) return keys.status();
+  if (keys->signing_key() == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(signing_keys_path_, ": no key is marked 'sign'"));
+  }
+  signer_->Replace(*std::move(keys));
+  return absl::OkStatus();
+}
 
 void LockServer::Shutdown() {
   if (server_ == nullptr) return;
   if (node_ != nullptr) node_->Stop();  // hands over to another instance
+  feed_.Close();  // ends WatchFences streams, which would outlast the grace
   if (manager_ != nullptr) manager_->Shutdown();
+  if (router_ != nullptr) router_->SetLeader("");  // ends forwarded streams
   server_->Shutdown(std::chrono::system_clock::now() +
                     absl::ToChronoMilliseconds(shutdown_grace_));
   server_.reset();

@@ -1,15 +1,16 @@
-// LockServer: a running fencegate-lockservice (store, clock, manager, gRPC
-// server with health and reflection). main() and the integration tests both
-// start it through Start().
+// LockServer: a running fencegate-lockservice (store, clock, manager, fence
+// feed, optional token signer, gRPC server with health and reflection).
+// main() and the integration tests both start it through Start().
 //
 // Two stores (LockServerOptions::store):
 //   sqlite  the embedded default: one instance, one SQLite file.
 //   etcd    several instances share an etcd cluster; one leads, the others
 //           forward to it (etcd/etcd_lock_node.h). Health is SERVING while
 //           the instance leads or knows the leader, NOT_SERVING otherwise.
+//           Not yet with TLS (see docs/operations.md).
 //
 // Thread safety: Start() and Shutdown() from one thread; Shutdown() is
-// idempotent.
+// idempotent. ReloadSigningKeys() may be called from any thread.
 #ifndef FENCEGATE_LOCKSERVICE_LOCK_SERVER_H_
 #define FENCEGATE_LOCKSERVICE_LOCK_SERVER_H_
 
@@ -19,9 +20,13 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "common/clock.h"
+#include "common/tls.h"
+#include "common/token_signer.h"
+#include "lockservice/fence_feed.h"
 #include "grpcpp/server.h"
 #include "lockservice/lock_limits.h"
 #include "lockservice/lock_manager.h"
+#include "lockservice/lock_service.h"
 #include "lockservice/sqlite_lock_store.h"
 
 namespace fencegate::lockservice {
@@ -42,6 +47,10 @@ struct LockServerOptions {
   std::string port_file;
   // How long Shutdown() lets calls in flight finish before cancelling them.
   absl::Duration shutdown_grace = absl::Seconds(5);
+  // Key file (common/signing_keys.h); set = every grant is signed, and
+  // Renew/Release must carry the signature.
+  std::string signing_keys_path;
+  ServerTlsFiles tls;
   LockLimits limits;
 
   // etcd store only.
@@ -67,6 +76,12 @@ class LockServer {
   int port() const { return port_; }
   // The manager's batch limit in effect (capped for etcd).
   size_t max_batch() const { return max_batch_; }
+  // "k1 (sign), k2", or "off".
+  std::string DescribeSigning() const;
+
+  // Re-reads the key file (on SIGHUP). On error the keys in use stay and
+  // the error is returned; without signing, FAILED_PRECONDITION.
+  absl::Status ReloadSigningKeys();
 
   // Stops taking calls, ends parked Acquires with UNAVAILABLE, lets calls in
   // flight finish (up to shutdown_grace), delivers committed replies. With
@@ -74,15 +89,19 @@ class LockServer {
   void Shutdown();
 
  private:
-  LockServer() = default;
-  absl::Status StartSqlite(const LockServerOptions& options);
+  LockServer();
+  absl::Status StartSqlite(const LockServerOptions& options,
+                           std::shared_ptr<grpc::ServerCredentials> credentials);
   absl::Status StartEtcd(const LockServerOptions& options);
 
   int port_ = 0;
   size_t max_batch_ = 0;
+  std::string signing_keys_path_;
   std::unique_ptr<Clock> clock_;
+  std::unique_ptr<TokenSigner> signer_;  // null: no signing
   // sqlite
   std::unique_ptr<SqliteLockStore> store_;
+  FenceFeed feed_;
   std::shared_ptr<LockManager> manager_;
   std::unique_ptr<grpc::Service> service_;
   // etcd

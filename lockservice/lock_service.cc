@@ -1,7 +1,10 @@
 #include "lockservice/lock_service.h"
 
+#include "absl/strings/str_cat.h"
 #include "common/grpc_status.h"
+#include "common/tls.h"
 #include "common/validation.h"
+#include "lockservice/fence_watch.h"
 
 namespace fencegate::lockservice {
 namespace {
@@ -36,7 +39,26 @@ v1::AcquireResponse::NotAcquiredReason ToProto(NotAcquiredReason reason) {
   return v1::AcquireResponse::REASON_UNSPECIFIED;
 }
 
+TokenSignature FromProto(const v1::TokenSignature& signature) {
+  return TokenSignature{signature.key_id(), signature.mac()};
+}
+
 }  // namespace
+
+absl::StatusOr<std::string> LockServiceImpl::Authorize(
+    grpc::CallbackServerContext* context, const std::string& resource, uint64_t token,
+    const v1::TokenSignature& signature) {
+  // Bad input is the manager's to refuse, with INVALID_ARGUMENT.
+  const bool valid =
+      token != 0 &&
+      ValidateName("resource", resource, manager_->limits().max_resource_bytes).ok();
+  if (signer_ != nullptr && valid) {
+    absl::Status verified = signer_->Verify(resource, token, FromProto(signature));
+    if (!verified.ok()) return verified;
+  }
+  if (!mutual_tls_) return std::string();
+  return PeerSubject(*context);
+}
 
 grpc::ServerUnaryReactor* LockServiceImpl::Acquire(
     grpc::CallbackServerContext* context, const v1::AcquireRequest* request,
@@ -47,14 +69,45 @@ grpc::ServerUnaryReactor* LockServiceImpl::Acquire(
     reactor->Finish(ToGrpcStatus(s));
     return reactor;
   }
+  if (signer_ != nullptr) {
+    // A grant nobody can use would block the resource for its TTL.
+    if (absl::Status s = signer_->CheckCanSign(); !s.ok()) {
+      reactor->Finish(ToGrpcStatus(absl::UnavailableError(
+          absl::StrCat("the lock service cannot sign grants: ", s.message()))));
+      return reactor;
+    }
+  }
   AcquireArgs args;
   args.resource = request->resource();
   args.holder = request->holder();
+  if (mutual_tls_) {
+    // The identity is the certificate's; the request only tells apart
+    // processes that share a certificate.
+    std::string subject = PeerSubject(*context);
+    args.holder = args.holder.empty() ? subject : absl::StrCat(subject, "/", args.holder);
+  }
   args.ttl = absl::Milliseconds(request->ttl_ms());
   args.wait = absl::Milliseconds(request->wait_ms());
   args.request_id = request->request_id();
+  const TokenSigner* signer = signer_;
+  std::string resource = args.resource;
   manager_->Acquire(id, std::move(args),
-                    [reactor, response](absl::StatusOr<AcquireResult> result) {
+                    [reactor, response, signer, resource = std::move(resource)](
+                        absl::StatusOr<AcquireResult> result) {
+                      if (result.ok() && result->acquired && signer != nullptr) {
+                        absl::StatusOr<TokenSignature> signature =
+                            signer->Sign(resource, result->token);
+                        if (!signature.ok()) {
+                          // The grant stands (it is committed) and expires
+                          // unless renewed; the client cannot use it.
+                          reactor->Finish(ToGrpcStatus(absl::UnavailableError(
+                              absl::StrCat("cannot sign the grant: ",
+                                           signature.status().message()))));
+                          return;
+                        }
+                        response->mutable_signature()->set_key_id(signature->key_id);
+                        response->mutable_signature()->set_mac(signature->mac);
+                      }
                       if (result.ok()) {
                         response->set_acquired(result->acquired);
                         response->set_token(result->token);
@@ -84,11 +137,32 @@ grpc::ServerUnaryReactor* LockServiceImpl::Renew(
   args.resource = request->resource();
   args.token = request->token();
   args.ttl = absl::Milliseconds(request->ttl_ms());
-  manager_->Renew(std::move(args),
-                  [reactor, response](absl::StatusOr<RenewResult> result) {
-                    if (result.ok()) response->set_ttl_ms(Ms(result->ttl));
-                    reactor->Finish(ToGrpcStatus(result.status()));
-                  });
+  absl::StatusOr<std::string> caller =
+      Authorize(context, args.resource, args.token, request->signature());
+  if (!caller.ok()) {
+    reactor->Finish(ToGrpcStatus(caller.status()));
+    return reactor;
+  }
+  args.caller = *std::move(caller);
+  const TokenSigner* signer = signer_;
+  std::string resource = args.resource;
+  const uint64_t token = args.token;
+  manager_->Renew(std::move(args), [reactor, response, signer, token,
+                                    resource = std::move(resource)](
+                                       absl::StatusOr<RenewResult> result) {
+    if (result.ok()) {
+      response->set_ttl_ms(Ms(result->ttl));
+      if (signer != nullptr) {
+        // Re-signed under the current key: leases follow a key rotation.
+        absl::StatusOr<TokenSignature> signature = signer->Sign(resource, token);
+        if (signature.ok()) {
+          response->mutable_signature()->set_key_id(signature->key_id);
+          response->mutable_signature()->set_mac(signature->mac);
+        }
+      }
+    }
+    reactor->Finish(ToGrpcStatus(result.status()));
+  });
   return reactor;
 }
 
@@ -104,6 +178,13 @@ grpc::ServerUnaryReactor* LockServiceImpl::Release(
   args.resource = request->resource();
   args.token = request->token();
   args.request_id = request->request_id();
+  absl::StatusOr<std::string> caller =
+      Authorize(context, args.resource, args.token, request->signature());
+  if (!caller.ok()) {
+    reactor->Finish(ToGrpcStatus(caller.status()));
+    return reactor;
+  }
+  args.caller = *std::move(caller);
   manager_->Release(std::move(args),
                     [reactor, response](absl::StatusOr<ReleaseResult> result) {
                       if (result.ok()) response->set_hold_count(result->hold_count);
@@ -134,6 +215,20 @@ grpc::ServerUnaryReactor* LockServiceImpl::Describe(
     reactor->Finish(ToGrpcStatus(info.status()));
   });
   return reactor;
+}
+
+grpc::ServerWriteReactor<v1::WatchFencesResponse>* LockServiceImpl::WatchFences(
+    grpc::CallbackServerContext* context, const v1::WatchFencesRequest* request) {
+  if (absl::Status s = RejectUnknownFields(*request); !s.ok()) {
+    // A reactor that only finishes.
+    class Refused final : public grpc::ServerWriteReactor<v1::WatchFencesResponse> {
+     public:
+      explicit Refused(const absl::Status& status) { Finish(ToGrpcStatus(status)); }
+      void OnDone() override { delete this; }
+    };
+    return new Refused(s);
+  }
+  return StartFenceWatch(*request, store_, feed_);
 }
 
 }  // namespace fencegate::lockservice

@@ -1,26 +1,46 @@
-// LockServiceImpl: fencegate.v1.LockService over gRPC's callback API. It only
-// translates: proto in, LockManager call, proto out. A parked Acquire holds
-// no thread: its reactor waits for the manager's callback, and a client that
+// LockServiceImpl: fencegate.v1.LockService over gRPC's callback API. It
+// translates (proto in, LockManager call, proto out) and adds what belongs
+// to the wire: signatures and caller identity. A parked Acquire holds no
+// thread: its reactor waits for the manager's callback, and a client that
 // goes away cancels the wait.
+//
+// Signing (a TokenSigner given): every grant's reply carries the token's
+// signature, and Renew and Release must carry a valid one (PERMISSION_DENIED
+// otherwise), so a guessed token can neither renew nor release someone
+// else's lease. Mutual TLS (`mutual_tls`): the holder recorded is the
+// client certificate's subject, plus "/" + the request's holder if given,
+// and Renew and Release must come from that subject.
 //
 // Thread safety: gRPC calls it from many threads; all state is in the
 // manager. Ownership: the service and each parked Acquire's reactor share
 // the manager, so it lives until the last of them is done (an instance of
-// a replicated deployment replaces its manager at each term).
+// a replicated deployment replaces its manager at each term). The other
+// pointers must outlive the service and its calls; `signer` may be null
+// (no signing).
 #ifndef FENCEGATE_LOCKSERVICE_LOCK_SERVICE_H_
 #define FENCEGATE_LOCKSERVICE_LOCK_SERVICE_H_
 
 #include <memory>
+#include <string>
 
+#include "absl/status/statusor.h"
+#include "common/token_signer.h"
 #include "fencegate/v1/lock.grpc.pb.h"
+#include "lockservice/fence_feed.h"
 #include "lockservice/lock_manager.h"
+#include "lockservice/lock_store.h"
 
 namespace fencegate::lockservice {
 
 class LockServiceImpl final : public fencegate::v1::LockService::CallbackService {
  public:
-  explicit LockServiceImpl(std::shared_ptr<LockManager> manager)
-      : manager_(std::move(manager)) {}
+  LockServiceImpl(std::shared_ptr<LockManager> manager, LockStore* store, FenceFeed* feed,
+                  const TokenSigner* signer, bool mutual_tls)
+      : manager_(std::move(manager)),
+        store_(store),
+        feed_(feed),
+        signer_(signer),
+        mutual_tls_(mutual_tls) {}
 
   grpc::ServerUnaryReactor* Acquire(grpc::CallbackServerContext* context,
                                     const fencegate::v1::AcquireRequest* request,
@@ -34,9 +54,23 @@ class LockServiceImpl final : public fencegate::v1::LockService::CallbackService
   grpc::ServerUnaryReactor* Describe(grpc::CallbackServerContext* context,
                                      const fencegate::v1::DescribeRequest* request,
                                      fencegate::v1::DescribeResponse* response) override;
+  grpc::ServerWriteReactor<fencegate::v1::WatchFencesResponse>* WatchFences(
+      grpc::CallbackServerContext* context,
+      const fencegate::v1::WatchFencesRequest* request) override;
 
  private:
+  // Checks what a Renew or Release carries beyond its token: the signature
+  // when signing is on. Returns the caller identity for the manager's owner
+  // check (empty without mutual TLS).
+  absl::StatusOr<std::string> Authorize(grpc::CallbackServerContext* context,
+                                        const std::string& resource, uint64_t token,
+                                        const fencegate::v1::TokenSignature& signature);
+
   const std::shared_ptr<LockManager> manager_;
+  LockStore* const store_;
+  FenceFeed* const feed_;
+  const TokenSigner* const signer_;
+  const bool mutual_tls_;
 };
 
 }  // namespace fencegate::lockservice

@@ -62,6 +62,14 @@ ABSL_FLAG(size_t, max_batch, kLimits.max_batch,
           "most requests committed in one group-commit transaction");
 ABSL_FLAG(absl::Duration, shutdown_grace, kDefaults.shutdown_grace,
           "on SIGTERM/SIGINT, how long calls in flight may finish");
+ABSL_FLAG(std::string, signing_keys, "",
+          "key file (docs/security.md); set = sign every grant and require the "
+          "signature on Renew/Release. SIGHUP reloads it");
+ABSL_FLAG(std::string, tls_cert, "", "PEM certificate chain; with --tls_key turns TLS on");
+ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls_cert");
+ABSL_FLAG(std::string, tls_client_ca, "",
+          "PEM CA bundle; set = mutual TLS: clients must present a certificate "
+          "it signed, and its subject becomes the lease holder");
 
 int main(int argc, char** argv) {
   fencegate::BlockShutdownSignals();  // before any thread starts
@@ -84,6 +92,10 @@ int main(int argc, char** argv) {
   options.etcd_max_txn_ops = absl::GetFlag(FLAGS_etcd_max_txn_ops);
   options.port_file = absl::GetFlag(FLAGS_port_file);
   options.shutdown_grace = absl::GetFlag(FLAGS_shutdown_grace);
+  options.signing_keys_path = absl::GetFlag(FLAGS_signing_keys);
+  options.tls.cert = absl::GetFlag(FLAGS_tls_cert);
+  options.tls.key = absl::GetFlag(FLAGS_tls_key);
+  options.tls.client_ca = absl::GetFlag(FLAGS_tls_client_ca);
   fencegate::lockservice::LockLimits& limits = options.limits;
   limits.min_ttl = absl::GetFlag(FLAGS_min_ttl);
   limits.max_ttl = absl::GetFlag(FLAGS_max_ttl);
@@ -122,14 +134,25 @@ int main(int argc, char** argv) {
   fencegate::LogInfo(
       "fencegate-lockservice serving on port %d (listen=%s store=%s ttl=[%s, %s] "
       "max_wait=%s lock_delay=%s max_hold=%s max_waiters_per_resource=%d "
-      "max_waiters_total=%d max_resources=%d max_batch=%d)",
+      "max_waiters_total=%d max_resources=%d max_batch=%d transport=%s "
+      "signing=%s)",
       (*server)->port(), options.listen, store,
       absl::FormatDuration(limits.min_ttl), absl::FormatDuration(limits.max_ttl),
       absl::FormatDuration(limits.max_wait), absl::FormatDuration(limits.lock_delay),
       absl::FormatDuration(limits.max_hold), limits.max_waiters_per_resource,
-      limits.max_waiters_total, limits.max_resources, (*server)->max_batch());
+      limits.max_waiters_total, limits.max_resources, (*server)->max_batch(),
+      fencegate::DescribeTls(options.tls), (*server)->DescribeSigning());
 
-  int signal = fencegate::WaitForShutdownSignal();
+  int signal = fencegate::WaitForShutdownSignal([&server] {
+    absl::Status reloaded = (*server)->ReloadSigningKeys();
+    if (reloaded.ok()) {
+      fencegate::LogInfo("SIGHUP: signing keys reloaded: %s",
+                         (*server)->DescribeSigning());
+    } else {
+      fencegate::LogError("SIGHUP: keys not reloaded, the old ones stay: %s",
+                          reloaded.ToString());
+    }
+  });
   fencegate::LogInfo("signal %d: shutting down", signal);
   (*server)->Shutdown();
   fencegate::LogInfo("fencegate-lockservice stopped cleanly");

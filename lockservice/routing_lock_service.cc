@@ -35,10 +35,8 @@ bool RoutingLockService::serving() {
   return local_ != nullptr || leader_ != nullptr;
 }
 
-template <typename Request, typename Response>
-grpc::ServerUnaryReactor* RoutingLockService::Route(
-    grpc::CallbackServerContext* context, const Request* request,
-    Response* response, Method<Request, Response> method) {
+std::shared_ptr<RoutingLockService::Service> RoutingLockService::Target(
+    grpc::CallbackServerContext* context, absl::Status* refusal) {
   const bool forwarded = context->client_metadata().count(kForwardedMetadata) > 0;
   std::shared_ptr<Service> target;
   {
@@ -50,12 +48,24 @@ grpc::ServerUnaryReactor* RoutingLockService::Route(
     }
   }
   if (target == nullptr) {
-    grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-    reactor->Finish(ToGrpcStatus(absl::UnavailableError(
+    *refusal = absl::UnavailableError(
         forwarded ? "this lock-service instance no longer leads (leadership moved "
                     "while the call was forwarded); retry"
                   : "no lock-service instance leads right now (an election is under "
-                    "way); retry")));
+                    "way); retry");
+  }
+  return target;
+}
+
+template <typename Request, typename Response>
+grpc::ServerUnaryReactor* RoutingLockService::Route(
+    grpc::CallbackServerContext* context, const Request* request,
+    Response* response, Method<Request, Response> method) {
+  absl::Status refusal;
+  std::shared_ptr<Service> target = Target(context, &refusal);
+  if (target == nullptr) {
+    grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+    reactor->Finish(ToGrpcStatus(refusal));
     return reactor;
   }
   return (target.get()->*method)(context, request, response);
@@ -83,6 +93,22 @@ grpc::ServerUnaryReactor* RoutingLockService::Describe(
     grpc::CallbackServerContext* context, const v1::DescribeRequest* request,
     v1::DescribeResponse* response) {
   return Route(context, request, response, &Service::Describe);
+}
+
+
+grpc::ServerWriteReactor<v1::WatchFencesResponse>* RoutingLockService::WatchFences(
+    grpc::CallbackServerContext* context, const v1::WatchFencesRequest* request) {
+  absl::Status refusal;
+  std::shared_ptr<Service> target = Target(context, &refusal);
+  if (target == nullptr) {
+    class Refused final : public grpc::ServerWriteReactor<v1::WatchFencesResponse> {
+     public:
+      explicit Refused(const absl::Status& status) { Finish(ToGrpcStatus(status)); }
+      void OnDone() override { delete this; }
+    };
+    return new Refused(refusal);
+  }
+  return target->WatchFences(context, request);
 }
 
 }  // namespace fencegate::lockservice

@@ -17,6 +17,7 @@
 #include <string>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "fencegate/v1/lock.grpc.pb.h"
 #include "lockservice/forwarding_lock_service.h"
@@ -50,6 +51,9 @@ class RoutingLockService final : public fencegate::v1::LockService::CallbackServ
   grpc::ServerUnaryReactor* Describe(grpc::CallbackServerContext* context,
                                      const fencegate::v1::DescribeRequest* request,
                                      fencegate::v1::DescribeResponse* response) override;
+  grpc::ServerWriteReactor<fencegate::v1::WatchFencesResponse>* WatchFences(
+      grpc::CallbackServerContext* context,
+      const fencegate::v1::WatchFencesRequest* request) override;
 
  private:
   template <typename Request, typename Response>
@@ -60,6 +64,10 @@ class RoutingLockService final : public fencegate::v1::LockService::CallbackServ
   grpc::ServerUnaryReactor* Route(grpc::CallbackServerContext* context,
                                   const Request* request, Response* response,
                                   Method<Request, Response> method);
+  // Where a call goes: the local service, the leader's forwarder, or
+  // nothing (then *refusal says why).
+  std::shared_ptr<Service> Target(grpc::CallbackServerContext* context,
+                                  absl::Status* refusal);
 
   absl::Mutex mu_;
   std::shared_ptr<Service> local_ ABSL_GUARDED_BY(mu_);

@@ -5,8 +5,11 @@ add_executable(e2e_tests
   e2e/cli_test.cc
   e2e/e2e_fixture.cc
   e2e/fencing_scenarios_test.cc
+  e2e/grant_time_fencing_test.cc
   e2e/lease_loss_test.cc
-  e2e/lock_semantics_test.cc)
+  e2e/lock_semantics_test.cc
+  e2e/signed_tokens_test.cc
+  e2e/tls_test.cc)
 target_link_libraries(e2e_tests PRIVATE
   fencegate_demo_harness fencegate_client fencegate_testing
   GTest::gmock GTest::gtest_main)
@@ -29,6 +32,11 @@ add_test(NAME demo_plays_all_three_acts
   COMMAND bash -c "\"$0\" --out=\"$1\" --color=false && grep -q '</svg>' \"$1\""
     $<TARGET_FILE:fencegate-demo> ${CMAKE_CURRENT_BINARY_DIR}/demo/fencegate-demo.svg)
 set_tests_properties(demo_plays_all_three_acts PROPERTIES LABELS e2e TIMEOUT 180)
+# The same demo over mutual TLS, with certificates made for the run.
+add_test(NAME demo_over_mutual_tls
+  COMMAND $<TARGET_FILE:fencegate-demo> --tls --color=false
+    --out=${CMAKE_CURRENT_BINARY_DIR}/demo/fencegate-demo-tls.svg)
+set_tests_properties(demo_over_mutual_tls PROPERTIES LABELS e2e TIMEOUT 180)
 # scripts/demo itself: valid bash that execs that same binary.
 add_test(NAME demo_script_runs_the_demo_binary
   COMMAND bash -c "bash -n \"$0\" && grep -q 'exec ./build/examples/demo/fencegate-demo \"\\$@\"' \"$0\""

@@ -8,11 +8,17 @@ ABSL_FLAG(bool, json, false, "print one JSON object on stdout instead of text");
 ABSL_FLAG(absl::Duration, timeout, absl::Seconds(5),
           "deadline of one call attempt; an unreachable server is retried a few "
           "times with backoff");
+ABSL_FLAG(std::string, tls_ca, "",
+          "PEM CA that signed the servers' certificates; set = connect over TLS");
+ABSL_FLAG(std::string, tls_cert, "", "client certificate, for servers that require mutual TLS");
+ABSL_FLAG(std::string, tls_key, "", "private key of --tls_cert");
 
 ABSL_FLAG(std::string, resource, "",
           "the resource: the lock's name, and the "
           "storage namespace the gateway fences");
-ABSL_FLAG(uint64_t, token, 0, "the fencing token that acquire printed");
+ABSL_FLAG(std::string, token, "",
+          "the fencing token as acquire printed it: 42, or 42.<key id>.<signature> "
+          "when the lock service signs tokens");
 ABSL_FLAG(std::string, key, "", "the object's key inside the resource");
 
 ABSL_FLAG(std::string, holder, "",
@@ -34,3 +40,6 @@ ABSL_FLAG(uint64_t, expected_version, 0,
 ABSL_FLAG(uint32_t, page_size, 0, "at most this many keys (0: the server's default)");
 ABSL_FLAG(std::string, page_token, "",
           "continue a listing from where the previous page ended");
+
+ABSL_FLAG(std::string, key_id, "", "the new key's id: letters, digits, '.', '_', '-'");
+ABSL_FLAG(bool, sign, false, "mark the new key as the one the lock service signs with");

@@ -16,9 +16,12 @@ ABSL_DECLARE_FLAG(std::string, lockservice);
 ABSL_DECLARE_FLAG(std::string, gateway);
 ABSL_DECLARE_FLAG(bool, json);
 ABSL_DECLARE_FLAG(absl::Duration, timeout);
+ABSL_DECLARE_FLAG(std::string, tls_ca);
+ABSL_DECLARE_FLAG(std::string, tls_cert);
+ABSL_DECLARE_FLAG(std::string, tls_key);
 // What to act on.
 ABSL_DECLARE_FLAG(std::string, resource);
-ABSL_DECLARE_FLAG(uint64_t, token);
+ABSL_DECLARE_FLAG(std::string, token);
 ABSL_DECLARE_FLAG(std::string, key);
 // Locks.
 ABSL_DECLARE_FLAG(std::string, holder);
@@ -32,5 +35,8 @@ ABSL_DECLARE_FLAG(bool, delete);
 ABSL_DECLARE_FLAG(uint64_t, expected_version);
 ABSL_DECLARE_FLAG(uint32_t, page_size);
 ABSL_DECLARE_FLAG(std::string, page_token);
+// Keys.
+ABSL_DECLARE_FLAG(std::string, key_id);
+ABSL_DECLARE_FLAG(bool, sign);
 
 #endif  // FENCEGATE_EXAMPLES_CLI_CLI_FLAGS_H_

@@ -1,6 +1,8 @@
 #include "examples/cli/command.h"
 
+#include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
+#include "examples/cli/cli_flags.h"
 
 namespace fencegate::cli {
 
@@ -18,17 +20,29 @@ const Command* FindCommand(absl::string_view name) {
   return nullptr;
 }
 
+client::SignedToken TokenFromFlags() {
+  const std::string text = absl::GetFlag(FLAGS_token);
+  if (text.empty()) return client::SignedToken{};
+  absl::StatusOr<client::SignedToken> token = client::ParseFencingToken(text);
+  return token.ok() ? *token : client::SignedToken{};
+}
+
 absl::Status NameServer(absl::Status status, absl::string_view server,
-                        absl::string_view address, absl::string_view flag) {
+                        absl::string_view address, absl::string_view flag, bool tls) {
   if (status.code() != absl::StatusCode::kUnavailable &&
       status.code() != absl::StatusCode::kDeadlineExceeded) {
     return status;
   }
   return absl::Status(
       status.code(),
-      absl::StrCat("no answer from ", server, " at ", address, " (", status.message(),
-                   "). Is it running there? Point the CLI at it with ", flag,
-                   "=HOST:PORT, or retry if it is restarting"));
+      absl::StrCat(
+          "no answer from ", server, " at ", address, " (", status.message(),
+          "). Is it running there? Point the CLI at it with ", flag,
+          "=HOST:PORT, or retry if it is restarting. ",
+          tls ? "The CLI used TLS: check that --tls_ca signed the server's "
+                "certificate, and give --tls_cert/--tls_key if it requires mutual TLS"
+              : "The CLI used plaintext: if the server uses TLS, pass --tls_ca "
+                "(and --tls_cert/--tls_key for mutual TLS)"));
 }
 
 }  // namespace fencegate::cli

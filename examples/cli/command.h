@@ -15,6 +15,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "client/client_options.h"
+#include "client/fencing_token.h"
 #include "examples/cli/output.h"
 
 namespace fencegate::cli {
@@ -38,7 +39,7 @@ struct Command {
   absl::Status (*run)(CommandContext& ctx);
 };
 
-// The lock service's commands: acquire, renew, release, describe.
+// The lock service's commands: acquire, renew, release, describe, keygen.
 const std::vector<Command>& LockCommands();
 // The gateway's commands: write, read, fence, list.
 const std::vector<Command>& GatewayCommands();
@@ -48,10 +49,14 @@ std::vector<const Command*> AllCommands();
 // nullptr if there is no such command.
 const Command* FindCommand(absl::string_view name);
 
+// The --token flag, already checked by main.cc (0 when not given).
+client::SignedToken TokenFromFlags();
+
 // An UNAVAILABLE or DEADLINE_EXCEEDED status reworded to name the server
 // and how to point the CLI elsewhere; other statuses are returned as is.
+// `tls` says whether the CLI connected with TLS, for the hint.
 absl::Status NameServer(absl::Status status, absl::string_view server,
-                        absl::string_view address, absl::string_view flag);
+                        absl::string_view address, absl::string_view flag, bool tls);
 
 }  // namespace fencegate::cli
 

@@ -16,6 +16,8 @@ ExitCode ExitCodeFor(const absl::Status& status) {
     case absl::StatusCode::kUnavailable:
     case absl::StatusCode::kDeadlineExceeded:
       return kExitUnavailable;
+    case absl::StatusCode::kPermissionDenied:
+      return kExitDenied;
     default:
       return kExitError;
   }
@@ -34,7 +36,9 @@ const char* ExitCodeHelp() {
          "  3  not acquired: the lock is held by someone else (retry, or --wait)\n"
          "  4  usage: bad command, flag or value (also the server's "
          "INVALID_ARGUMENT)\n"
-         "  5  unavailable: a server could not be reached or did not answer in time\n";
+         "  5  unavailable: a server could not be reached or did not answer in time\n"
+         "  6  denied: the token's signature is missing or wrong for the resource,\n"
+         "     or the lease belongs to another certificate\n";
 }
 
 }  // namespace fencegate::cli

@@ -2,7 +2,7 @@
 // from the gRPC/absl status code the servers answered with (docs/errors.md).
 //
 //   0  ok
-//   1  any other error (internal, overload, permission, ...)
+//   1  any other error (internal, overload, ...)
 //   2  ABORTED: "sequencer check failed": a stale token at the gateway, a
 //      lease that is lost (expired, released, or a newer holder), or an
 //      --expected_version that did not match. Acquire the lock again and
@@ -13,6 +13,9 @@
 //      missing, or a request the server refused as INVALID_ARGUMENT.
 //   5  unavailable: a server could not be reached or did not answer in time
 //      (UNAVAILABLE, DEADLINE_EXCEEDED), after the client's retries.
+//   6  denied (PERMISSION_DENIED): the token's signature is missing or not
+//      valid for the resource, or the lease belongs to another certificate.
+//      Use the token exactly as acquire printed it.
 //
 // Thread safety: free functions on values.
 #ifndef FENCEGATE_EXAMPLES_CLI_EXIT_CODES_H_
@@ -29,6 +32,7 @@ enum ExitCode : int {
   kExitNotAcquired = 3,
   kExitUsage = 4,
   kExitUnavailable = 5,
+  kExitDenied = 6,
 };
 
 // The exit code for a command that ended with `status`.

@@ -23,17 +23,21 @@ namespace {
 using client::Fencing;
 using client::GatewayClient;
 
-std::unique_ptr<GatewayClient> ConnectGateway(const CommandContext& ctx) {
-  return GatewayClient::Connect(absl::GetFlag(FLAGS_gateway), ctx.client_options);
+absl::StatusOr<std::unique_ptr<GatewayClient>> ConnectGateway(const CommandContext& ctx) {
+  absl::StatusOr<std::unique_ptr<GatewayClient>> client =
+      GatewayClient::Connect(absl::GetFlag(FLAGS_gateway), ctx.client_options);
+  if (!client.ok()) return UsageError(client.status().message());
+  return client;
 }
 
-absl::Status FromGateway(absl::Status status) {
+absl::Status FromGateway(const CommandContext& ctx, absl::Status status) {
   return NameServer(std::move(status), "the gateway", absl::GetFlag(FLAGS_gateway),
-                    "--gateway");
+                    "--gateway", ctx.client_options.tls.enabled());
 }
 
 Fencing FencingFromFlags() {
-  return Fencing{absl::GetFlag(FLAGS_resource), absl::GetFlag(FLAGS_token)};
+  client::SignedToken token = TokenFromFlags();
+  return Fencing{absl::GetFlag(FLAGS_resource), token.token, std::move(token.signature)};
 }
 
 std::string Quoted(absl::string_view bytes) {
@@ -67,7 +71,9 @@ absl::Status RunWrite(CommandContext& ctx) {
   if (ctx.Given("expected_version")) {
     expected_version = absl::GetFlag(FLAGS_expected_version);
   }
-  std::unique_ptr<GatewayClient> gateway = ConnectGateway(ctx);
+  absl::StatusOr<std::unique_ptr<GatewayClient>> connected = ConnectGateway(ctx);
+  if (!connected.ok()) return connected.status();
+  GatewayClient* gateway = connected->get();
   const bool is_delete = absl::GetFlag(FLAGS_delete);
   absl::StatusOr<client::WriteResult> result;
   if (is_delete) {
@@ -77,7 +83,7 @@ absl::Status RunWrite(CommandContext& ctx) {
     if (!value.ok()) return value.status();
     result = gateway->Put(fencing, key, *value, expected_version);
   }
-  if (!result.ok()) return FromGateway(result.status());
+  if (!result.ok()) return FromGateway(ctx, result.status());
   ctx.out->Line(
       absl::StrFormat("%s '%s'/'%s' with token %d: version %d, fence at token %d",
                       is_delete ? "deleted" : "wrote", fencing.resource, key,
@@ -94,11 +100,13 @@ absl::Status RunWrite(CommandContext& ctx) {
 absl::Status RunRead(CommandContext& ctx) {
   const Fencing fencing = FencingFromFlags();
   const std::string key = absl::GetFlag(FLAGS_key);
-  std::unique_ptr<GatewayClient> gateway = ConnectGateway(ctx);
+  absl::StatusOr<std::unique_ptr<GatewayClient>> connected = ConnectGateway(ctx);
+  if (!connected.ok()) return connected.status();
+  GatewayClient* gateway = connected->get();
   const bool fenced = ctx.Given("token");
   absl::StatusOr<client::ReadResult> read =
       fenced ? gateway->Read(fencing, key) : gateway->ReadUnfenced(fencing.resource, key);
-  if (!read.ok()) return FromGateway(read.status());
+  if (!read.ok()) return FromGateway(ctx, read.status());
   if (read->found) {
     ctx.out->Line(absl::StrFormat("'%s'/'%s' = %s (version %d, fence at token %d)",
                                   fencing.resource, key, Quoted(read->value),
@@ -121,8 +129,10 @@ absl::Status RunRead(CommandContext& ctx) {
 
 absl::Status RunFence(CommandContext& ctx) {
   const Fencing fencing = FencingFromFlags();
-  absl::StatusOr<uint64_t> max_token = ConnectGateway(ctx)->Fence(fencing);
-  if (!max_token.ok()) return FromGateway(max_token.status());
+  absl::StatusOr<std::unique_ptr<GatewayClient>> connected = ConnectGateway(ctx);
+  if (!connected.ok()) return connected.status();
+  absl::StatusOr<uint64_t> max_token = (*connected)->Fence(fencing);
+  if (!max_token.ok()) return FromGateway(ctx, max_token.status());
   ctx.out->Line(absl::StrFormat(
       "fence for '%s' is at token %d: writes with smaller tokens are refused",
       fencing.resource, *max_token));
@@ -134,12 +144,14 @@ absl::Status RunFence(CommandContext& ctx) {
 
 absl::Status RunList(CommandContext& ctx) {
   const std::string resource = absl::GetFlag(FLAGS_resource);
-  std::unique_ptr<GatewayClient> gateway = ConnectGateway(ctx);
+  absl::StatusOr<std::unique_ptr<GatewayClient>> connected = ConnectGateway(ctx);
+  if (!connected.ok()) return connected.status();
+  GatewayClient* gateway = connected->get();
   absl::StatusOr<client::ResourceSummary> summary = gateway->Describe(resource);
-  if (!summary.ok()) return FromGateway(summary.status());
+  if (!summary.ok()) return FromGateway(ctx, summary.status());
   absl::StatusOr<client::ListPage> page = gateway->List(
       resource, absl::GetFlag(FLAGS_page_size), absl::GetFlag(FLAGS_page_token));
-  if (!page.ok()) return FromGateway(page.status());
+  if (!page.ok()) return FromGateway(ctx, page.status());
   ctx.out->Line(absl::StrFormat("'%s': fence at token %d, %d key(s), %d byte(s)",
                                 resource, summary->max_token, summary->key_count,
                                 summary->total_bytes));
@@ -172,7 +184,7 @@ const std::vector<Command>& GatewayCommands() {
   static const auto* const kCommands = new std::vector<Command>{
       {"write",
        "put or delete a key, fenced by a token",
-       "fencegate write --resource=NAME --token=N --key=K "
+       "fencegate write --resource=NAME --token=TOKEN --key=K "
        "(--value=TEXT | --value_file=FILE | --delete) [--expected_version=V]",
        "Writes through the gateway, which accepts the write only if --token is\n"
        "at least the largest token it has seen for the resource. Exit 2 if the\n"
@@ -185,7 +197,7 @@ const std::vector<Command>& GatewayCommands() {
        &RunWrite},
       {"read",
        "read a key (fenced with --token, plain without)",
-       "fencegate read --resource=NAME --key=K [--token=N]",
+       "fencegate read --resource=NAME --key=K [--token=TOKEN]",
        "With --token, a fenced read: refused (exit 2) if the token is stale,\n"
        "and otherwise it raises the fence, so older holders can no longer\n"
        "write. Without --token, a plain read that checks nothing.",
@@ -194,7 +206,7 @@ const std::vector<Command>& GatewayCommands() {
        &RunRead},
       {"fence",
        "raise a resource's fence to a token without writing",
-       "fencegate fence --resource=NAME --token=N",
+       "fencegate fence --resource=NAME --token=TOKEN",
        "Raises the gateway's fence for the resource to --token, shutting out\n"
        "every older holder; a new holder does this right after acquiring.\n"
        "Exit 2 if the token is already stale.",

@@ -11,7 +11,8 @@
 namespace fencegate::cli {
 
 // Flags every command takes, besides its own.
-inline constexpr const char* kCommonFlags[] = {"json", "timeout"};
+inline constexpr const char* kCommonFlags[] = {"json", "timeout", "tls_ca", "tls_cert",
+                                               "tls_key"};
 
 void PrintGeneralHelp(std::ostream& out);
 void PrintCommandHelp(const Command& command, std::ostream& out);

@@ -11,6 +11,7 @@
 #include "client/errors.h"
 #include "client/lock_client.h"
 #include "common/errors.h"
+#include "common/signing_keys.h"
 #include "examples/cli/cli_flags.h"
 #include "examples/cli/command.h"
 #include "examples/cli/exit_codes.h"
@@ -23,13 +24,17 @@ using client::AcquireOutcome;
 using client::LockClient;
 using client::LockState;
 
-std::unique_ptr<LockClient> ConnectLock(const CommandContext& ctx) {
-  return LockClient::Connect(absl::GetFlag(FLAGS_lockservice), ctx.client_options);
+absl::StatusOr<std::unique_ptr<LockClient>> ConnectLock(const CommandContext& ctx) {
+  absl::StatusOr<std::unique_ptr<LockClient>> client =
+      LockClient::Connect(absl::GetFlag(FLAGS_lockservice), ctx.client_options);
+  if (!client.ok()) return UsageError(client.status().message());
+  return client;
 }
 
-absl::Status FromLockService(absl::Status status) {
+absl::Status FromLockService(const CommandContext& ctx, absl::Status status) {
   return NameServer(std::move(status), "the lock service",
-                    absl::GetFlag(FLAGS_lockservice), "--lockservice");
+                    absl::GetFlag(FLAGS_lockservice), "--lockservice",
+                    ctx.client_options.tls.enabled());
 }
 
 std::string DefaultHolder() {
@@ -56,9 +61,10 @@ absl::Status RunAcquire(CommandContext& ctx) {
   // A blocking acquire may wait this long before its answer comes.
   ctx.client_options.rpc_timeout += options.wait;
 
-  absl::StatusOr<AcquireOutcome> outcome =
-      ConnectLock(ctx)->Acquire(resource, holder, options);
-  if (!outcome.ok()) return FromLockService(outcome.status());
+  absl::StatusOr<std::unique_ptr<LockClient>> client = ConnectLock(ctx);
+  if (!client.ok()) return client.status();
+  absl::StatusOr<AcquireOutcome> outcome = (*client)->Acquire(resource, holder, options);
+  if (!outcome.ok()) return FromLockService(ctx, outcome.status());
   if (!outcome->acquired) {
     absl::Status status = absl::FailedPreconditionError(absl::StrCat(
         "'", resource, "' ",
@@ -72,16 +78,23 @@ absl::Status RunAcquire(CommandContext& ctx) {
     SetErrorInfo(status, info);
     return status;
   }
-  ctx.out->Line(absl::StrFormat("acquired '%s': token %d, lease %s, holds %d", resource,
-                                outcome->token, Seconds(outcome->ttl),
-                                outcome->hold_count));
+  const std::string fencing_token =
+      client::FormatFencingToken(outcome->token, outcome->signature);
+  ctx.out->Line(absl::StrFormat("acquired '%s': token %d%s, lease %s, holds %d", resource,
+                                outcome->token,
+                                outcome->signature.empty()
+                                    ? ""
+                                    : absl::StrCat(" (signed by key '",
+                                                   outcome->signature.key_id, "')"),
+                                Seconds(outcome->ttl), outcome->hold_count));
   ctx.out->Line(absl::StrFormat(
-      "pass --token=%d to write, read, renew and release; renew within %s",
-      outcome->token, Seconds(outcome->ttl)));
+      "pass --token=%s to write, read, renew and release; renew within %s",
+      fencing_token, Seconds(outcome->ttl)));
   ctx.out->fields()
       .AddString("resource", resource)
       .AddString("holder", holder)
       .AddUint("token", outcome->token)
+      .AddString("fencing_token", fencing_token)
       .AddInt("ttl_ms", absl::ToInt64Milliseconds(outcome->ttl))
       .AddUint("hold_count", outcome->hold_count);
   return absl::OkStatus();
@@ -89,26 +102,41 @@ absl::Status RunAcquire(CommandContext& ctx) {
 
 absl::Status RunRenew(CommandContext& ctx) {
   const std::string resource = absl::GetFlag(FLAGS_resource);
-  const uint64_t token = absl::GetFlag(FLAGS_token);
+  const client::SignedToken signed_token = TokenFromFlags();
+  const uint64_t token = signed_token.token;
   const absl::Duration ttl = absl::GetFlag(FLAGS_ttl);
   if (ttl <= absl::ZeroDuration()) return UsageError("--ttl must be above 0");
-  absl::StatusOr<absl::Duration> granted = ConnectLock(ctx)->Renew(resource, token, ttl);
-  if (!granted.ok()) return FromLockService(granted.status());
+  absl::StatusOr<std::unique_ptr<LockClient>> client = ConnectLock(ctx);
+  if (!client.ok()) return client.status();
+  absl::StatusOr<client::RenewOutcome> renewed = (*client)->Renew(
+      resource, token, ttl, absl::InfiniteFuture(), signed_token.signature);
+  if (!renewed.ok()) return FromLockService(ctx, renewed.status());
   ctx.out->Line(absl::StrFormat("renewed '%s' token %d: the lease now ends in %s",
-                                resource, token, Seconds(*granted)));
+                                resource, token, Seconds(renewed->ttl)));
+  const std::string fencing_token =
+      client::FormatFencingToken(token, renewed->signature);
+  if (!renewed->signature.empty() && renewed->signature.key_id != signed_token.signature.key_id) {
+    ctx.out->Line(absl::StrFormat(
+        "the lock service signs with a new key now: pass --token=%s from here on",
+        fencing_token));
+  }
   ctx.out->fields()
       .AddString("resource", resource)
       .AddUint("token", token)
-      .AddInt("ttl_ms", absl::ToInt64Milliseconds(*granted));
+      .AddString("fencing_token", fencing_token)
+      .AddInt("ttl_ms", absl::ToInt64Milliseconds(renewed->ttl));
   return absl::OkStatus();
 }
 
 absl::Status RunRelease(CommandContext& ctx) {
   const std::string resource = absl::GetFlag(FLAGS_resource);
-  const uint64_t token = absl::GetFlag(FLAGS_token);
-  absl::StatusOr<uint32_t> holds_left =
-      ConnectLock(ctx)->Release(resource, token, absl::GetFlag(FLAGS_request_id));
-  if (!holds_left.ok()) return FromLockService(holds_left.status());
+  const client::SignedToken signed_token = TokenFromFlags();
+  const uint64_t token = signed_token.token;
+  absl::StatusOr<std::unique_ptr<LockClient>> client = ConnectLock(ctx);
+  if (!client.ok()) return client.status();
+  absl::StatusOr<uint32_t> holds_left = (*client)->Release(
+      resource, token, absl::GetFlag(FLAGS_request_id), signed_token.signature);
+  if (!holds_left.ok()) return FromLockService(ctx, holds_left.status());
   ctx.out->Line(absl::StrFormat(
       "released '%s' token %d: %s", resource, token,
       *holds_left == 0 ? std::string("the lock is free")
@@ -122,8 +150,10 @@ absl::Status RunRelease(CommandContext& ctx) {
 
 absl::Status RunDescribe(CommandContext& ctx) {
   const std::string resource = absl::GetFlag(FLAGS_resource);
-  absl::StatusOr<LockState> state = ConnectLock(ctx)->Describe(resource);
-  if (!state.ok()) return FromLockService(state.status());
+  absl::StatusOr<std::unique_ptr<LockClient>> client = ConnectLock(ctx);
+  if (!client.ok()) return client.status();
+  absl::StatusOr<LockState> state = (*client)->Describe(resource);
+  if (!state.ok()) return FromLockService(ctx, state.status());
   if (state->held) {
     ctx.out->Line(
         absl::StrFormat("'%s': held by %s with token %d, %s left (holds %d, waiters %d)",
@@ -148,6 +178,18 @@ absl::Status RunDescribe(CommandContext& ctx) {
   return absl::OkStatus();
 }
 
+absl::Status RunKeygen(CommandContext& ctx) {
+  const std::string id = absl::GetFlag(FLAGS_key_id);
+  absl::StatusOr<std::string> line = NewKeyLine(id, absl::GetFlag(FLAGS_sign));
+  if (!line.ok()) return line.status();
+  // Check it the way the servers will read it.
+  absl::StatusOr<KeyRing> parsed = KeyRing::Parse(*line, "--key_id");
+  if (!parsed.ok()) return UsageError(parsed.status().message());
+  ctx.out->Line(*line);
+  ctx.out->fields().AddString("key_id", id).AddString("line", *line);
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 const std::vector<Command>& LockCommands() {
@@ -165,7 +207,7 @@ const std::vector<Command>& LockCommands() {
        &RunAcquire},
       {"renew",
        "extend a lease to now + --ttl",
-       "fencegate renew --resource=NAME --token=N [--ttl=10s]",
+       "fencegate renew --resource=NAME --token=TOKEN [--ttl=10s]",
        "Extends the lease to end --ttl from now (\"extend to\", not \"extend by\").\n"
        "Exit 2 if the token no longer holds the lock (it expired, was released,\n"
        "or a newer holder has it): stop writing and acquire again.",
@@ -174,7 +216,7 @@ const std::vector<Command>& LockCommands() {
        &RunRenew},
       {"release",
        "drop one hold of a lock",
-       "fencegate release --resource=NAME --token=N",
+       "fencegate release --resource=NAME --token=TOKEN",
        "Drops one hold; the lock is free when none is left. A token that does\n"
        "not hold the lock releases nothing (exit 2): a stale release never\n"
        "frees a newer holder's lock.",
@@ -189,6 +231,15 @@ const std::vector<Command>& LockCommands() {
        {"lockservice", "resource"},
        {"resource"},
        &RunDescribe},
+      {"keygen",
+       "print a new token-signing key line",
+       "fencegate keygen --key_id=ID [--sign] >> keys.txt",
+       "Prints one line for a key file (--signing_keys of the lock service and\n"
+       "the gateways): the id, 32 random bytes in hex, and 'sign' if --sign is\n"
+       "given. Keep the file secret (mode 0600). Rotation: docs/security.md.",
+       {"key_id", "sign"},
+       {"key_id"},
+       &RunKeygen},
   };
   return *kCommands;
 }

@@ -8,6 +8,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "client/fencing_token.h"
 #include "examples/cli/cli_flags.h"
 #include "examples/cli/command.h"
 #include "examples/cli/exit_codes.h"
@@ -31,10 +32,10 @@ absl::Status CheckFlags(const Command& command, const CommandContext& ctx) {
       return UsageError(absl::StrCat("missing --", name, "; usage: ", command.usage));
     }
   }
-  if (ctx.Given("token") && absl::GetFlag(FLAGS_token) == 0) {
-    return UsageError(
-        "--token must be at least 1: tokens start at 1 (use the token "
-        "that acquire printed)");
+  if (ctx.Given("token")) {
+    absl::StatusOr<client::SignedToken> token =
+        client::ParseFencingToken(absl::GetFlag(FLAGS_token));
+    if (!token.ok()) return UsageError(token.status().message());
   }
   if (absl::GetFlag(FLAGS_timeout) <= absl::ZeroDuration()) {
     return UsageError("--timeout must be above 0");
@@ -86,6 +87,9 @@ int Main(const std::vector<std::string>& args) {
   ctx.out = &out;
   ctx.given = *std::move(given);
   ctx.client_options.rpc_timeout = absl::GetFlag(FLAGS_timeout);
+  ctx.client_options.tls.ca = absl::GetFlag(FLAGS_tls_ca);
+  ctx.client_options.tls.cert = absl::GetFlag(FLAGS_tls_cert);
+  ctx.client_options.tls.key = absl::GetFlag(FLAGS_tls_key);
 
   absl::Status status = CheckFlags(*command, ctx);
   if (status.ok()) status = command->run(ctx);

@@ -66,7 +66,8 @@ absl::StatusOr<ActResult> RunExpiredLeaseAct(const DemoSetup& setup) {
   const bool untouched = state->held && state->token == t2;
   act.timeline().Note(Lane::kLockService,
                       untouched
-                          ? absl::StrCat("still held by client 2 with token ", t2,
+                          ? absl::StrCat("still held by '", state->holder,
+                                         "' with token ", t2,
                                          ": the late release freed nothing")
                           : absl::StrCat("held: ", state->held, ", token ", state->token),
                       absl::StrCat("still held by token ", state->token),

@@ -63,6 +63,7 @@ absl::StatusOr<std::unique_ptr<ClientProcess>> Act::StartClient(Lane lane,
     options.plain_db = PlainDbPath();
   }
   options.resource = resource_;
+  options.tls = setup_.client_tls[Index(lane)];
   options.stderr_path =
       absl::StrCat(setup_.work_dir, "/", resource_, "-client", Index(lane) + 1, ".log");
   Timeline* timeline = setup_.timeline;

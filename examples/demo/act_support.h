@@ -37,6 +37,9 @@ struct DemoSetup {
   std::string lockservice;  // host:port
   std::string gateway;      // host:port
   absl::Duration ttl;       // of every lease in the demo
+  // Mutual TLS: each client process's files, by lane (client 1, client 2);
+  // empty: plaintext.
+  ClientTlsFiles client_tls[2];
   Timeline* timeline = nullptr;
   client::LockClient* lock = nullptr;               // the demo's own view of the locks
   client::GatewayClient* gateway_client = nullptr;  // and of the stored data

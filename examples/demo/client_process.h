@@ -22,6 +22,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "examples/demo/child_process.h"
+#include "common/tls.h"
 #include "examples/demo/client_protocol.h"
 
 namespace fencegate::demo {
@@ -34,6 +35,7 @@ struct ClientProcessOptions {
   std::string plain_db;     // a SQLite file: the counter with no fence
   std::string resource;
   std::string stderr_path;  // its diagnostics
+  ClientTlsFiles tls;       // to both servers; empty: plaintext
 };
 
 class ClientProcess {

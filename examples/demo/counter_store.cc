@@ -14,8 +14,8 @@ using client::Fencing;
 
 class GatewayCounterStore : public CounterStore {
  public:
-  GatewayCounterStore(const std::string& address, std::string key)
-      : gateway_(client::GatewayClient::Connect(address)), key_(std::move(key)) {}
+  GatewayCounterStore(std::unique_ptr<client::GatewayClient> gateway, std::string key)
+      : gateway_(std::move(gateway)), key_(std::move(key)) {}
 
   absl::StatusOr<CounterValue> Read(const Fencing& fencing) override {
     absl::StatusOr<client::ReadResult> read = gateway_->Read(fencing, key_);
@@ -85,9 +85,13 @@ class PlainCounterStore : public CounterStore {
 
 }  // namespace
 
-std::unique_ptr<CounterStore> NewGatewayCounterStore(const std::string& address,
-                                                     const std::string& key) {
-  return std::make_unique<GatewayCounterStore>(address, key);
+absl::StatusOr<std::unique_ptr<CounterStore>> NewGatewayCounterStore(
+    const std::string& address, const std::string& key,
+    const client::ClientOptions& options) {
+  absl::StatusOr<std::unique_ptr<client::GatewayClient>> gateway =
+      client::GatewayClient::Connect(address, options);
+  if (!gateway.ok()) return gateway.status();
+  return std::make_unique<GatewayCounterStore>(*std::move(gateway), key);
 }
 
 absl::StatusOr<std::unique_ptr<CounterStore>> NewPlainCounterStore(

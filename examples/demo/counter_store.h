@@ -40,8 +40,10 @@ class CounterStore {
                                              const std::string& text) = 0;
 };
 
-std::unique_ptr<CounterStore> NewGatewayCounterStore(const std::string& address,
-                                                     const std::string& key);
+// INVALID_ARGUMENT if the TLS files in `options` cannot be used.
+absl::StatusOr<std::unique_ptr<CounterStore>> NewGatewayCounterStore(
+    const std::string& address, const std::string& key,
+    const client::ClientOptions& options = client::ClientOptions());
 absl::StatusOr<std::unique_ptr<CounterStore>> NewPlainCounterStore(
     const std::string& sqlite_path, const std::string& key);
 

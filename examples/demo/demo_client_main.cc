@@ -18,6 +18,8 @@
 #include "client/errors.h"
 #include "client/lock_client.h"
 #include "common/clock.h"
+#include "common/tls.h"
+#include "common/token_signer.h"
 #include "examples/demo/client_protocol.h"
 #include "examples/demo/counter_store.h"
 #include "grpcpp/create_channel.h"
@@ -30,6 +32,9 @@ ABSL_FLAG(std::string, plain_db, "",
           "SQLite file: keep the counter there directly, with no fence (act 3)");
 ABSL_FLAG(std::string, resource, "demo", "the lock, and the gateway resource");
 ABSL_FLAG(std::string, key, "counter", "the counter's key");
+ABSL_FLAG(std::string, tls_ca, "", "CA of the servers' certificates: TLS to both");
+ABSL_FLAG(std::string, tls_cert, "", "client certificate for mutual TLS");
+ABSL_FLAG(std::string, tls_key, "", "private key of --tls_cert");
 
 namespace fencegate::demo {
 namespace {
@@ -98,7 +103,10 @@ class DemoClient {
   }
 
  private:
-  Fencing fencing() const { return Fencing{resource_, token_}; }
+  // The lease's signature may change on renewal (a key rotation).
+  Fencing fencing() const {
+    return Fencing{resource_, token_, lease_ != nullptr ? lease_->signature() : signature_};
+  }
 
   Message Acquire(absl::Duration ttl) {
     lease_.reset();  // a previous, lost lease
@@ -121,6 +129,7 @@ class DemoClient {
     if (!lease.ok()) return ErrorReply(lease.status());
     lease_ = *std::move(lease);
     token_ = lease_->token();
+    signature_ = lease_->signature();
     return Reply("ok")
         .Set("token", token_)
         .Set("ttl_ms", absl::ToInt64Milliseconds(lease_->ttl()));
@@ -174,14 +183,16 @@ class DemoClient {
   Message Renew() {
     if (token_ == 0) return Reply("error").Set("msg", "no token: acquire first");
     const absl::Duration ttl = lease_ != nullptr ? lease_->ttl() : absl::Seconds(10);
-    absl::StatusOr<absl::Duration> granted = lock_->Renew(resource_, token_, ttl);
-    if (IsLeaseLost(granted.status())) {
+    absl::StatusOr<client::RenewOutcome> renewed =
+        lock_->Renew(resource_, token_, ttl, absl::InfiniteFuture(), signature_);
+    if (IsLeaseLost(renewed.status())) {
       return Reply("lease_lost")
-          .Set("holder_token", client::CurrentToken(granted.status()))
-          .Set("msg", granted.status().message());
+          .Set("holder_token", client::CurrentToken(renewed.status()))
+          .Set("msg", renewed.status().message());
     }
-    if (!granted.ok()) return ErrorReply(granted.status());
-    return Reply("ok").Set("ttl_ms", absl::ToInt64Milliseconds(*granted));
+    if (!renewed.ok()) return ErrorReply(renewed.status());
+    if (!renewed->signature.empty()) signature_ = renewed->signature;
+    return Reply("ok").Set("ttl_ms", absl::ToInt64Milliseconds(renewed->ttl));
   }
 
   Message Release() {
@@ -193,7 +204,7 @@ class DemoClient {
     }
     // The lease object knows it is lost; ask the server anyway, as a late
     // release from a client that had not noticed would.
-    absl::StatusOr<uint32_t> left = lock_->Release(resource_, token_);
+    absl::StatusOr<uint32_t> left = lock_->Release(resource_, token_, "", signature_);
     if (IsLeaseLost(left.status())) {
       return Reply("lease_lost")
           .Set("holder_token", client::CurrentToken(left.status()))
@@ -210,16 +221,18 @@ class DemoClient {
   const std::string resource_;
   std::unique_ptr<client::Lease> lease_;
   uint64_t token_ = 0;  // the last lease's, kept after it is lost
+  TokenSignature signature_;  // and its signature
   int64_t last_read_ = 0;
 };
 
 // Reconnects fast once a partition heals (the default backoff is 1 s+).
-std::shared_ptr<grpc::Channel> LockChannel(const std::string& address) {
+std::shared_ptr<grpc::Channel> LockChannel(
+    const std::string& address, std::shared_ptr<grpc::ChannelCredentials> credentials) {
   grpc::ChannelArguments args;
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 250);
-  return grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args);
+  return grpc::CreateCustomChannel(address, credentials, args);
 }
 
 int Main() {
@@ -231,9 +244,24 @@ int Main() {
                  "--gateway or --plain_db\n";
     return 2;
   }
+  client::ClientOptions options;
+  options.tls = ClientTlsFiles{absl::GetFlag(FLAGS_tls_ca), absl::GetFlag(FLAGS_tls_cert),
+                               absl::GetFlag(FLAGS_tls_key)};
+  absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials =
+      MakeChannelCredentials(options.tls);
+  if (!credentials.ok()) {
+    std::cerr << "fencegate-demo-client: " << credentials.status() << "\n";
+    return 2;
+  }
   std::unique_ptr<CounterStore> store;
   if (!gateway.empty()) {
-    store = NewGatewayCounterStore(gateway, absl::GetFlag(FLAGS_key));
+    absl::StatusOr<std::unique_ptr<CounterStore>> fenced =
+        NewGatewayCounterStore(gateway, absl::GetFlag(FLAGS_key), options);
+    if (!fenced.ok()) {
+      std::cerr << "fencegate-demo-client: " << fenced.status() << "\n";
+      return 2;
+    }
+    store = *std::move(fenced);
   } else {
     absl::StatusOr<std::unique_ptr<CounterStore>> plain =
         NewPlainCounterStore(plain_db, absl::GetFlag(FLAGS_key));
@@ -243,7 +271,7 @@ int Main() {
     }
     store = *std::move(plain);
   }
-  DemoClient client(LockChannel(lockservice), std::move(store));
+  DemoClient client(LockChannel(lockservice, *credentials), std::move(store));
   Print(Reply("ok").Set("ready", 1));
   std::string line;
   while (std::getline(std::cin, line)) {

@@ -7,10 +7,12 @@
 // Exit status: 0 every act came out as expected; 1 an act did not; 2 the
 // demo could not run (a binary missing, a server failing); 128 + signal
 // when interrupted.
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -27,8 +29,11 @@
 #include "client/lock_client.h"
 #include "examples/demo/acts.h"
 #include "examples/demo/interrupt.h"
+#include "common/signing_keys.h"
+#include "common/tls.h"
 #include "examples/demo/sequence_svg.h"
 #include "examples/demo/server_launcher.h"
+#include "examples/demo/test_certificates.h"
 #include "examples/demo/timeline.h"
 
 ABSL_FLAG(std::string, out, FENCEGATE_DEMO_DEFAULT_OUT,
@@ -37,6 +42,10 @@ ABSL_FLAG(absl::Duration, ttl, absl::Seconds(2),
           "lease TTL in every act; the pauses last about this long");
 ABSL_FLAG(std::string, acts, "1,2,3", "which acts to play, comma-separated");
 ABSL_FLAG(bool, color, true, "color the timeline when stdout is a terminal");
+ABSL_FLAG(bool, tls, false,
+          "run everything over mutual TLS, with certificates made for the run by "
+          "the openssl tool (the lease holder is then the client certificate's "
+          "subject)");
 ABSL_FLAG(std::string, lockservice_bin, FENCEGATE_LOCKSERVICE_BIN,
           "the fencegate-lockservice binary");
 ABSL_FLAG(std::string, gateway_bin, FENCEGATE_GATEWAY_BIN,
@@ -83,6 +92,45 @@ void Intro() {
          "token is older than one it has already seen.\n";
 }
 
+// Signed tokens always, mutual TLS when asked: the servers' flags, the
+// clients' files, and a line for the reader.
+struct Security {
+  std::vector<std::string> server_args;
+  ClientTlsFiles client_tls[2];  // client 1, client 2
+  ClientTlsFiles demo_tls;       // the demo's own view of the servers
+  std::string description;
+};
+
+absl::StatusOr<Security> MakeSecurity(const std::string& dir, bool tls) {
+  Security security;
+  absl::StatusOr<std::string> key = NewKeyLine("demo-key-1", /*sign=*/true);
+  if (!key.ok()) return key.status();
+  const std::string key_file = dir + "/signing-keys.txt";
+  std::ofstream out(key_file);
+  out << "# made for this run; both servers read it\n" << *key << "\n";
+  out.close();
+  if (!out) return absl::UnavailableError("cannot write " + key_file);
+  chmod(key_file.c_str(), 0600);
+  security.server_args.push_back("--signing_keys=" + key_file);
+  security.description =
+      "tokens are signed (HMAC-SHA256, key 'demo-key-1'): the gateway accepts a token "
+      "only with the signature the lock service gave it";
+  if (!tls) return security;
+  absl::StatusOr<TestCertificates> certs =
+      MakeTestCertificates(dir, {"client 1", "client 2", "demo"});
+  if (!certs.ok()) return certs.status();
+  security.server_args.push_back("--tls_cert=" + certs->server.cert);
+  security.server_args.push_back("--tls_key=" + certs->server.key);
+  security.server_args.push_back("--tls_client_ca=" + certs->server.client_ca);
+  security.client_tls[0] = certs->clients["client 1"];
+  security.client_tls[1] = certs->clients["client 2"];
+  security.demo_tls = certs->clients["demo"];
+  absl::StrAppend(&security.description,
+                  "\nall connections use mutual TLS; a lease's holder is its client "
+                  "certificate's subject (CN=client 1, CN=client 2)");
+  return security;
+}
+
 // Stops a server with SIGTERM and says so if it did not exit cleanly.
 void StopServer(RunningServer& server, const char* name) {
   if (server.process == nullptr) return;
@@ -113,12 +161,19 @@ int Run() {
     std::cerr << dir.status().message() << "\n";
     return kExitCannotRun;
   }
-  absl::StatusOr<RunningServer> locks =
-      StartServer(absl::GetFlag(FLAGS_lockservice_bin), "lockservice", (*dir)->path());
+  absl::StatusOr<Security> security = MakeSecurity((*dir)->path(), absl::GetFlag(FLAGS_tls));
+  if (!security.ok()) {
+    std::cerr << "cannot set up keys and certificates: " << security.status().message()
+              << "\n";
+    return kExitCannotRun;
+  }
+  absl::StatusOr<RunningServer> locks = StartServer(
+      absl::GetFlag(FLAGS_lockservice_bin), "lockservice", (*dir)->path(),
+      security->server_args);
   absl::StatusOr<RunningServer> gateway =
-      locks.ok()
-          ? StartServer(absl::GetFlag(FLAGS_gateway_bin), "gateway", (*dir)->path())
-          : locks.status();
+      locks.ok() ? StartServer(absl::GetFlag(FLAGS_gateway_bin), "gateway",
+                               (*dir)->path(), security->server_args)
+                 : locks.status();
   if (!locks.ok() || !gateway.ok()) {
     const absl::Status& why = locks.ok() ? gateway.status() : locks.status();
     std::cerr << "cannot start the servers: " << why.message() << "\n";
@@ -127,14 +182,27 @@ int Run() {
   }
   std::cout << "\nlock service: pid " << locks->process->pid() << " on " << locks->address
             << "    gateway: pid " << gateway->process->pid() << " on "
-            << gateway->address << "\nwork dir: " << (*dir)->path() << "\n";
+            << gateway->address << "\nwork dir: " << (*dir)->path() << "\n"
+            << security->description << "\n";
 
   Timeline timeline(&std::cout, absl::GetFlag(FLAGS_color) && isatty(STDOUT_FILENO));
-  std::unique_ptr<client::LockClient> lock_client =
-      client::LockClient::Connect(locks->address);
-  std::unique_ptr<client::GatewayClient> gateway_client =
-      client::GatewayClient::Connect(gateway->address);
+  client::ClientOptions own;
+  own.tls = security->demo_tls;
+  absl::StatusOr<std::unique_ptr<client::LockClient>> lock_client =
+      client::LockClient::Connect(locks->address, own);
+  absl::StatusOr<std::unique_ptr<client::GatewayClient>> gateway_client =
+      client::GatewayClient::Connect(gateway->address, own);
+  if (!lock_client.ok() || !gateway_client.ok()) {
+    std::cerr << "cannot connect: "
+              << (lock_client.ok() ? gateway_client.status() : lock_client.status())
+              << "\n";
+    StopServer(*gateway, "gateway");
+    StopServer(*locks, "lock service");
+    return kExitCannotRun;
+  }
   DemoSetup setup;
+  setup.client_tls[0] = security->client_tls[0];
+  setup.client_tls[1] = security->client_tls[1];
   setup.client_binary = absl::GetFlag(FLAGS_client_bin);
   setup.work_dir = (*dir)->path();
   setup.lockservice_port = locks->port;
@@ -142,8 +210,8 @@ int Run() {
   setup.gateway = gateway->address;
   setup.ttl = ttl;
   setup.timeline = &timeline;
-  setup.lock = lock_client.get();
-  setup.gateway_client = gateway_client.get();
+  setup.lock = lock_client->get();
+  setup.gateway_client = gateway_client->get();
 
   std::vector<ActResult> results;
   absl::Status error;
@@ -186,8 +254,8 @@ int Run() {
 
   std::cout.flush();
   // Our own connections first: a server waits for open ones when it stops.
-  lock_client.reset();
-  gateway_client.reset();
+  lock_client->reset();
+  gateway_client->reset();
   StopServer(*gateway, "gateway");
   StopServer(*locks, "lock service");
   std::cout << "Servers stopped; temp dir removed.\n";
@@ -209,7 +277,7 @@ int main(int argc, char** argv) {
   absl::SetFlagsUsageConfig(usage);
   absl::SetProgramUsageMessage(
       "a paused lock holder vs. fencing tokens, with real processes.\n"
-      "Usage: fencegate-demo [--out=FILE.svg] [--ttl=2s] [--acts=1,2,3]\n"
+      "Usage: fencegate-demo [--out=FILE.svg] [--ttl=2s] [--acts=1,2,3] [--tls]\n"
       "Exit status: 0 every act as expected, 1 an act was not, 2 could not run, "
       "128+N interrupted by signal N.");
   absl::ParseCommandLine(argc, argv);

@@ -26,7 +26,10 @@ EtcdLockNode::EtcdLockNode(EtcdLockNodeOptions options, Clock* clock,
       router_(router),
       on_serving_(std::move(on_serving)),
       client_(etcd::EtcdClientOptions{options_.endpoints}),
-      election_(&client_, clock, ElectionOptions(options_), this) {}
+      fence_reader_(&client_, options_.store, LeaderGuard(), nullptr),
+      election_(&client_, clock, ElectionOptions(options_), this) {
+  fence_reader_.EndTerm();
+}
 
 EtcdLockNode::~EtcdLockNode() { Stop(); }
 
@@ -44,14 +47,21 @@ absl::Status EtcdLockNode::StartTerm(const LeaderGuard& guard) {
       [election = &election_, revision = guard.create_revision](const absl::Status&) {
         election->StepDown(revision);
       });
+  feeds_.push_back(std::make_unique<FenceFeed>());
+  term->feed = feeds_.back().get();
   // Loads everything, re-arming each lease for its full TTL.
   absl::StatusOr<std::unique_ptr<LockManager>> manager =
-      LockManager::Create(term->store.get(), clock_, options_.limits);
-  if (!manager.ok()) return manager.status();
+      LockManager::Create(term->store.get(), clock_, options_.limits, term->feed);
+  if (!manager.ok()) {
+    term->feed->Close();
+    return manager.status();
+  }
   term->manager = *std::move(manager);
   std::shared_ptr<LockManager> shared(term, term->manager.get());
   router_->SetLeader("");
-  router_->SetLocal(std::make_shared<LockServiceImpl>(std::move(shared)));
+  router_->SetLocal(std::make_shared<LockServiceImpl>(
+      std::move(shared), &fence_reader_, term->feed, options_.signer,
+      /*mutual_tls=*/false));
   term_ = std::move(term);
   LogInfo("leading term %d: lock state loaded from etcd; serving", guard.create_revision);
   ReportServing();
@@ -67,6 +77,7 @@ void EtcdLockNode::EndTerm(LeaderElection::TermEnd why) {
       term->manager->Sync();  // a clean hand-over delivers what was decided
     }
     term->store->EndTerm();  // anything later fails at once
+    term->feed->Close();     // its WatchFences streams reconnect elsewhere
   }
   // The term is destroyed by the last holder: here, or a parked call's
   // reactor that has not finished yet.

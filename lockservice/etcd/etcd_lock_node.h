@@ -11,7 +11,9 @@
 // it fails or is refused (the store asks the election to step down), or on
 // Stop(). The manager of the ended term refuses everything with
 // UNAVAILABLE and ends its parked Acquires the same way; their clients
-// retry and reach the next leader.
+// retry and reach the next leader. Its FenceFeed closes, which ends the
+// WatchFences streams served in the term (UNAVAILABLE): their gateways
+// reconnect and catch up from etcd, where every term's positions are.
 //
 // Thread safety: Start() and Stop() from one thread; everything else runs
 // on the election's thread. Ownership: `clock` and `router` must outlive
@@ -26,8 +28,10 @@
 #include "absl/functional/any_invocable.h"
 #include "common/clock.h"
 #include "common/etcd/etcd_client.h"
+#include "common/token_signer.h"
 #include "lockservice/etcd/etcd_lock_store.h"
 #include "lockservice/etcd/leader_election.h"
+#include "lockservice/fence_feed.h"
 #include "lockservice/lock_limits.h"
 #include "lockservice/lock_manager.h"
 #include "lockservice/routing_lock_service.h"
@@ -40,6 +44,7 @@ struct EtcdLockNodeOptions {
   absl::Duration session_ttl = absl::Seconds(5);
   EtcdLockStoreOptions store;
   LockLimits limits;
+  const TokenSigner* signer = nullptr;  // null: no signing
 };
 
 class EtcdLockNode final : public LeaderElection::Delegate {
@@ -64,6 +69,7 @@ class EtcdLockNode final : public LeaderElection::Delegate {
   // parked calls, so the store lives as long as the manager.
   struct Term {
     std::unique_ptr<EtcdLockStore> store;
+    FenceFeed* feed = nullptr;  // one of feeds_
     std::unique_ptr<LockManager> manager;
   };
 
@@ -74,6 +80,13 @@ class EtcdLockNode final : public LeaderElection::Delegate {
   RoutingLockService* const router_;
   absl::AnyInvocable<void(bool)> on_serving_;
   etcd::EtcdClient client_;
+  // What WatchFences streams catch up from, whatever the term: a store of
+  // no term (it never loads or commits) whose ScanFencePositions reads etcd.
+  EtcdLockStore fence_reader_;
+  // Each term's feed, closed when the term ends. Kept until the node goes
+  // (a few bytes each), since a closed stream's reactor still unsubscribes
+  // when gRPC is done with it.
+  std::vector<std::unique_ptr<FenceFeed>> feeds_;
   LeaderElection election_;
   // Election thread only:
   std::shared_ptr<Term> term_;  // while leading

@@ -83,7 +83,8 @@ std::unique_ptr<client::LockClient> FailoverClient(const std::string& target) {
   options.retry.max_attempts = 60;
   options.retry.initial_backoff = absl::Milliseconds(50);
   options.retry.max_backoff = absl::Milliseconds(500);
-  return client::LockClient::Connect(target, options);
+  return std::make_unique<client::LockClient>(
+      grpc::CreateChannel(target, grpc::InsecureChannelCredentials()), options);
 }
 
 }  // namespace fencegate::testing

@@ -5,13 +5,18 @@
 // condition under a deadline.
 #include <signal.h>
 
+#include <functional>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "common/errors.h"
+#include "common/grpc_status.h"
+#include "grpcpp/grpcpp.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/cluster/cluster_client.h"
@@ -170,6 +175,63 @@ TEST_F(ReplicatedLockServiceTest, TheTermGuardRefusesADeposedLeadersCommit) {
   ASSERT_THAT(a, IsOk());
   EXPECT_EQ(a->token, held->token());
   EXPECT_EQ(a->holder, "alice");
+}
+
+// Reads a WatchFences stream until a message satisfies `done`; false if the
+// stream ended first.
+bool ReadUntil(grpc::ClientReader<v1::WatchFencesResponse>& stream,
+               const std::function<bool(const v1::WatchFencesResponse&)>& done) {
+  v1::WatchFencesResponse message;
+  while (stream.Read(&message)) {
+    if (done(message)) return true;
+  }
+  return false;
+}
+
+TEST_F(ReplicatedLockServiceTest, FenceStreamsGoThroughAStandbyAndResumeAfterAFailover) {
+  StartCluster();
+  auto standby_channel = grpc::CreateChannel(cluster_->instance(standby_).address(),
+                                             grpc::InsecureChannelCredentials());
+  auto stub = v1::LockService::NewStub(standby_channel);
+  grpc::ClientContext context;
+  context.set_deadline(absl::ToChronoTime(absl::Now() + kPatience));
+  v1::WatchFencesRequest request;
+  auto stream = stub->WatchFences(&context, request);
+  ASSERT_TRUE(ReadUntil(*stream, [](const auto& m) { return m.caught_up(); }));
+
+  InstanceStub standby = Stub(standby_);
+  auto granted = standby.Acquire("f", "gw-test", Seconds(60), absl::ZeroDuration());
+  ASSERT_THAT(granted, IsOk());
+  uint64_t seen = 0;
+  ASSERT_TRUE(ReadUntil(*stream, [&](const v1::WatchFencesResponse& m) {
+    for (const v1::FenceEvent& e : m.events()) {
+      if (e.resource() == "f" && e.kind() == v1::FenceEvent::GRANTED) seen = e.position();
+    }
+    return seen != 0;
+  }));
+  EXPECT_EQ(seen, granted->token());
+
+  // The leader dies: the relayed stream ends, and a new one through the
+  // same instance, now the leader, resumes after the last position seen.
+  cluster_->Kill(leader_);
+  v1::WatchFencesResponse rest;
+  while (stream->Read(&rest)) {
+  }
+  EXPECT_THAT(FromGrpcStatus(stream->Finish()), StatusIs(absl::StatusCode::kUnavailable));
+  auto later = FailoverClient(cluster_->Target({standby_}))->Acquire("g", "gw-test");
+  ASSERT_THAT(later, IsOk());
+  ASSERT_TRUE(later->acquired);
+  grpc::ClientContext again_context;
+  again_context.set_deadline(absl::ToChronoTime(absl::Now() + kPatience));
+  request.set_after_position(seen);
+  auto again = stub->WatchFences(&again_context, request);
+  std::vector<std::pair<std::string, uint64_t>> replayed;
+  ASSERT_TRUE(ReadUntil(*again, [&](const v1::WatchFencesResponse& m) {
+    for (const v1::FenceEvent& e : m.events()) replayed.emplace_back(e.resource(), e.position());
+    return m.caught_up();
+  }));
+  EXPECT_THAT(replayed, ::testing::ElementsAre(::testing::Pair("g", later->token)));
+  again_context.TryCancel();
 }
 
 }  // namespace

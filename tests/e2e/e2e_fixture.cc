@@ -20,8 +20,12 @@ void E2eTest::SetUp() {
       FENCEGATE_GATEWAY_BIN, {"--db=" + dir_.File("gateway.db")}, dir_.path(), "gateway");
   ASSERT_TRUE(gateway.ok()) << gateway.status();
   gateway_ = *std::move(gateway);
-  lock_ = client::LockClient::Connect(lockservice_->address());
-  gateway_client_ = client::GatewayClient::Connect(gateway_->address());
+  auto lock = client::LockClient::Connect(lockservice_->address());
+  ASSERT_TRUE(lock.ok()) << lock.status();
+  lock_ = *std::move(lock);
+  auto gateway_client = client::GatewayClient::Connect(gateway_->address());
+  ASSERT_TRUE(gateway_client.ok()) << gateway_client.status();
+  gateway_client_ = *std::move(gateway_client);
 }
 
 void E2eTest::TearDown() {

@@ -32,8 +32,10 @@ class LockClientTest : public ::testing::Test {
     server_ = *std::move(server);
     ClientOptions client_options;
     client_options.retry.max_attempts = 3;
-    client_ = LockClient::Connect("127.0.0.1:" + std::to_string(server_->port()),
-                                  client_options);
+    auto client = LockClient::Connect("127.0.0.1:" + std::to_string(server_->port()),
+                                      client_options);
+    ASSERT_THAT(client, IsOk());
+    client_ = *std::move(client);
   }
 
   AcquireOptions Ttl(absl::Duration ttl) {

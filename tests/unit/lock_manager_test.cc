@@ -631,6 +631,34 @@ TEST_P(LockManagerTest, BadRenewReleaseDescribeInputNamesTheField) {
   EXPECT_EQ(Describe("r").remaining, Seconds(10));
 }
 
+TEST_P(LockManagerTest, CertifiedCallerMayRenewAndReleaseOnlyItsOwnLease) {
+  // Over mutual TLS the holder is "<certificate subject>/<name>".
+  uint64_t token = MustAcquire("r", "CN=alice/worker-1");
+  auto renew_as = [&](const std::string& caller) {
+    auto slot = std::make_shared<Slot<RenewResult>>();
+    manager_->Renew(RenewArgs{"r", token, Seconds(10), caller},
+                    [slot](absl::StatusOr<RenewResult> r) { slot->Set(std::move(r)); });
+    manager_->Sync();
+    return slot->get();
+  };
+  auto release_as = [&](const std::string& caller) {
+    auto slot = std::make_shared<Slot<ReleaseResult>>();
+    manager_->Release(ReleaseArgs{"r", token, "", caller},
+                      [slot](absl::StatusOr<ReleaseResult> r) { slot->Set(std::move(r)); });
+    manager_->Sync();
+    return slot->get();
+  };
+  EXPECT_THAT(renew_as("CN=mallory"), StatusIs(absl::StatusCode::kPermissionDenied,
+                                               HasSubstr("belongs to 'CN=alice/worker-1'")));
+  EXPECT_THAT(release_as("CN=ali"), StatusIs(absl::StatusCode::kPermissionDenied));
+  EXPECT_EQ(Describe("r").token, token);  // untouched
+  EXPECT_THAT(renew_as("CN=alice"), IsOk());
+  EXPECT_THAT(release_as("CN=alice"), IsOk());
+  EXPECT_FALSE(Describe("r").held);
+  EXPECT_TRUE(HeldBy("CN=a", "CN=a"));
+  EXPECT_FALSE(HeldBy("CN=ab/x", "CN=a"));
+}
+
 INSTANTIATE_TEST_SUITE_P(Stores, LockManagerTest,
                          ::testing::Values(testing::StoreKind::kSqlite,
                                            testing::StoreKind::kEtcd),

@@ -1,0 +1,59 @@
+// TLS and mutual TLS for both servers and every client, from PEM files named
+// by flags. Plaintext when no file is given.
+//
+// Server: --tls_cert and --tls_key turn TLS on; --tls_client_ca as well
+// turns on mutual TLS: every client must present a certificate signed by
+// that CA, and the lock service records the certificate's subject as the
+// holder (docs/security.md).
+// Client: --tls_ca (the CA that signed the server's certificate) turns TLS
+// on; --tls_cert and --tls_key add a client certificate for mutual TLS.
+//
+// Errors: INVALID_ARGUMENT naming the flag when files are missing, empty or
+// given without their partner (a cert without its key).
+//
+// Thread safety: free functions; safe from any thread.
+#ifndef FENCEGATE_COMMON_TLS_H_
+#define FENCEGATE_COMMON_TLS_H_
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "grpcpp/security/credentials.h"
+#include "grpcpp/security/server_credentials.h"
+#include "grpcpp/server_context.h"
+
+namespace fencegate {
+
+struct ServerTlsFiles {
+  std::string cert;       // --tls_cert: this server's certificate chain
+  std::string key;        // --tls_key: its private key
+  std::string client_ca;  // --tls_client_ca: set = mutual TLS required
+
+  bool enabled() const { return !cert.empty() || !key.empty() || !client_ca.empty(); }
+  bool mutual() const { return !client_ca.empty(); }
+};
+
+struct ClientTlsFiles {
+  std::string ca;    // --tls_ca: verifies the server; set = TLS on
+  std::string cert;  // --tls_cert: client certificate, for mutual TLS
+  std::string key;   // --tls_key: its private key
+
+  bool enabled() const { return !ca.empty() || !cert.empty() || !key.empty(); }
+};
+
+absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeServerCredentials(
+    const ServerTlsFiles& files);
+absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> MakeChannelCredentials(
+    const ClientTlsFiles& files);
+
+// "plaintext", "TLS" or "mutual TLS (client CA <path>)", for start-up logs.
+std::string DescribeTls(const ServerTlsFiles& files);
+
+// The subject of the client certificate the caller presented over mutual
+// TLS, e.g. "CN=worker-1,O=acme"; empty when the connection has none.
+std::string PeerSubject(const grpc::ServerContextBase& context);
+
+}  // namespace fencegate
+
+#endif  // FENCEGATE_COMMON_TLS_H_

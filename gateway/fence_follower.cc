@@ -1,0 +1,159 @@
+#include "gateway/fence_follower.h"
+
+#include <pthread.h>
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "common/errors.h"
+#include "common/log.h"
+#include "grpcpp/create_channel.h"
+#include "grpcpp/support/channel_arguments.h"
+
+namespace fencegate::gateway {
+
+namespace v1 = ::fencegate::v1;
+
+FenceFollower::FenceFollower(FencedStore* store, FenceFollowerOptions options)
+    : store_(store), options_(std::move(options)) {
+  grpc::ChannelArguments args;
+  // Reconnect on the follower's own schedule, not gRPC's (up to 2 minutes).
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS,
+              static_cast<int>(absl::ToInt64Milliseconds(options_.min_backoff)));
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS,
+              static_cast<int>(absl::ToInt64Milliseconds(options_.min_backoff)));
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS,
+              static_cast<int>(absl::ToInt64Milliseconds(options_.max_backoff)));
+  // A lock service host that vanishes without closing the connection would
+  // leave the stream silent forever: ping it (servers allow it, see
+  // common/server_setup.cc).
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 10000);
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 5000);
+  stub_ = v1::LockService::NewStub(grpc::CreateCustomChannel(
+      options_.lockservice,
+      options_.credentials ? options_.credentials : grpc::InsecureChannelCredentials(),
+      args));
+  thread_ = std::thread([this] {
+    pthread_setname_np(pthread_self(), "fg-gw-follow");
+    Run();
+  });
+}
+
+FenceFollower::~FenceFollower() {
+  {
+    absl::MutexLock lock(&mu_);
+    stopping_ = true;
+    if (context_ != nullptr) context_->TryCancel();
+  }
+  thread_.join();
+}
+
+uint64_t FenceFollower::applied_position() {
+  absl::MutexLock lock(&mu_);
+  return applied_position_;
+}
+
+bool FenceFollower::caught_up() {
+  absl::MutexLock lock(&mu_);
+  return caught_up_;
+}
+
+void FenceFollower::Run() {
+  absl::Duration backoff = options_.min_backoff;
+  for (;;) {
+    const uint64_t before = applied_position();
+    grpc::Status status = FollowOnce();
+    {
+      absl::MutexLock lock(&mu_);
+      caught_up_ = false;
+      if (stopping_) return;
+    }
+    // A stream that made progress was healthy: retry soon.
+    if (applied_position() > before) backoff = options_.min_backoff;
+    LogInfo("grant-time fencing: stream from %s ended (%s: %s) at position %d; "
+            "reconnecting in %s",
+            options_.lockservice, absl::StrCat(status.error_code()),
+            status.error_message(), applied_position(), absl::FormatDuration(backoff));
+    if (!Backoff(backoff)) return;
+    backoff = std::min(backoff * 2, options_.max_backoff);
+  }
+}
+
+grpc::Status FenceFollower::FollowOnce() {
+  grpc::ClientContext context;
+  v1::WatchFencesRequest request;
+  {
+    absl::MutexLock lock(&mu_);
+    if (stopping_) return grpc::Status::CANCELLED;
+    context_ = &context;
+    request.set_after_position(applied_position_);
+  }
+  std::unique_ptr<grpc::ClientReader<v1::WatchFencesResponse>> reader =
+      stub_->WatchFences(&context, request);
+  v1::WatchFencesResponse message;
+  bool applied = true;
+  while (applied && reader->Read(&message)) {
+    applied = Apply(message);
+    if (applied && message.caught_up()) {
+      LogInfo("grant-time fencing: caught up with %s at position %d",
+              options_.lockservice, applied_position());
+      absl::MutexLock lock(&mu_);
+      caught_up_ = true;
+    }
+  }
+  if (!applied) context.TryCancel();
+  grpc::Status status = reader->Finish();
+  absl::MutexLock lock(&mu_);
+  context_ = nullptr;
+  if (!applied) {
+    return grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                        "a fence could not be raised in storage");
+  }
+  return status;
+}
+
+bool FenceFollower::Apply(const v1::WatchFencesResponse& message) {
+  absl::Mutex mu;
+  int outstanding = message.events_size();
+  bool failed = false;
+  for (const v1::FenceEvent& event : message.events()) {
+    store_->RaiseFence(
+        event.resource(), event.position(),
+        [&mu, &outstanding, &failed, &event](absl::StatusOr<FenceResult> result) {
+          absl::MutexLock lock(&mu);
+          --outstanding;
+          if (result.ok()) return;
+          if (result.status().code() == absl::StatusCode::kInvalidArgument) {
+            // A name this gateway refuses: no write can ever use it here.
+            LogError("grant-time fencing: skipping resource '%s': %s",
+                     event.resource(), result.status().message());
+            return;
+          }
+          failed = true;
+          LogError("grant-time fencing: could not raise the fence of '%s' to %d: %s",
+                   event.resource(), event.position(), result.status().ToString());
+        });
+  }
+  {
+    absl::MutexLock lock(&mu);
+    mu.Await(absl::Condition(
+        +[](int* n) { return *n == 0; }, &outstanding));
+    if (failed) return false;
+  }
+  uint64_t last = 0;
+  for (const v1::FenceEvent& event : message.events()) {
+    last = std::max<uint64_t>(last, event.position());
+  }
+  absl::MutexLock lock(&mu_);
+  applied_position_ = std::max(applied_position_, last);
+  return true;
+}
+
+bool FenceFollower::Backoff(absl::Duration d) {
+  absl::MutexLock lock(&mu_);
+  mu_.AwaitWithTimeout(absl::Condition(&stopping_), d);
+  return !stopping_;
+}
+
+}  // namespace fencegate::gateway

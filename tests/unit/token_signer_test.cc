@@ -1,0 +1,166 @@
+// Signed fencing tokens: the key file and the HMAC that binds resource,
+// token and key. The wall clock for key expiry is injected.
+#include "common/token_signer.h"
+
+#include <string>
+
+#include "common/errors.h"
+#include "common/signing_keys.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
+
+namespace fencegate {
+namespace {
+
+using ::fencegate::testing::IsOk;
+using ::fencegate::testing::StatusIs;
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+const std::string kSecret1(64, 'a');  // 32 bytes in hex
+const std::string kSecret2(64, 'b');
+
+KeyRing MustParse(const std::string& text) {
+  absl::StatusOr<KeyRing> ring = KeyRing::Parse(text, "keys.txt");
+  EXPECT_THAT(ring, IsOk());
+  return ring.ok() ? *std::move(ring) : KeyRing();
+}
+
+bool IsBadSignature(const absl::Status& status) {
+  auto info = GetErrorInfo(status);
+  return status.code() == absl::StatusCode::kPermissionDenied && info &&
+         info->reason == ErrorReason::kBadSignature;
+}
+
+TEST(TokenSignerTest, ASignedTokenVerifiesForItsResourceOnly) {
+  TokenSigner signer(MustParse("k1 " + kSecret1 + " sign"));
+  ASSERT_OK_AND_ASSIGN(TokenSignature sig, signer.Sign("orders", 42));
+  EXPECT_EQ(sig.key_id, "k1");
+  EXPECT_EQ(sig.mac.size(), 32u);
+  EXPECT_THAT(signer.Verify("orders", 42, sig), IsOk());
+
+  absl::Status tampered = signer.Verify("orders", 43, sig);
+  EXPECT_TRUE(IsBadSignature(tampered)) << tampered;
+  EXPECT_THAT(tampered, StatusIs(absl::StatusCode::kPermissionDenied,
+                                 HasSubstr("does not match token 43")));
+  absl::Status moved = signer.Verify("invoices", 42, sig);
+  EXPECT_TRUE(IsBadSignature(moved)) << moved;
+  // A prefix of the resource, or the token's bytes moved into it, differ too.
+  EXPECT_TRUE(IsBadSignature(signer.Verify("order", 42, sig)));
+}
+
+TEST(TokenSignerTest, UnsignedForgedAndMalformedSignaturesAreRefused) {
+  TokenSigner signer(MustParse("k1 " + kSecret1 + " sign"));
+  absl::Status unsigned_token = signer.Verify("r", 7, TokenSignature{});
+  EXPECT_TRUE(IsBadSignature(unsigned_token));
+  EXPECT_THAT(unsigned_token.message(), HasSubstr("carries no signature"));
+
+  TokenSignature forged{"k1", std::string(32, '\x5a')};
+  EXPECT_TRUE(IsBadSignature(signer.Verify("r", 7, forged)));
+  ASSERT_OK_AND_ASSIGN(TokenSignature real, signer.Sign("r", 7));
+  TokenSignature truncated{"k1", real.mac.substr(0, 16)};
+  EXPECT_TRUE(IsBadSignature(signer.Verify("r", 7, truncated)));
+  TokenSignature no_key_id{"", real.mac};
+  EXPECT_TRUE(IsBadSignature(signer.Verify("r", 7, no_key_id)));
+}
+
+TEST(TokenSignerTest, AnotherKeysSignatureIsRefused) {
+  TokenSigner lock_service(MustParse("k9 " + kSecret2 + " sign"));
+  TokenSigner gateway(MustParse("k1 " + kSecret1));
+  ASSERT_OK_AND_ASSIGN(TokenSignature sig, lock_service.Sign("r", 5));
+  absl::Status status = gateway.Verify("r", 5, sig);
+  EXPECT_TRUE(IsBadSignature(status));
+  EXPECT_THAT(status.message(), HasSubstr("key 'k9'"));
+  // Same id, other secret: a forger who knows the id but not the key.
+  TokenSigner impostor(MustParse("k1 " + kSecret2 + " sign"));
+  ASSERT_OK_AND_ASSIGN(TokenSignature forged, impostor.Sign("r", 5));
+  EXPECT_TRUE(IsBadSignature(gateway.Verify("r", 5, forged)));
+}
+
+TEST(TokenSignerTest, ExpiredKeyNeitherSignsNorVerifies) {
+  absl::Time now = absl::FromCivil(absl::CivilSecond(2026, 11, 1, 0, 0, 0),
+                                   absl::UTCTimeZone());
+  TokenSigner signer(
+      MustParse("k1 " + kSecret1 + " sign not_after=2026-12-01T00:00:00Z"),
+      [&now] { return now; });
+  ASSERT_OK_AND_ASSIGN(TokenSignature sig, signer.Sign("r", 1));
+  EXPECT_THAT(signer.Verify("r", 1, sig), IsOk());
+  now += absl::Hours(24 * 30);  // 2026-12-01: the key has expired
+  absl::Status status = signer.Verify("r", 1, sig);
+  EXPECT_TRUE(IsBadSignature(status));
+  EXPECT_THAT(status.message(), HasSubstr("expired at 2026-12-01T00:00:00Z"));
+  EXPECT_THAT(signer.Sign("r", 2), StatusIs(absl::StatusCode::kFailedPrecondition,
+                                            HasSubstr("expired")));
+  EXPECT_THAT(signer.CheckCanSign(), StatusIs(absl::StatusCode::kFailedPrecondition));
+}
+
+TEST(TokenSignerTest, RotationAcceptsBothKeysDuringTheOverlapAndNotTheOldAfter) {
+  TokenSigner lock_service(MustParse("old " + kSecret1 + " sign"));
+  TokenSigner gateway(MustParse("old " + kSecret1));
+  ASSERT_OK_AND_ASSIGN(TokenSignature before, lock_service.Sign("r", 1));
+
+  // Step 1: gateways learn the new key. Step 2: the lock service signs with it.
+  gateway.Replace(MustParse("old " + kSecret1 + "\nnew " + kSecret2));
+  lock_service.Replace(MustParse("old " + kSecret1 + "\nnew " + kSecret2 + " sign"));
+  ASSERT_OK_AND_ASSIGN(TokenSignature after, lock_service.Sign("r", 2));
+  EXPECT_EQ(after.key_id, "new");
+  EXPECT_THAT(gateway.Verify("r", 1, before), IsOk());
+  EXPECT_THAT(gateway.Verify("r", 2, after), IsOk());
+
+  // Step 3: once every lease signed with the old key is over, it goes.
+  gateway.Replace(MustParse("new " + kSecret2));
+  EXPECT_TRUE(IsBadSignature(gateway.Verify("r", 1, before)));
+  EXPECT_THAT(gateway.Verify("r", 2, after), IsOk());
+}
+
+TEST(TokenSignerTest, SigningWithoutASignKeyIsAFailedPrecondition) {
+  TokenSigner gateway_only(MustParse("k1 " + kSecret1));
+  EXPECT_THAT(gateway_only.Sign("r", 1),
+              StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("'sign'")));
+  EXPECT_THAT(gateway_only.CheckCanSign(), StatusIs(absl::StatusCode::kFailedPrecondition));
+}
+
+TEST(SigningKeysTest, BadLinesAreRefusedNamingTheLineAndNeverTheSecret) {
+  struct Case {
+    std::string text;
+    std::string says;
+  };
+  const Case cases[] = {
+      {"k1", "line 1: expected"},
+      {"# header\n\nk1 " + kSecret1 + "\nk1 " + kSecret2, "line 4: key id 'k1' appears twice"},
+      {"k/1 " + kSecret1, "letters, digits"},
+      {std::string(65, 'k') + " " + kSecret1, "key id is 65 bytes; the limit is 64"},
+      {"k1 " + std::string(63, 'a'), "is not hex"},
+      {"k1 " + std::string(64, 'g'), "is not hex"},
+      {"k1 " + std::string(62, 'a'), "31 bytes; it must be 32 to 128"},
+      {"k1 " + std::string(258, 'a'), "129 bytes"},
+      {"k1 " + kSecret1 + " sign\nk2 " + kSecret2 + " sign", "only one key signs"},
+      {"k1 " + kSecret1 + " not_after=tomorrow", "not an RFC 3339 time"},
+      {"k1 " + kSecret1 + " signs", "unknown word 'signs'"},
+      {"# nothing\n", "holds no key"},
+  };
+  for (const Case& c : cases) {
+    absl::StatusOr<KeyRing> ring = KeyRing::Parse(c.text, "keys.txt");
+    EXPECT_THAT(ring.status(),
+                StatusIs(absl::StatusCode::kInvalidArgument,
+                         AllOf(HasSubstr("keys.txt"), HasSubstr(c.says),
+                               Not(HasSubstr(kSecret1)), Not(HasSubstr(kSecret2)))))
+        << c.text;
+  }
+}
+
+TEST(SigningKeysTest, NewKeyLineParsesAndDescribeShowsNoSecret) {
+  ASSERT_OK_AND_ASSIGN(std::string line, NewKeyLine("fresh", true));
+  ASSERT_OK_AND_ASSIGN(std::string other, NewKeyLine("other", false));
+  KeyRing ring = MustParse(line + "\n" + other + " not_after=2030-01-01T00:00:00Z");
+  ASSERT_NE(ring.signing_key(), nullptr);
+  EXPECT_EQ(ring.signing_key()->id, "fresh");
+  EXPECT_EQ(ring.signing_key()->secret.size(), 32u);
+  EXPECT_NE(ring.Find("fresh")->secret, ring.Find("other")->secret);
+  EXPECT_EQ(ring.Describe(), "fresh (sign), other (not after 2030-01-01T00:00:00Z)");
+}
+
+}  // namespace
+}  // namespace fencegate
