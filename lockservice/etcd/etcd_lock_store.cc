@@ -29,10 +29,15 @@ EtcdLockStore::EtcdLockStore(etcd::EtcdClient* client, EtcdLockStoreOptions opti
       token_key_(options_.prefix + "token"),
       lease_prefix_(options_.prefix + "lease/"),
       fence_prefix_(options_.prefix + "fence/"),
+      wait_prefix_(options_.prefix + "wait/"),
       on_term_lost_(std::move(on_term_lost)) {}
 
 std::string EtcdLockStore::FenceKey(uint64_t position) const {
   return absl::StrFormat("%s%020d", fence_prefix_, position);
+}
+
+std::string EtcdLockStore::WaitKey(uint64_t seq) const {
+  return absl::StrFormat("%s%020d", wait_prefix_, seq);
 }
 
 etcdserverpb::TxnRequest EtcdLockStore::GuardedTxn() const {
@@ -90,6 +95,20 @@ absl::Status EtcdLockStore::Commit(const LockStoreBatch& batch) {
     etcdserverpb::PutRequest* put = txn.add_success()->mutable_request_put();
     put->set_key(lease_prefix_ + resource);
     row.SerializeToString(put->mutable_value());
+  }
+  etcdstore::v1::WaiterRow waiter_row;
+  for (const auto& [seq, waiter] : batch.waiters) {
+    if (!waiter) {
+      txn.add_success()->mutable_request_delete_range()->set_key(WaitKey(seq));
+      continue;
+    }
+    waiter_row.set_resource(waiter->resource);
+    waiter_row.set_holder(waiter->holder);
+    waiter_row.set_ttl_ms(absl::ToInt64Milliseconds(waiter->ttl));
+    waiter_row.set_request_id(waiter->request_id);
+    etcdserverpb::PutRequest* put = txn.add_success()->mutable_request_put();
+    put->set_key(WaitKey(seq));
+    waiter_row.SerializeToString(put->mutable_value());
   }
   // Fence positions only grow; the resource's old key goes.
   std::vector<std::pair<const std::string*, uint64_t>> moved;
@@ -160,7 +179,7 @@ absl::StatusOr<LockStoreState> EtcdLockStore::Load() {
   const absl::Time deadline = absl::Now() + options_.load_timeout;
   etcdserverpb::TxnRequest txn = GuardedTxn();
   txn.add_success()->mutable_request_range()->set_key(token_key_);
-  for (const std::string* prefix : {&lease_prefix_, &fence_prefix_}) {
+  for (const std::string* prefix : {&lease_prefix_, &fence_prefix_, &wait_prefix_}) {
     RangeRequest* first = txn.add_success()->mutable_request_range();
     first->set_key(*prefix);
     first->set_range_end(etcd::PrefixRangeEnd(*prefix));
@@ -203,6 +222,9 @@ absl::StatusOr<LockStoreState> EtcdLockStore::Load() {
                       state.last_token = std::max(state.last_token, position);
                       return absl::OkStatus();
                     });
+  if (!status.ok()) return Lose(status);
+  status = LoadRows(wait_prefix_, revision, response->responses(3).response_range(), deadline,
+                    [&](const mvccpb::KeyValue& kv) { return ParseWaiter(kv, state); });
   if (!status.ok()) return Lose(status);
   fence_positions_ = std::move(fences);
   loaded_ = true;
@@ -251,6 +273,24 @@ absl::Status EtcdLockStore::ParseLease(const mvccpb::KeyValue& kv,
   lease.hold_count = row.hold_count();
   lease.request_ids.assign(row.request_ids().begin(), row.request_ids().end());
   state.leases.push_back(std::move(lease));
+  return absl::OkStatus();
+}
+
+absl::Status EtcdLockStore::ParseWaiter(const mvccpb::KeyValue& kv,
+                                        LockStoreState& state) const {
+  etcdstore::v1::WaiterRow row;
+  WaiterRecord waiter;
+  if (!row.ParseFromString(kv.value()) ||
+      !absl::SimpleAtoi(absl::string_view(kv.key()).substr(wait_prefix_.size()),
+                        &waiter.seq)) {
+    return absl::DataLossError(absl::StrCat(
+        "etcd key ", kv.key(), " does not hold a waiter row; repair or delete it"));
+  }
+  waiter.resource = row.resource();
+  waiter.holder = row.holder();
+  waiter.ttl = absl::Milliseconds(row.ttl_ms());
+  waiter.request_id = row.request_id();
+  state.waiters.push_back(std::move(waiter));
   return absl::OkStatus();
 }
 

@@ -13,6 +13,8 @@
 //                             deletes the old key in the same txn (the store
 //                             keeps each resource's position in memory; only
 //                             the leader writes, so that copy is exact).
+//   <prefix>wait/<seq>        one WaiterRow per persisted parked Acquire, the
+//                             seq as 20 digits: key order is arrival order.
 //
 // Fencing. Every call is an etcd txn guarded by
 //   create_revision(<prefix>leader) == guard.create_revision
@@ -75,7 +77,7 @@ struct EtcdLockStoreOptions {
 std::string EtcdLeaderKey(const std::string& prefix);
 
 // etcd operations one item of a group-commit batch may add to its txn: a
-// fence move is a put and a delete, a lease row one put or delete. A batch
+// fence move is a put and a delete, a lease or waiter row one put or delete. A batch
 // of n items is at most 2 + kEtcdMaxOpsPerItem * n operations (the counter,
 // or the barrier's read, and a spare).
 inline constexpr int kEtcdMaxOpsPerItem = 2;
@@ -100,12 +102,14 @@ class EtcdLockStore final : public LockStore {
   absl::Status Lose(absl::Status why);
   absl::Status Ended() const;
   std::string FenceKey(uint64_t position) const;
+  std::string WaitKey(uint64_t seq) const;
   // Reads every key under `prefix` at `revision`, from `first` (the first
   // page, already read) on, calling `row` for each.
   absl::Status LoadRows(const std::string& prefix, int64_t revision,
                         etcdserverpb::RangeResponse first, absl::Time deadline,
                         absl::FunctionRef<absl::Status(const mvccpb::KeyValue&)> row);
   absl::Status ParseLease(const mvccpb::KeyValue& kv, LockStoreState& state) const;
+  absl::Status ParseWaiter(const mvccpb::KeyValue& kv, LockStoreState& state) const;
 
   etcd::EtcdClient* const client_;
   const EtcdLockStoreOptions options_;
@@ -113,6 +117,7 @@ class EtcdLockStore final : public LockStore {
   const std::string token_key_;
   const std::string lease_prefix_;
   const std::string fence_prefix_;
+  const std::string wait_prefix_;
   absl::AnyInvocable<void(const absl::Status&)> on_term_lost_;
   std::atomic<bool> ended_{false};
   // The counter as this term last loaded or committed it: only this term
