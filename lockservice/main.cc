@@ -58,6 +58,9 @@ ABSL_FLAG(absl::Duration, lock_delay, kLimits.lock_delay,
           "being granted for this long; 0 = off");
 ABSL_FLAG(absl::Duration, max_hold, kLimits.max_hold,
           "cap on a lease's total life across renewals; 0 = no cap");
+ABSL_FLAG(absl::Duration, waiter_reattach_grace, kLimits.waiter_reattach_grace,
+          "after a restart or a failover, how long a queued waiter keeps its place "
+          "for its client's retry (the queue waits for it meanwhile)");
 ABSL_FLAG(size_t, max_batch, kLimits.max_batch,
           "most requests committed in one group-commit transaction");
 ABSL_FLAG(absl::Duration, shutdown_grace, kDefaults.shutdown_grace,
@@ -109,8 +112,13 @@ int main(int argc, char** argv) {
   limits.lock_delay = absl::GetFlag(FLAGS_lock_delay);
   limits.max_hold = absl::GetFlag(FLAGS_max_hold);
   limits.max_batch = absl::GetFlag(FLAGS_max_batch);
+  limits.waiter_reattach_grace = absl::GetFlag(FLAGS_waiter_reattach_grace);
   if (limits.min_ttl <= absl::ZeroDuration() || limits.min_ttl > limits.max_ttl) {
     fencegate::LogError("--min_ttl must be > 0 and <= --max_ttl");
+    return EXIT_FAILURE;
+  }
+  if (limits.waiter_reattach_grace < absl::ZeroDuration()) {
+    fencegate::LogError("--waiter_reattach_grace must not be negative");
     return EXIT_FAILURE;
   }
   if (limits.max_batch == 0) {

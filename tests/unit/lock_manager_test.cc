@@ -659,6 +659,106 @@ TEST_P(LockManagerTest, CertifiedCallerMayRenewAndReleaseOnlyItsOwnLease) {
   EXPECT_FALSE(HeldBy("CN=ab/x", "CN=a"));
 }
 
+
+// ------------------------------------------ wait queues across restarts
+
+// A parked Acquire with a request id, as the client library sends it.
+AcquireArgs Waiting(std::string holder, std::string request_id) {
+  return Args("r", std::move(holder), Seconds(10), Seconds(60), std::move(request_id));
+}
+
+TEST_P(LockManagerTest, WaitersKeepTheirPlacesAcrossARestart) {
+  uint64_t token = MustAcquire("r", "holder", Seconds(30));
+  for (int i = 0; i < 3; ++i) {
+    StartAcquire(Waiting("w" + std::to_string(i), "id" + std::to_string(i)));
+  }
+  manager_->Sync();
+  Restart();  // a crash, or a new leader: the calls died with it
+  EXPECT_EQ(Describe("r").waiters, 3u);
+  // The clients retry, in another order than they queued.
+  auto w2 = StartAcquire(Waiting("w2", "id2"));
+  auto w0 = StartAcquire(Waiting("w0", "id0"));
+  auto late = StartAcquire(Waiting("late", "id-late"));  // behind all three
+  manager_->Sync();
+  EXPECT_EQ(Describe("r").waiters, 4u);
+  ASSERT_THAT(Release("r", token), IsOk());
+  ASSERT_TRUE(w0->done());
+  ASSERT_TRUE(w0->get()->acquired);
+  // w1 has not retried yet: its turn waits for it, w2 does not jump it.
+  ASSERT_THAT(Release("r", w0->get()->token), IsOk());
+  EXPECT_FALSE(w2->done());
+  EXPECT_FALSE(Describe("r").held);
+  auto w1 = StartAcquire(Waiting("w1", "id1"));
+  manager_->Sync();
+  ASSERT_TRUE(w1->done());
+  ASSERT_TRUE(w1->get()->acquired);
+  ASSERT_THAT(Release("r", w1->get()->token), IsOk());
+  ASSERT_TRUE(w2->done());
+  ASSERT_THAT(Release("r", w2->get()->token), IsOk());
+  ASSERT_TRUE(late->done());
+  EXPECT_TRUE(late->get()->acquired);
+}
+
+TEST_P(LockManagerTest, AWaiterWhoseClientDoesNotComeBackIsDroppedAfterTheGrace) {
+  limits_.waiter_reattach_grace = Seconds(5);
+  Restart();
+  uint64_t token = MustAcquire("r", "holder", Seconds(60));
+  StartAcquire(Waiting("gone", "id-gone"));
+  StartAcquire(Waiting("back", "id-back"));
+  manager_->Sync();
+  Restart();
+  auto back = StartAcquire(Waiting("back", "id-back"));
+  ASSERT_THAT(Release("r", token), IsOk());
+  EXPECT_FALSE(back->done());  // "gone" still has the head of the queue
+  Advance(Seconds(5) - Milliseconds(1));
+  EXPECT_FALSE(back->done());
+  Advance(Milliseconds(1));
+  ASSERT_TRUE(back->done());
+  EXPECT_TRUE(back->get()->acquired);
+  EXPECT_EQ(Describe("r").waiters, 0u);
+  Restart();  // and the dropped waiter's row is gone from the store too
+  EXPECT_EQ(Describe("r").waiters, 0u);
+}
+
+TEST_P(LockManagerTest, ARetryOfAParkedCallTakesItsPlaceAndTheOldCallIsCancelled) {
+  uint64_t token = MustAcquire("r", "holder");
+  auto first = StartAcquire(Waiting("w", "same-id"));
+  auto behind = StartAcquire(Waiting("other", "other-id"));
+  auto retry = StartAcquire(Waiting("w", "same-id"));
+  manager_->Sync();
+  ASSERT_TRUE(first->done());
+  EXPECT_THAT(first->get(), StatusIs(absl::StatusCode::kCancelled, HasSubstr("superseded")));
+  EXPECT_EQ(Describe("r").waiters, 2u);
+  ASSERT_THAT(Release("r", token), IsOk());
+  ASSERT_TRUE(retry->done());
+  EXPECT_TRUE(retry->get()->acquired);  // ahead of "other", as the first call was
+  EXPECT_FALSE(behind->done());
+}
+
+TEST_P(LockManagerTest, OnlyWaitersWithARequestIdArePersistedAndEndedOnesAreDeleted) {
+  uint64_t token = MustAcquire("r", "holder", Seconds(60));
+  StartAcquire(Args("r", "anonymous", Seconds(10), Seconds(60)));  // no request id
+  LockManager::CallId cancelled;
+  StartAcquire(Waiting("cancelled", "id-c"), &cancelled);
+  StartAcquire(Args("r", "timed-out", Seconds(10), Seconds(2), "id-t"));
+  StartAcquire(Waiting("kept", "id-k"));
+  manager_->Sync();
+  manager_->CancelAcquire(cancelled);
+  Advance(Seconds(2));  // "timed-out" gives up
+  EXPECT_EQ(Describe("r").waiters, 2u);
+  Restart();
+  // The anonymous waiter was never persisted; the cancelled and timed-out
+  // ones were deleted as they left the queue.
+  EXPECT_EQ(Describe("r").waiters, 1u);
+  auto kept = StartAcquire(Waiting("kept", "id-k"));
+  ASSERT_THAT(Release("r", token), IsOk());
+  ASSERT_TRUE(kept->done());
+  EXPECT_TRUE(kept->get()->acquired);
+  Restart();  // granted: its row went with the grant
+  EXPECT_EQ(Describe("r").waiters, 0u);
+  EXPECT_EQ(Describe("r").holder, "kept");
+}
+
 INSTANTIATE_TEST_SUITE_P(Stores, LockManagerTest,
                          ::testing::Values(testing::StoreKind::kSqlite,
                                            testing::StoreKind::kEtcd),

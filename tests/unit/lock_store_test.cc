@@ -1,6 +1,7 @@
 // The LockStore contract (lock_store.h), on each store (StoreUnderTest):
 // what was committed is what a restarted store loads; the counter and the
-// fence positions never go down; an empty batch changes nothing.
+// fence positions never go down; an empty batch changes nothing; waiters
+// come back in arrival order.
 #include <memory>
 #include <string>
 
@@ -149,6 +150,32 @@ TEST_P(LockStoreTest, LoadsEveryRowOfABigTable) {
   auto positions = store_->ScanFencePositions(0, 100);
   ASSERT_THAT(positions, IsOk());
   EXPECT_EQ(positions->size(), 20u);
+}
+
+TEST_P(LockStoreTest, WaitersComeBackInArrivalOrder) {
+  auto waiter = [](uint64_t seq, std::string resource) {
+    return WaiterRecord{seq, std::move(resource), "h" + std::to_string(seq),
+                        absl::Seconds(seq), "id" + std::to_string(seq)};
+  };
+  LockStoreBatch batch;
+  for (uint64_t seq : {12, 3, 7, 15}) {
+    batch.waiters.emplace_back(seq, waiter(seq, seq % 2 ? "odd" : "even"));
+  }
+  ASSERT_THAT(store_->Commit(batch), IsOk());
+  LockStoreBatch granted;
+  granted.waiters.emplace_back(7, std::nullopt);
+  ASSERT_THAT(store_->Commit(granted), IsOk());
+  Reopen();
+  LockStoreState state = Load();
+  ASSERT_EQ(state.waiters.size(), 3u);
+  EXPECT_THAT(state.waiters, ElementsAre(Field(&WaiterRecord::seq, 3u),
+                                         Field(&WaiterRecord::seq, 12u),
+                                         Field(&WaiterRecord::seq, 15u)));
+  const WaiterRecord& w = state.waiters[1];
+  EXPECT_EQ(w.resource, "even");
+  EXPECT_EQ(w.holder, "h12");
+  EXPECT_EQ(w.ttl, absl::Seconds(12));
+  EXPECT_EQ(w.request_id, "id12");
 }
 
 INSTANTIATE_TEST_SUITE_P(Stores, LockStoreTest,
