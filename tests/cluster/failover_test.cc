@@ -5,6 +5,7 @@
 // acknowledged grant lost, leases that survive and stay usable with their
 // tokens. No sleeps: every wait polls a condition under a deadline.
 #include <atomic>
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <set>
@@ -279,6 +280,58 @@ TEST_F(FailoverTest, KillingOneOfTwoInstancesKeepsTheLeasesItsClientsHold) {
   ASSERT_THAT(next, IsOk());
   EXPECT_TRUE(next->acquired);
   EXPECT_GT(next->token, max_token);
+}
+
+TEST_F(FailoverTest, QueuedWaitersKeepTheirOrderAcrossAFailover) {
+  StartCluster(/*etcd_members=*/1);
+  const int survivor = 1 - leader_;
+  InstanceStub leader(cluster_->instance(leader_).address());
+  auto held = leader.Acquire("q", "holder", Seconds(60), absl::ZeroDuration());
+  ASSERT_THAT(held, IsOk());
+  ASSERT_TRUE(held->acquired());
+
+  constexpr int kWaiters = 4;
+  absl::Mutex mu;
+  std::vector<int> granted_order;
+  std::vector<uint64_t> granted_tokens;
+  std::vector<std::thread> waiters;
+  for (int i = 0; i < kWaiters; ++i) {
+    waiters.emplace_back([&, i] {
+      auto client = FailoverClient(cluster_->Target({leader_, survivor}));
+      client::AcquireOptions acquire;
+      acquire.ttl = Seconds(30);
+      acquire.wait = Seconds(60);
+      auto granted = client->Acquire("q", absl::StrCat("w", i), acquire);
+      if (!granted.ok() || !granted->acquired) {
+        ADD_FAILURE() << "waiter " << i << ": " << granted.status();
+        return;
+      }
+      {
+        absl::MutexLock lock(&mu);
+        granted_order.push_back(i);
+        granted_tokens.push_back(granted->token);
+      }
+      EXPECT_THAT(client->Release("q", granted->token), IsOk());
+    });
+    // Queued in this order: each parks before the next asks.
+    ASSERT_TRUE(PollUntil([&] {
+      auto info = leader.Describe("q", Seconds(5));
+      return info.ok() && info->waiters() == static_cast<uint32_t>(i + 1);
+    }));
+  }
+
+  // The leader dies with the queue in its memory; the standby loads it from
+  // etcd, and each client's retry takes its place back.
+  cluster_->Kill(leader_);
+  auto holder = FailoverClient(cluster_->Target({survivor}));
+  ASSERT_TRUE(PollUntil([&] {
+    auto info = holder->Describe("q");
+    return info.ok() && info->token == held->token() && info->waiters == kWaiters;
+  })) << "the queue did not survive";
+  ASSERT_THAT(holder->Release("q", held->token()), IsOk());
+  for (std::thread& t : waiters) t.join();
+  EXPECT_THAT(granted_order, ::testing::ElementsAre(0, 1, 2, 3));
+  EXPECT_TRUE(std::is_sorted(granted_tokens.begin(), granted_tokens.end()));
 }
 
 }  // namespace
