@@ -59,6 +59,7 @@ absl::Status EtcdLockNode::StartTerm(const LeaderGuard& guard) {
   term->manager = *std::move(manager);
   std::shared_ptr<LockManager> shared(term, term->manager.get());
   router_->SetLeader("");
+  leader_.clear();
   router_->SetLocal(std::make_shared<LockServiceImpl>(
       std::move(shared), &fence_reader_, term->feed, options_.signer,
       /*mutual_tls=*/false));

@@ -144,7 +144,7 @@ absl::Status EtcdLockStore::Commit(const LockStoreBatch& batch) {
         kvs.empty() ? std::string("is gone")
                     : absl::StrCat("was re-created at revision ",
                                    kvs[0].create_revision(), " by ", kvs[0].value()),
-        "); nothing was applied")));
+        ")")));
   }
   committed_token_ = std::max(committed_token_, batch.last_token);
   for (const auto& [resource, position] : moved) fence_positions_[*resource] = position;

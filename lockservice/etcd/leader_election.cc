@@ -16,8 +16,8 @@ using etcdserverpb::Compare;
 // After a failed etcd call, before the next try.
 constexpr absl::Duration kRetryPause = absl::Milliseconds(200);
 // A standby's watch is renewed this often, so a member that silently went
-// away is noticed even without keep-alive pings.
-constexpr absl::Duration kWatchRefresh = absl::Seconds(30);
+// away (a frozen process keeps its connections open) is noticed soon.
+constexpr absl::Duration kWatchRefresh = absl::Seconds(10);
 // How long a leader that steps down tries to revoke its lease.
 constexpr absl::Duration kRevokeTimeout = absl::Seconds(2);
 
