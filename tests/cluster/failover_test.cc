@@ -23,6 +23,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/cluster/cluster_client.h"
+#include "tests/cluster/load_history.h"
 #include "tests/cluster/lockservice_cluster.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/temp_dir.h"
@@ -34,97 +35,6 @@ using ::absl::Seconds;
 
 constexpr absl::Duration kPatience = Seconds(90);
 
-// What the clients of the load saw, checked as it happens.
-class History {
- public:
-  explicit History(int resources) : owner_(resources, -1), grants_(resources) {}
-
-  // A grant was acknowledged to `client`.
-  void Granted(int client, int resource, uint64_t token) {
-    absl::MutexLock lock(&mu_);
-    if (owner_[resource] != -1) {
-      Violation(absl::StrCat("resource ", resource, " granted to client ", client,
-                             " (token ", token, ") while client ", owner_[resource],
-                             " holds it"));
-    }
-    owner_[resource] = client;
-    std::vector<Grant>& grants = grants_[resource];
-    if (!grants.empty() && token <= grants.back().token) {
-      Violation(absl::StrCat("resource ", resource, ": token ", token, " after ",
-                             grants.back().token));
-    }
-    if (!tokens_.insert(token).second) Violation(absl::StrCat("token ", token, " twice"));
-    grants.push_back(Grant{token, false, false});
-    ++acks_;
-    if (marked_) ++acks_since_mark_;
-    const absl::Time now = absl::Now();
-    if (acks_ > 1) longest_gap_ = std::max(longest_gap_, now - last_ack_);
-    last_ack_ = now;
-  }
-  // The longest time without any acknowledged grant (what a failover costs
-  // the clients; reported, not asserted).
-  absl::Duration longest_gap() {
-    absl::MutexLock lock(&mu_);
-    return longest_gap_;
-  }
-  // The holder stops using it and releases (before the call, so the next
-  // holder cannot be mistaken for an overlap).
-  void Releasing(int resource) {
-    absl::MutexLock lock(&mu_);
-    owner_[resource] = -1;
-    grants_[resource].back().release_sent = true;
-  }
-  void Released(int resource, uint64_t token) {
-    absl::MutexLock lock(&mu_);
-    for (Grant& grant : grants_[resource]) {
-      if (grant.token == token) grant.released = true;
-    }
-  }
-  void Mark() {
-    absl::MutexLock lock(&mu_);
-    marked_ = true;
-    acks_since_mark_ = 0;
-  }
-  int acks_since_mark() {
-    absl::MutexLock lock(&mu_);
-    return acks_since_mark_;
-  }
-  int acks() {
-    absl::MutexLock lock(&mu_);
-    return acks_;
-  }
-  std::vector<std::string> violations() {
-    absl::MutexLock lock(&mu_);
-    return violations_;
-  }
-  // The last acknowledged grant of `resource`: token, release acknowledged.
-  struct Grant {
-    uint64_t token = 0;
-    bool release_sent = false;
-    bool released = false;
-  };
-  std::optional<Grant> Last(int resource) {
-    absl::MutexLock lock(&mu_);
-    if (grants_[resource].empty()) return std::nullopt;
-    return grants_[resource].back();
-  }
-
- private:
-  void Violation(std::string what) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    violations_.push_back(std::move(what));
-  }
-
-  absl::Mutex mu_;
-  std::vector<int> owner_ ABSL_GUARDED_BY(mu_);
-  std::vector<std::vector<Grant>> grants_ ABSL_GUARDED_BY(mu_);
-  std::set<uint64_t> tokens_ ABSL_GUARDED_BY(mu_);
-  std::vector<std::string> violations_ ABSL_GUARDED_BY(mu_);
-  int acks_ ABSL_GUARDED_BY(mu_) = 0;
-  bool marked_ ABSL_GUARDED_BY(mu_) = false;
-  int acks_since_mark_ ABSL_GUARDED_BY(mu_) = 0;
-  absl::Time last_ack_ ABSL_GUARDED_BY(mu_);
-  absl::Duration longest_gap_ ABSL_GUARDED_BY(mu_);
-};
 
 // Waits until `done()` or the deadline.
 bool PollUntil(absl::FunctionRef<bool()> done, absl::Duration timeout = kPatience) {
@@ -163,7 +73,7 @@ TEST_F(FailoverTest, KillingTheEtcdLeaderDuringLoadKeepsEveryGuarantee) {
   constexpr int kClients = 8;
   constexpr int kResources = 3;
   const std::string target = cluster_->Target();
-  History history(kResources);
+  LoadHistory history(kResources);
   std::atomic<bool> stop{false};
   std::atomic<int> failed_calls{0};
   std::vector<std::thread> clients;
@@ -216,7 +126,7 @@ TEST_F(FailoverTest, KillingTheEtcdLeaderDuringLoadKeepsEveryGuarantee) {
   // applied even if the answer got lost).
   auto client = FailoverClient(target);
   for (int r = 0; r < kResources; ++r) {
-    std::optional<History::Grant> last = history.Last(r);
+    std::optional<LoadHistory::Grant> last = history.Last(r);
     if (!last) continue;
     auto state = client->Describe(absl::StrCat("r", r));
     ASSERT_THAT(state, IsOk());

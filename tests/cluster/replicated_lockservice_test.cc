@@ -149,6 +149,56 @@ TEST_F(ReplicatedLockServiceTest, PausedLeaderLosesItsTermAndTheStandbyTakesOver
   EXPECT_THAT(cluster_->instance(leader_).LogTail(100000), HasSubstr("ends"));
 }
 
+TEST_F(ReplicatedLockServiceTest, APausedLeaderWhoseClockStoppedTooIsStoppedByTheGuard) {
+  // A VM freeze stops the leader's monotonic clock with it, so on resuming
+  // its lease looks alive to it: a long session TTL plays that part here.
+  LockServiceClusterOptions options;
+  options.session_ttl = Seconds(60);
+  StartCluster(options);
+  InstanceStub old_leader = Stub(leader_);
+  auto alice = old_leader.Acquire("x", "alice", Seconds(3), absl::ZeroDuration());
+  ASSERT_THAT(alice, IsOk());
+  ASSERT_TRUE(alice->acquired());
+  absl::StatusOr<v1::AcquireResponse> bob;
+  std::thread waiter([&] {
+    bob = old_leader.Acquire("x", "bob", Seconds(60), Seconds(60), Seconds(30), "bob-1");
+  });
+  const absl::Time give_up = absl::Now() + kPatience;
+  while (absl::Now() < give_up) {  // until bob is queued
+    auto info = old_leader.Describe("x");
+    if (info.ok() && info->waiters() == 1) break;
+    absl::SleepFor(absl::Milliseconds(20));  // poll interval, under a deadline
+  }
+
+  cluster_->Pause(leader_);
+  // Meanwhile its term ends in etcd (its key is gone; its lease lives on)
+  // and the standby takes over.
+  etcdserverpb::TxnRequest txn;
+  txn.add_success()->mutable_request_delete_range()->set_key("/fencegate/lockservice/leader");
+  ASSERT_THAT(cluster_->etcd().client().Txn(txn, absl::Now() + Seconds(30)), IsOk());
+  auto new_leader = cluster_->WaitLeader();
+  ASSERT_TRUE(new_leader.ok()) << new_leader.status();
+  ASSERT_EQ(*new_leader, standby_);
+
+  // Resumed, the old leader sees alice's lease expire and hands "x" to bob:
+  // that commit is refused by the term guard, so bob is never told he holds
+  // it by a leader that no longer leads.
+  cluster_->Resume(leader_);
+  waiter.join();
+  EXPECT_THAT(bob, StatusIs(absl::StatusCode::kUnavailable));
+  EXPECT_THAT(cluster_->instance(leader_).LogTail(100000),
+              HasSubstr("the commit was refused"));
+  // The new leader's view stands: alice (re-armed for her TTL) or nobody
+  // after that, never bob from the old term; tokens keep growing.
+  auto client = FailoverClient(cluster_->Target({standby_}));
+  auto x = client->Describe("x");
+  ASSERT_THAT(x, IsOk());
+  EXPECT_TRUE(!x->held || x->token == alice->token()) << x->holder;
+  auto later = client->Acquire("y", "carol");
+  ASSERT_THAT(later, IsOk());
+  EXPECT_GT(later->token, alice->token());
+}
+
 TEST_F(ReplicatedLockServiceTest, TheTermGuardRefusesADeposedLeadersCommit) {
   StartCluster();
   InstanceStub leader = Stub(leader_);

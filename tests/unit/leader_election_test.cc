@@ -27,6 +27,16 @@ using TermEnd = LeaderElection::TermEnd;
 // Generous: other engineers build on the same two cores.
 constexpr absl::Duration kPatience = absl::Seconds(30);
 
+// Polls `done` under the deadline.
+bool PollUntil(const std::function<bool()>& done) {
+  const absl::Time give_up = absl::Now() + kPatience;
+  while (!done()) {
+    if (absl::Now() > give_up) return false;
+    absl::SleepFor(absl::Milliseconds(10));  // poll interval, under a deadline
+  }
+  return true;
+}
+
 class Recorder final : public LeaderElection::Delegate {
  public:
   absl::Status StartTerm(const LeaderGuard& guard) override {
@@ -168,19 +178,39 @@ TEST_F(LeaderElectionTest, StepDownEndsTheTermAndANewTermBegins) {
   EXPECT_GT(a.terms_[1].create_revision, first);
 }
 
-TEST_F(LeaderElectionTest, ALeaderThatCannotProveItsLeaseEndsItsTermAndHandsOver) {
+TEST_F(LeaderElectionTest, ALeaderThatCannotProveItsLeaseEndsItsTermAndANewOneBegins) {
   testing::FakeClock clock_a;
   Recorder a, b;
   auto election_a = Elect("a:1", &a, &clock_a);
   ASSERT_TRUE(a.WaitLeading());
   auto election_b = Elect("b:2", &b, real_clock_.get());
-  ASSERT_TRUE(b.WaitUntil([](Recorder& r) ABSL_NO_THREAD_SAFETY_ANALYSIS { return r.leader_ == "a:1"; }));
+  ASSERT_TRUE(b.WaitUntil([](Recorder& r) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+    return r.leader_ == "a:1";
+  }));
+  int64_t first;
+  {
+    absl::MutexLock lock(&a.mu_);
+    first = a.terms_[0].create_revision;
+  }
   // a's clock says its lease may have expired (a long pause, say).
   clock_a.AdvanceBy(absl::Seconds(60));
-  ASSERT_TRUE(a.WaitUntil([](Recorder& r) ABSL_NO_THREAD_SAFETY_ANALYSIS { return !r.ends_.empty(); }));
-  ASSERT_TRUE(b.WaitLeading());
-  absl::MutexLock lock(&a.mu_);
-  EXPECT_EQ(a.ends_[0], TermEnd::kSessionLost);
+  ASSERT_TRUE(a.WaitUntil([](Recorder& r) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+    return !r.ends_.empty();
+  }));
+  {
+    absl::MutexLock lock(&a.mu_);
+    EXPECT_EQ(a.ends_[0], TermEnd::kSessionLost);
+  }
+  // It revoked its lease, so a new term begins at once: b's, or a's again
+  // with a new session (both campaign when the key goes).
+  int64_t next = 0;
+  ASSERT_TRUE(PollUntil([&] {
+    absl::MutexLock la(&a.mu_), lb(&b.mu_);
+    if (b.leading_) next = b.terms_.back().create_revision;
+    if (a.terms_.size() > 1 && a.leading_) next = a.terms_.back().create_revision;
+    return next != 0;
+  }));
+  EXPECT_GT(next, first);
 }
 
 }  // namespace
