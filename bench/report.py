@@ -8,7 +8,9 @@ docs/benchmarks.md + docs/benchmarks.svg. Called by ./scripts/bench.
   report.py render --results=F --markdown=F --svg=F
 
 Standard library only. The results schema (each entry of "results"):
-  system      fencegate | etcd | redis | grpc-empty
+  system      fencegate | fencegate-etcd (its lock service on etcd, to the
+              leader) | fencegate-etcd-standby (the same, through a standby)
+              | etcd | redis | grpc-empty
   durability  fsync (acknowledged only after fsync) | everysec (Redis,
               NOT durable) | none (the empty call)
   workload    lock_cycle | fenced_write | handoff | rpc
@@ -29,12 +31,16 @@ import sys
 
 SYSTEM_ORDER = [
     ("fencegate", "fsync"),
+    ("fencegate-etcd", "fsync"),
+    ("fencegate-etcd-standby", "fsync"),
     ("etcd", "fsync"),
     ("redis", "fsync"),
     ("redis", "everysec"),
 ]
 LABEL = {
     ("fencegate", "fsync"): "fencegate",
+    ("fencegate-etcd", "fsync"): "fencegate on etcd",
+    ("fencegate-etcd-standby", "fsync"): "fencegate on etcd, via standby",
     ("etcd", "fsync"): "etcd",
     ("redis", "fsync"): "Redis always",
     ("redis", "everysec"): "Redis everysec (not durable)",
@@ -42,6 +48,8 @@ LABEL = {
 }
 COLOR = {
     ("fencegate", "fsync"): "#1f6feb",
+    ("fencegate-etcd", "fsync"): "#79c0ff",
+    ("fencegate-etcd-standby", "fsync"): "#a5d6ff",
     ("etcd", "fsync"): "#e36209",
     ("redis", "fsync"): "#b31d28",
     ("redis", "everysec"): "#f0a3a3",

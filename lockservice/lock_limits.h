@@ -30,6 +30,9 @@ struct LockLimits {
   // Cap on a lease's total life across renewals; renewals past it are
   // shortened to end at the cap. 0 = no cap.
   absl::Duration max_hold = absl::ZeroDuration();
+  // After a restart or a failover, how long a persisted waiter keeps its
+  // place (blocking its queue from its head) for its client to retry.
+  absl::Duration waiter_reattach_grace = absl::Seconds(5);
   // Request ids remembered per lease for retry dedupe.
   size_t remembered_request_ids = 16;
   // Most requests one group commit takes.

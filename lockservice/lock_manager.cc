@@ -13,12 +13,13 @@
 namespace fencegate::lockservice {
 
 struct LockManager::Waiter {
-  CallId id = 0;
+  CallId id = 0;  // 0: loaded from the store; its client has not come back
   std::string holder;
   absl::Duration ttl;
   std::string request_id;
   Callback<AcquireResult> done;
   Clock::TimerId timer = 0;
+  uint64_t seq = 0;  // its persisted place; 0: not persisted (no request id)
 };
 
 struct LockManager::HeldLease {
@@ -35,6 +36,8 @@ struct LockManager::HeldLease {
 struct LockManager::Resource {
   std::optional<HeldLease> lease;
   WaiterList waiters;  // FIFO
+  // The waiters with a request id, by holder + '\0' + request id.
+  absl::flat_hash_map<std::string, WaiterList::iterator> by_request;
   absl::Time delay_until = absl::InfinitePast();
 };
 
@@ -47,6 +50,8 @@ struct LockManager::CommitItem {
   std::string resource;
   std::optional<LeaseRecord> lease;  // nullopt with persist: delete the row
   std::optional<FenceEvent> fence;
+  uint64_t waiter_seq = 0;              // set: a waiter row to write
+  std::optional<WaiterRecord> waiter;   // nullopt with waiter_seq: delete it
   absl::AnyInvocable<void(const absl::Status& commit)> reply;
 };
 
@@ -56,6 +61,10 @@ absl::Status ShuttingDownError() {
   return absl::UnavailableError(
       "lock service is shutting down; retry against another instance or "
       "after it restarts");
+}
+
+std::string RequestKey(const std::string& holder, const std::string& request_id) {
+  return absl::StrCat(holder, absl::string_view("\0", 1), request_id);
 }
 
 LeaseRecord ToRecord(const std::string& resource, const std::string& holder,
@@ -174,6 +183,13 @@ absl::Status LockManager::AcquireLocked(CallId id, const AcquireArgs& args,
     Reply(std::move(done), absl::StatusOr<AcquireResult>(Acquired(lease, lease.expiry - now)));
     return absl::OkStatus();
   }
+  if (!args.request_id.empty()) {
+    auto parked = r->by_request.find(RequestKey(args.holder, args.request_id));
+    if (parked != r->by_request.end()) {
+      Reattach(id, args, *r, parked->second, done);
+      return absl::OkStatus();
+    }
+  }
   if (!r->lease && r->waiters.empty() && now >= r->delay_until) {
     Grant(args.resource, *r, args.holder, args.ttl, args.request_id, std::move(done));
     return absl::OkStatus();
@@ -195,12 +211,69 @@ absl::Status LockManager::AcquireLocked(CallId id, const AcquireArgs& args,
         " waiting Acquire calls, its limit (--max_waiters_total); retry later"));
   }
   r->waiters.push_back(Waiter{id, args.holder, args.ttl, args.request_id,
-                              std::move(done), 0});
+                              std::move(done), 0, 0});
   auto waiter = std::prev(r->waiters.end());
   waiter->timer =
       SetTimer(now + args.wait, [id](LockManager& m) { m.OnWaitTimeout(id); });
   parked_.emplace(id, std::make_pair(args.resource, waiter));
+  if (!args.request_id.empty()) {
+    // Its place survives a restart or a failover (see the header).
+    waiter->seq = next_waiter_seq_++;
+    r->by_request.emplace(RequestKey(args.holder, args.request_id), waiter);
+    PersistWaiter(args.resource, *waiter, /*present=*/true);
+  }
   return absl::OkStatus();
+}
+
+void LockManager::Reattach(CallId id, const AcquireArgs& args, Resource& r,
+                           WaiterList::iterator w, Callback<AcquireResult>& done) {
+  if (w->id != 0) {
+    // Still parked: the client gave up on that call and retried.
+    parked_.erase(w->id);
+    clock_->Cancel(w->timer);
+    Reply(std::move(w->done), absl::StatusOr<AcquireResult>(absl::CancelledError(
+                                  "superseded by a retry with the same request_id")));
+  }
+  w->id = id;
+  w->ttl = args.ttl;
+  w->done = std::move(done);
+  w->timer = SetTimer(clock_->Now() + args.wait,
+                      [id](LockManager& m) { m.OnWaitTimeout(id); });
+  parked_.emplace(id, std::make_pair(args.resource, w));
+  GrantWaiters(args.resource, r);  // it may head a free queue
+}
+
+void LockManager::EraseWaiter(const std::string& name, Resource& r,
+                              WaiterList::iterator w) {
+  if (w->seq != 0) {
+    r.by_request.erase(RequestKey(w->holder, w->request_id));
+    PersistWaiter(name, *w, /*present=*/false);
+  }
+  r.waiters.erase(w);
+}
+
+void LockManager::DropDetachedWaiters() {
+  absl::MutexLock lock(&mu_);
+  std::vector<std::string> names;
+  for (auto& [name, r] : resources_) {
+    for (auto w = r.waiters.begin(); w != r.waiters.end();) {
+      auto next = std::next(w);
+      if (w->id == 0) {
+        LogInfo("dropping the waiter of '%s' for '%s': its client did not retry within "
+                "%s (--waiter_reattach_grace)",
+                w->holder, name, absl::FormatDuration(limits_.waiter_reattach_grace));
+        EraseWaiter(name, r, w);
+        names.push_back(name);
+      }
+      w = next;
+    }
+  }
+  for (const std::string& name : names) {
+    auto it = resources_.find(name);
+    if (it == resources_.end()) continue;
+    GrantWaiters(name, it->second);
+    MaybeForget(name);
+  }
 }
 
 void LockManager::CancelAcquire(CallId id) {
@@ -213,7 +286,7 @@ void LockManager::CancelAcquire(CallId id) {
     parked_.erase(it);
     clock_->Cancel(waiter->timer);
     done = std::move(waiter->done);
-    resources_[name].waiters.erase(waiter);
+    EraseWaiter(name, resources_[name], waiter);
     MaybeForget(name);
   }
   done(absl::CancelledError("the Acquire call was cancelled by the client"));
@@ -227,7 +300,7 @@ void LockManager::OnWaitTimeout(CallId id) {
   parked_.erase(it);
   Callback<AcquireResult> done = std::move(waiter->done);
   Resource& r = resources_[name];
-  r.waiters.erase(waiter);
+  EraseWaiter(name, r, waiter);
   Reply(std::move(done), absl::StatusOr<AcquireResult>(NotAcquired(r)));
   MaybeForget(name);
 }
@@ -254,8 +327,11 @@ void LockManager::Grant(const std::string& name, Resource& r,
 
 void LockManager::GrantWaiters(const std::string& name, Resource& r) {
   if (r.lease || r.waiters.empty() || clock_->Now() < r.delay_until) return;
+  // A loaded waiter whose client has not retried yet keeps its turn: the
+  // queue waits for it (at most waiter_reattach_grace).
+  if (r.waiters.front().id == 0) return;
   Waiter next = std::move(r.waiters.front());
-  r.waiters.pop_front();
+  EraseWaiter(name, r, r.waiters.begin());
   parked_.erase(next.id);
   clock_->Cancel(next.timer);
   Grant(name, r, next.holder, next.ttl, next.request_id, std::move(next.done));
@@ -543,6 +619,13 @@ void LockManager::MoveFence(FenceEvent event) {
   Enqueue(std::move(item));
 }
 
+void LockManager::PersistWaiter(const std::string& name, const Waiter& w, bool present) {
+  CommitItem item;
+  item.waiter_seq = w.seq;
+  if (present) item.waiter = WaiterRecord{w.seq, name, w.holder, w.ttl, w.request_id};
+  Enqueue(std::move(item));
+}
+
 void LockManager::Enqueue(CommitItem item) {
   item.epoch = epoch_;
   item.last_token = last_token_;
@@ -561,10 +644,20 @@ void LockManager::Flush(std::vector<CommitItem>& batch) {
   LockStoreBatch rows;
   absl::flat_hash_map<std::string, size_t> row_of;
   absl::flat_hash_map<std::string, size_t> fence_of;
+  // Waiter rows by seq; one parked and granted within the batch cancels out.
+  absl::flat_hash_map<uint64_t, std::optional<WaiterRecord>> waiter_rows;
   std::vector<FenceEvent> events;
   for (CommitItem& item : batch) {
     if (item.epoch != epoch) continue;  // decided on state a failure discarded
     rows.last_token = std::max(rows.last_token, item.last_token);
+    if (item.waiter_seq != 0) {
+      auto it = waiter_rows.find(item.waiter_seq);
+      if (it != waiter_rows.end() && it->second && !item.waiter) {
+        waiter_rows.erase(it);
+      } else {
+        waiter_rows[item.waiter_seq] = std::move(item.waiter);
+      }
+    }
     if (item.fence) {
       auto [it, inserted] = fence_of.emplace(item.fence->resource, rows.fence_positions.size());
       if (inserted) {
@@ -582,8 +675,13 @@ void LockManager::Flush(std::vector<CommitItem>& batch) {
       rows.leases[it->second].second = std::move(item.lease);
     }
   }
-  const bool changes = !rows.leases.empty() || !rows.fence_positions.empty();
-  absl::Status commit = changes ? store_->Commit(rows) : absl::OkStatus();
+  // A batch that changes nothing still goes to the store, empty: the replies
+  // in it were decided from memory, and a store whose memory can go stale
+  // (etcd: a deposed leader) confirms they are current. The counter only
+  // moves with a change, so it has nothing to add then.
+  for (auto& [seq, waiter] : waiter_rows) rows.waiters.emplace_back(seq, std::move(waiter));
+  if (rows.leases.empty() && rows.fence_positions.empty()) rows.last_token = 0;
+  absl::Status commit = store_->Commit(rows);
   if (commit.ok() && feed_ != nullptr) feed_->Publish(events);
   if (!commit.ok()) {
     Recover(commit);
@@ -637,6 +735,25 @@ absl::Status LockManager::LoadFromStore() {
     r.lease = std::move(lease);
     ArmExpiry(record.resource, *r.lease);
   }
+  // Waiters keep their places, detached until their clients retry.
+  bool detached = false;
+  for (WaiterRecord& record : state->waiters) {
+    next_waiter_seq_ = std::max(next_waiter_seq_, record.seq + 1);
+    Resource& r = resources_[record.resource];
+    const std::string key = RequestKey(record.holder, record.request_id);
+    if (r.by_request.count(key) > 0) continue;  // still parked here (a reload)
+    auto place = std::find_if(r.waiters.begin(), r.waiters.end(),
+                              [&](const Waiter& w) { return w.seq > record.seq; });
+    auto w = r.waiters.insert(place, Waiter{0, std::move(record.holder), record.ttl,
+                                            std::move(record.request_id), nullptr, 0,
+                                            record.seq});
+    r.by_request.emplace(key, w);
+    detached = true;
+  }
+  if (detached) {
+    SetTimer(now + limits_.waiter_reattach_grace,
+             [](LockManager& m) { m.DropDetachedWaiters(); });
+  }
   std::vector<std::string> names;
   for (auto& [name, r] : resources_) names.push_back(name);
   for (const std::string& name : names) {
@@ -653,10 +770,14 @@ void LockManager::Shutdown() {
   {
     absl::MutexLock lock(&mu_);
     shutting_down_ = true;
+    // Their rows stay: the next leader, or this process restarted, keeps
+    // their places for their retries.
     for (auto& [id, entry] : parked_) {
       clock_->Cancel(entry.second->timer);
       parked.push_back(std::move(entry.second->done));
-      resources_[entry.first].waiters.erase(entry.second);
+      Resource& r = resources_[entry.first];
+      r.by_request.erase(RequestKey(entry.second->holder, entry.second->request_id));
+      r.waiters.erase(entry.second);
     }
     parked_.clear();
   }

@@ -18,6 +18,16 @@
 // given, for grant-time fencing. Releases move nothing: a holder that
 // released does not write again.
 //
+// Wait queues. A parked Acquire that carries a request id is persisted
+// (its place in arrival order) with the batch it parks in, and deleted when
+// granted, timed out or cancelled; Shutdown() leaves it. A manager that
+// loads queued waiters (a restart, or a new leader's term) keeps their
+// places for their clients' retries: an Acquire with the same holder and
+// request id re-attaches to its place, and a waiter whose client has not
+// come back holds the head of its queue until then. Those that do not come
+// back within limits.waiter_reattach_grace are dropped. A retry of a call
+// still parked takes over its place too (the older call gets CANCELLED).
+//
 // If a commit fails, every reply in that batch and in any later batch fails
 // with UNAVAILABLE, and the in-memory state is rebuilt from the store (the
 // last committed state, each lease re-armed for its full TTL). If even that
@@ -199,9 +209,21 @@ class LockManager {
   void Grant(const std::string& name, Resource& r, const std::string& holder,
              absl::Duration ttl, const std::string& request_id,
              Callback<AcquireResult> done) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Hands `r` to waiters in order while it is free and not delayed.
+  // Hands `r` to waiters in order while it is free and not delayed (and its
+  // head waiter's client is there: see the header on wait queues).
   void GrantWaiters(const std::string& name, Resource& r)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Gives the parked or loaded waiter `w` of `r` to the call `id` (a retry
+  // of the Acquire it stands for).
+  void Reattach(CallId id, const AcquireArgs& args, Resource& r,
+                WaiterList::iterator w, Callback<AcquireResult>& done)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Removes `w` from `r`'s queue and its row from the store (the caller
+  // deals with parked_ and the timer).
+  void EraseWaiter(const std::string& name, Resource& r, WaiterList::iterator w)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Drops the loaded waiters whose clients did not come back in time.
+  void DropDetachedWaiters();
   // Ends the lease on `r` (release or expiry) and hands it on.
   void EndLease(const std::string& name, Resource& r, bool expired)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -235,6 +257,9 @@ class LockManager {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Queues a fence event; it is committed and published with the batch.
   void MoveFence(FenceEvent event) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Queues the waiter row of `w` (a put), or its deletion.
+  void PersistWaiter(const std::string& name, const Waiter& w, bool present)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Enqueue(CommitItem item) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Flush(std::vector<CommitItem>& batch);
   void Recover(const absl::Status& commit_error);
@@ -266,6 +291,8 @@ class LockManager {
   // Bumped on every recovery; queued items of an older epoch were decided
   // on discarded state and are failed instead of committed.
   uint64_t epoch_ ABSL_GUARDED_BY(mu_) = 0;
+  // The next persisted waiter's place in arrival order.
+  uint64_t next_waiter_seq_ ABSL_GUARDED_BY(mu_) = 1;
 
   // Last: its destructor flushes what is queued, using the members above.
   std::unique_ptr<GroupCommitQueue<CommitItem>> commits_;

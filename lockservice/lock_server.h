@@ -2,6 +2,13 @@
 // feed, optional token signer, gRPC server with health and reflection).
 // main() and the integration tests both start it through Start().
 //
+// Two stores (LockServerOptions::store):
+//   sqlite  the embedded default: one instance, one SQLite file.
+//   etcd    several instances share an etcd cluster; one leads, the others
+//           forward to it (etcd/etcd_lock_node.h). Health is SERVING while
+//           the instance leads or knows the leader, NOT_SERVING otherwise.
+//           Not yet with TLS (see docs/operations.md).
+//
 // Thread safety: Start() and Shutdown() from one thread; Shutdown() is
 // idempotent. ReloadSigningKeys() may be called from any thread.
 #ifndef FENCEGATE_LOCKSERVICE_LOCK_SERVER_H_
@@ -24,9 +31,16 @@
 
 namespace fencegate::lockservice {
 
+class EtcdLockNode;
+class RoutingLockService;
+
 struct LockServerOptions {
   // host:port; port 0 picks a free port (see port() and port_file).
   std::string listen = "127.0.0.1:7070";
+  // Where tokens and leases live: "sqlite" (the file db_path), or
+  // "etcd://host:port[,host:port...]" (an etcd cluster; see
+  // docs/operations.md).
+  std::string store = "sqlite";
   // SQLite database file; created if missing.
   std::string db_path = "fencegate-locks.db";
   // If set, the bound port is written here once the server is serving.
@@ -38,6 +52,19 @@ struct LockServerOptions {
   std::string signing_keys_path;
   ServerTlsFiles tls;
   LockLimits limits;
+
+  // etcd store only.
+  // The address other instances forward calls to ("host:port"). Empty: the
+  // listen address with the bound port (a wildcard host needs an explicit
+  // address).
+  std::string advertise;
+  // Every key of this deployment starts with it.
+  std::string etcd_prefix = "/fencegate/lockservice/";
+  // The leader's etcd lease: how long a dead leader blocks a new one.
+  absl::Duration etcd_session_ttl = absl::Seconds(5);
+  // etcd's --max-txn-ops: one group commit is one txn of at most this many
+  // operations, so it caps limits.max_batch.
+  int etcd_max_txn_ops = 128;
 };
 
 class LockServer {
@@ -47,6 +74,8 @@ class LockServer {
   ~LockServer();  // calls Shutdown()
 
   int port() const { return port_; }
+  // The manager's batch limit in effect (capped for etcd).
+  size_t max_batch() const { return max_batch_; }
   // "k1 (sign), k2", or "off".
   std::string DescribeSigning() const;
 
@@ -55,20 +84,30 @@ class LockServer {
   absl::Status ReloadSigningKeys();
 
   // Stops taking calls, ends parked Acquires with UNAVAILABLE, lets calls in
-  // flight finish (up to shutdown_grace), delivers committed replies.
+  // flight finish (up to shutdown_grace), delivers committed replies. With
+  // etcd, a leader hands over first (another instance leads at once).
   void Shutdown();
 
  private:
-  LockServer() = default;
+  LockServer();
+  absl::Status StartSqlite(const LockServerOptions& options,
+                           std::shared_ptr<grpc::ServerCredentials> credentials);
+  absl::Status StartEtcd(const LockServerOptions& options);
 
   int port_ = 0;
+  size_t max_batch_ = 0;
   std::string signing_keys_path_;
   std::unique_ptr<Clock> clock_;
+  std::unique_ptr<TokenSigner> signer_;  // null: no signing
+  // sqlite
   std::unique_ptr<SqliteLockStore> store_;
   FenceFeed feed_;
-  std::unique_ptr<TokenSigner> signer_;  // null: no signing
-  std::unique_ptr<LockManager> manager_;
-  std::unique_ptr<LockServiceImpl> service_;
+  std::shared_ptr<LockManager> manager_;
+  std::unique_ptr<grpc::Service> service_;
+  // etcd
+  std::unique_ptr<RoutingLockService> router_;
+  std::unique_ptr<EtcdLockNode> node_;
+
   std::unique_ptr<grpc::Server> server_;
   absl::Duration shutdown_grace_;
 };

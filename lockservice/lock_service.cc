@@ -17,13 +17,13 @@ int64_t Ms(absl::Duration d) { return absl::ToInt64Milliseconds(d); }
 // the queue; the default reactor cannot tell it.
 class AcquireReactor final : public grpc::ServerUnaryReactor {
  public:
-  AcquireReactor(LockManager* manager, LockManager::CallId id)
-      : manager_(manager), id_(id) {}
+  AcquireReactor(std::shared_ptr<LockManager> manager, LockManager::CallId id)
+      : manager_(std::move(manager)), id_(id) {}
   void OnCancel() override { manager_->CancelAcquire(id_); }
   void OnDone() override { delete this; }
 
  private:
-  LockManager* const manager_;
+  const std::shared_ptr<LockManager> manager_;
   const LockManager::CallId id_;
 };
 

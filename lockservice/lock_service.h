@@ -12,11 +12,15 @@
 // and Renew and Release must come from that subject.
 //
 // Thread safety: gRPC calls it from many threads; all state is in the
-// manager. Ownership: every pointer must outlive the service; `signer` may
-// be null (no signing).
+// manager. Ownership: the service and each parked Acquire's reactor share
+// the manager, so it lives until the last of them is done (an instance of
+// a replicated deployment replaces its manager at each term). The other
+// pointers must outlive the service and its calls; `signer` may be null
+// (no signing).
 #ifndef FENCEGATE_LOCKSERVICE_LOCK_SERVICE_H_
 #define FENCEGATE_LOCKSERVICE_LOCK_SERVICE_H_
 
+#include <memory>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -30,9 +34,9 @@ namespace fencegate::lockservice {
 
 class LockServiceImpl final : public fencegate::v1::LockService::CallbackService {
  public:
-  LockServiceImpl(LockManager* manager, LockStore* store, FenceFeed* feed,
+  LockServiceImpl(std::shared_ptr<LockManager> manager, LockStore* store, FenceFeed* feed,
                   const TokenSigner* signer, bool mutual_tls)
-      : manager_(manager),
+      : manager_(std::move(manager)),
         store_(store),
         feed_(feed),
         signer_(signer),
@@ -62,7 +66,7 @@ class LockServiceImpl final : public fencegate::v1::LockService::CallbackService
                                         const std::string& resource, uint64_t token,
                                         const fencegate::v1::TokenSignature& signature);
 
-  LockManager* const manager_;
+  const std::shared_ptr<LockManager> manager_;
   LockStore* const store_;
   FenceFeed* const feed_;
   const TokenSigner* const signer_;

@@ -1,9 +1,10 @@
 // LockStore: the durable half of the lock service. It keeps exactly what must
 // survive a crash: the last issued fencing token, one row per held lease
-// (holder, token, ttl, holds, recent request ids), and per resource its
-// fence position (the newest grant's token or expiry mark; see
-// FencePosition). Waiters, deadlines and lock-delays live only in memory
-// (LockManager).
+// (holder, token, ttl, holds, recent request ids), per resource its fence
+// position (the newest grant's token or expiry mark; see FencePosition), and
+// the parked Acquires that carry a request id, in arrival order (so a
+// restart, or a new leader, keeps the wait queues' order). Deadlines and
+// lock-delays live only in memory (LockManager).
 //
 // The model is etcd's as much as SQLite's: a counter key and lease keys,
 // changed together by one atomic transaction per batch. A store never
@@ -53,9 +54,21 @@ struct FencePosition {
   uint64_t position = 0;
 };
 
+// A parked Acquire as persisted: where it stands in its resource's queue,
+// and what its retry (same holder, same request id) needs to take that place
+// back. No deadline: the retry brings its own wait.
+struct WaiterRecord {
+  uint64_t seq = 0;  // arrival order over every resource; unique, never 0
+  std::string resource;
+  std::string holder;
+  absl::Duration ttl;
+  std::string request_id;  // never empty
+};
+
 struct LockStoreState {
   uint64_t last_token = 0;  // 0: no token was ever issued
   std::vector<LeaseRecord> leases;
+  std::vector<WaiterRecord> waiters;  // in seq order
 };
 
 // One atomic change. `leases` maps a resource to its new row, or to nullopt
@@ -67,9 +80,12 @@ struct LockStoreBatch {
   // Raise each resource's fence position to at least this; each resource
   // appears at most once. Positions are kept after the lease ends.
   std::vector<FencePosition> fence_positions;
+  // Waiter rows by seq: put, or delete (nullopt); each seq at most once.
+  std::vector<std::pair<uint64_t, std::optional<WaiterRecord>>> waiters;
 
   bool empty() const {
-    return last_token == 0 && leases.empty() && fence_positions.empty();
+    return last_token == 0 && leases.empty() && fence_positions.empty() &&
+           waiters.empty();
   }
 };
 
@@ -83,6 +99,11 @@ class LockStore {
   // Applies the whole batch atomically and durably, or nothing: on error the
   // stored state is what it was before the call. The counter never goes
   // down, nor does any fence position.
+  //
+  // An empty batch carries replies that changed nothing (a Describe, a
+  // refused try-lock). A store whose writer can be deposed (etcd) proves
+  // with it that the writer still is the writer, so the replies are not
+  // stale; a store with one writer for good (SQLite) returns OK at once.
   virtual absl::Status Commit(const LockStoreBatch& batch) = 0;
 
   // Committed fence positions greater than `after`, in increasing order, at

@@ -5,6 +5,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "common/log.h"
 #include "common/signals.h"
@@ -17,8 +18,23 @@ const fencegate::lockservice::LockLimits& kLimits = kDefaults.limits;
 
 ABSL_FLAG(std::string, listen, kDefaults.listen,
           "host:port to serve on; port 0 picks a free port");
+ABSL_FLAG(std::string, store, kDefaults.store,
+          "where tokens and leases live: sqlite (the file --db; one instance) or "
+          "etcd://host:port[,host:port...] (an etcd cluster that several "
+          "instances share: one leads, the others forward to it)");
 ABSL_FLAG(std::string, db, kDefaults.db_path,
           "SQLite database file holding tokens and leases (created if missing)");
+ABSL_FLAG(std::string, advertise, kDefaults.advertise,
+          "etcd store: host:port at which the other instances reach this one "
+          "(default: --listen's host with the bound port)");
+ABSL_FLAG(std::string, etcd_prefix, kDefaults.etcd_prefix,
+          "etcd store: every key of this deployment starts with it");
+ABSL_FLAG(absl::Duration, etcd_session_ttl, kDefaults.etcd_session_ttl,
+          "etcd store: TTL of the leader's etcd lease; a leader that dies "
+          "blocks the next one this long (at least 1s)");
+ABSL_FLAG(int, etcd_max_txn_ops, kDefaults.etcd_max_txn_ops,
+          "etcd store: etcd's --max-txn-ops; caps --max_batch so one group "
+          "commit fits in one txn");
 ABSL_FLAG(std::string, port_file, "",
           "if set, write the bound port to this file once serving");
 ABSL_FLAG(absl::Duration, min_ttl, kLimits.min_ttl, "smallest lease TTL accepted");
@@ -42,6 +58,9 @@ ABSL_FLAG(absl::Duration, lock_delay, kLimits.lock_delay,
           "being granted for this long; 0 = off");
 ABSL_FLAG(absl::Duration, max_hold, kLimits.max_hold,
           "cap on a lease's total life across renewals; 0 = no cap");
+ABSL_FLAG(absl::Duration, waiter_reattach_grace, kLimits.waiter_reattach_grace,
+          "after a restart or a failover, how long a queued waiter keeps its place "
+          "for its client's retry (the queue waits for it meanwhile)");
 ABSL_FLAG(size_t, max_batch, kLimits.max_batch,
           "most requests committed in one group-commit transaction");
 ABSL_FLAG(absl::Duration, shutdown_grace, kDefaults.shutdown_grace,
@@ -59,7 +78,8 @@ int main(int argc, char** argv) {
   fencegate::BlockShutdownSignals();  // before any thread starts
   absl::SetProgramUsageMessage(
       "fencegate-lockservice: leases with monotonic fencing tokens over gRPC.\n"
-      "Usage: fencegate-lockservice [--listen=127.0.0.1:7070] [--db=FILE] ...");
+      "Usage: fencegate-lockservice [--listen=127.0.0.1:7070] [--db=FILE] ...\n"
+      "   or: fencegate-lockservice --store=etcd://host:port[,host:port...] ...");
   absl::ParseCommandLine(argc, argv);
   // Debian's Abseil checks every mutex acquisition for lock-order cycles,
   // about 3% of the server's CPU under load. Tests keep the check on.
@@ -67,7 +87,12 @@ int main(int argc, char** argv) {
 
   fencegate::lockservice::LockServerOptions options;
   options.listen = absl::GetFlag(FLAGS_listen);
+  options.store = absl::GetFlag(FLAGS_store);
   options.db_path = absl::GetFlag(FLAGS_db);
+  options.advertise = absl::GetFlag(FLAGS_advertise);
+  options.etcd_prefix = absl::GetFlag(FLAGS_etcd_prefix);
+  options.etcd_session_ttl = absl::GetFlag(FLAGS_etcd_session_ttl);
+  options.etcd_max_txn_ops = absl::GetFlag(FLAGS_etcd_max_txn_ops);
   options.port_file = absl::GetFlag(FLAGS_port_file);
   options.shutdown_grace = absl::GetFlag(FLAGS_shutdown_grace);
   options.signing_keys_path = absl::GetFlag(FLAGS_signing_keys);
@@ -87,8 +112,13 @@ int main(int argc, char** argv) {
   limits.lock_delay = absl::GetFlag(FLAGS_lock_delay);
   limits.max_hold = absl::GetFlag(FLAGS_max_hold);
   limits.max_batch = absl::GetFlag(FLAGS_max_batch);
+  limits.waiter_reattach_grace = absl::GetFlag(FLAGS_waiter_reattach_grace);
   if (limits.min_ttl <= absl::ZeroDuration() || limits.min_ttl > limits.max_ttl) {
     fencegate::LogError("--min_ttl must be > 0 and <= --max_ttl");
+    return EXIT_FAILURE;
+  }
+  if (limits.waiter_reattach_grace < absl::ZeroDuration()) {
+    fencegate::LogError("--waiter_reattach_grace must not be negative");
     return EXIT_FAILURE;
   }
   if (limits.max_batch == 0) {
@@ -103,16 +133,22 @@ int main(int argc, char** argv) {
                         server.status().ToString());
     return EXIT_FAILURE;
   }
+  const std::string store =
+      options.store == "sqlite"
+          ? absl::StrCat("sqlite db=", options.db_path)
+          : absl::StrCat(options.store, " etcd_prefix=", options.etcd_prefix,
+                         " etcd_session_ttl=", absl::FormatDuration(options.etcd_session_ttl),
+                         " advertise=", options.advertise.empty() ? "(listen)" : options.advertise);
   fencegate::LogInfo(
-      "fencegate-lockservice serving on port %d (listen=%s db=%s ttl=[%s, %s] "
+      "fencegate-lockservice serving on port %d (listen=%s store=%s ttl=[%s, %s] "
       "max_wait=%s lock_delay=%s max_hold=%s max_waiters_per_resource=%d "
       "max_waiters_total=%d max_resources=%d max_batch=%d transport=%s "
       "signing=%s)",
-      (*server)->port(), options.listen, options.db_path,
+      (*server)->port(), options.listen, store,
       absl::FormatDuration(limits.min_ttl), absl::FormatDuration(limits.max_ttl),
       absl::FormatDuration(limits.max_wait), absl::FormatDuration(limits.lock_delay),
       absl::FormatDuration(limits.max_hold), limits.max_waiters_per_resource,
-      limits.max_waiters_total, limits.max_resources, limits.max_batch,
+      limits.max_waiters_total, limits.max_resources, (*server)->max_batch(),
       fencegate::DescribeTls(options.tls), (*server)->DescribeSigning());
 
   int signal = fencegate::WaitForShutdownSignal([&server] {

@@ -14,7 +14,10 @@ constexpr char kSchema[] =
     "  token INTEGER NOT NULL, ttl_ms INTEGER NOT NULL,"
     "  hold_count INTEGER NOT NULL, request_ids TEXT NOT NULL);"
     "CREATE TABLE IF NOT EXISTS fence_positions("
-    "  resource TEXT PRIMARY KEY, position INTEGER NOT NULL UNIQUE);";
+    "  resource TEXT PRIMARY KEY, position INTEGER NOT NULL UNIQUE);"
+    "CREATE TABLE IF NOT EXISTS waiters("
+    "  seq INTEGER PRIMARY KEY, resource TEXT NOT NULL, holder TEXT NOT NULL,"
+    "  ttl_ms INTEGER NOT NULL, request_id TEXT NOT NULL);";
 
 }  // namespace
 
@@ -84,10 +87,29 @@ absl::StatusOr<LockStoreState> SqliteLockStore::Load() {
     state.leases.push_back(std::move(lease));
   }
   stmt.Reset();
+
+  absl::StatusOr<SqliteStatement*> waiters = db_->Prepared(
+      "SELECT seq, resource, holder, ttl_ms, request_id FROM waiters ORDER BY seq");
+  if (!waiters.ok()) return waiters.status();
+  SqliteStatement& queue = **waiters;
+  for (;;) {
+    row = queue.Step();
+    if (!row.ok()) return row.status();
+    if (!*row) break;
+    WaiterRecord waiter;
+    waiter.seq = static_cast<uint64_t>(queue.ColumnInt(0));
+    waiter.resource = queue.ColumnText(1);
+    waiter.holder = queue.ColumnText(2);
+    waiter.ttl = absl::Milliseconds(queue.ColumnInt(3));
+    waiter.request_id = queue.ColumnText(4);
+    state.waiters.push_back(std::move(waiter));
+  }
+  queue.Reset();
   return state;
 }
 
 absl::Status SqliteLockStore::Commit(const LockStoreBatch& batch) {
+  if (batch.empty()) return absl::OkStatus();  // this file is the only writer
   absl::Status status = db_->Exec("BEGIN IMMEDIATE");
   if (!status.ok()) return status;
   status = Apply(batch);
@@ -130,6 +152,28 @@ absl::Status SqliteLockStore::Apply(const LockStoreBatch& batch) {
           db_->Prepared("DELETE FROM leases WHERE resource = ?1");
       if (!stmt.ok()) return stmt.status();
       status = (*stmt)->BindText(1, resource).Run();
+    }
+    if (!status.ok()) return status;
+  }
+  for (const auto& [seq, waiter] : batch.waiters) {
+    absl::Status status;
+    if (waiter) {
+      absl::StatusOr<SqliteStatement*> stmt = db_->Prepared(
+          "INSERT OR REPLACE INTO waiters(seq, resource, holder, ttl_ms, request_id) "
+          "VALUES(?1, ?2, ?3, ?4, ?5)");
+      if (!stmt.ok()) return stmt.status();
+      status = (*stmt)
+                   ->Bind(1, static_cast<int64_t>(seq))
+                   .BindText(2, waiter->resource)
+                   .BindText(3, waiter->holder)
+                   .Bind(4, absl::ToInt64Milliseconds(waiter->ttl))
+                   .BindText(5, waiter->request_id)
+                   .Run();
+    } else {
+      absl::StatusOr<SqliteStatement*> stmt =
+          db_->Prepared("DELETE FROM waiters WHERE seq = ?1");
+      if (!stmt.ok()) return stmt.status();
+      status = (*stmt)->Bind(1, static_cast<int64_t>(seq)).Run();
     }
     if (!status.ok()) return status;
   }

@@ -4,6 +4,8 @@
 //   leases(resource TEXT PRIMARY KEY, holder TEXT, token INTEGER,
 //          ttl_ms INTEGER, hold_count INTEGER, request_ids TEXT)
 //   fence_positions(resource TEXT PRIMARY KEY, position INTEGER UNIQUE)
+//   waiters(seq INTEGER PRIMARY KEY, resource TEXT, holder TEXT,
+//           ttl_ms INTEGER, request_id TEXT)
 // request_ids is the list joined by '\n' (request ids have no control
 // characters; see common/validation.h).
 //

@@ -7,3 +7,12 @@ add_test(NAME bench_smoke
           --build-dir=${CMAKE_BINARY_DIR} --no-docs
           --out=${CMAKE_CURRENT_BINARY_DIR}/bench_smoke.json)
 set_tests_properties(bench_smoke PROPERTIES LABELS bench TIMEOUT 180)
+
+# The same with fencegate's lock service on etcd beside the embedded one
+# (./scripts/bench --store etcd): its etcd and both instances start, serve
+# the lock workloads without a failed operation, and stop cleanly.
+add_test(NAME bench_smoke_etcd
+  COMMAND ${CMAKE_SOURCE_DIR}/scripts/bench --quick --systems=fencegate --store=etcd
+          --build-dir=${CMAKE_BINARY_DIR} --no-docs
+          --out=${CMAKE_CURRENT_BINARY_DIR}/bench_smoke_etcd.json)
+set_tests_properties(bench_smoke_etcd PROPERTIES LABELS bench TIMEOUT 240)

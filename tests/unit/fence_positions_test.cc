@@ -13,11 +13,11 @@
 #include "gtest/gtest.h"
 #include "lockservice/fence_feed.h"
 #include "lockservice/lock_manager.h"
-#include "lockservice/sqlite_lock_store.h"
 #include "tests/testing/fake_clock.h"
 #include "tests/testing/faulty_lock_store.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/temp_dir.h"
+#include "tests/unit/store_under_test.h"
 
 namespace fencegate::lockservice {
 namespace {
@@ -62,28 +62,29 @@ MATCHER_P2(PositionIs, resource, position, "") {
   return arg.resource == resource && arg.position == position;
 }
 
-class FencePositionsTest : public ::testing::Test {
+class FencePositionsTest : public ::testing::TestWithParam<testing::StoreKind> {
  protected:
   void SetUp() override {
+    stores_ = testing::StoreUnderTest::Make(GetParam(), dir_.path());
     feed_.Subscribe(recorder_);
     Start();
   }
 
   void Start() {
-    auto store = SqliteLockStore::Open(dir_.File("locks.db"));
+    auto store = stores_->Open();
     ASSERT_THAT(store, IsOk());
-    sqlite_ = *std::move(store);
-    faulty_ = std::make_unique<testing::FaultyLockStore>(sqlite_.get());
+    store_ = *std::move(store);
+    faulty_ = std::make_unique<testing::FaultyLockStore>(store_.get());
     auto manager = LockManager::Create(faulty_.get(), &clock_, LockLimits(), &feed_);
     ASSERT_THAT(manager, IsOk());
     manager_ = *std::move(manager);
   }
 
-  // A crash and restart on the same file.
+  // A crash and restart on the same stored state.
   void Restart() {
     manager_.reset();
     faulty_.reset();
-    sqlite_.reset();
+    store_.reset();
     Start();
   }
 
@@ -113,7 +114,7 @@ class FencePositionsTest : public ::testing::Test {
   }
 
   std::vector<FencePosition> Scan(uint64_t after, size_t limit = 100) {
-    auto positions = sqlite_->ScanFencePositions(after, limit);
+    auto positions = store_->ScanFencePositions(after, limit);
     EXPECT_THAT(positions, IsOk());
     return positions.ok() ? *positions : std::vector<FencePosition>();
   }
@@ -122,19 +123,20 @@ class FencePositionsTest : public ::testing::Test {
   testing::FakeClock clock_;
   FenceFeed feed_;
   std::shared_ptr<Recorder> recorder_ = std::make_shared<Recorder>();
-  std::unique_ptr<SqliteLockStore> sqlite_;
+  std::unique_ptr<testing::StoreUnderTest> stores_;
+  std::unique_ptr<LockStore> store_;
   std::unique_ptr<testing::FaultyLockStore> faulty_;
   std::unique_ptr<LockManager> manager_;
 };
 
-TEST_F(FencePositionsTest, GrantMovesTheFenceToItsTokenAfterCommit) {
+TEST_P(FencePositionsTest, GrantMovesTheFenceToItsTokenAfterCommit) {
   const uint64_t token = MustAcquire("r");
   EXPECT_THAT(recorder_->Take(),
               ElementsAre(EventIs(FenceEvent::Kind::kGranted, "r", token)));
   EXPECT_THAT(Scan(0), ElementsAre(Field(&FencePosition::position, token)));
 }
 
-TEST_F(FencePositionsTest, ExpiryMarkLiesBetweenTheExpiredTokenAndTheNextGrant) {
+TEST_P(FencePositionsTest, ExpiryMarkLiesBetweenTheExpiredTokenAndTheNextGrant) {
   const uint64_t expired = MustAcquire("r", Seconds(1));
   recorder_->Take();
   clock_.AdvanceBy(Seconds(1));
@@ -150,7 +152,7 @@ TEST_F(FencePositionsTest, ExpiryMarkLiesBetweenTheExpiredTokenAndTheNextGrant) 
   EXPECT_GT(MustAcquire("r"), mark);
 }
 
-TEST_F(FencePositionsTest, ReleaseMovesNothing) {
+TEST_P(FencePositionsTest, ReleaseMovesNothing) {
   const uint64_t token = MustAcquire("r");
   recorder_->Take();
   ASSERT_THAT(Release("r", token), IsOk());
@@ -158,7 +160,7 @@ TEST_F(FencePositionsTest, ReleaseMovesNothing) {
   EXPECT_THAT(Scan(0), ElementsAre(Field(&FencePosition::position, token)));
 }
 
-TEST_F(FencePositionsTest, ScanResumesAfterAPositionInOrderAndSurvivesRestart) {
+TEST_P(FencePositionsTest, ScanResumesAfterAPositionInOrderAndSurvivesRestart) {
   const uint64_t a = MustAcquire("a");
   const uint64_t b = MustAcquire("b");
   ASSERT_THAT(Release("a", a), IsOk());
@@ -172,7 +174,7 @@ TEST_F(FencePositionsTest, ScanResumesAfterAPositionInOrderAndSurvivesRestart) {
   EXPECT_GT(MustAcquire("d"), c);
 }
 
-TEST_F(FencePositionsTest, FailedCommitPublishesAndStoresNothing) {
+TEST_P(FencePositionsTest, FailedCommitPublishesAndStoresNothing) {
   const uint64_t kept = MustAcquire("kept");
   recorder_->Take();
   faulty_->FailNthCommit(1);
@@ -181,7 +183,7 @@ TEST_F(FencePositionsTest, FailedCommitPublishesAndStoresNothing) {
   EXPECT_THAT(Scan(0), ElementsAre(Field(&FencePosition::position, kept)));
 }
 
-TEST_F(FencePositionsTest, ClosingTheFeedTellsEverySubscriberAndLaterOnes) {
+TEST_P(FencePositionsTest, ClosingTheFeedTellsEverySubscriberAndLaterOnes) {
   feed_.Close();
   EXPECT_TRUE(recorder_->closed());
   auto late = std::make_shared<Recorder>();
@@ -190,6 +192,11 @@ TEST_F(FencePositionsTest, ClosingTheFeedTellsEverySubscriberAndLaterOnes) {
   MustAcquire("r");  // publishing to a closed feed reaches no one
   EXPECT_THAT(recorder_->Take(), IsEmpty());
 }
+
+INSTANTIATE_TEST_SUITE_P(Stores, FencePositionsTest,
+                         ::testing::Values(testing::StoreKind::kSqlite,
+                                           testing::StoreKind::kEtcd),
+                         testing::StoreKindName);
 
 }  // namespace
 }  // namespace fencegate::lockservice

@@ -1,5 +1,7 @@
 // LockManager semantics on a FakeClock: no test sleeps. Replies are delivered
 // after group commit, so each helper calls Sync() before reading results.
+// Every test runs on each store (StoreUnderTest): SQLite, and etcd as the
+// leader of a term, where a restart is a new leader's term.
 #include "lockservice/lock_manager.h"
 
 #include <memory>
@@ -12,11 +14,11 @@
 #include "common/errors.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "lockservice/sqlite_lock_store.h"
 #include "tests/testing/fake_clock.h"
 #include "tests/testing/faulty_lock_store.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/temp_dir.h"
+#include "tests/unit/store_under_test.h"
 
 namespace fencegate::lockservice {
 namespace {
@@ -61,28 +63,31 @@ AcquireArgs Args(std::string resource, std::string holder,
                      std::move(request_id)};
 }
 
-class LockManagerTest : public ::testing::Test {
+class LockManagerTest : public ::testing::TestWithParam<testing::StoreKind> {
  protected:
-  void SetUp() override { Start(); }
+  void SetUp() override {
+    stores_ = testing::StoreUnderTest::Make(GetParam(), dir_.path());
+    Start();
+  }
 
   void Start() {
-    if (sqlite_ == nullptr) {
-      auto store = SqliteLockStore::Open(dir_.File("locks.db"));
+    if (store_ == nullptr) {
+      auto store = stores_->Open();
       ASSERT_THAT(store, IsOk());
-      sqlite_ = *std::move(store);
-      faulty_ = std::make_unique<testing::FaultyLockStore>(sqlite_.get());
+      store_ = *std::move(store);
+      faulty_ = std::make_unique<testing::FaultyLockStore>(store_.get());
     }
     auto manager = LockManager::Create(faulty_.get(), &clock_, limits_);
     ASSERT_THAT(manager, IsOk());
     manager_ = *std::move(manager);
   }
 
-  // Simulates a crash and restart on the same database file. The manager is
+  // Simulates a crash and restart on the same stored state. The manager is
   // dropped without any further write, as a killed process would be.
   void Restart() {
     manager_.reset();
-    sqlite_.reset();
     faulty_.reset();
+    store_.reset();
     Start();
   }
 
@@ -149,12 +154,13 @@ class LockManagerTest : public ::testing::Test {
   testing::TempDir dir_;
   testing::FakeClock clock_;
   LockLimits limits_;
-  std::unique_ptr<SqliteLockStore> sqlite_;
+  std::unique_ptr<testing::StoreUnderTest> stores_;
+  std::unique_ptr<LockStore> store_;
   std::unique_ptr<testing::FaultyLockStore> faulty_;
   std::unique_ptr<LockManager> manager_;
 };
 
-TEST_F(LockManagerTest, TryLockGrantsFreeResource) {
+TEST_P(LockManagerTest, TryLockGrantsFreeResource) {
   ASSERT_OK_AND_ASSIGN(AcquireResult r, Acquire(Args("r", "alice", Seconds(5))));
   EXPECT_TRUE(r.acquired);
   EXPECT_EQ(r.token, 1u);
@@ -162,7 +168,7 @@ TEST_F(LockManagerTest, TryLockGrantsFreeResource) {
   EXPECT_EQ(r.hold_count, 1u);
 }
 
-TEST_F(LockManagerTest, TryLockOnHeldResourceAnswersNotAcquiredWithHolderToken) {
+TEST_P(LockManagerTest, TryLockOnHeldResourceAnswersNotAcquiredWithHolderToken) {
   uint64_t alice = MustAcquire("r", "alice", Seconds(5));
   clock_.AdvanceBy(Seconds(2));
   ASSERT_OK_AND_ASSIGN(AcquireResult r, Acquire(Args("r", "bob")));
@@ -173,7 +179,7 @@ TEST_F(LockManagerTest, TryLockOnHeldResourceAnswersNotAcquiredWithHolderToken) 
   EXPECT_EQ(r.token, 0u);
 }
 
-TEST_F(LockManagerTest, TokensStrictlyIncreaseOverAllGrants) {
+TEST_P(LockManagerTest, TokensStrictlyIncreaseOverAllGrants) {
   uint64_t last = 0;
   for (int i = 0; i < 20; ++i) {
     std::string resource = "r" + std::to_string(i % 3);
@@ -184,7 +190,7 @@ TEST_F(LockManagerTest, TokensStrictlyIncreaseOverAllGrants) {
   }
 }
 
-TEST_F(LockManagerTest, LeaseExpiresExactlyAtTtl) {
+TEST_P(LockManagerTest, LeaseExpiresExactlyAtTtl) {
   uint64_t alice = MustAcquire("r", "alice", Seconds(1));
   Advance(Milliseconds(999));
   EXPECT_TRUE(Describe("r").held);
@@ -194,7 +200,7 @@ TEST_F(LockManagerTest, LeaseExpiresExactlyAtTtl) {
   EXPECT_GT(MustAcquire("r", "bob"), alice);
 }
 
-TEST_F(LockManagerTest, ExpiredLeaseIsGoneEvenBeforeItsTimerRuns) {
+TEST_P(LockManagerTest, ExpiredLeaseIsGoneEvenBeforeItsTimerRuns) {
   // A call that arrives at the expiry instant must not see the lease held,
   // whatever order the timer and the call run in.
   uint64_t alice = MustAcquire("r", "alice", Seconds(1));
@@ -202,7 +208,7 @@ TEST_F(LockManagerTest, ExpiredLeaseIsGoneEvenBeforeItsTimerRuns) {
   EXPECT_THAT(Renew("r", alice, Seconds(10)), StatusIs(absl::StatusCode::kAborted));
 }
 
-TEST_F(LockManagerTest, RenewExtendsToNowPlusTtlNeverBeyond) {
+TEST_P(LockManagerTest, RenewExtendsToNowPlusTtlNeverBeyond) {
   uint64_t token = MustAcquire("r", "alice", Seconds(10));
   for (int i = 0; i < 50; ++i) {
     Advance(Seconds(1));
@@ -216,14 +222,14 @@ TEST_F(LockManagerTest, RenewExtendsToNowPlusTtlNeverBeyond) {
   EXPECT_FALSE(Describe("r").held);
 }
 
-TEST_F(LockManagerTest, RenewWithShorterTtlShortensTheLease) {
+TEST_P(LockManagerTest, RenewWithShorterTtlShortensTheLease) {
   uint64_t token = MustAcquire("r", "alice", Seconds(10));
   ASSERT_THAT(Renew("r", token, Seconds(2)), IsOk());
   Advance(Seconds(2));
   EXPECT_FALSE(Describe("r").held);
 }
 
-TEST_F(LockManagerTest, StaleRenewIsAbortedAndLeavesNewHolderIntact) {
+TEST_P(LockManagerTest, StaleRenewIsAbortedAndLeavesNewHolderIntact) {
   uint64_t alice = MustAcquire("r", "alice", Seconds(1));
   Advance(Seconds(1));
   uint64_t bob = MustAcquire("r", "bob", Seconds(10));
@@ -242,7 +248,7 @@ TEST_F(LockManagerTest, StaleRenewIsAbortedAndLeavesNewHolderIntact) {
   EXPECT_EQ(now.remaining, Seconds(7));  // untouched by alice's renew
 }
 
-TEST_F(LockManagerTest, StaleReleaseIsAbortedAndNeverFreesNewHolder) {
+TEST_P(LockManagerTest, StaleReleaseIsAbortedAndNeverFreesNewHolder) {
   uint64_t alice = MustAcquire("r", "alice", Seconds(1));
   Advance(Seconds(1));
   uint64_t bob = MustAcquire("r", "bob", Seconds(10));
@@ -256,7 +262,7 @@ TEST_F(LockManagerTest, StaleReleaseIsAbortedAndNeverFreesNewHolder) {
   EXPECT_EQ(now.hold_count, 1u);
 }
 
-TEST_F(LockManagerTest, ReleasingTwiceIsHarmless) {
+TEST_P(LockManagerTest, ReleasingTwiceIsHarmless) {
   uint64_t token = MustAcquire("r", "alice");
   ASSERT_OK_AND_ASSIGN(ReleaseResult first, Release("r", token));
   EXPECT_EQ(first.hold_count, 0u);
@@ -265,7 +271,7 @@ TEST_F(LockManagerTest, ReleasingTwiceIsHarmless) {
   EXPECT_EQ(Describe("r").token, bob);
 }
 
-TEST_F(LockManagerTest, ReentrantAcquireKeepsTokenAndCountsHolds) {
+TEST_P(LockManagerTest, ReentrantAcquireKeepsTokenAndCountsHolds) {
   uint64_t token = MustAcquire("r", "alice");
   ASSERT_OK_AND_ASSIGN(AcquireResult again, Acquire(Args("r", "alice")));
   EXPECT_TRUE(again.acquired);
@@ -280,13 +286,13 @@ TEST_F(LockManagerTest, ReentrantAcquireKeepsTokenAndCountsHolds) {
   EXPECT_FALSE(Describe("r").held);
 }
 
-TEST_F(LockManagerTest, ReentrantAcquireNeverShortensTheLease) {
+TEST_P(LockManagerTest, ReentrantAcquireNeverShortensTheLease) {
   MustAcquire("r", "alice", Seconds(30));
   ASSERT_OK_AND_ASSIGN(AcquireResult again, Acquire(Args("r", "alice", Seconds(1))));
   EXPECT_EQ(again.ttl, Seconds(30));
 }
 
-TEST_F(LockManagerTest, RetriedRequestIdDoesNotDoubleTheHoldCount) {
+TEST_P(LockManagerTest, RetriedRequestIdDoesNotDoubleTheHoldCount) {
   ASSERT_OK_AND_ASSIGN(AcquireResult first,
                        Acquire(Args("r", "alice", Seconds(10), absl::ZeroDuration(), "req-1")));
   ASSERT_OK_AND_ASSIGN(AcquireResult retry,
@@ -304,7 +310,7 @@ TEST_F(LockManagerTest, RetriedRequestIdDoesNotDoubleTheHoldCount) {
   EXPECT_TRUE(Describe("r").held);
 }
 
-TEST_F(LockManagerTest, WaitersAreGrantedInArrivalOrder) {
+TEST_P(LockManagerTest, WaitersAreGrantedInArrivalOrder) {
   uint64_t token = MustAcquire("r", "holder");
   std::vector<SlotPtr<AcquireResult>> waiters;
   for (int i = 0; i < 5; ++i) {
@@ -325,7 +331,7 @@ TEST_F(LockManagerTest, WaitersAreGrantedInArrivalOrder) {
   }
 }
 
-TEST_F(LockManagerTest, TryLockDoesNotJumpTheQueue) {
+TEST_P(LockManagerTest, TryLockDoesNotJumpTheQueue) {
   uint64_t token = MustAcquire("r", "holder", Seconds(1));
   auto waiter = StartAcquire(Args("r", "patient", Seconds(10), Seconds(60)));
   Advance(Seconds(1));  // expiry hands the lock to the waiter, not to a newcomer
@@ -337,7 +343,7 @@ TEST_F(LockManagerTest, TryLockDoesNotJumpTheQueue) {
   EXPECT_EQ(late.holder_token, waiter->get()->token);
 }
 
-TEST_F(LockManagerTest, EndedLeasesLeaveNoTimersBehind) {
+TEST_P(LockManagerTest, EndedLeasesLeaveNoTimersBehind) {
   for (int i = 0; i < 100; ++i) {
     uint64_t token = MustAcquire("r" + std::to_string(i % 7), "h", Seconds(60));
     ASSERT_THAT(Release("r" + std::to_string(i % 7), token), IsOk());
@@ -352,7 +358,7 @@ TEST_F(LockManagerTest, EndedLeasesLeaveNoTimersBehind) {
   EXPECT_EQ(clock_.PendingTimers(), 0u);
 }
 
-TEST_F(LockManagerTest, ExpiryHandsTheLockToTheNextWaiter) {
+TEST_P(LockManagerTest, ExpiryHandsTheLockToTheNextWaiter) {
   MustAcquire("r", "crashed", Seconds(2));
   auto waiter = StartAcquire(Args("r", "next", Seconds(10), Seconds(60)));
   Advance(Seconds(2) - Milliseconds(1));
@@ -364,7 +370,7 @@ TEST_F(LockManagerTest, ExpiryHandsTheLockToTheNextWaiter) {
   EXPECT_EQ(Describe("r").holder, "next");
 }
 
-TEST_F(LockManagerTest, WaitRunsOutWithNotAcquired) {
+TEST_P(LockManagerTest, WaitRunsOutWithNotAcquired) {
   uint64_t holder = MustAcquire("r", "holder", Seconds(60));
   auto waiter = StartAcquire(Args("r", "w", Seconds(10), Seconds(3)));
   Advance(Seconds(3) - Milliseconds(1));
@@ -378,7 +384,7 @@ TEST_F(LockManagerTest, WaitRunsOutWithNotAcquired) {
   EXPECT_EQ(Describe("r").waiters, 0u);
 }
 
-TEST_F(LockManagerTest, CancelledWaiterLeavesTheQueue) {
+TEST_P(LockManagerTest, CancelledWaiterLeavesTheQueue) {
   uint64_t token = MustAcquire("r", "holder");
   LockManager::CallId gone;
   auto first = StartAcquire(Args("r", "gone", Seconds(10), Seconds(60)), &gone);
@@ -391,7 +397,7 @@ TEST_F(LockManagerTest, CancelledWaiterLeavesTheQueue) {
   EXPECT_EQ(Describe("r").holder, "stays");
 }
 
-TEST_F(LockManagerTest, LockDelayHoldsBackAnExpiredResourceOnly) {
+TEST_P(LockManagerTest, LockDelayHoldsBackAnExpiredResourceOnly) {
   limits_.lock_delay = Seconds(5);
   Restart();
   MustAcquire("r", "crashed", Seconds(1));
@@ -414,7 +420,7 @@ TEST_F(LockManagerTest, LockDelayHoldsBackAnExpiredResourceOnly) {
   EXPECT_TRUE(Acquire(Args("r", "bob"))->acquired);
 }
 
-TEST_F(LockManagerTest, MaxHoldCapsTheLeaseAcrossRenewals) {
+TEST_P(LockManagerTest, MaxHoldCapsTheLeaseAcrossRenewals) {
   limits_.max_hold = Seconds(10);
   Restart();
   uint64_t token = MustAcquire("r", "alice", Seconds(4));
@@ -428,7 +434,7 @@ TEST_F(LockManagerTest, MaxHoldCapsTheLeaseAcrossRenewals) {
   EXPECT_FALSE(Describe("r").held);
 }
 
-TEST_F(LockManagerTest, WaiterLimitsAnswerResourceExhausted) {
+TEST_P(LockManagerTest, WaiterLimitsAnswerResourceExhausted) {
   limits_.max_waiters_per_resource = 2;
   limits_.max_waiters_total = 3;
   Restart();
@@ -445,7 +451,7 @@ TEST_F(LockManagerTest, WaiterLimitsAnswerResourceExhausted) {
                        HasSubstr("max_waiters_total")));
 }
 
-TEST_F(LockManagerTest, ShutdownEndsParkedWaitersWithUnavailable) {
+TEST_P(LockManagerTest, ShutdownEndsParkedWaitersWithUnavailable) {
   MustAcquire("r", "holder");
   auto waiter = StartAcquire(Args("r", "w", Seconds(10), Seconds(60)));
   manager_->Shutdown();
@@ -456,7 +462,7 @@ TEST_F(LockManagerTest, ShutdownEndsParkedWaitersWithUnavailable) {
 
 // ------------------------------------------------- durability and restarts
 
-TEST_F(LockManagerTest, RestartReArmsEveryLeaseForItsFullTtl) {
+TEST_P(LockManagerTest, RestartReArmsEveryLeaseForItsFullTtl) {
   uint64_t token = MustAcquire("r", "alice", Seconds(10));
   ASSERT_OK_AND_ASSIGN(AcquireResult again,
                        Acquire(Args("r", "alice", Seconds(10), absl::ZeroDuration(), "req-9")));
@@ -477,7 +483,7 @@ TEST_F(LockManagerTest, RestartReArmsEveryLeaseForItsFullTtl) {
   EXPECT_EQ(again.token, token);
 }
 
-TEST_F(LockManagerTest, TokensAfterRestartExceedEveryTokenBefore) {
+TEST_P(LockManagerTest, TokensAfterRestartExceedEveryTokenBefore) {
   uint64_t max_before = 0;
   for (int i = 0; i < 10; ++i) {
     uint64_t t = MustAcquire("r" + std::to_string(i), "h");
@@ -488,14 +494,14 @@ TEST_F(LockManagerTest, TokensAfterRestartExceedEveryTokenBefore) {
   EXPECT_GT(MustAcquire("fresh", "h"), max_before);
 }
 
-TEST_F(LockManagerTest, RenewThatRaisesTheTtlIsDurable) {
+TEST_P(LockManagerTest, RenewThatRaisesTheTtlIsDurable) {
   uint64_t token = MustAcquire("r", "alice", Seconds(2));
   ASSERT_THAT(Renew("r", token, Seconds(60)), IsOk());
   Restart();
   EXPECT_EQ(Describe("r").remaining, Seconds(60));
 }
 
-TEST_F(LockManagerTest, FailedCommitRevealsNoTokenAndLaterTokensStillGrow) {
+TEST_P(LockManagerTest, FailedCommitRevealsNoTokenAndLaterTokensStillGrow) {
   uint64_t before = MustAcquire("a", "alice");
   faulty_->FailNthCommit(1);
   absl::StatusOr<AcquireResult> failed = Acquire(Args("b", "bob"));
@@ -511,7 +517,7 @@ TEST_F(LockManagerTest, FailedCommitRevealsNoTokenAndLaterTokensStillGrow) {
   EXPECT_GT(MustAcquire("c", "carol"), after);
 }
 
-TEST_F(LockManagerTest, FailedCommitFailsEveryReplyDecidedOnItsState) {
+TEST_P(LockManagerTest, FailedCommitFailsEveryReplyDecidedOnItsState) {
   uint64_t holder = MustAcquire("r", "holder");
   auto waiter = StartAcquire(Args("r", "waiter", Seconds(10), Seconds(60)));
   manager_->Sync();
@@ -525,7 +531,7 @@ TEST_F(LockManagerTest, FailedCommitFailsEveryReplyDecidedOnItsState) {
   EXPECT_EQ(info.holder, "holder");
 }
 
-TEST_F(LockManagerTest, RequestsDecidedWhileAFailingCommitIsInFlightAreNotCommitted) {
+TEST_P(LockManagerTest, RequestsDecidedWhileAFailingCommitIsInFlightAreNotCommitted) {
   absl::Notification at_store, proceed;
   faulty_->HoldNextCommit(&at_store, &proceed);
   faulty_->FailNthCommit(1);
@@ -555,7 +561,7 @@ TEST_F(LockManagerTest, RequestsDecidedWhileAFailingCommitIsInFlightAreNotCommit
   EXPECT_GT(MustAcquire("d", "erin"), dave);
 }
 
-TEST_F(LockManagerTest, StoreThatCannotReloadRefusesEverything) {
+TEST_P(LockManagerTest, StoreThatCannotReloadRefusesEverything) {
   MustAcquire("r", "holder");
   faulty_->FailNthCommit(1);
   faulty_->FailLoads(true);
@@ -572,7 +578,7 @@ struct BadAcquire {
   std::string field;
 };
 
-TEST_F(LockManagerTest, BadAcquireInputNamesTheField) {
+TEST_P(LockManagerTest, BadAcquireInputNamesTheField) {
   const std::string big(300, 'x');
   const absl::Duration ttl = Seconds(10);
   const absl::Duration wait = absl::ZeroDuration();
@@ -601,7 +607,7 @@ TEST_F(LockManagerTest, BadAcquireInputNamesTheField) {
   EXPECT_FALSE(Describe("r").held);  // nothing was granted on the way
 }
 
-TEST_F(LockManagerTest, BadRenewReleaseDescribeInputNamesTheField) {
+TEST_P(LockManagerTest, BadRenewReleaseDescribeInputNamesTheField) {
   uint64_t token = MustAcquire("r", "h");
   EXPECT_THAT(Renew("r", 0, Seconds(1)),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("token")));
@@ -625,7 +631,7 @@ TEST_F(LockManagerTest, BadRenewReleaseDescribeInputNamesTheField) {
   EXPECT_EQ(Describe("r").remaining, Seconds(10));
 }
 
-TEST_F(LockManagerTest, CertifiedCallerMayRenewAndReleaseOnlyItsOwnLease) {
+TEST_P(LockManagerTest, CertifiedCallerMayRenewAndReleaseOnlyItsOwnLease) {
   // Over mutual TLS the holder is "<certificate subject>/<name>".
   uint64_t token = MustAcquire("r", "CN=alice/worker-1");
   auto renew_as = [&](const std::string& caller) {
@@ -652,6 +658,111 @@ TEST_F(LockManagerTest, CertifiedCallerMayRenewAndReleaseOnlyItsOwnLease) {
   EXPECT_TRUE(HeldBy("CN=a", "CN=a"));
   EXPECT_FALSE(HeldBy("CN=ab/x", "CN=a"));
 }
+
+
+// ------------------------------------------ wait queues across restarts
+
+// A parked Acquire with a request id, as the client library sends it.
+AcquireArgs Waiting(std::string holder, std::string request_id) {
+  return Args("r", std::move(holder), Seconds(10), Seconds(60), std::move(request_id));
+}
+
+TEST_P(LockManagerTest, WaitersKeepTheirPlacesAcrossARestart) {
+  uint64_t token = MustAcquire("r", "holder", Seconds(30));
+  for (int i = 0; i < 3; ++i) {
+    StartAcquire(Waiting("w" + std::to_string(i), "id" + std::to_string(i)));
+  }
+  manager_->Sync();
+  Restart();  // a crash, or a new leader: the calls died with it
+  EXPECT_EQ(Describe("r").waiters, 3u);
+  // The clients retry, in another order than they queued.
+  auto w2 = StartAcquire(Waiting("w2", "id2"));
+  auto w0 = StartAcquire(Waiting("w0", "id0"));
+  auto late = StartAcquire(Waiting("late", "id-late"));  // behind all three
+  manager_->Sync();
+  EXPECT_EQ(Describe("r").waiters, 4u);
+  ASSERT_THAT(Release("r", token), IsOk());
+  ASSERT_TRUE(w0->done());
+  ASSERT_TRUE(w0->get()->acquired);
+  // w1 has not retried yet: its turn waits for it, w2 does not jump it.
+  ASSERT_THAT(Release("r", w0->get()->token), IsOk());
+  EXPECT_FALSE(w2->done());
+  EXPECT_FALSE(Describe("r").held);
+  auto w1 = StartAcquire(Waiting("w1", "id1"));
+  manager_->Sync();
+  ASSERT_TRUE(w1->done());
+  ASSERT_TRUE(w1->get()->acquired);
+  ASSERT_THAT(Release("r", w1->get()->token), IsOk());
+  ASSERT_TRUE(w2->done());
+  ASSERT_THAT(Release("r", w2->get()->token), IsOk());
+  ASSERT_TRUE(late->done());
+  EXPECT_TRUE(late->get()->acquired);
+}
+
+TEST_P(LockManagerTest, AWaiterWhoseClientDoesNotComeBackIsDroppedAfterTheGrace) {
+  limits_.waiter_reattach_grace = Seconds(5);
+  Restart();
+  uint64_t token = MustAcquire("r", "holder", Seconds(60));
+  StartAcquire(Waiting("gone", "id-gone"));
+  StartAcquire(Waiting("back", "id-back"));
+  manager_->Sync();
+  Restart();
+  auto back = StartAcquire(Waiting("back", "id-back"));
+  ASSERT_THAT(Release("r", token), IsOk());
+  EXPECT_FALSE(back->done());  // "gone" still has the head of the queue
+  Advance(Seconds(5) - Milliseconds(1));
+  EXPECT_FALSE(back->done());
+  Advance(Milliseconds(1));
+  ASSERT_TRUE(back->done());
+  EXPECT_TRUE(back->get()->acquired);
+  EXPECT_EQ(Describe("r").waiters, 0u);
+  Restart();  // and the dropped waiter's row is gone from the store too
+  EXPECT_EQ(Describe("r").waiters, 0u);
+}
+
+TEST_P(LockManagerTest, ARetryOfAParkedCallTakesItsPlaceAndTheOldCallIsCancelled) {
+  uint64_t token = MustAcquire("r", "holder");
+  auto first = StartAcquire(Waiting("w", "same-id"));
+  auto behind = StartAcquire(Waiting("other", "other-id"));
+  auto retry = StartAcquire(Waiting("w", "same-id"));
+  manager_->Sync();
+  ASSERT_TRUE(first->done());
+  EXPECT_THAT(first->get(), StatusIs(absl::StatusCode::kCancelled, HasSubstr("superseded")));
+  EXPECT_EQ(Describe("r").waiters, 2u);
+  ASSERT_THAT(Release("r", token), IsOk());
+  ASSERT_TRUE(retry->done());
+  EXPECT_TRUE(retry->get()->acquired);  // ahead of "other", as the first call was
+  EXPECT_FALSE(behind->done());
+}
+
+TEST_P(LockManagerTest, OnlyWaitersWithARequestIdArePersistedAndEndedOnesAreDeleted) {
+  uint64_t token = MustAcquire("r", "holder", Seconds(60));
+  StartAcquire(Args("r", "anonymous", Seconds(10), Seconds(60)));  // no request id
+  LockManager::CallId cancelled;
+  StartAcquire(Waiting("cancelled", "id-c"), &cancelled);
+  StartAcquire(Args("r", "timed-out", Seconds(10), Seconds(2), "id-t"));
+  StartAcquire(Waiting("kept", "id-k"));
+  manager_->Sync();
+  manager_->CancelAcquire(cancelled);
+  Advance(Seconds(2));  // "timed-out" gives up
+  EXPECT_EQ(Describe("r").waiters, 2u);
+  Restart();
+  // The anonymous waiter was never persisted; the cancelled and timed-out
+  // ones were deleted as they left the queue.
+  EXPECT_EQ(Describe("r").waiters, 1u);
+  auto kept = StartAcquire(Waiting("kept", "id-k"));
+  ASSERT_THAT(Release("r", token), IsOk());
+  ASSERT_TRUE(kept->done());
+  EXPECT_TRUE(kept->get()->acquired);
+  Restart();  // granted: its row went with the grant
+  EXPECT_EQ(Describe("r").waiters, 0u);
+  EXPECT_EQ(Describe("r").holder, "kept");
+}
+
+INSTANTIATE_TEST_SUITE_P(Stores, LockManagerTest,
+                         ::testing::Values(testing::StoreKind::kSqlite,
+                                           testing::StoreKind::kEtcd),
+                         testing::StoreKindName);
 
 }  // namespace
 }  // namespace fencegate::lockservice

@@ -1,0 +1,105 @@
+#include "lockservice/etcd/etcd_lock_node.h"
+
+#include <utility>
+
+#include "common/log.h"
+#include "lockservice/lock_service.h"
+
+namespace fencegate::lockservice {
+namespace {
+
+LeaderElection::Options ElectionOptions(const EtcdLockNodeOptions& options) {
+  LeaderElection::Options election;
+  election.key = EtcdLeaderKey(options.store.prefix);
+  election.value = options.advertise;
+  election.session_ttl = options.session_ttl;
+  return election;
+}
+
+}  // namespace
+
+EtcdLockNode::EtcdLockNode(EtcdLockNodeOptions options, Clock* clock,
+                           RoutingLockService* router,
+                           absl::AnyInvocable<void(bool)> on_serving)
+    : options_(std::move(options)),
+      clock_(clock),
+      router_(router),
+      on_serving_(std::move(on_serving)),
+      client_(etcd::EtcdClientOptions{options_.endpoints}),
+      fence_reader_(&client_, options_.store, LeaderGuard(), nullptr),
+      election_(&client_, clock, ElectionOptions(options_), this) {
+  fence_reader_.EndTerm();
+}
+
+EtcdLockNode::~EtcdLockNode() { Stop(); }
+
+void EtcdLockNode::Start() {
+  ReportServing();
+  election_.Start();
+}
+
+void EtcdLockNode::Stop() { election_.Stop(); }
+
+absl::Status EtcdLockNode::StartTerm(const LeaderGuard& guard) {
+  auto term = std::make_shared<Term>();
+  term->store = std::make_unique<EtcdLockStore>(
+      &client_, options_.store, guard,
+      [election = &election_, revision = guard.create_revision](const absl::Status&) {
+        election->StepDown(revision);
+      });
+  feeds_.push_back(std::make_unique<FenceFeed>());
+  term->feed = feeds_.back().get();
+  // Loads everything, re-arming each lease for its full TTL.
+  absl::StatusOr<std::unique_ptr<LockManager>> manager =
+      LockManager::Create(term->store.get(), clock_, options_.limits, term->feed);
+  if (!manager.ok()) {
+    term->feed->Close();
+    return manager.status();
+  }
+  term->manager = *std::move(manager);
+  std::shared_ptr<LockManager> shared(term, term->manager.get());
+  router_->SetLeader("");
+  leader_.clear();
+  router_->SetLocal(std::make_shared<LockServiceImpl>(
+      std::move(shared), &fence_reader_, term->feed, options_.signer,
+      /*mutual_tls=*/false));
+  term_ = std::move(term);
+  LogInfo("leading term %d: lock state loaded from etcd; serving", guard.create_revision);
+  ReportServing();
+  return absl::OkStatus();
+}
+
+void EtcdLockNode::EndTerm(LeaderElection::TermEnd why) {
+  router_->SetLocal(nullptr);
+  std::shared_ptr<Term> term = std::move(term_);
+  if (term != nullptr) {
+    term->manager->Shutdown();  // parked Acquires: UNAVAILABLE, retry elsewhere
+    if (why == LeaderElection::TermEnd::kStopped) {
+      term->manager->Sync();  // a clean hand-over delivers what was decided
+    }
+    term->store->EndTerm();  // anything later fails at once
+    term->feed->Close();     // its WatchFences streams reconnect elsewhere
+  }
+  // The term is destroyed by the last holder: here, or a parked call's
+  // reactor that has not finished yet.
+  term.reset();
+  ReportServing();
+}
+
+void EtcdLockNode::LeaderChanged(const std::string& address) {
+  // Our own address is a key left by an earlier term of this instance:
+  // nobody to forward to until it expires.
+  const std::string leader = address == options_.advertise ? "" : address;
+  router_->SetLeader(leader);
+  if (leader != leader_) {
+    LogInfo("leader: %s", leader.empty() ? "none known" : leader);
+    leader_ = leader;
+  }
+  ReportServing();
+}
+
+void EtcdLockNode::ReportServing() {
+  if (on_serving_) on_serving_(router_->serving());
+}
+
+}  // namespace fencegate::lockservice

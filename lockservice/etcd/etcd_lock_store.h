@@ -1,0 +1,133 @@
+// EtcdLockStore: LockStore in an etcd cluster, for one term of one leader
+// (leader_election.h). Several lock-service instances share the cluster;
+// only the leader of the current term has a store that can commit.
+//
+// Keys, under `prefix` (fencegate-lockservice --etcd_prefix):
+//   <prefix>leader            the leader key (LeaderElection), value = address
+//   <prefix>token             the last issued token, decimal
+//   <prefix>lease/<resource>  one LeaseRow (lock_records.proto) per held lease
+//   <prefix>fence/<position>  value = resource: its fence position, the
+//                             position as 20 decimal digits, so key order is
+//                             position order and ScanFencePositions() is one
+//                             Range. One key per resource: moving a position
+//                             deletes the old key in the same txn (the store
+//                             keeps each resource's position in memory; only
+//                             the leader writes, so that copy is exact).
+//   <prefix>wait/<seq>        one WaiterRow per persisted parked Acquire, the
+//                             seq as 20 digits: key order is arrival order.
+//
+// Fencing. Every call is an etcd txn guarded by
+//   create_revision(<prefix>leader) == guard.create_revision
+// so a leader whose term ended (lease expired while it was paused, say)
+// can neither write nor read as leader any more. Commit() is one txn: the
+// guard, then the counter and every lease row of the batch. An EMPTY batch
+// is a barrier: a guarded txn that writes nothing and reads the leader key,
+// proving that this term still leads, so a reply decided from memory is
+// not stale. (etcd answers a txn that contains no Range from the member's
+// local state, serializably, even with compares; the Range makes it a
+// linearizable read.) Load() reads the counter and the first page of rows
+// in one guarded txn, and further pages at that txn's revision, so it sees
+// one consistent snapshot taken while this term led.
+//
+// A failed or refused call ENDS THE TERM: the store refuses every later call
+// at once, and `on_term_lost` runs once (the instance steps down and a
+// leader loads the state afresh). A call that timed out may still have been
+// applied: the error says the outcome is unknown, and the next leader sees
+// whichever happened. Errors are UNAVAILABLE (DATA_LOSS for a row that does
+// not parse).
+//
+// Limits: one batch is one txn, and etcd refuses txns of more than
+// --max-txn-ops operations (default 128) or --max-request-bytes (1.5 MiB),
+// so the lock server caps the manager's batch (kEtcdMaxOpsPerItem, and
+// docs/operations.md).
+//
+// REQUIRES: Load() succeeded before the first Commit() (LockManager does so).
+//
+// Thread safety: as LockStore asks: Load() and Commit() from one thread at a
+// time; ScanFencePositions() (a plain linearizable Range, also after the
+// term ended) and EndTerm() from any thread. `on_term_lost` runs on the caller's thread.
+// Ownership: `client` must outlive the store.
+#ifndef FENCEGATE_LOCKSERVICE_ETCD_ETCD_LOCK_STORE_H_
+#define FENCEGATE_LOCKSERVICE_ETCD_ETCD_LOCK_STORE_H_
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/functional/any_invocable.h"
+#include "absl/functional/function_ref.h"
+#include "absl/time/time.h"
+#include "common/etcd/etcd_client.h"
+#include "lockservice/etcd/leader_election.h"
+#include "lockservice/lock_store.h"
+
+namespace fencegate::lockservice {
+
+struct EtcdLockStoreOptions {
+  std::string prefix = "/fencegate/lockservice/";
+  // Deadline of one Commit() (all its attempts) and of one Load().
+  absl::Duration commit_timeout = absl::Seconds(5);
+  absl::Duration load_timeout = absl::Seconds(30);
+  // Rows per Range while loading.
+  int64_t load_page = 1000;
+};
+
+// The key LeaderElection campaigns for, under `prefix`.
+std::string EtcdLeaderKey(const std::string& prefix);
+
+// etcd operations one item of a group-commit batch may add to its txn: a
+// fence move is a put and a delete, a lease or waiter row one put or delete. A batch
+// of n items is at most 2 + kEtcdMaxOpsPerItem * n operations (the counter,
+// or the barrier's read, and a spare).
+inline constexpr int kEtcdMaxOpsPerItem = 2;
+
+class EtcdLockStore final : public LockStore {
+ public:
+  EtcdLockStore(etcd::EtcdClient* client, EtcdLockStoreOptions options,
+                LeaderGuard guard,
+                absl::AnyInvocable<void(const absl::Status&)> on_term_lost);
+
+  absl::StatusOr<LockStoreState> Load() override;
+  absl::Status Commit(const LockStoreBatch& batch) override;
+  absl::StatusOr<std::vector<FencePosition>> ScanFencePositions(
+      uint64_t after, size_t limit) override;
+
+  // Refuses every later call (the term is over). Idempotent.
+  void EndTerm() { ended_.store(true); }
+
+ private:
+  etcdserverpb::TxnRequest GuardedTxn() const;
+  // Ends the term for `why` and returns the error to report.
+  absl::Status Lose(absl::Status why);
+  absl::Status Ended() const;
+  std::string FenceKey(uint64_t position) const;
+  std::string WaitKey(uint64_t seq) const;
+  // Reads every key under `prefix` at `revision`, from `first` (the first
+  // page, already read) on, calling `row` for each.
+  absl::Status LoadRows(const std::string& prefix, int64_t revision,
+                        etcdserverpb::RangeResponse first, absl::Time deadline,
+                        absl::FunctionRef<absl::Status(const mvccpb::KeyValue&)> row);
+  absl::Status ParseLease(const mvccpb::KeyValue& kv, LockStoreState& state) const;
+  absl::Status ParseWaiter(const mvccpb::KeyValue& kv, LockStoreState& state) const;
+
+  etcd::EtcdClient* const client_;
+  const EtcdLockStoreOptions options_;
+  const LeaderGuard guard_;
+  const std::string token_key_;
+  const std::string lease_prefix_;
+  const std::string fence_prefix_;
+  const std::string wait_prefix_;
+  absl::AnyInvocable<void(const absl::Status&)> on_term_lost_;
+  std::atomic<bool> ended_{false};
+  // The counter as this term last loaded or committed it: only this term
+  // writes it, so a batch that does not raise it leaves it alone.
+  uint64_t committed_token_ = 0;
+  bool loaded_ = false;
+  // Each resource's committed fence position (Load() and Commit() only).
+  absl::flat_hash_map<std::string, uint64_t> fence_positions_;
+};
+
+}  // namespace fencegate::lockservice
+
+#endif  // FENCEGATE_LOCKSERVICE_ETCD_ETCD_LOCK_STORE_H_

@@ -1,0 +1,228 @@
+#include "lockservice/forwarding_lock_service.h"
+
+#include <atomic>
+#include <functional>
+#include <utility>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "grpcpp/client_context.h"
+
+namespace fencegate::lockservice {
+
+namespace v1 = ::fencegate::v1;
+
+namespace {
+
+// The status a forwarded call ends with: the leader's, except that a call
+// abandoned because the leader changed, or that could not reach the leader,
+// says so (UNAVAILABLE: retry).
+grpc::Status Forwarded(grpc::Status status, bool abandoned, const std::string& target) {
+  if (abandoned && !status.ok()) {
+    return grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                        absl::StrCat("the leader changed while this call was forwarded to ",
+                                     target, "; retry with the same request_id"));
+  }
+  if (status.error_code() == grpc::StatusCode::UNAVAILABLE) {
+    return grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                        absl::StrCat("forwarding to the leader at ", target,
+                                     " failed: ", status.error_message(), "; retry"),
+                        status.error_details());
+  }
+  return status;
+}
+
+// A call in flight, as the service's registry sees it.
+class ForwardedCall {
+ public:
+  virtual ~ForwardedCall() = default;
+  // Ends the call with UNAVAILABLE. Called with Shared::mu held, which keeps
+  // the call from being deleted meanwhile.
+  virtual void Abandon() = 0;
+};
+
+}  // namespace
+
+struct ForwardingLockService::Shared {
+  std::string target;
+  std::unique_ptr<v1::LockService::Stub> stub;
+  absl::Mutex mu;
+  absl::flat_hash_set<ForwardedCall*> calls ABSL_GUARDED_BY(mu);
+  bool abandoned ABSL_GUARDED_BY(mu) = false;
+
+  // Registers `call`; abandons it at once if the service already was.
+  void Add(ForwardedCall* call) {
+    absl::MutexLock lock(&mu);
+    calls.insert(call);
+    if (abandoned) call->Abandon();
+  }
+  void Remove(ForwardedCall* call) {
+    absl::MutexLock lock(&mu);
+    calls.erase(call);
+  }
+};
+
+// One forwarded unary call: the server side's reactor, which owns the
+// client side's context. It is deleted in OnDone, which gRPC runs only after
+// Finish(), which runs only after the client call has completed.
+class ForwardingLockService::CallReactor final : public grpc::ServerUnaryReactor,
+                                                 public ForwardedCall {
+ public:
+  CallReactor(grpc::CallbackServerContext* server_context,
+              std::shared_ptr<Shared> shared)
+      // Carries the caller's deadline, and its cancellation.
+      : client_context_(grpc::ClientContext::FromCallbackServerContext(*server_context)),
+        shared_(std::move(shared)) {
+    client_context_->AddMetadata(kForwardedMetadata, "1");
+    shared_->Add(this);
+  }
+
+  grpc::ClientContext* client_context() { return client_context_.get(); }
+  v1::LockService::Stub::async_interface* async() { return shared_->stub->async(); }
+
+  // The client call's completion.
+  std::function<void(grpc::Status)> Done() {
+    return [this](grpc::Status status) {
+      Finish(Forwarded(std::move(status), abandoned_.load(), shared_->target));
+    };
+  }
+
+  void Abandon() override {
+    abandoned_.store(true);
+    client_context_->TryCancel();
+  }
+
+  void OnDone() override {
+    shared_->Remove(this);
+    delete this;
+  }
+
+ private:
+  const std::unique_ptr<grpc::ClientContext> client_context_;
+  const std::shared_ptr<Shared> shared_;
+  std::atomic<bool> abandoned_{false};
+};
+
+// One forwarded WatchFences stream: reads a message from the leader, writes
+// it to the caller, and only then reads the next, so the leader's own flow
+// control (and its cut-off of slow followers) sees the real caller. The
+// server side's OnDone comes last (Finish() is called only from the client
+// side's OnDone), so the reactor deletes itself there.
+class ForwardingLockService::StreamReactor final
+    : public grpc::ServerWriteReactor<v1::WatchFencesResponse>,
+      public grpc::ClientReadReactor<v1::WatchFencesResponse>,
+      public ForwardedCall {
+ public:
+  StreamReactor(grpc::CallbackServerContext* server_context, std::shared_ptr<Shared> shared)
+      : client_context_(grpc::ClientContext::FromCallbackServerContext(*server_context)),
+        shared_(std::move(shared)) {
+    client_context_->AddMetadata(kForwardedMetadata, "1");
+    shared_->Add(this);
+  }
+
+  void Start(const v1::WatchFencesRequest* request) {
+    shared_->stub->async()->WatchFences(client_context_.get(), request, this);
+    StartRead(&message_);
+    // Each next read starts from OnWriteDone, a reaction of the server side:
+    // the hold keeps the client side from finishing meanwhile.
+    AddHold();
+    StartCall();
+  }
+
+  // Leader -> this instance.
+  void OnReadDone(bool ok) override {
+    if (ok) {
+      StartWrite(&message_);
+    } else {
+      RemoveHold();  // no more reads: the client side's OnDone follows
+    }
+  }
+  void OnDone(const grpc::Status& status) override {
+    Finish(Forwarded(status, abandoned_.load(), shared_->target));
+  }
+
+  // This instance -> the caller.
+  void OnWriteDone(bool ok) override {
+    if (ok) {
+      StartRead(&message_);
+    } else {
+      client_context_->TryCancel();
+      RemoveHold();
+    }
+  }
+  void OnCancel() override { client_context_->TryCancel(); }
+  void OnDone() override {
+    shared_->Remove(this);
+    delete this;
+  }
+
+  void Abandon() override {
+    abandoned_.store(true);
+    client_context_->TryCancel();
+  }
+
+ private:
+  const std::unique_ptr<grpc::ClientContext> client_context_;
+  const std::shared_ptr<Shared> shared_;
+  v1::WatchFencesResponse message_;
+  std::atomic<bool> abandoned_{false};
+};
+
+ForwardingLockService::ForwardingLockService(std::shared_ptr<grpc::Channel> channel,
+                                             std::string target)
+    : target_(std::move(target)), shared_(std::make_shared<Shared>()) {
+  shared_->target = target_;
+  shared_->stub = v1::LockService::NewStub(std::move(channel));
+}
+
+ForwardingLockService::~ForwardingLockService() = default;
+
+void ForwardingLockService::Abandon() {
+  absl::MutexLock lock(&shared_->mu);
+  shared_->abandoned = true;
+  for (ForwardedCall* call : shared_->calls) call->Abandon();
+}
+
+grpc::ServerUnaryReactor* ForwardingLockService::Acquire(
+    grpc::CallbackServerContext* context, const v1::AcquireRequest* request,
+    v1::AcquireResponse* response) {
+  auto* call = new CallReactor(context, shared_);
+  call->async()->Acquire(call->client_context(), request, response, call->Done());
+  return call;
+}
+
+grpc::ServerUnaryReactor* ForwardingLockService::Renew(
+    grpc::CallbackServerContext* context, const v1::RenewRequest* request,
+    v1::RenewResponse* response) {
+  auto* call = new CallReactor(context, shared_);
+  call->async()->Renew(call->client_context(), request, response, call->Done());
+  return call;
+}
+
+grpc::ServerUnaryReactor* ForwardingLockService::Release(
+    grpc::CallbackServerContext* context, const v1::ReleaseRequest* request,
+    v1::ReleaseResponse* response) {
+  auto* call = new CallReactor(context, shared_);
+  call->async()->Release(call->client_context(), request, response, call->Done());
+  return call;
+}
+
+grpc::ServerUnaryReactor* ForwardingLockService::Describe(
+    grpc::CallbackServerContext* context, const v1::DescribeRequest* request,
+    v1::DescribeResponse* response) {
+  auto* call = new CallReactor(context, shared_);
+  call->async()->Describe(call->client_context(), request, response, call->Done());
+  return call;
+}
+
+
+grpc::ServerWriteReactor<v1::WatchFencesResponse>* ForwardingLockService::WatchFences(
+    grpc::CallbackServerContext* context, const v1::WatchFencesRequest* request) {
+  auto* stream = new StreamReactor(context, shared_);
+  stream->Start(request);
+  return stream;
+}
+
+}  // namespace fencegate::lockservice

@@ -1,0 +1,74 @@
+// ForwardingLockService: fencegate.v1.LockService that answers each call by
+// making the same call on another instance (the leader of a replicated
+// deployment) and passing its answer back unchanged: status, error details
+// and response. A standby serves through it (routing_lock_service.h), so
+// clients may call any instance.
+//
+// Both sides use gRPC's callback API, so a forwarded call holds no thread,
+// however long a parked Acquire waits or a WatchFences stream runs (its
+// messages are relayed one at a time: the leader's stream waits for the
+// caller to take each one). The forwarded call carries the
+// caller's deadline and is cancelled with it, and it carries the metadata
+// key kForwardedMetadata, so the receiving instance never forwards it again
+// (one hop at most: no loops while instances disagree about the leader).
+//
+// Abandon() ends every call still in flight with UNAVAILABLE ("the leader
+// changed; retry"): a parked Acquire forwarded to a leader that has lost
+// its term (paused, say) then retries at once, and with the same request_id
+// finds its place at the new leader, instead of waiting out its deadline.
+//
+// Thread safety: thread-safe. Lifetime: calls in flight keep what they use
+// alive, so the object may be destroyed while they run.
+#ifndef FENCEGATE_LOCKSERVICE_FORWARDING_LOCK_SERVICE_H_
+#define FENCEGATE_LOCKSERVICE_FORWARDING_LOCK_SERVICE_H_
+
+#include <memory>
+#include <string>
+
+#include "fencegate/v1/lock.grpc.pb.h"
+#include "grpcpp/channel.h"
+
+namespace fencegate::lockservice {
+
+// Present (any value) on a call that one instance forwarded to another.
+inline constexpr char kForwardedMetadata[] = "fencegate-forwarded";
+
+class ForwardingLockService final : public fencegate::v1::LockService::CallbackService {
+ public:
+  // Forwards to `target` ("host:port") over `channel`.
+  ForwardingLockService(std::shared_ptr<grpc::Channel> channel, std::string target);
+  ~ForwardingLockService() override;
+
+  const std::string& target() const { return target_; }
+
+  // Ends every call in flight with UNAVAILABLE (see the header).
+  void Abandon();
+
+  grpc::ServerUnaryReactor* Acquire(grpc::CallbackServerContext* context,
+                                    const fencegate::v1::AcquireRequest* request,
+                                    fencegate::v1::AcquireResponse* response) override;
+  grpc::ServerUnaryReactor* Renew(grpc::CallbackServerContext* context,
+                                  const fencegate::v1::RenewRequest* request,
+                                  fencegate::v1::RenewResponse* response) override;
+  grpc::ServerUnaryReactor* Release(grpc::CallbackServerContext* context,
+                                    const fencegate::v1::ReleaseRequest* request,
+                                    fencegate::v1::ReleaseResponse* response) override;
+  grpc::ServerUnaryReactor* Describe(grpc::CallbackServerContext* context,
+                                     const fencegate::v1::DescribeRequest* request,
+                                     fencegate::v1::DescribeResponse* response) override;
+  grpc::ServerWriteReactor<fencegate::v1::WatchFencesResponse>* WatchFences(
+      grpc::CallbackServerContext* context,
+      const fencegate::v1::WatchFencesRequest* request) override;
+
+ private:
+  class CallReactor;
+  class StreamReactor;
+  struct Shared;  // the stub and the calls in flight, shared with the calls
+
+  const std::string target_;
+  const std::shared_ptr<Shared> shared_;
+};
+
+}  // namespace fencegate::lockservice
+
+#endif  // FENCEGATE_LOCKSERVICE_FORWARDING_LOCK_SERVICE_H_

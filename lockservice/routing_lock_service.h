@@ -1,0 +1,79 @@
+// RoutingLockService: fencegate.v1.LockService of one instance of a
+// replicated lock service (several instances on one etcd cluster, one of
+// them leading). Each call goes
+//   - to the local leader's service while this instance leads (SetLocal),
+//   - else to the leader, forwarded (SetLeader, forwarding_lock_service.h),
+//   - else UNAVAILABLE: no leader is known, or the call was already
+//     forwarded once by another instance (it is never forwarded twice).
+// So clients may call any instance; UNAVAILABLE always means "retry"
+// (the client library does, with the same request_id).
+//
+// Thread safety: thread-safe. The role may change between calls; a call
+// keeps the service it was routed to alive until it is done.
+#ifndef FENCEGATE_LOCKSERVICE_ROUTING_LOCK_SERVICE_H_
+#define FENCEGATE_LOCKSERVICE_ROUTING_LOCK_SERVICE_H_
+
+#include <memory>
+#include <string>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "fencegate/v1/lock.grpc.pb.h"
+#include "lockservice/forwarding_lock_service.h"
+
+namespace fencegate::lockservice {
+
+class RoutingLockService final : public fencegate::v1::LockService::CallbackService {
+ public:
+  using Service = fencegate::v1::LockService::CallbackService;
+
+  RoutingLockService() = default;
+
+  // Serve through `local` from now on (this instance leads); nullptr: it
+  // no longer leads.
+  void SetLocal(std::shared_ptr<Service> local);
+  // The leader is at `address` ("host:port"); empty: no leader is known.
+  // Calls forwarded to a previous leader are abandoned (UNAVAILABLE).
+  void SetLeader(const std::string& address);
+  // Leads, or knows a leader to forward to.
+  bool serving();
+
+  grpc::ServerUnaryReactor* Acquire(grpc::CallbackServerContext* context,
+                                    const fencegate::v1::AcquireRequest* request,
+                                    fencegate::v1::AcquireResponse* response) override;
+  grpc::ServerUnaryReactor* Renew(grpc::CallbackServerContext* context,
+                                  const fencegate::v1::RenewRequest* request,
+                                  fencegate::v1::RenewResponse* response) override;
+  grpc::ServerUnaryReactor* Release(grpc::CallbackServerContext* context,
+                                    const fencegate::v1::ReleaseRequest* request,
+                                    fencegate::v1::ReleaseResponse* response) override;
+  grpc::ServerUnaryReactor* Describe(grpc::CallbackServerContext* context,
+                                     const fencegate::v1::DescribeRequest* request,
+                                     fencegate::v1::DescribeResponse* response) override;
+  grpc::ServerWriteReactor<fencegate::v1::WatchFencesResponse>* WatchFences(
+      grpc::CallbackServerContext* context,
+      const fencegate::v1::WatchFencesRequest* request) override;
+
+ private:
+  template <typename Request, typename Response>
+  using Method = grpc::ServerUnaryReactor* (Service::*)(grpc::CallbackServerContext*,
+                                                        const Request*, Response*);
+
+  template <typename Request, typename Response>
+  grpc::ServerUnaryReactor* Route(grpc::CallbackServerContext* context,
+                                  const Request* request, Response* response,
+                                  Method<Request, Response> method);
+  // Where a call goes: the local service, the leader's forwarder, or
+  // nothing (then *refusal says why).
+  std::shared_ptr<Service> Target(grpc::CallbackServerContext* context,
+                                  absl::Status* refusal);
+
+  absl::Mutex mu_;
+  std::shared_ptr<Service> local_ ABSL_GUARDED_BY(mu_);
+  std::shared_ptr<ForwardingLockService> leader_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace fencegate::lockservice
+
+#endif  // FENCEGATE_LOCKSERVICE_ROUTING_LOCK_SERVICE_H_

@@ -1,0 +1,96 @@
+// EtcdCluster: an etcd cluster of 1 or 3 members for tests: Debian's
+// /usr/bin/etcd processes on 127.0.0.1, free ports picked at start, data and
+// logs in a directory of the test's, heartbeat and election timeout tuned
+// down so a new etcd leader is elected within a second. Members can be
+// killed and restarted (same ports, same data); Leader() says which member
+// the cluster follows.
+//
+// Only processes this object started are signalled, by PID; the destructor
+// SIGKILLs those still running, and a member dies with the thread that
+// started it (PR_SET_PDEATHSIG), so a crashed test leaves no etcd behind.
+//
+// Thread safety: one thread drives a cluster, the one that started it
+// (see above); endpoint queries are const.
+#ifndef FENCEGATE_TESTS_TESTING_ETCD_CLUSTER_H_
+#define FENCEGATE_TESTS_TESTING_ETCD_CLUSTER_H_
+
+#include <sys/types.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "common/etcd/etcd_client.h"
+
+namespace fencegate::testing {
+
+// Where the tests find etcd (install-deps installs etcd-server).
+inline constexpr char kEtcdBinary[] = "/usr/bin/etcd";
+
+struct EtcdClusterOptions {
+  int members = 1;  // 1 or 3
+  absl::Duration heartbeat = absl::Milliseconds(50);
+  absl::Duration election_timeout = absl::Milliseconds(500);
+  // Start() gives up after this (a loaded machine starts etcd slowly).
+  absl::Duration start_timeout = absl::Seconds(60);
+};
+
+class EtcdCluster {
+ public:
+  // Starts the members in `dir` (which must exist) and waits until the
+  // cluster has a leader and answers.
+  static absl::StatusOr<std::unique_ptr<EtcdCluster>> Start(
+      const std::string& dir, EtcdClusterOptions options = EtcdClusterOptions());
+  ~EtcdCluster();
+  EtcdCluster(const EtcdCluster&) = delete;
+  EtcdCluster& operator=(const EtcdCluster&) = delete;
+
+  int size() const { return static_cast<int>(members_.size()); }
+  // "127.0.0.1:<client port>" of member i.
+  std::string endpoint(int i) const;
+  std::vector<std::string> endpoints() const;
+  // "etcd://a,b,c": fencegate-lockservice's --store.
+  std::string url() const;
+  pid_t pid(int i) const;
+  bool running(int i) const { return pid(i) > 0; }
+
+  // SIGKILL; the data stays for Restart().
+  absl::Status Kill(int i);
+  // Starts member i again on its ports and data; waits until it answers.
+  absl::Status Restart(int i, absl::Duration timeout = absl::Seconds(60));
+  // The member every running member names as raft leader, once they agree.
+  absl::StatusOr<int> Leader(absl::Duration timeout = absl::Seconds(60));
+  // A client of the whole cluster.
+  etcd::EtcdClient& client() { return *client_; }
+  // The last `bytes` of member i's log, for failure messages.
+  std::string LogTail(int i, size_t bytes = 3000) const;
+
+ private:
+  struct Member {
+    std::string name;
+    int client_port = 0;
+    int peer_port = 0;
+    std::string data_dir;
+    std::string log_path;
+    size_t log_offset = 0;  // where the current run's log starts
+    pid_t pid = -1;
+  };
+
+  EtcdCluster() = default;
+  absl::Status Spawn(int i);
+  // Waits until member i answers Status and names a leader.
+  absl::Status WaitReady(int i, absl::Duration timeout);
+
+  EtcdClusterOptions options_;
+  std::string initial_cluster_;
+  std::string token_;
+  std::vector<Member> members_;
+  std::unique_ptr<etcd::EtcdClient> client_;
+};
+
+}  // namespace fencegate::testing
+
+#endif  // FENCEGATE_TESTS_TESTING_ETCD_CLUSTER_H_
