@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/log.h"
@@ -108,6 +109,21 @@ ApplyArgs ArgsOf(const FencedOp& op) {
   return args;
 }
 
+// True iff a failed COMMIT certainly rolled back: the server answered with
+// an error and the session lives on. A lost connection, or an error that
+// ends the session (operator intervention, e.g. a terminated backend, which
+// can come after the commit record is flushed; a crash), leaves the outcome
+// unknown.
+bool CommitRefused(const std::exception& error, const pqxx::connection& connection) {
+  if (!connection.is_open()) return false;
+  if (dynamic_cast<const pqxx::transaction_rollback*>(&error) != nullptr) return true;
+  const auto* sql = dynamic_cast<const pqxx::sql_error*>(&error);
+  if (sql == nullptr) return false;
+  const std::string& state = sql->sqlstate();
+  return !state.empty() && !absl::StartsWith(state, "08") &&
+         !absl::StartsWith(state, "57") && !absl::StartsWith(state, "XX");
+}
+
 int64_t I64(uint64_t v) { return static_cast<int64_t>(v); }
 uint64_t U64(int64_t v) { return static_cast<uint64_t>(v); }
 
@@ -178,20 +194,28 @@ absl::Status PostgresStorage::ConnectWriter() {
 absl::Status PostgresStorage::BeginBatch(absl::Span<const absl::string_view> resources) {
   CloseBatch();
   poisoned_ = absl::OkStatus();
-  absl::Status status = ConnectWriter();
-  if (!status.ok()) return status;
   std::vector<absl::string_view> names(resources.begin(), resources.end());
   std::sort(names.begin(), names.end());  // byte order, the same in every gateway
   names.erase(std::unique(names.begin(), names.end()), names.end());
-  try {
-    batch_ = std::make_unique<pqxx::work>(*writer_);
-    if (names.size() > 1) batch_->exec_prepared0("fg_lock", TextArray(names));
-    return absl::OkStatus();
-  } catch (const std::exception& e) {
-    status = PostgresError(e, "starting a batch");
-    writer_lost_ = IsConnectionLost(e);
+  absl::Status status;
+  // A connection lost while idle (database restart, failover, a proxy's
+  // timeout) shows only now; nothing has run yet, so one more try on a new
+  // connection is safe.
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    status = ConnectWriter();
+    if (!status.ok()) return status;
+    try {
+      batch_ = std::make_unique<pqxx::work>(*writer_);
+      if (names.size() > 1) batch_->exec_prepared0("fg_lock", TextArray(names));
+      return absl::OkStatus();
+    } catch (const std::exception& e) {
+      status = PostgresError(e, "starting a batch");
+      writer_lost_ = IsConnectionLost(e);
+    }
+    const bool lost = writer_lost_;
+    CloseBatch();
+    if (!lost) break;
   }
-  CloseBatch();
   return status;
 }
 
@@ -237,16 +261,16 @@ absl::Status PostgresStorage::CommitBatch() {
       batch_->commit();
       batch_.reset();
       return absl::OkStatus();
-    } catch (const pqxx::sql_error& e) {
-      status = PostgresError(e, "committing a batch");  // refused: rolled back
-    } catch (const pqxx::transaction_rollback& e) {
-      status = PostgresError(e, "committing a batch");  // refused: rolled back
     } catch (const std::exception& e) {
-      // The COMMIT may or may not have reached the server and taken effect.
-      writer_lost_ = true;
-      status = absl::UnknownError(absl::StrCat(
-          "lost the connection to PostgreSQL while committing a batch, so it may "
-          "or may not be committed: ", e.what()));
+      if (CommitRefused(e, *writer_)) {
+        status = PostgresError(e, "committing a batch");  // rolled back
+      } else {
+        // The COMMIT may or may not have reached the server and taken effect.
+        writer_lost_ = true;
+        status = absl::UnknownError(absl::StrCat(
+            "lost the connection to PostgreSQL while committing a batch, so it may "
+            "or may not be committed: ", e.what()));
+      }
     }
   }
   CloseBatch();

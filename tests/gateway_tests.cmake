@@ -11,6 +11,8 @@ fencegate_cc_test(gateway_unit_tests
   SOURCES
     unit/gateway_fenced_store_test.cc
     unit/gateway_group_commit_test.cc
+    unit/gateway_postgres_setup_test.cc
+    unit/gateway_postgres_test.cc
     unit/gateway_test_backends.cc
     unit/gateway_validation_test.cc
   DEPS fencegate_gatewaycore fencegate_gateway_postgres fencegate_testing_postgres

@@ -129,8 +129,10 @@ class GatewayStoreTest : public ::testing::Test {
     if (held_proceed_ && !held_proceed_->HasBeenNotified()) held_proceed_->Notify();
   }
 
+  // `on`: another store than store_ (e.g. a second gateway's).
   ReplyPtr<WriteResult> StartWrite(absl::string_view resource, uint64_t token,
-                                   const std::vector<M>& mutations, bool multi) {
+                                   const std::vector<M>& mutations, bool multi,
+                                   FencedStore* on = nullptr) {
     auto reply = std::make_shared<Reply<WriteResult>>();
     WriteArgs args;
     args.resource = reply->Keep(resource);
@@ -143,13 +145,15 @@ class GatewayStoreTest : public ::testing::Test {
       out.value = reply->Keep(m.value);
       out.expected_version = m.expected;
     }
-    store_->Write(std::move(args),
-                  [reply](absl::StatusOr<WriteResult> r) { reply->Set(std::move(r)); });
+    (on != nullptr ? on : store_.get())
+        ->Write(std::move(args),
+                [reply](absl::StatusOr<WriteResult> r) { reply->Set(std::move(r)); });
     return reply;
   }
   ReplyPtr<WriteResult> StartPut(absl::string_view resource, uint64_t token,
-                                 std::string key, std::string value) {
-    return StartWrite(resource, token, {Put(std::move(key), std::move(value))}, false);
+                                 std::string key, std::string value,
+                                 FencedStore* on = nullptr) {
+    return StartWrite(resource, token, {Put(std::move(key), std::move(value))}, false, on);
   }
   absl::StatusOr<WriteResult> Write(absl::string_view resource, uint64_t token, M m) {
     return StartWrite(resource, token, {std::move(m)}, false)->Wait();

@@ -50,6 +50,8 @@ class PostgresTestBackend final : public TestBackend {
     return std::unique_ptr<StorageBackend>(*std::move(storage));
   }
 
+  std::string postgres_uri() const override { return uri_; }
+
   absl::Status FailWritesOfKey(const std::string& key) override {
     absl::StatusOr<std::unique_ptr<StorageBackend>> storage = Open();
     if (!storage.ok()) return storage.status();

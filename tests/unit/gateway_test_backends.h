@@ -40,6 +40,9 @@ class TestBackend {
 
   // Opens the store (the same data on every call) with two read connections.
   virtual absl::StatusOr<std::unique_ptr<StorageBackend>> Open() = 0;
+  // kPostgres: the connection URI of the test's schema ("" for kSqlite), so
+  // a test can open more backends on the same data (more gateways).
+  virtual std::string postgres_uri() const { return ""; }
   // From now on, storing an object under `key` fails inside the storage
   // (a trigger), after its op's fence raise and earlier writes: a storage
   // error in the middle of an op.
