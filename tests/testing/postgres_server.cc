@@ -168,7 +168,8 @@ absl::Status PostgresServer::InitDb() {
   absl::StatusOr<pid_t> pid =
       Spawn({bindir_ + "/initdb", "--pgdata=" + dir_.File("data"),
              absl::StrCat("--username=", kSuperuser), "--auth=trust", "--encoding=UTF8",
-             "--locale=C", "--no-sync", "--no-instructions"},
+             "--locale=C", "--locale-provider=icu", "--icu-locale=en-US", "--no-sync",
+             "--no-instructions"},
             log, uid_, gid_, SIGKILL);
   if (!pid.ok()) return pid.status();
   const int status = WaitForExit(*pid, absl::Seconds(120));

@@ -11,7 +11,9 @@
 //
 // The cluster's superuser is `fencegate` (trust authentication, loopback
 // only); fsync and synchronous_commit keep their defaults (on), so what
-// tests see of durability is real.
+// tests see of durability is real. Its default collation is ICU's en-US, a
+// linguistic order ("a" < "B"), so a test sees it if code relies on the
+// database's collation where it needs byte order.
 //
 // The server gets SIGKILL if the thread that started it exits first
 // (PR_SET_PDEATHSIG), so a test process that dies leaves no server behind:

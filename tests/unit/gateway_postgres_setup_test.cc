@@ -98,7 +98,8 @@ TEST_F(PostgresStoreTest, GatewaysStartingTogetherOnAnEmptySchemaAllSucceed) {
 TEST_F(PostgresStoreTest, ADatabaseThatIsNotUtf8IsRefused) {
   const std::string database = "latin1_" + std::to_string(getpid());
   ASSERT_THAT(Execute("CREATE DATABASE " + database +
-                      " ENCODING 'LATIN1' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0"),
+                      " ENCODING 'LATIN1' LOCALE_PROVIDER libc LC_COLLATE 'C' LC_CTYPE 'C' "
+                      "TEMPLATE template0"),
               IsOk());
   ASSERT_OK_AND_ASSIGN(testing::PostgresServer * server, testing::PostgresServer::Shared());
   const std::string latin1 = absl::StrCat("postgresql://fencegate@127.0.0.1:",
