@@ -19,12 +19,15 @@ fencegate_cc_test(gateway_unit_tests
   LABELS unit
   TEST_PREFIX "gateway.")
 
-# The real fencegate-gateway binary: the wire, concurrency, kill -9.
+# The real fencegate-gateway binary: the wire, concurrency, kill -9; and two
+# of them on one PostgreSQL server started by the test.
 fencegate_cc_test(gateway_integration_tests
   SOURCES
     integration/gateway_api_test.cc
     integration/gateway_durability_test.cc
-  DEPS fencegate_grpc_common
+    integration/gateway_postgres_durability_test.cc
+    integration/gateway_postgres_test.cc
+  DEPS fencegate_grpc_common fencegate_testing_postgres
   LABELS integration
   TEST_PREFIX "gateway.")
 target_compile_definitions(gateway_integration_tests PRIVATE
