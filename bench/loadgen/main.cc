@@ -44,6 +44,9 @@ ABSL_FLAG(std::string, workload, "lock_cycle",
           "lock_cycle, fenced_write, handoff, rpc, or fsync (the disk ceiling)");
 ABSL_FLAG(std::string, durability, "",
           "label copied into the output (e.g. fsync, everysec)");
+ABSL_FLAG(std::string, label, "",
+          "the system's name in the output (default: --system), e.g. fencegate-pg "
+          "for fencegate with its gateway on PostgreSQL");
 ABSL_FLAG(int, clients, 1, "concurrent client threads, one connection each");
 ABSL_FLAG(int, resources, 1000, "distinct resources the clients spread over (1 = hot)");
 ABSL_FLAG(absl::Duration, duration, absl::Seconds(2), "measured time");
@@ -141,10 +144,11 @@ int main(int argc, char** argv) {
       }
       config.server_pids.push_back(value);
     }
-    labels.system = absl::GetFlag(FLAGS_system);
+    const std::string system = absl::GetFlag(FLAGS_system);
+    labels.system = absl::GetFlag(FLAGS_label).empty() ? system : absl::GetFlag(FLAGS_label);
     labels.clients = config.clients;
     labels.resources = config.resources;
-    auto factory = MakeFactory(labels.system, absl::GetFlag(FLAGS_target));
+    auto factory = MakeFactory(system, absl::GetFlag(FLAGS_target));
     if (!factory.ok()) return Fail(factory.status());
     summary = fencegate::bench::RunWorkload(config, *factory, &first_error);
   }
