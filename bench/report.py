@@ -398,7 +398,7 @@ def render_markdown(doc, analysis):
         f"Linux {m.get('kernel')}, data on {m.get('data_fs', '?')}")
     add(f"- {m.get('etcd', 'etcd ?')}; {m.get('redis', 'redis ?')}; gRPC {m.get('grpc', '?')}; "
         f"SQLite {m.get('sqlite', '?')}"
-        + (f"; PostgreSQL {m['postgresql']}" if m.get("postgresql") else ""))
+        + (f"; {m['postgresql']}" if m.get("postgresql") else ""))
     add(f"- {cfg['runs']} runs of {cfg['duration']} (after {cfg['warmup']} of warm-up) per point; "
         "figures are medians of the runs; clients and servers share the cores")
     share = m.get("other_processes_cpu_share")
