@@ -95,6 +95,36 @@ TEST_F(PostgresStoreTest, GatewaysStartingTogetherOnAnEmptySchemaAllSucceed) {
   EXPECT_EQ(read.max_token, 3u);
 }
 
+// Once the schema is there, a gateway creates nothing: a role with only
+// the rights to use the tables (and EXECUTE, which every role has on a new
+// function) runs one.
+TEST_F(PostgresStoreTest, ARoleWithOnlyDataRightsRunsAGatewayOnAnExistingSchema) {
+  const std::string role = absl::StrCat("fg_app_", getpid());
+  const std::string schema = QueryValue(uri(), "SELECT current_schema()");
+  ASSERT_THAT(Execute(absl::StrCat(
+                  "CREATE ROLE ", role, " LOGIN; GRANT USAGE ON SCHEMA ", schema, " TO ", role,
+                  "; GRANT SELECT, INSERT, UPDATE, DELETE ON fencegate_resources, "
+                  "fencegate_objects TO ",
+                  role)),
+              IsOk());
+  std::string as_role = uri();
+  as_role.replace(as_role.find("fencegate@"), std::string("fencegate").size(), role);
+  EXPECT_THAT(QueryValue(as_role, "CREATE TABLE t(x int)"), HasSubstr("permission denied"));
+
+  ASSERT_OK_AND_ASSIGN(PostgresTarget target, PostgresTarget::Parse(as_role));
+  {
+    ASSERT_OK_AND_ASSIGN(std::unique_ptr<PostgresStorage> storage,
+                         PostgresStorage::Open(target, 1));
+    ASSERT_THAT(storage->BeginBatch({"r", "s"}), IsOk());
+    OpResult result;
+    ASSERT_THAT(storage->Apply(WriteOp("r", 4, "v"), &result), IsOk());
+    EXPECT_EQ(result.outcome, Outcome::kAccepted);
+    ASSERT_THAT(storage->CommitBatch(), IsOk());
+  }
+  EXPECT_EQ(ValueOf("r", "k"), "v");
+  EXPECT_THAT(Execute(absl::StrCat("DROP OWNED BY ", role, "; DROP ROLE ", role)), IsOk());
+}
+
 TEST_F(PostgresStoreTest, ADatabaseThatIsNotUtf8IsRefused) {
   const std::string database = "latin1_" + std::to_string(getpid());
   ASSERT_THAT(Execute("CREATE DATABASE " + database +
