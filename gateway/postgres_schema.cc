@@ -1,14 +1,27 @@
 #include "gateway/postgres_schema.h"
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "gateway/postgres_connection.h"
+#include "pqxx/binarystring"
 #include "pqxx/nontransaction"
 #include "pqxx/transaction"
 
 namespace fencegate::gateway {
 namespace {
+
+// fencegate_apply_v1's `p_kind` argument and `o_outcome` column.
+constexpr int kApplyWrite = 0;
+constexpr int kApplyRead = 1;
+constexpr int kApplyFence = 2;
+constexpr int kOutcomeAccepted = 0;
+constexpr int kOutcomeStaleToken = 1;
+constexpr int kOutcomeVersionMismatch = 2;
+constexpr int kOutcomeFailed = 3;  // undone alone; o_error says why
 
 // A resource's row outlives its keys, so a revision (a version) is never
 // handed out twice. A row at (0, 0) is the same as no row.
@@ -143,6 +156,78 @@ bool SchemaIsCurrent(pqxx::transaction_base& txn) {
 }
 
 }  // namespace
+
+std::string PgTextArray(absl::Span<const absl::string_view> items) {
+  std::string out = "{";
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (i > 0) out.push_back(',');
+    out.push_back('"');
+    for (char c : items[i]) {
+      if (c == '"' || c == '\\') out.push_back('\\');
+      out.push_back(c);
+    }
+    out.push_back('"');
+  }
+  out.push_back('}');
+  return out;
+}
+
+ApplyArgs ApplyArgsOf(const FencedOp& op) {
+  ApplyArgs args;
+  switch (op.kind) {
+    case OpKind::kFence:
+      break;
+    case OpKind::kRead:
+      args.kind = kApplyRead;
+      args.keys = PgTextArray({op.key});
+      break;
+    case OpKind::kWrite: {
+      args.kind = kApplyWrite;
+      std::vector<absl::string_view> keys;
+      std::vector<std::string> sizes;
+      std::vector<std::string> expected;
+      for (const Mutation& m : op.mutations) {
+        keys.push_back(m.key);
+        const bool put = m.kind == Mutation::Kind::kPut;
+        sizes.push_back(put ? absl::StrCat(m.value.size()) : "-1");
+        if (put) absl::StrAppend(&args.values, m.value);
+        expected.push_back(m.expected_version ? absl::StrCat(*m.expected_version) : "NULL");
+      }
+      args.keys = PgTextArray(keys);
+      args.value_sizes = absl::StrCat("{", absl::StrJoin(sizes, ","), "}");
+      args.expected = absl::StrCat("{", absl::StrJoin(expected, ","), "}");
+      break;
+    }
+  }
+  return args;
+}
+
+absl::Status ApplyResultOf(const pqxx::row& row, OpResult* result) {
+  *result = OpResult();
+  switch (row[0].as<int>()) {
+    case kOutcomeAccepted:
+      result->outcome = Outcome::kAccepted;
+      break;
+    case kOutcomeStaleToken:
+      result->outcome = Outcome::kStaleToken;
+      break;
+    case kOutcomeVersionMismatch:
+      result->outcome = Outcome::kVersionMismatch;
+      break;
+    case kOutcomeFailed:
+      return absl::UnavailableError(absl::StrCat(
+          "PostgreSQL failed while applying a request: ", row[6].as<std::string>()));
+    default:
+      return absl::InternalError(absl::StrCat("fencegate_apply_v1 answered outcome ",
+                                              row[0].as<int>()));
+  }
+  result->max_token = static_cast<uint64_t>(row[1].as<int64_t>());
+  result->version = static_cast<uint64_t>(row[2].as<int64_t>());
+  result->mismatch_index = row[3].as<size_t>();
+  result->found = row[4].as<bool>();
+  if (result->found) result->value = pqxx::binarystring(row[5]).str();
+  return absl::OkStatus();
+}
 
 absl::Status EnsurePostgresSchema(pqxx::connection& connection) {
   try {

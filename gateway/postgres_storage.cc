@@ -9,7 +9,6 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "common/log.h"
 #include "gateway/postgres_schema.h"
 #include "pqxx/binarystring"
@@ -28,10 +27,6 @@ INSERT INTO fencegate_resources AS r (name, max_token, revision)
 SELECT t.name, 0, 0 FROM unnest($1::text[]) WITH ORDINALITY AS t(name, n) ORDER BY t.n
 ON CONFLICT (name) DO UPDATE SET max_token = r.max_token
 )sql";
-
-constexpr char kApply[] =
-    "SELECT o_outcome, o_max_token, o_version, o_mismatch_index, o_found, o_value, "
-    "o_error FROM fencegate_apply_v1($1, $2, $3, $4, $5, $6, $7)";
 
 // One statement each, so each reads one snapshot.
 constexpr char kReadCommitted[] =
@@ -52,62 +47,6 @@ constexpr char kSessionSettings[] =
     "current_setting('synchronous_commit'), "
     "current_setting('idle_in_transaction_session_timeout')";
 constexpr char kIdleInTransactionTimeout[] = "30s";
-
-// A PostgreSQL array literal of text: every element quoted, with `"` and
-// `\` escaped, so any name reads back as itself.
-std::string TextArray(absl::Span<const absl::string_view> items) {
-  std::string out = "{";
-  for (size_t i = 0; i < items.size(); ++i) {
-    if (i > 0) out.push_back(',');
-    out.push_back('"');
-    for (char c : items[i]) {
-      if (c == '"' || c == '\\') out.push_back('\\');
-      out.push_back(c);
-    }
-    out.push_back('"');
-  }
-  out.push_back('}');
-  return out;
-}
-
-// The arguments of fencegate_apply_v1 for `op`.
-struct ApplyArgs {
-  int kind = kApplyFence;
-  std::string keys = "{}";
-  std::string value_sizes = "{}";
-  std::string values;  // every put's value, in mutation order
-  std::string expected = "{}";
-};
-
-ApplyArgs ArgsOf(const FencedOp& op) {
-  ApplyArgs args;
-  switch (op.kind) {
-    case OpKind::kFence:
-      break;
-    case OpKind::kRead:
-      args.kind = kApplyRead;
-      args.keys = TextArray({op.key});
-      break;
-    case OpKind::kWrite: {
-      args.kind = kApplyWrite;
-      std::vector<absl::string_view> keys;
-      std::vector<std::string> sizes;
-      std::vector<std::string> expected;
-      for (const Mutation& m : op.mutations) {
-        keys.push_back(m.key);
-        const bool put = m.kind == Mutation::Kind::kPut;
-        sizes.push_back(put ? absl::StrCat(m.value.size()) : "-1");
-        if (put) absl::StrAppend(&args.values, m.value);
-        expected.push_back(m.expected_version ? absl::StrCat(*m.expected_version) : "NULL");
-      }
-      args.keys = TextArray(keys);
-      args.value_sizes = absl::StrCat("{", absl::StrJoin(sizes, ","), "}");
-      args.expected = absl::StrCat("{", absl::StrJoin(expected, ","), "}");
-      break;
-    }
-  }
-  return args;
-}
 
 // True iff a failed COMMIT certainly rolled back: the server answered with
 // an error and the session lives on. A lost connection, or an error that
@@ -184,7 +123,7 @@ absl::Status PostgresStorage::ConnectWriter() {
   absl::Status status = EnsurePostgresSchema(**connection);
   if (!status.ok()) return status;
   (*connection)->prepare("fg_lock", kLockResources);
-  (*connection)->prepare("fg_apply", kApply);
+  (*connection)->prepare("fg_apply", kApplySql);
   writer_ = *std::move(connection);
   return absl::OkStatus();
 }
@@ -206,7 +145,7 @@ absl::Status PostgresStorage::BeginBatch(absl::Span<const absl::string_view> res
     if (!status.ok()) return status;
     try {
       batch_ = std::make_unique<pqxx::work>(*writer_);
-      if (names.size() > 1) batch_->exec_prepared0("fg_lock", TextArray(names));
+      if (names.size() > 1) batch_->exec_prepared0("fg_lock", PgTextArray(names));
       return absl::OkStatus();
     } catch (const std::exception& e) {
       status = PostgresError(e, "starting a batch");
@@ -223,27 +162,14 @@ absl::Status PostgresStorage::Apply(const FencedOp& op, OpResult* result) {
   *result = OpResult();
   if (!poisoned_.ok()) return poisoned_;
   if (batch_ == nullptr) return absl::FailedPreconditionError("no batch is open");
-  const ApplyArgs args = ArgsOf(op);
+  const ApplyArgs args = ApplyArgsOf(op);
   try {
     const pqxx::row row = batch_->exec_prepared1(
         "fg_apply", std::string(op.resource), I64(op.token), args.kind, args.keys,
         args.value_sizes, pqxx::binarystring(args.values.data(), args.values.size()),
         args.expected);
-    const int outcome = row[0].as<int>();
-    if (outcome == kOutcomeFailed) {
-      // Undone alone by its subtransaction; the batch goes on.
-      return absl::UnavailableError(absl::StrCat(
-          "PostgreSQL failed while applying a request: ", row[6].as<std::string>()));
-    }
-    result->outcome = outcome == kOutcomeAccepted      ? Outcome::kAccepted
-                      : outcome == kOutcomeStaleToken ? Outcome::kStaleToken
-                                                      : Outcome::kVersionMismatch;
-    result->max_token = U64(row[1].as<int64_t>());
-    result->version = U64(row[2].as<int64_t>());
-    result->mismatch_index = row[3].as<size_t>();
-    result->found = row[4].as<bool>();
-    if (result->found) result->value = pqxx::binarystring(row[5]).str();
-    return absl::OkStatus();
+    // A failed op was undone alone by its subtransaction; the batch goes on.
+    return ApplyResultOf(row, result);
   } catch (const std::exception& e) {
     // PostgreSQL has aborted the whole transaction: nothing more may run in
     // it, and nothing of it will commit.
