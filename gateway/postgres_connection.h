@@ -3,11 +3,12 @@
 // opened, and how libpqxx's exceptions read as absl::Status.
 //
 //   PostgresTarget   a libpq connection URI, parsed and checked by libpq
-//                    itself: the connection string handed to libpq (with a
-//                    connect timeout and an application_name added unless the
-//                    URI sets them) and a description for logs that never
-//                    shows a password (libpq marks which options are secret).
-//   Connect()        opens one connection with client_encoding UTF8.
+//                    itself: the connection string handed to libpq (always
+//                    client_encoding UTF8; connect_timeout 10 s and
+//                    application_name fencegate-gateway unless the URI sets
+//                    them) and a description for logs that never shows a
+//                    password (libpq marks which options are secret).
+//   Connect()        opens one connection.
 //   PostgresError()  an exception caught from libpqxx, as a Status whose
 //                    message says what the gateway was doing.
 //

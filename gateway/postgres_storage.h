@@ -27,8 +27,9 @@
 //
 // A lost write connection fails the batch in progress (nothing of it
 // applied, or unknown if lost during COMMIT) and is reopened by the next
-// BeginBatch(). The write session also sets a 30 s
-// idle_in_transaction_session_timeout unless the server or the URI sets
+// BeginBatch(); one lost while idle is found and replaced by BeginBatch()
+// before anything runs, so it fails no batch. The write session also sets a
+// 30 s idle_in_transaction_session_timeout unless the server or the URI sets
 // one, so a gateway frozen mid-batch (SIGSTOP, VM pause) releases its row
 // locks and cannot stall the other gateways for longer.
 //
