@@ -31,7 +31,9 @@ class GatewaysOnPostgresTest : public GatewayProcessTest {
         std::cerr << "gateway " << i << " log tail:\n" << gateways_[i]->LogTail() << "\n";
       }
     }
-    std::cerr << "postgres log tail:\n" << postgres_->LogTail() << "\n";
+    if (postgres_ != nullptr) {
+      std::cerr << "postgres log tail:\n" << postgres_->LogTail() << "\n";
+    }
   }
 
   // Starts gateway `index` (0 or 1) on the test's schema.
