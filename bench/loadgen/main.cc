@@ -44,7 +44,7 @@ ABSL_FLAG(std::string, workload, "lock_cycle",
           "lock_cycle, fenced_write, handoff, rpc, or fsync (the disk ceiling)");
 ABSL_FLAG(std::string, durability, "",
           "label copied into the output (e.g. fsync, everysec)");
-ABSL_FLAG(std::string, label, "",
+ABSL_FLAG(std::string, system_label, "",
           "the system's name in the output (default: --system), e.g. fencegate-pg "
           "for fencegate with its gateway on PostgreSQL");
 ABSL_FLAG(int, clients, 1, "concurrent client threads, one connection each");
@@ -145,7 +145,8 @@ int main(int argc, char** argv) {
       config.server_pids.push_back(value);
     }
     const std::string system = absl::GetFlag(FLAGS_system);
-    labels.system = absl::GetFlag(FLAGS_label).empty() ? system : absl::GetFlag(FLAGS_label);
+    labels.system = absl::GetFlag(FLAGS_system_label);
+    if (labels.system.empty()) labels.system = system;
     labels.clients = config.clients;
     labels.resources = config.resources;
     auto factory = MakeFactory(system, absl::GetFlag(FLAGS_target));
