@@ -98,8 +98,7 @@ absl::StatusOr<std::unique_ptr<pqxx::connection>> Connect(const PostgresTarget& 
   try {
     return std::make_unique<pqxx::connection>(target.conninfo());
   } catch (const std::exception& e) {
-    return PostgresError(e, absl::StrCat("connecting to PostgreSQL (",
-                                         target.description(), ")"));
+    return PostgresError(e, absl::StrCat("connecting (", target.description(), ")"));
   }
 }
 

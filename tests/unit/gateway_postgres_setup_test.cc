@@ -60,7 +60,8 @@ TEST(PostgresStorageOpenTest, UnreachableServerIsUnavailableNamingIt) {
                        PostgresTarget::Parse("postgres://fencegate@127.0.0.1:1/postgres"));
   EXPECT_THAT(PostgresStorage::Open(target),
               StatusIs(absl::StatusCode::kUnavailable,
-                       AllOf(HasSubstr("connecting to PostgreSQL"), HasSubstr("port=1"))));
+                       AllOf(HasSubstr("PostgreSQL failed while connecting"),
+                             HasSubstr("port=1"))));
 }
 
 // Four gateways start at once on an empty schema: each creates the tables
