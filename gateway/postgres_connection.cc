@@ -8,6 +8,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
 #include "pqxx/except"
 
 namespace fencegate::gateway {
@@ -103,8 +104,16 @@ absl::StatusOr<std::unique_ptr<pqxx::connection>> Connect(const PostgresTarget& 
 }
 
 absl::Status PostgresError(const std::exception& error, absl::string_view what) {
-  std::string message(error.what());
-  while (!message.empty() && message.back() == '\n') message.pop_back();
+  // libpq's messages span lines (a hint on a tabbed line): make them one.
+  std::string message;
+  for (char c : absl::StripAsciiWhitespace(error.what())) {
+    const bool blank = c == '\n' || c == '\t';
+    if (!blank) {
+      message.push_back(c);
+    } else if (!message.empty() && message.back() != ' ') {
+      message.push_back(' ');
+    }
+  }
   const std::string text = absl::StrCat("PostgreSQL failed while ", what, ": ", message);
   if (dynamic_cast<const pqxx::in_doubt_error*>(&error) != nullptr) {
     return absl::UnknownError(text);
