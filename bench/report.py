@@ -10,6 +10,7 @@ docs/benchmarks.md + docs/benchmarks.svg. Called by ./scripts/bench.
 Standard library only. The results schema (each entry of "results"):
   system      fencegate | fencegate-etcd (its lock service on etcd, to the
               leader) | fencegate-etcd-standby (the same, through a standby)
+              | fencegate-pg (its gateway on PostgreSQL, --storage postgres)
               | etcd | redis | grpc-empty
   durability  fsync (acknowledged only after fsync) | everysec (Redis,
               NOT durable) | none (the empty call)
@@ -33,6 +34,7 @@ SYSTEM_ORDER = [
     ("fencegate", "fsync"),
     ("fencegate-etcd", "fsync"),
     ("fencegate-etcd-standby", "fsync"),
+    ("fencegate-pg", "fsync"),
     ("etcd", "fsync"),
     ("redis", "fsync"),
     ("redis", "everysec"),
@@ -41,6 +43,7 @@ LABEL = {
     ("fencegate", "fsync"): "fencegate",
     ("fencegate-etcd", "fsync"): "fencegate on etcd",
     ("fencegate-etcd-standby", "fsync"): "fencegate on etcd, via standby",
+    ("fencegate-pg", "fsync"): "fencegate on PostgreSQL",
     ("etcd", "fsync"): "etcd",
     ("redis", "fsync"): "Redis always",
     ("redis", "everysec"): "Redis everysec (not durable)",
@@ -50,6 +53,7 @@ COLOR = {
     ("fencegate", "fsync"): "#1f6feb",
     ("fencegate-etcd", "fsync"): "#79c0ff",
     ("fencegate-etcd-standby", "fsync"): "#a5d6ff",
+    ("fencegate-pg", "fsync"): "#56d364",
     ("etcd", "fsync"): "#e36209",
     ("redis", "fsync"): "#b31d28",
     ("redis", "everysec"): "#f0a3a3",
@@ -123,6 +127,12 @@ point as well as on its own, a 1 s fsync loop after every point), so one burst
 of someone else's disk or CPU use cannot set them: an empty unary call to a
 gRPC callback server (`bench/echo_server.cc`) and a 4 KiB pwrite + fdatasync
 loop on the data's file system.
+
+With `--storage postgres`, the fenced-write points also run against a second
+gateway whose storage is a PostgreSQL server started in the same temp dir
+(Debian's binaries, default settings: fsync and synchronous_commit on), reached
+over loopback TCP as a database on another host would be: "fencegate on
+PostgreSQL". Its server CPU includes the database's processes.
 """
 
 ANALYSIS_BEGIN = "<!-- analysis:begin (hand-written; kept when the page is regenerated) -->"
@@ -355,6 +365,27 @@ def results_table(doc, workload, resources):
     return "\n".join(rows)
 
 
+def topology_table(doc):
+    """Fenced-write latency of the gateway on SQLite beside PostgreSQL."""
+    rows = []
+    for resources, rname in [(1000, "1,000"), (1, "1 (hot)")]:
+        for c in (1, 8, 32):
+            lite = find(doc, "fencegate", "fsync", "fenced_write", resources, c)
+            pg = find(doc, "fencegate-pg", "fsync", "fenced_write", resources, c)
+            if not lite or not pg:
+                continue
+            p50_ratio = pg["p50_us"] / lite["p50_us"] if lite["p50_us"] else 0
+            ops_ratio = pg["ops_per_s"] / lite["ops_per_s"] if lite["ops_per_s"] else 0
+            rows.append(f"| {rname} | {c} | {fmt_ms(lite['p50_us'])} / {fmt_ms(lite['p99_us'])} | "
+                        f"{fmt_ms(pg['p50_us'])} / {fmt_ms(pg['p99_us'])} | {p50_ratio:.2f}x | "
+                        f"{fmt_ops(lite['ops_per_s'])} / {fmt_ops(pg['ops_per_s'])} ({ops_ratio:.2f}x) |")
+    if not rows:
+        return ""
+    head = ["| resources | clients | SQLite gateway ms | PostgreSQL gateway ms | p50 ratio | "
+            "ops/s SQLite / PostgreSQL |", "|---|---:|---:|---:|---:|---:|"]
+    return "\n".join(head + rows)
+
+
 def render_markdown(doc, analysis):
     m = doc["machine"]
     cfg = doc["config"]
@@ -374,7 +405,8 @@ def render_markdown(doc, analysis):
     add(f"- {m.get('cores')} cores ({m.get('cpu', '?')}), {m.get('memory_gib')} GiB, "
         f"Linux {m.get('kernel')}, data on {m.get('data_fs', '?')}")
     add(f"- {m.get('etcd', 'etcd ?')}; {m.get('redis', 'redis ?')}; gRPC {m.get('grpc', '?')}; "
-        f"SQLite {m.get('sqlite', '?')}")
+        f"SQLite {m.get('sqlite', '?')}"
+        + (f"; {m['postgresql']}" if m.get("postgresql") else ""))
     add(f"- {cfg['runs']} runs of {cfg['duration']} (after {cfg['warmup']} of warm-up) per point; "
         "figures are medians of the runs; clients and servers share the cores")
     share = m.get("other_processes_cpu_share")
@@ -418,6 +450,17 @@ def render_markdown(doc, analysis):
                 add(f"### {title}, {rname}")
                 add("")
                 add(table)
+    topologies = topology_table(doc)
+    if topologies:
+        add("")
+        add("### The gateway on SQLite and on PostgreSQL")
+        add("")
+        add("Latency per fenced write (1 KiB) with the gateway's storage embedded (SQLite, "
+            "the default) and on a PostgreSQL server on the same machine (`--storage "
+            "postgres`; over loopback TCP, fsync and synchronous_commit on), in the same run. "
+            "Each cell: p50 / p99 in ms; ratio: PostgreSQL over SQLite (above 1: slower).")
+        add("")
+        add(topologies)
     handoffs = [e for e in doc["results"] if e["workload"] == "handoff"]
     if handoffs:
         add("")
@@ -439,6 +482,8 @@ def render_markdown(doc, analysis):
                     f"{fmt_ops(d.get('holder_changes_per_s', 0))} | {fmt_ms(d['wait_p50_us'])} | "
                     f"{fmt_ms(d['wait_p99_us'])} | {fmt_ms(d['wait_max_us'])} | "
                     f"{d['jain_fairness']:.3f} | {d['client_ops_min']:.0f} / {d['client_ops_max']:.0f} |")
+    measured = [s for s in SYSTEM_ORDER
+                if any((e["system"], e["durability"]) == s for e in doc["results"])]
     cpu_rows = []
     for workload, resources, name in [("lock_cycle", 1000, "lock cycle, 1,000 resources"),
                                       ("lock_cycle", 1, "lock cycle, hot resource"),
@@ -446,7 +491,7 @@ def render_markdown(doc, analysis):
                                       ("fenced_write", 1, "fenced write, hot resource"),
                                       ("handoff", 1, "hand-off")]:
         cells = []
-        for s in SYSTEM_ORDER:
+        for s in measured:
             e = find(doc, s[0], s[1], workload, resources, 32)
             d = e.get("detail", {}) if e else {}
             cells.append(f"{d['server_cpu_us_per_op']:.0f} / {d['client_cpu_us_per_op']:.0f}"
@@ -462,8 +507,8 @@ def render_markdown(doc, analysis):
             f"{m.get('cores')} cores, throughput at 32 clients is close to "
             "cores / (server + client CPU per op) whenever the disk is not the limit.")
         add("")
-        add("| workload | " + " | ".join(LABEL[s] for s in SYSTEM_ORDER) + " |")
-        add("|---|" + "---:|" * len(SYSTEM_ORDER))
+        add("| workload | " + " | ".join(LABEL[s] for s in measured) + " |")
+        add("|---|" + "---:|" * len(measured))
         lines.extend(cpu_rows)
     if doc.get("syncs"):
         add("")
@@ -551,11 +596,12 @@ def render_svg(doc):
                    f'stroke="#ddd"/>')
         out.append(f'<text x="{left - 6}" y="{y(v) + 4:.1f}" text-anchor="end">{v:,.0f}</text>')
         v += step
+    charted = [s for s in CHART_SYSTEMS if any(k[2] == s for k in values)] or CHART_SYSTEMS
     group_w = plot_w / len(groups)
-    bar_w = group_w * 0.8 / len(CHART_SYSTEMS)
+    bar_w = group_w * 0.8 / len(charted)
     for gi, (w, r, name) in enumerate(groups):
         x0 = left + gi * group_w + group_w * 0.1
-        for si, s in enumerate(CHART_SYSTEMS):
+        for si, s in enumerate(charted):
             val = values.get((w, r, s))
             if val is None:
                 continue
@@ -573,7 +619,7 @@ def render_svg(doc):
         out.append(f'<text x="{width - right - 4}" y="{y(rpc["ops_per_s"]) - 5:.1f}" '
                    f'text-anchor="end" fill="#333">empty gRPC call: {rpc["ops_per_s"]:,.0f}/s</text>')
     lx = left
-    for s in CHART_SYSTEMS:
+    for s in charted:
         out.append(f'<rect x="{lx}" y="{height - 26}" width="12" height="12" fill="{COLOR[s]}"/>')
         out.append(f'<text x="{lx + 16}" y="{height - 16}">{html.escape(LABEL[s])}</text>')
         lx += 28 + 7 * len(LABEL[s])

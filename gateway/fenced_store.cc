@@ -19,6 +19,19 @@ absl::Status ApplyError(const absl::Status& cause) {
                    "); nothing of it was applied; retry"));
 }
 
+// The batch's commit failed. UNKNOWN from the backend: it may have
+// committed after all (storage_backend.h, contract 4).
+absl::Status CommitError(const absl::Status& cause) {
+  if (cause.code() == absl::StatusCode::kUnknown) {
+    return absl::UnavailableError(absl::StrCat(
+        "the gateway lost its storage while committing this request (", cause.message(),
+        "); it may or may not have been applied: read the key to find out, then "
+        "retry if needed"));
+  }
+  return absl::UnavailableError(absl::StrCat("the gateway could not commit this request (",
+                                             cause.message(), "); nothing was applied; retry"));
+}
+
 absl::Status ReadError(absl::string_view what, const absl::Status& cause) {
   return absl::UnavailableError(absl::StrCat(
       "the gateway could not read its storage while ", what, " (",
@@ -191,7 +204,10 @@ absl::Status FencedStore::Admit() {
 }
 
 void FencedStore::Flush(std::vector<Item>& batch) {
-  absl::Status commit = backend_->BeginBatch();
+  std::vector<absl::string_view> resources;
+  resources.reserve(batch.size());
+  for (const Item& item : batch) resources.push_back(item.op.resource);
+  absl::Status commit = backend_->BeginBatch(resources);
   if (commit.ok()) {
     for (Item& item : batch) {
       item.status = Decision(item, backend_->Apply(item.op, &item.result));
@@ -203,9 +219,7 @@ void FencedStore::Flush(std::vector<Item>& batch) {
   if (!commit.ok()) {
     LogError("gateway batch of %d requests failed to commit: %s",
              static_cast<int>(batch.size()), commit.ToString());
-    commit = absl::UnavailableError(absl::StrCat(
-        "the gateway could not commit this request (", commit.message(),
-        "); nothing was applied; retry"));
+    commit = CommitError(commit);
   }
   // Replies only now: every one of them is about committed state.
   for (Item& item : batch) {

@@ -9,7 +9,10 @@
 // atomic step and undoes a refused op alone), one CommitBatch (one fsync).
 // Only then are the batch's replies delivered, in order. If the commit
 // fails, every op of the batch fails with UNAVAILABLE ("nothing was applied;
-// retry"), refusals included, since what they saw was never committed.
+// retry"), refusals included, since what they saw was never committed; or,
+// when the backend cannot tell whether the commit took effect (a database
+// connection lost during COMMIT), with UNAVAILABLE saying it may or may not
+// have been applied.
 //
 // Plain reads, List and Describe read committed state from the backend on
 // the caller's thread, without waiting for any commit. They can never see an

@@ -2,16 +2,54 @@
 
 #include <chrono>
 
+#include "absl/strings/str_cat.h"
 #include "common/server_setup.h"
+#include "gateway/postgres_connection.h"
+#include "gateway/postgres_storage.h"
+#include "gateway/sqlite_storage.h"
 
 namespace fencegate::gateway {
+namespace {
+
+// PostgreSQL's btree index entries hold at most 2704 bytes, and a key's
+// entry holds its resource name too (objects' primary key).
+constexpr size_t kPostgresMaxNameBytes = 2600;
+
+// The backend `options` ask for; `description` says which, for logs.
+absl::StatusOr<std::unique_ptr<StorageBackend>> OpenStorage(
+    const GatewayServerOptions& options, std::string* description) {
+  if (options.storage.empty()) {
+    *description = absl::StrCat("sqlite:", options.db_path);
+    absl::StatusOr<std::unique_ptr<SqliteStorage>> sqlite =
+        SqliteStorage::Open(options.db_path, options.read_connections);
+    if (!sqlite.ok()) return sqlite.status();
+    return std::unique_ptr<StorageBackend>(*std::move(sqlite));
+  }
+  absl::StatusOr<PostgresTarget> target = PostgresTarget::Parse(options.storage);
+  if (!target.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("--storage: ", target.status().message()));
+  }
+  *description = absl::StrCat("postgres(", target->description(), ")");
+  const GatewayLimits& limits = options.limits;
+  if (limits.max_resource_bytes + limits.max_key_bytes > kPostgresMaxNameBytes) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "with PostgreSQL storage, --max_resource_bytes + --max_key_bytes must be at most ",
+        kPostgresMaxNameBytes, " (PostgreSQL's index entries hold at most 2704 bytes)"));
+  }
+  absl::StatusOr<std::unique_ptr<PostgresStorage>> postgres =
+      PostgresStorage::Open(*target, options.read_connections);
+  if (!postgres.ok()) return postgres.status();
+  return std::unique_ptr<StorageBackend>(*std::move(postgres));
+}
+
+}  // namespace
 
 absl::StatusOr<std::unique_ptr<GatewayServer>> GatewayServer::Start(
     const GatewayServerOptions& options) {
   std::unique_ptr<GatewayServer> server(new GatewayServer());
   server->shutdown_grace_ = options.shutdown_grace;
-  absl::StatusOr<std::unique_ptr<SqliteStorage>> storage =
-      SqliteStorage::Open(options.db_path, options.read_connections);
+  absl::StatusOr<std::unique_ptr<StorageBackend>> storage =
+      OpenStorage(options, &server->storage_description_);
   if (!storage.ok()) return storage.status();
   server->storage_ = *std::move(storage);
   if (!options.signing_keys_path.empty()) {

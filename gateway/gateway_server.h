@@ -1,7 +1,8 @@
-// GatewayServer: a running fencegate-gateway (SQLite storage, FencedStore,
+// GatewayServer: a running fencegate-gateway (storage backend, FencedStore,
 // optional token signer and grant-time fencing follower, gRPC server with
 // health and reflection). main() and the tests both start it through
-// Start().
+// Start(). The storage is SQLite (the embedded default) or, with a
+// PostgreSQL connection URI in `storage`, PostgreSQL.
 //
 // Thread safety: Start() and Shutdown() from one thread; Shutdown() is
 // idempotent. ReloadSigningKeys() may be called from any thread.
@@ -20,7 +21,7 @@
 #include "gateway/fenced_store.h"
 #include "gateway/gateway_limits.h"
 #include "gateway/gateway_service.h"
-#include "gateway/sqlite_storage.h"
+#include "gateway/storage_backend.h"
 #include "grpcpp/server.h"
 
 namespace fencegate::gateway {
@@ -29,12 +30,18 @@ struct GatewayServerOptions {
   // host:port; port 0 picks a free port (see port() and port_file).
   std::string listen = "127.0.0.1:7071";
   // SQLite database file holding fences and objects; created if missing.
+  // Unused when `storage` is set.
   std::string db_path = "fencegate-gateway.db";
+  // Empty: SQLite at db_path. A libpq connection URI
+  // (postgres://user@host:port/db?...): PostgreSQL, which several gateways
+  // may share (postgres_storage.h); tables are created if missing.
+  std::string storage;
   // If set, the bound port is written here once the server is serving.
   std::string port_file;
   // How long Shutdown() lets calls in flight finish before cancelling them.
   absl::Duration shutdown_grace = absl::Seconds(5);
-  // Read-only SQLite connections serving plain reads, List and Describe.
+  // Read-only connections (SQLite or PostgreSQL) serving plain reads, List
+  // and Describe.
   size_t read_connections = 4;
   // Key file (common/signing_keys.h); set = tokens need a valid signature.
   std::string signing_keys_path;
@@ -57,6 +64,9 @@ class GatewayServer {
   std::string DescribeSigning() const;
   // The grant-time fencing follower, or null when off.
   FenceFollower* follower() const { return follower_.get(); }
+  // The storage, for logs: "sqlite:<file>" or "postgres(host=... port=...
+  // dbname=... user=...)", never a password.
+  const std::string& storage_description() const { return storage_description_; }
 
   // Re-reads the key file (on SIGHUP); on error the keys in use stay.
   absl::Status ReloadSigningKeys();
@@ -72,7 +82,8 @@ class GatewayServer {
   absl::Duration shutdown_grace_;
   std::string signing_keys_path_;
   std::unique_ptr<TokenSigner> signer_;  // null: unsigned tokens
-  std::unique_ptr<SqliteStorage> storage_;
+  std::string storage_description_;
+  std::unique_ptr<StorageBackend> storage_;
   std::unique_ptr<FencedStore> store_;
   std::unique_ptr<FenceFollower> follower_;
   std::unique_ptr<GatewayServiceImpl> service_;

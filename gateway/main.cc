@@ -22,6 +22,9 @@ ABSL_FLAG(std::string, listen, kDefaults.listen,
           "host:port to serve on; port 0 picks a free port");
 ABSL_FLAG(std::string, db, kDefaults.db_path,
           "SQLite database file holding fences and objects (created if missing)");
+ABSL_FLAG(std::string, storage, kDefaults.storage,
+          "empty: SQLite (--db); or a PostgreSQL connection URI, "
+          "postgres://user@host:port/db?..., which several gateways may share");
 ABSL_FLAG(std::string, port_file, "",
           "if set, write the bound port to this file once serving");
 ABSL_FLAG(size_t, max_resource_bytes, kLimits.max_resource_bytes,
@@ -42,7 +45,7 @@ ABSL_FLAG(size_t, max_batch, kLimits.max_batch,
 ABSL_FLAG(size_t, max_pending, kLimits.max_pending,
           "requests waiting to commit before new ones get RESOURCE_EXHAUSTED");
 ABSL_FLAG(size_t, read_connections, kDefaults.read_connections,
-          "read-only SQLite connections for plain reads, List and Describe");
+          "read-only storage connections for plain reads, List and Describe");
 ABSL_FLAG(absl::Duration, shutdown_grace, kDefaults.shutdown_grace,
           "on SIGTERM/SIGINT, how long calls in flight may finish");
 ABSL_FLAG(std::string, signing_keys, "",
@@ -91,7 +94,8 @@ int main(int argc, char** argv) {
   fencegate::BlockShutdownSignals();  // before any thread starts
   absl::SetProgramUsageMessage(
       "fencegate-gateway: fenced storage over gRPC.\n"
-      "Usage: fencegate-gateway [--listen=127.0.0.1:7071] [--db=FILE] ...");
+      "Usage: fencegate-gateway [--listen=127.0.0.1:7071] [--db=FILE | "
+      "--storage=postgres://...] ...");
   absl::ParseCommandLine(argc, argv);
   // Debian's Abseil checks every mutex acquisition for lock-order cycles, a
   // few percent of the server's CPU under load. Tests keep the check on.
@@ -100,6 +104,7 @@ int main(int argc, char** argv) {
   fencegate::gateway::GatewayServerOptions options;
   options.listen = absl::GetFlag(FLAGS_listen);
   options.db_path = absl::GetFlag(FLAGS_db);
+  options.storage = absl::GetFlag(FLAGS_storage);
   options.port_file = absl::GetFlag(FLAGS_port_file);
   options.shutdown_grace = absl::GetFlag(FLAGS_shutdown_grace);
   options.read_connections = absl::GetFlag(FLAGS_read_connections);
@@ -134,13 +139,13 @@ int main(int argc, char** argv) {
     return EXIT_FAILURE;
   }
   fencegate::LogInfo(
-      "fencegate-gateway serving on port %d (listen=%s db=%s "
+      "fencegate-gateway serving on port %d (listen=%s storage=%s "
       "max_resource_bytes=%d max_key_bytes=%d max_value_bytes=%d "
       "max_mutations=%d max_request_bytes=%d default_page_size=%d "
       "max_page_size=%d max_batch=%d max_pending=%d read_connections=%d "
       "shutdown_grace=%s max_receive_message_bytes=%d transport=%s signing=%s "
       "grant_time_fencing=%s)",
-      (*server)->port(), options.listen, options.db_path,
+      (*server)->port(), options.listen, (*server)->storage_description(),
       limits.max_resource_bytes, limits.max_key_bytes, limits.max_value_bytes,
       limits.max_mutations, limits.max_request_bytes, limits.default_page_size,
       limits.max_page_size, limits.max_batch, limits.max_pending,

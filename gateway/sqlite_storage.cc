@@ -82,7 +82,9 @@ absl::Status SqliteStorage::Run(absl::string_view sql) {
 
 // ------------------------------------------------------------- write path
 
-absl::Status SqliteStorage::BeginBatch() {
+// BEGIN IMMEDIATE takes the database's one write lock: there is no lock
+// order to keep, so the batch's resources are not needed.
+absl::Status SqliteStorage::BeginBatch(absl::Span<const absl::string_view>) {
   poisoned_ = absl::OkStatus();
   return Run(kBegin);
 }

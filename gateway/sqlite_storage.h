@@ -42,7 +42,7 @@ class SqliteStorage final : public StorageBackend {
   static absl::StatusOr<std::unique_ptr<SqliteStorage>> Open(
       const std::string& path, size_t readers = 4);
 
-  absl::Status BeginBatch() override;
+  absl::Status BeginBatch(absl::Span<const absl::string_view> resources) override;
   absl::Status Apply(const FencedOp& op, OpResult* result) override;
   absl::Status CommitBatch() override;
   void AbortBatch() override;

@@ -1,7 +1,8 @@
 // StorageBackend: where the gateway keeps objects and fences, and the one
 // place that decides whether a fenced operation is accepted. SQLite is the
-// backend built now (sqlite_storage.h); a later one (PostgreSQL, ...) must
-// keep the same contract, so the guarantee does not depend on FencedStore.
+// embedded default (sqlite_storage.h); PostgreSQL (postgres_storage.h) lets
+// several gateways share one database. Each keeps the same contract, so the
+// guarantee does not depend on FencedStore.
 //
 // Data model, per resource:
 //   fence     the largest token accepted so far (0 = none yet);
@@ -15,7 +16,8 @@
 //      op.token < fence (kStaleToken); check every expected_version
 //      (kVersionMismatch); only then raise the fence to op.token and apply
 //      the op. Nothing else can run between the check and the write (the
-//      backend holds its write transaction exclusively).
+//      backend holds its write transaction exclusively, or a lock on the
+//      resource's fence until the batch ends).
 //   2. A refused op changes nothing, not even the fence. An op that fails
 //      with a storage error is undone alone; the batch's other ops stand.
 //      If it cannot be undone, the batch is poisoned: CommitBatch() fails.
@@ -23,7 +25,11 @@
 //      ops applied before it in the same batch (never a snapshot taken at
 //      the batch's start).
 //   4. CommitBatch() makes the whole batch durable as one unit, or nothing of
-//      it. The caller reveals no op's result before its batch committed.
+//      it. The caller reveals no op's result before its batch committed. A
+//      backend that talks to a database server over a connection may not
+//      know which of the two happened (the connection was lost during
+//      COMMIT): it must then say so with an UNKNOWN status, never claim
+//      that nothing was applied.
 //   5. The *Committed reads see committed state only, never a batch in
 //      progress.
 //
@@ -46,6 +52,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 
 namespace fencegate::gateway {
 
@@ -121,14 +128,20 @@ class StorageBackend {
   virtual ~StorageBackend() = default;
 
   // ------------------------------------------------------------ write path
-  // Opens the batch's exclusive write transaction.
-  virtual absl::Status BeginBatch() = 0;
+  // Opens the batch's write transaction. `resources`: the resources the
+  // batch's ops will touch (any order, repeats allowed; FencedStore names
+  // them all). A backend shared by several writers may lock them up front,
+  // in one global order, so that concurrent batches cannot deadlock. It is
+  // a hint for that only: Apply() must stay correct for any op, named here
+  // or not.
+  virtual absl::Status BeginBatch(absl::Span<const absl::string_view> resources) = 0;
   // Decides and applies `op` as one atomic step (contract 1-3). Returns OK
   // with result->outcome saying accepted or why refused; a non-OK status
   // means a storage failure, and then the op changed nothing.
   virtual absl::Status Apply(const FencedOp& op, OpResult* result) = 0;
-  // Makes the batch durable (one fsync). On error nothing of the batch is
-  // applied and no transaction stays open.
+  // Makes the batch durable (one fsync). On error no transaction stays open
+  // and nothing of the batch is applied, except with code UNKNOWN: then the
+  // outcome is unknown, the batch may or may not be durable (contract 4).
   virtual absl::Status CommitBatch() = 0;
   // Drops the open batch, if any. Never fails in a way the caller can act on.
   virtual void AbortBatch() = 0;

@@ -1,21 +1,33 @@
 # The gateway: fenced storage (see ../shared/DESIGN.md, "Gateway semantics").
 
-# The core on a real SQLite file: semantics, group commit, bad input.
+# A PostgreSQL server of the test's own (Debian's binaries, temp dir).
+add_library(fencegate_testing_postgres testing/postgres_server.cc)
+target_link_libraries(fencegate_testing_postgres PUBLIC fencegate_testing PkgConfig::PQXX)
+
+# The core on each storage backend (a SQLite file; a PostgreSQL server
+# started by the test): semantics, group commit, bad input, and what only
+# PostgreSQL has (several gateways on one database, lost connections).
 fencegate_cc_test(gateway_unit_tests
   SOURCES
     unit/gateway_fenced_store_test.cc
     unit/gateway_group_commit_test.cc
+    unit/gateway_postgres_setup_test.cc
+    unit/gateway_postgres_test.cc
+    unit/gateway_test_backends.cc
     unit/gateway_validation_test.cc
-  DEPS fencegate_gatewaycore
+  DEPS fencegate_gatewaycore fencegate_gateway_postgres fencegate_testing_postgres
   LABELS unit
   TEST_PREFIX "gateway.")
 
-# The real fencegate-gateway binary: the wire, concurrency, kill -9.
+# The real fencegate-gateway binary: the wire, concurrency, kill -9; and two
+# of them on one PostgreSQL server started by the test.
 fencegate_cc_test(gateway_integration_tests
   SOURCES
     integration/gateway_api_test.cc
     integration/gateway_durability_test.cc
-  DEPS fencegate_grpc_common
+    integration/gateway_postgres_durability_test.cc
+    integration/gateway_postgres_test.cc
+  DEPS fencegate_grpc_common fencegate_testing_postgres
   LABELS integration
   TEST_PREFIX "gateway.")
 target_compile_definitions(gateway_integration_tests PRIVATE

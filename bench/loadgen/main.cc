@@ -45,8 +45,9 @@ ABSL_FLAG(std::string, workload, "lock_cycle",
 ABSL_FLAG(std::string, durability, "",
           "label copied into the output (e.g. fsync, everysec)");
 ABSL_FLAG(std::string, system_label, "",
-          "the system's name in the output (default: --system); e.g. "
-          "fencegate-etcd for fencegate's lock service on etcd");
+          "the system's name in the output (default: --system), e.g. "
+          "fencegate-etcd (lock service on etcd) or fencegate-pg (gateway on "
+          "PostgreSQL)");
 ABSL_FLAG(int, clients, 1, "concurrent client threads, one connection each");
 ABSL_FLAG(int, resources, 1000, "distinct resources the clients spread over (1 = hot)");
 ABSL_FLAG(absl::Duration, duration, absl::Seconds(2), "measured time");
@@ -144,11 +145,12 @@ int main(int argc, char** argv) {
       }
       config.server_pids.push_back(value);
     }
+    const std::string system = absl::GetFlag(FLAGS_system);
     labels.system = absl::GetFlag(FLAGS_system_label);
-    if (labels.system.empty()) labels.system = absl::GetFlag(FLAGS_system);
+    if (labels.system.empty()) labels.system = system;
     labels.clients = config.clients;
     labels.resources = config.resources;
-    auto factory = MakeFactory(absl::GetFlag(FLAGS_system), absl::GetFlag(FLAGS_target));
+    auto factory = MakeFactory(system, absl::GetFlag(FLAGS_target));
     if (!factory.ok()) return Fail(factory.status());
     summary = fencegate::bench::RunWorkload(config, *factory, &first_error);
   }

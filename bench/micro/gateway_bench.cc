@@ -68,7 +68,7 @@ void BM_SqliteStorageBatch(benchmark::State& state) {
   uint64_t token = 0;
   uint64_t next = 0;
   for (auto _ : state) {
-    if (!storage->BeginBatch().ok()) {
+    if (!storage->BeginBatch({}).ok()) {
       state.SkipWithError("BeginBatch failed");
       break;
     }
@@ -96,9 +96,9 @@ void BM_FenceCheckRefused(benchmark::State& state) {
   if (storage == nullptr) return;
   const std::string value(1024, 'v');
   OpResult result;
-  if (!storage->BeginBatch().ok() ||
+  if (!storage->BeginBatch({}).ok() ||
       !storage->Apply(WriteOp("res", 1000, "key", value), &result).ok() ||
-      !storage->CommitBatch().ok() || !storage->BeginBatch().ok()) {
+      !storage->CommitBatch().ok() || !storage->BeginBatch({}).ok()) {
     state.SkipWithError("setup failed");
     return;
   }

@@ -51,7 +51,9 @@ class FaultyStorageBackend final : public gateway::StorageBackend {
     return applied_;
   }
 
-  absl::Status BeginBatch() override { return inner_->BeginBatch(); }
+  absl::Status BeginBatch(absl::Span<const absl::string_view> resources) override {
+    return inner_->BeginBatch(resources);
+  }
 
   absl::Status Apply(const gateway::FencedOp& op, gateway::OpResult* result) override {
     absl::Status status = inner_->Apply(op, result);

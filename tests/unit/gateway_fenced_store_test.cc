@@ -1,5 +1,7 @@
-// FencedStore semantics on a real SQLite file: the fence, versions,
-// compare-and-set, all-or-nothing multi-writes, paging and restart.
+// FencedStore semantics on every storage backend (SQLite, PostgreSQL): the
+// fence, versions, compare-and-set, all-or-nothing multi-writes, paging and
+// restart.
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -21,9 +23,10 @@ ErrorInfo InfoOf(const absl::Status& status) {
   return GetErrorInfo(status).value_or(ErrorInfo());
 }
 
-using FencedStoreTest = GatewayStoreTest;
+class FencedStoreTest : public GatewayBackendTest {};
+INSTANTIATE_TEST_SUITE_P(Backends, FencedStoreTest, AllBackends(), BackendName);
 
-TEST_F(FencedStoreTest, StaleTokenIsRejectedWithTheCurrentMaxToken) {
+TEST_P(FencedStoreTest, StaleTokenIsRejectedWithTheCurrentMaxToken) {
   ASSERT_THAT(Write("r", 34, Put("k", "from 34")), IsOk());
 
   absl::StatusOr<WriteResult> stale = Write("r", 33, Put("k", "from 33"));
@@ -37,7 +40,7 @@ TEST_F(FencedStoreTest, StaleTokenIsRejectedWithTheCurrentMaxToken) {
   EXPECT_EQ(FenceOf("r"), 34u);
 }
 
-TEST_F(FencedStoreTest, EqualTokenIsAccepted) {
+TEST_P(FencedStoreTest, EqualTokenIsAccepted) {
   ASSERT_OK_AND_ASSIGN(WriteResult first, Write("r", 34, Put("k", "one")));
   ASSERT_OK_AND_ASSIGN(WriteResult second, Write("r", 34, Put("k", "two")));
 
@@ -46,7 +49,7 @@ TEST_F(FencedStoreTest, EqualTokenIsAccepted) {
   EXPECT_EQ(ValueOf("r", "k"), "two");
 }
 
-TEST_F(FencedStoreTest, HigherTokenIsAcceptedAndRaisesTheFence) {
+TEST_P(FencedStoreTest, HigherTokenIsAcceptedAndRaisesTheFence) {
   ASSERT_OK_AND_ASSIGN(WriteResult w33, Write("r", 33, Put("k", "from 33")));
   EXPECT_EQ(w33.max_token, 33u);
 
@@ -58,14 +61,14 @@ TEST_F(FencedStoreTest, HigherTokenIsAcceptedAndRaisesTheFence) {
   EXPECT_EQ(ValueOf("r", "k"), "from 34");
 }
 
-TEST_F(FencedStoreTest, FencesAreKeptPerResource) {
+TEST_P(FencedStoreTest, FencesAreKeptPerResource) {
   ASSERT_THAT(Write("a", 50, Put("k", "a")), IsOk());
   EXPECT_THAT(Write("b", 3, Put("k", "b")), IsOk());
   EXPECT_EQ(FenceOf("a"), 50u);
   EXPECT_EQ(FenceOf("b"), 3u);
 }
 
-TEST_F(FencedStoreTest, FencedReadRaisesTheFenceAndShutsOutTheOlderToken) {
+TEST_P(FencedStoreTest, FencedReadRaisesTheFenceAndShutsOutTheOlderToken) {
   ASSERT_THAT(Write("r", 33, Put("k", "from 33")), IsOk());
 
   ASSERT_OK_AND_ASSIGN(ReadResult read, Read("r", "k", 34));
@@ -81,14 +84,14 @@ TEST_F(FencedStoreTest, FencedReadRaisesTheFenceAndShutsOutTheOlderToken) {
   EXPECT_EQ(ValueOf("r", "k"), "from 33");
 }
 
-TEST_F(FencedStoreTest, PlainReadDoesNotTouchTheFence) {
+TEST_P(FencedStoreTest, PlainReadDoesNotTouchTheFence) {
   ASSERT_THAT(Write("r", 33, Put("k", "v")), IsOk());
   ASSERT_OK_AND_ASSIGN(ReadResult read, Read("r", "k"));
   EXPECT_EQ(read.max_token, 33u);
   EXPECT_THAT(Write("r", 33, Put("k", "w")), IsOk());
 }
 
-TEST_F(FencedStoreTest, FenceAloneShutsOutTheOlderToken) {
+TEST_P(FencedStoreTest, FenceAloneShutsOutTheOlderToken) {
   ASSERT_THAT(Write("r", 33, Put("k", "from 33")), IsOk());
 
   ASSERT_OK_AND_ASSIGN(FenceResult fence, Fence("r", 34));
@@ -102,14 +105,14 @@ TEST_F(FencedStoreTest, FenceAloneShutsOutTheOlderToken) {
   EXPECT_EQ(ValueOf("r", "k"), "from 33");
 }
 
-TEST_F(FencedStoreTest, FenceOnANewResourceCreatesNoKeys) {
+TEST_P(FencedStoreTest, FenceOnANewResourceCreatesNoKeys) {
   ASSERT_THAT(Fence("fresh", 7), IsOk());
   ASSERT_OK_AND_ASSIGN(ResourceStats stats, store_->Describe("fresh"));
   EXPECT_EQ(stats.max_token, 7u);
   EXPECT_EQ(stats.key_count, 0u);
 }
 
-TEST_F(FencedStoreTest, VersionMismatchIsRejectedAndChangesNothing) {
+TEST_P(FencedStoreTest, VersionMismatchIsRejectedAndChangesNothing) {
   ASSERT_OK_AND_ASSIGN(WriteResult first, Write("r", 10, Put("k", "a")));
 
   // A newer token with a wrong expected version: not even the fence moves.
@@ -129,7 +132,7 @@ TEST_F(FencedStoreTest, VersionMismatchIsRejectedAndChangesNothing) {
   EXPECT_GT(second.version, first.version);
 }
 
-TEST_F(FencedStoreTest, ExpectedVersionZeroMeansTheKeyMustNotExist) {
+TEST_P(FencedStoreTest, ExpectedVersionZeroMeansTheKeyMustNotExist) {
   ASSERT_THAT(Write("r", 1, Put("k", "created", 0)), IsOk());
   absl::StatusOr<WriteResult> again = Write("r", 1, Put("k", "again", 0));
   EXPECT_THAT(again, StatusIs(absl::StatusCode::kAborted));
@@ -137,13 +140,13 @@ TEST_F(FencedStoreTest, ExpectedVersionZeroMeansTheKeyMustNotExist) {
   EXPECT_EQ(ValueOf("r", "k"), "created");
 }
 
-TEST_F(FencedStoreTest, StaleTokenWinsOverVersionMismatch) {
+TEST_P(FencedStoreTest, StaleTokenWinsOverVersionMismatch) {
   ASSERT_THAT(Write("r", 5, Put("k", "v")), IsOk());
   absl::StatusOr<WriteResult> both = Write("r", 4, Put("k", "w", 99));
   EXPECT_EQ(InfoOf(both.status()).reason, ErrorReason::kStaleToken);
 }
 
-TEST_F(FencedStoreTest, VersionsAreNeverReusedAcrossDeleteAndRecreate) {
+TEST_P(FencedStoreTest, VersionsAreNeverReusedAcrossDeleteAndRecreate) {
   ASSERT_OK_AND_ASSIGN(WriteResult created, Write("r", 1, Put("k", "v1")));
   ASSERT_OK_AND_ASSIGN(WriteResult deleted, Write("r", 1, Del("k")));
   ASSERT_OK_AND_ASSIGN(ReadResult gone, Read("r", "k"));
@@ -163,13 +166,13 @@ TEST_F(FencedStoreTest, VersionsAreNeverReusedAcrossDeleteAndRecreate) {
               StatusIs(absl::StatusCode::kAborted));
 }
 
-TEST_F(FencedStoreTest, DeletingAnAbsentKeyIsAcceptedAndRaisesTheFence) {
+TEST_P(FencedStoreTest, DeletingAnAbsentKeyIsAcceptedAndRaisesTheFence) {
   ASSERT_OK_AND_ASSIGN(WriteResult result, Write("r", 9, Del("never")));
   EXPECT_EQ(result.max_token, 9u);
   EXPECT_EQ(FenceOf("r"), 9u);
 }
 
-TEST_F(FencedStoreTest, MultiWriteAppliesEveryKeyAtOneVersion) {
+TEST_P(FencedStoreTest, MultiWriteAppliesEveryKeyAtOneVersion) {
   ASSERT_THAT(Write("r", 1, Put("c", "old")), IsOk());
   ASSERT_OK_AND_ASSIGN(WriteResult result,
                        MultiWrite("r", 2, {Put("a", "1"), Put("b", "2"), Del("c")}));
@@ -181,7 +184,7 @@ TEST_F(FencedStoreTest, MultiWriteAppliesEveryKeyAtOneVersion) {
   EXPECT_EQ(b.version, 2u);
 }
 
-TEST_F(FencedStoreTest, MultiWriteIsAllOrNothingOnOneVersionMismatch) {
+TEST_P(FencedStoreTest, MultiWriteIsAllOrNothingOnOneVersionMismatch) {
   ASSERT_OK_AND_ASSIGN(WriteResult a, Write("r", 1, Put("a", "old a")));
 
   absl::StatusOr<WriteResult> result = MultiWrite(
@@ -195,7 +198,7 @@ TEST_F(FencedStoreTest, MultiWriteIsAllOrNothingOnOneVersionMismatch) {
   EXPECT_EQ(FenceOf("r"), 1u);
 }
 
-TEST_F(FencedStoreTest, MultiWriteIsAllOrNothingOnOneBadMutation) {
+TEST_P(FencedStoreTest, MultiWriteIsAllOrNothingOnOneBadMutation) {
   absl::StatusOr<WriteResult> result =
       MultiWrite("r", 2, {Put("a", "1"), Unset("b"), Put("c", "3")});
 
@@ -205,7 +208,7 @@ TEST_F(FencedStoreTest, MultiWriteIsAllOrNothingOnOneBadMutation) {
   EXPECT_EQ(FenceOf("r"), 0u);
 }
 
-TEST_F(FencedStoreTest, ListPagesThroughKeysInOrder) {
+TEST_P(FencedStoreTest, ListPagesThroughKeysInOrder) {
   for (const char* key : {"e", "b", "g", "a", "d", "c", "f"}) {
     ASSERT_THAT(Write("r", 1, Put(key, std::string(3, key[0]))), IsOk());
   }
@@ -232,7 +235,55 @@ TEST_F(FencedStoreTest, ListPagesThroughKeysInOrder) {
   EXPECT_THAT(page_sizes, ElementsAre(3, 3, 1));
 }
 
-TEST_F(FencedStoreTest, ListWithPageSizeZeroUsesTheDefault) {
+// Names and values come back byte for byte whatever they hold: quotes,
+// backslashes, braces and commas (PostgreSQL's array syntax), "NULL",
+// spaces, non-ASCII text, and every byte value in a value. The resources
+// share one batch, so a backend that locks them up front sees them all.
+TEST_P(FencedStoreTest, NamesAndValuesComeBackByteForByte) {
+  std::string all_bytes;
+  for (int i = 0; i < 256; ++i) all_bytes.push_back(static_cast<char>(i));
+  const std::vector<std::string> names = {"quo\"te", "back\\slash", "{br,ace}",
+                                          "NULL",     " spaced ",      "\xc3\xa9t\xc3\xa9"};
+  HoldWriter();
+  std::vector<ReplyPtr<WriteResult>> replies;
+  for (const std::string& resource : names) {
+    std::vector<M> puts;
+    for (const std::string& key : names) puts.push_back(Put(key, key + all_bytes, 0));
+    replies.push_back(StartWrite(resource, 5, puts, true));
+  }
+  ReleaseWriter();
+  for (auto& reply : replies) EXPECT_THAT(reply->Wait(), IsOk());
+
+  for (const std::string& resource : names) {
+    SCOPED_TRACE(resource);
+    EXPECT_EQ(FenceOf(resource), 5u);
+    for (const std::string& key : names) EXPECT_EQ(ValueOf(resource, key), key + all_bytes);
+    ASSERT_OK_AND_ASSIGN(ListResult listed, store_->List(ListArgs{resource, 0, ""}));
+    std::vector<std::string> keys;
+    for (const KeyInfo& info : listed.keys) keys.push_back(info.key);
+    std::vector<std::string> sorted = names;
+    std::sort(sorted.begin(), sorted.end());
+    EXPECT_EQ(keys, sorted);
+  }
+}
+
+// Keys are listed in byte order, whatever the database's locale would say
+// ("B" before "a", "~" before "é").
+TEST_P(FencedStoreTest, ListOrdersKeysByTheirBytes) {
+  for (const char* key : {"a", "~", "B", "\xc3\xa9", "aa", "Z"}) {
+    ASSERT_THAT(Write("r", 1, Put(key, "v")), IsOk());
+  }
+  ASSERT_OK_AND_ASSIGN(ListResult listed, store_->List(ListArgs{"r", 0, ""}));
+  std::vector<std::string> keys;
+  for (const KeyInfo& info : listed.keys) keys.push_back(info.key);
+  EXPECT_THAT(keys, ElementsAre("B", "Z", "a", "aa", "~", "\xc3\xa9"));
+  // And a page starts after its token in that same order.
+  ASSERT_OK_AND_ASSIGN(ListResult after, store_->List(ListArgs{"r", 0, "aa"}));
+  ASSERT_EQ(after.keys.size(), 2u);
+  EXPECT_EQ(after.keys[0].key, "~");
+}
+
+TEST_P(FencedStoreTest, ListWithPageSizeZeroUsesTheDefault) {
   std::vector<M> puts;
   for (int i = 0; i < 120; ++i) puts.push_back(Put("k" + std::to_string(1000 + i), "v"));
   ASSERT_THAT(MultiWrite("r", 1, puts), IsOk());
@@ -241,7 +292,7 @@ TEST_F(FencedStoreTest, ListWithPageSizeZeroUsesTheDefault) {
   EXPECT_FALSE(result.next_page_token.empty());
 }
 
-TEST_F(FencedStoreTest, DescribeReportsFenceKeysAndBytes) {
+TEST_P(FencedStoreTest, DescribeReportsFenceKeysAndBytes) {
   ASSERT_THAT(MultiWrite("r", 12, {Put("a", "12345"), Put("b", "123")}), IsOk());
   ASSERT_OK_AND_ASSIGN(ResourceStats stats, store_->Describe("r"));
   EXPECT_EQ(stats.max_token, 12u);
@@ -252,7 +303,7 @@ TEST_F(FencedStoreTest, DescribeReportsFenceKeysAndBytes) {
   EXPECT_EQ(unknown.key_count, 0u);
 }
 
-TEST_F(FencedStoreTest, FencesAndDataSurviveARestart) {
+TEST_P(FencedStoreTest, FencesAndDataSurviveARestart) {
   ASSERT_THAT(Write("r", 40, Put("k", "kept")), IsOk());
   ASSERT_THAT(Fence("r", 41), IsOk());
 
@@ -263,7 +314,7 @@ TEST_F(FencedStoreTest, FencesAndDataSurviveARestart) {
   EXPECT_THAT(Write("r", 40, Put("k", "stale")), StatusIs(absl::StatusCode::kAborted));
 }
 
-TEST_F(FencedStoreTest, ShutdownRefusesNewFencedRequests) {
+TEST_P(FencedStoreTest, ShutdownRefusesNewFencedRequests) {
   store_->Shutdown();
   EXPECT_THAT(Write("r", 1, Put("k", "v")), StatusIs(absl::StatusCode::kUnavailable,
                                                        HasSubstr("shutting down")));

@@ -1,12 +1,12 @@
-// FencedStore under concurrency and storage failure. Interleavings are forced
-// by parking the writer thread inside a held commit (no timing, no sleeps):
-// requests made meanwhile are all in flight at once and join one batch.
+// FencedStore under concurrency and storage failure, on every storage
+// backend (SQLite, PostgreSQL). Interleavings are forced by parking the
+// writer thread inside a held commit (no timing, no sleeps): requests made
+// meanwhile are all in flight at once and join one batch.
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "common/errors.h"
-#include "common/sqlite.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/unit/gateway_store_fixture.h"
@@ -23,7 +23,8 @@ ErrorInfo InfoOf(const absl::Status& status) {
   return GetErrorInfo(status).value_or(ErrorInfo());
 }
 
-using GroupCommitTest = GatewayStoreTest;
+class GroupCommitTest : public GatewayBackendTest {};
+INSTANTIATE_TEST_SUITE_P(Backends, GroupCommitTest, AllBackends(), BackendName);
 
 // Kleppmann's race inside the gateway: holder 33 and holder 34 both send a
 // write while the fence is 32, so a check made on arrival (or on a snapshot
@@ -31,7 +32,7 @@ using GroupCommitTest = GatewayStoreTest;
 // 34's write is applied and 33's comes after it: "34 writes, 33 writes".
 // 33 must be refused, because its check runs in the same atomic step as its
 // write, after 34's write.
-TEST_F(GroupCommitTest, ConcurrentStaleWriteCannotLandAfterNewerOne) {
+TEST_P(GroupCommitTest, ConcurrentStaleWriteCannotLandAfterNewerOne) {
   ASSERT_THAT(Write("r", 32, Put("k", "from 32")), IsOk());
   const int commits_before = faulty_->commits();
   HoldWriter();
@@ -64,7 +65,7 @@ TEST_F(GroupCommitTest, ConcurrentStaleWriteCannotLandAfterNewerOne) {
 // 34's write is applied but its commit has not finished when 33 arrives.
 // Plain reads still see the committed state, 34 is not acknowledged before
 // its commit, and 33 (next batch) is refused.
-TEST_F(GroupCommitTest, StaleWriteArrivingDuringNewerCommitIsRejected) {
+TEST_P(GroupCommitTest, StaleWriteArrivingDuringNewerCommitIsRejected) {
   ASSERT_THAT(Write("r", 32, Put("k", "from 32")), IsOk());
   HoldNextCommit();
   ReplyPtr<WriteResult> w34 = StartPut("r", 34, "k", "from 34");
@@ -85,7 +86,7 @@ TEST_F(GroupCommitTest, StaleWriteArrivingDuringNewerCommitIsRejected) {
 }
 
 // A refused request in a batch rolls back alone; the others commit.
-TEST_F(GroupCommitTest, RefusedRequestInABatchLeavesTheOthersApplied) {
+TEST_P(GroupCommitTest, RefusedRequestInABatchLeavesTheOthersApplied) {
   ASSERT_THAT(Write("r", 10, Put("k", "v")), IsOk());
   HoldWriter();
   ReplyPtr<WriteResult> first = StartPut("r", 11, "a", "first");
@@ -107,15 +108,8 @@ TEST_F(GroupCommitTest, RefusedRequestInABatchLeavesTheOthersApplied) {
 
 // A storage error in the middle of a request (after its fence was raised and
 // its first key written) is undone by the request's savepoint alone.
-TEST_F(GroupCommitTest, StorageFailureMidRequestRollsBackOnlyThatRequest) {
-  {
-    auto db = SqliteDb::Open(dir_.File("gateway.db"));
-    ASSERT_THAT(db, IsOk());
-    ASSERT_THAT((*db)->Exec("CREATE TRIGGER fail_poison BEFORE INSERT ON objects "
-                            "WHEN NEW.key = 'poison' "
-                            "BEGIN SELECT RAISE(ABORT, 'injected failure'); END"),
-                IsOk());
-  }
+TEST_P(GroupCommitTest, StorageFailureMidRequestRollsBackOnlyThatRequest) {
+  ASSERT_THAT(backend_->FailWritesOfKey("poison"), IsOk());
   HoldWriter();
   ReplyPtr<WriteResult> before = StartPut("ok", 1, "k", "before");
   ReplyPtr<WriteResult> failing =
@@ -135,7 +129,7 @@ TEST_F(GroupCommitTest, StorageFailureMidRequestRollsBackOnlyThatRequest) {
 
 // The commit of a batch fails: every request in it fails with UNAVAILABLE,
 // the refused ones too, and nothing of the batch is visible afterwards.
-TEST_F(GroupCommitTest, FailingCommitAcknowledgesNothing) {
+TEST_P(GroupCommitTest, FailingCommitAcknowledgesNothing) {
   ASSERT_THAT(Write("r", 5, Put("k", "old")), IsOk());
   HoldWriter();
   faulty_->FailNthCommit(1);  // the batch after the blocker's
@@ -167,7 +161,7 @@ TEST_F(GroupCommitTest, FailingCommitAcknowledgesNothing) {
   EXPECT_EQ(FenceOf("other"), 0u);
 }
 
-TEST_F(GroupCommitTest, OverloadIsRefusedWithResourceExhausted) {
+TEST_P(GroupCommitTest, OverloadIsRefusedWithResourceExhausted) {
   limits_.max_pending = 2;
   Reopen();
   HoldWriter();
@@ -184,7 +178,7 @@ TEST_F(GroupCommitTest, OverloadIsRefusedWithResourceExhausted) {
   EXPECT_EQ(ValueOf("r", "c"), "<absent>");
 }
 
-TEST_F(GroupCommitTest, ManyConcurrentRequestsShareFewCommits) {
+TEST_P(GroupCommitTest, ManyConcurrentRequestsShareFewCommits) {
   HoldWriter();
   const int commits_before = faulty_->commits();
   std::vector<ReplyPtr<WriteResult>> replies;

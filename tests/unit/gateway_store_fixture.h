@@ -1,7 +1,11 @@
-// A FencedStore on a real SQLite file in a temp dir, behind a
-// FaultyStorageBackend, with helpers that make a request and wait for its
-// reply. No test sleeps: replies are awaited on notifications, and the
-// writer thread is parked inside a held commit to line requests up.
+// A FencedStore on a real storage backend (a SQLite file in a temp dir, or
+// a schema on a PostgreSQL server of the test's own: gateway_test_backends.h),
+// behind a FaultyStorageBackend, with helpers that make a request and wait
+// for its reply. No test sleeps: replies are awaited on notifications, and
+// the writer thread is parked inside a held commit to line requests up.
+//
+// GatewayStoreTest runs on SQLite; GatewayBackendTest is the same fixture
+// for TEST_P over every backend (INSTANTIATE_TEST_SUITE_P with AllBackends()).
 #ifndef FENCEGATE_TESTS_UNIT_GATEWAY_STORE_FIXTURE_H_
 #define FENCEGATE_TESTS_UNIT_GATEWAY_STORE_FIXTURE_H_
 
@@ -17,11 +21,11 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "gateway/fenced_store.h"
-#include "gateway/sqlite_storage.h"
+#include "gateway/storage_backend.h"
 #include "gtest/gtest.h"
 #include "tests/testing/faulty_storage_backend.h"
 #include "tests/testing/status_matchers.h"
-#include "tests/testing/temp_dir.h"
+#include "tests/unit/gateway_test_backends.h"
 
 namespace fencegate::gateway {
 
@@ -79,11 +83,18 @@ inline M Unset(std::string key) {
 
 class GatewayStoreTest : public ::testing::Test {
  protected:
-  void SetUp() override { Open(); }
+  explicit GatewayStoreTest(BackendKind kind = BackendKind::kSqlite) : kind_(kind) {}
+
+  void SetUp() override {
+    auto backend = TestBackend::Create(kind_);
+    ASSERT_TRUE(backend.ok()) << backend.status();
+    backend_ = *std::move(backend);
+    Open();
+  }
   void TearDown() override { ReleaseWriter(); }
 
   void Open() {
-    auto storage = SqliteStorage::Open(dir_.File("gateway.db"), 2);
+    auto storage = backend_->Open();
     ASSERT_TRUE(storage.ok()) << storage.status();
     storage_ = *std::move(storage);
     faulty_ = std::make_unique<testing::FaultyStorageBackend>(storage_.get());
@@ -118,8 +129,10 @@ class GatewayStoreTest : public ::testing::Test {
     if (held_proceed_ && !held_proceed_->HasBeenNotified()) held_proceed_->Notify();
   }
 
+  // `on`: another store than store_ (e.g. a second gateway's).
   ReplyPtr<WriteResult> StartWrite(absl::string_view resource, uint64_t token,
-                                   const std::vector<M>& mutations, bool multi) {
+                                   const std::vector<M>& mutations, bool multi,
+                                   FencedStore* on = nullptr) {
     auto reply = std::make_shared<Reply<WriteResult>>();
     WriteArgs args;
     args.resource = reply->Keep(resource);
@@ -132,13 +145,15 @@ class GatewayStoreTest : public ::testing::Test {
       out.value = reply->Keep(m.value);
       out.expected_version = m.expected;
     }
-    store_->Write(std::move(args),
-                  [reply](absl::StatusOr<WriteResult> r) { reply->Set(std::move(r)); });
+    (on != nullptr ? on : store_.get())
+        ->Write(std::move(args),
+                [reply](absl::StatusOr<WriteResult> r) { reply->Set(std::move(r)); });
     return reply;
   }
   ReplyPtr<WriteResult> StartPut(absl::string_view resource, uint64_t token,
-                                 std::string key, std::string value) {
-    return StartWrite(resource, token, {Put(std::move(key), std::move(value))}, false);
+                                 std::string key, std::string value,
+                                 FencedStore* on = nullptr) {
+    return StartWrite(resource, token, {Put(std::move(key), std::move(value))}, false, on);
   }
   absl::StatusOr<WriteResult> Write(absl::string_view resource, uint64_t token, M m) {
     return StartWrite(resource, token, {std::move(m)}, false)->Wait();
@@ -184,15 +199,23 @@ class GatewayStoreTest : public ::testing::Test {
     return read->value;
   }
 
-  testing::TempDir dir_;
+  const BackendKind kind_;
+  std::unique_ptr<TestBackend> backend_;
   GatewayLimits limits_;
   // Before the store: a held commit may still use them while it shuts down.
   std::unique_ptr<absl::Notification> held_entered_;
   std::unique_ptr<absl::Notification> held_proceed_;
-  std::unique_ptr<SqliteStorage> storage_;
+  std::unique_ptr<StorageBackend> storage_;
   std::unique_ptr<testing::FaultyStorageBackend> faulty_;
   std::unique_ptr<FencedStore> store_;
   ReplyPtr<FenceResult> blocker_;
+};
+
+// The fixture on the backend of the TEST_P instance.
+class GatewayBackendTest : public GatewayStoreTest,
+                           public ::testing::WithParamInterface<BackendKind> {
+ protected:
+  GatewayBackendTest() : GatewayStoreTest(GetParam()) {}
 };
 
 }  // namespace fencegate::gateway

@@ -1,0 +1,73 @@
+// The gateway's schema on PostgreSQL: two tables and the function that
+// decides and applies one fenced op, created in the connection's current
+// schema (the first one on its search_path) when missing; and how a
+// FencedOp is passed to that function and its answer read back.
+//
+//   fencegate_resources(name PK, max_token, revision)   one row per resource
+//   fencegate_objects(resource, key, value, version, PK(resource, key))
+//   fencegate_apply_v1(resource, token, kind, keys[], value_sizes[],
+//                      values, expected[]) -> one row: the decision
+//
+// Names are text COLLATE "C" (byte order, like SQLite's BINARY: List pages
+// through keys in byte order whatever the database's locale); values are
+// bytea; tokens, revisions and versions are bigint (below 2^63).
+//
+// fencegate_apply_v1 is the op's one atomic step (storage_backend.h,
+// contract 1-2): it locks the resource's row (SELECT ... FOR UPDATE,
+// creating the row first if there is none), refuses a stale token, checks
+// every expected version, and only then raises the fence and writes, inside
+// a BEGIN ... EXCEPTION block: a subtransaction, so an op that fails is
+// undone alone and the batch's transaction stays usable. A refused op
+// writes nothing. Its result row: outcome, max_token, version,
+// mismatch_index (0-based), found, value (a fenced read), error (SQLSTATE
+// and message of a failed op).
+//
+// Thread safety: EnsurePostgresSchema() uses the connection it is given,
+// which no other thread may use meanwhile.
+#ifndef FENCEGATE_GATEWAY_POSTGRES_SCHEMA_H_
+#define FENCEGATE_GATEWAY_POSTGRES_SCHEMA_H_
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+#include "gateway/storage_backend.h"
+#include "pqxx/connection"
+#include "pqxx/row"
+
+namespace fencegate::gateway {
+
+// The statement that calls fencegate_apply_v1 (to prepare), with seven
+// parameters: the op's resource, token, and then ApplyArgs in order.
+inline constexpr char kApplySql[] =
+    "SELECT o_outcome, o_max_token, o_version, o_mismatch_index, o_found, o_value, "
+    "o_error FROM fencegate_apply_v1($1, $2, $3, $4, $5, $6, $7)";
+
+// fencegate_apply_v1's arguments after resource and token, for one op.
+struct ApplyArgs {
+  int kind = 2;                    // 0 write, 1 fenced read, 2 fence
+  std::string keys = "{}";         // text[]: the mutations' keys, or the read key
+  std::string value_sizes = "{}";  // integer[]: each put's value size; -1: delete
+  std::string values;              // bytea: every put's value, in mutation order
+  std::string expected = "{}";     // bigint[]: expected versions, NULL for none
+};
+ApplyArgs ApplyArgsOf(const FencedOp& op);
+
+// Reads fencegate_apply_v1's row. An op that failed inside the function
+// (undone alone) comes back as UNAVAILABLE with the SQLSTATE and message.
+absl::Status ApplyResultOf(const pqxx::row& row, OpResult* result);
+
+// A PostgreSQL array literal of text: every element quoted, `"` and `\`
+// escaped, so any string reads back as itself.
+std::string PgTextArray(absl::Span<const absl::string_view> items);
+
+// Creates the tables and the function unless all of them exist already with
+// this very function body, so a role without CREATE rights can run a
+// gateway on a schema made earlier. Safe when several gateways start at
+// once: creation runs in one transaction under an advisory lock.
+absl::Status EnsurePostgresSchema(pqxx::connection& connection);
+
+}  // namespace fencegate::gateway
+
+#endif  // FENCEGATE_GATEWAY_POSTGRES_SCHEMA_H_

@@ -1,0 +1,88 @@
+// PostgresServer: a PostgreSQL server of the test's own, from Debian's
+// binaries (/usr/lib/postgresql/<version>/bin, the newest installed, or
+// $FENCEGATE_PG_BINDIR): initdb into a fresh temp dir, then `postgres` as a
+// child process on a free 127.0.0.1 port with its unix socket in that temp
+// dir. No system PostgreSQL service is used or needed. It is stopped by its
+// PID (fast shutdown) when destroyed, and the temp dir removed.
+//
+// PostgreSQL refuses to run as root: when the test runs as root (CI),
+// initdb and the server run as the `postgres` user that Debian's package
+// creates, and the temp dir is handed to that user.
+//
+// The cluster's superuser is `fencegate` (trust authentication, loopback
+// only); fsync and synchronous_commit keep their defaults (on), so what
+// tests see of durability is real. Its default collation is ICU's en-US, a
+// linguistic order ("a" < "B"), so a test sees it if code relies on the
+// database's collation where it needs byte order.
+//
+// The server gets SIGKILL if the thread that started it exits first
+// (PR_SET_PDEATHSIG), so a test process that dies leaves no server behind:
+// start it from the test's main thread.
+//
+// Thread safety: Start(), Stop() and the destructor from one thread; the
+// accessors and NewSchemaUri() / Execute() from any.
+#ifndef FENCEGATE_TESTS_TESTING_POSTGRES_SERVER_H_
+#define FENCEGATE_TESTS_TESTING_POSTGRES_SERVER_H_
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "tests/testing/temp_dir.h"
+
+namespace fencegate::testing {
+
+class PostgresServer {
+ public:
+  // initdb, then start the server. `settings` are extra "name=value" server
+  // settings (postgres -c). Takes a few seconds on a loaded machine.
+  static absl::StatusOr<std::unique_ptr<PostgresServer>> Start(
+      std::vector<std::string> settings = {});
+  // One server for the whole test process, started on first use (from the
+  // main thread) and stopped at exit. Tests keep apart through schemas.
+  static absl::StatusOr<PostgresServer*> Shared();
+  ~PostgresServer();
+  PostgresServer(const PostgresServer&) = delete;
+  PostgresServer& operator=(const PostgresServer&) = delete;
+
+  pid_t pid() const { return pid_; }
+  int port() const { return port_; }
+  // postgresql://fencegate@127.0.0.1:<port>/postgres
+  std::string Uri() const;
+  // Creates a new, empty schema and returns a URI whose search_path is that
+  // schema alone: a fresh namespace for one test's tables, much cheaper
+  // than a database of its own.
+  absl::StatusOr<std::string> NewSchemaUri();
+  // Runs `sql` (one or more statements) on a connection to `uri`.
+  static absl::Status Execute(const std::string& uri, const std::string& sql);
+
+  // Fast shutdown (SIGINT), waiting for the exit. Idempotent.
+  absl::Status Stop();
+  // The last `bytes` of the server's log, for failure messages.
+  std::string LogTail(size_t bytes = 4000) const;
+
+ private:
+  PostgresServer() = default;
+  absl::Status InitDb();
+  // Starts postgres on `port`; OK once it answers.
+  absl::Status Launch(int port);
+
+  TempDir dir_;
+  std::string bindir_;
+  uid_t uid_ = 0;  // whom initdb and postgres run as (0: the caller)
+  gid_t gid_ = 0;
+  std::vector<std::string> settings_;
+  pid_t pid_ = -1;
+  int port_ = 0;
+  std::atomic<int> schemas_{0};
+};
+
+}  // namespace fencegate::testing
+
+#endif  // FENCEGATE_TESTS_TESTING_POSTGRES_SERVER_H_
