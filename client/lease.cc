@@ -62,7 +62,15 @@ void Lease::RenewLoop() {
     }
     why = ended_;
   }
-  if (lost_callback) lost_callback(why);
+  Notify(std::move(lost_callback), why);
+}
+
+void Lease::Notify(absl::AnyInvocable<void(const absl::Status&)> callback,
+                   const absl::Status& why) {
+  if (!callback) return;
+  callback(why);
+  absl::MutexLock lock(&mu_);
+  notifying_ = false;
 }
 
 absl::Status Lease::RenewLocked() {
@@ -83,7 +91,10 @@ absl::Status Lease::RenewLocked() {
 absl::AnyInvocable<void(const absl::Status&)> Lease::LoseLocked(absl::Status why) {
   if (Ended()) return nullptr;
   ended_ = std::move(why);
-  return std::move(on_lost_);
+  absl::AnyInvocable<void(const absl::Status&)> callback = std::move(on_lost_);
+  on_lost_ = nullptr;
+  notifying_ = static_cast<bool>(callback);
+  return callback;
 }
 
 absl::AnyInvocable<void(const absl::Status&)> Lease::CheckExpiryLocked() {
@@ -107,7 +118,7 @@ absl::Status Lease::Check() {
     callback = CheckExpiryLocked();
     status = ended_;
   }
-  if (callback) callback(status);
+  Notify(std::move(callback), status);
   return status;
 }
 
@@ -119,14 +130,18 @@ absl::Time Lease::valid_until() {
 bool Lease::WaitLost(absl::Duration timeout) {
   const absl::Time give_up = clock_->Now() + timeout;
   for (;;) {
-    absl::Status status = Check();
-    if (!status.ok()) return true;
+    Check().IgnoreError();  // notices a lapse; runs on_lost if this call lost it
     absl::MutexLock lock(&mu_);
+    // Lost, and on_lost has run: what returning true promises.
+    auto notified = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      return Ended() && !notifying_;
+    };
+    if (notified()) return true;
     const absl::Time now = clock_->Now();
     if (now >= give_up) return false;
     // Wake at the end of validity at the latest, when Check() will see it.
-    auto ended = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return Ended(); };
-    mu_.AwaitWithTimeout(absl::Condition(&ended), std::min(give_up, valid_until_) - now);
+    const absl::Time wake = Ended() ? give_up : std::min(give_up, valid_until_);
+    mu_.AwaitWithTimeout(absl::Condition(&notified), wake - now);
   }
 }
 
@@ -142,7 +157,7 @@ absl::Status Lease::Renew() {
       status = ended_;
     }
   }
-  if (callback) callback(status);
+  Notify(std::move(callback), status);
   return status;
 }
 

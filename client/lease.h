@@ -79,8 +79,9 @@ class Lease {
   absl::Status Check();
   // When the lease lapses unless renewed, on options.clock.
   absl::Time valid_until();
-  // Blocks until the lease is lost or released, or `timeout` passes.
-  // Returns true if it is lost or released.
+  // Blocks until the lease is lost (and on_lost has returned) or released,
+  // or `timeout` passes. Returns true if it is lost or released. Must not be
+  // called from on_lost.
   bool WaitLost(absl::Duration timeout);
 
   // Renews now, in the caller's thread (before a long operation, say).
@@ -96,6 +97,10 @@ class Lease {
   // (outside mu_), if this call is the one that lost it.
   absl::AnyInvocable<void(const absl::Status&)> LoseLocked(absl::Status why)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Runs `callback` (from LoseLocked) outside mu_, then lets WaitLost()
+  // return. No-op for an empty callback.
+  void Notify(absl::AnyInvocable<void(const absl::Status&)> callback,
+              const absl::Status& why);
   // Loses the lease if its validity has passed.
   absl::AnyInvocable<void(const absl::Status&)> CheckExpiryLocked()
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -118,6 +123,8 @@ class Lease {
   absl::Status ended_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   absl::AnyInvocable<void(const absl::Status&)> on_lost_ ABSL_GUARDED_BY(mu_);
+  // on_lost was handed out and has not returned yet.
+  bool notifying_ ABSL_GUARDED_BY(mu_) = false;
   std::thread renewer_;
 };
 

@@ -24,6 +24,8 @@ const char* ReasonName(ErrorReason reason) {
       return "version_mismatch";
     case ErrorReason::kInvalidField:
       return "invalid_field";
+    case ErrorReason::kBadSignature:
+      return "bad_signature";
     case ErrorReason::kUnspecified:
       break;
   }
@@ -40,6 +42,8 @@ const char* Category(ExitCode code) {
       return "invalid request";
     case kExitUnavailable:
       return "unavailable";
+    case kExitDenied:
+      return "denied";
     default:
       return "error";
   }

@@ -282,7 +282,7 @@ absl::StatusOr<int64_t> Act::FinalCounter() {
   absl::StatusOr<std::unique_ptr<CounterStore>> plain =
       NewPlainCounterStore(PlainDbPath(), "counter");
   if (!plain.ok()) return plain.status();
-  absl::StatusOr<CounterValue> read = (*plain)->Read(client::Fencing{resource_, 0});
+  absl::StatusOr<CounterValue> read = (*plain)->Read(client::Fencing{resource_, 0, {}});
   if (!read.ok()) return read.status();
   return read->value;
 }

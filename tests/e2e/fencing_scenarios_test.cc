@@ -166,7 +166,7 @@ TEST_F(FencingScenarioTest, WithoutTheFenceTheSameScheduleLosesAnUpdate) {
   // Two increments acknowledged, the counter says 1: client 2's is lost.
   ASSERT_OK_AND_ASSIGN(auto store,
                        demo::NewPlainCounterStore(dir_.File("plain.db"), "counter"));
-  ASSERT_OK_AND_ASSIGN(demo::CounterValue stored, store->Read(client::Fencing{r, 0}));
+  ASSERT_OK_AND_ASSIGN(demo::CounterValue stored, store->Read(client::Fencing{r, 0, {}}));
   EXPECT_EQ(stored.value, 1);
   EXPECT_EQ(stored.text, Written(1, "client 1", t1)) << "client 2's was " << t2;
 }

@@ -133,7 +133,9 @@ TEST_F(GatewaysOnPostgresTest, KillNineOfOneGatewayLosesNoAcknowledgedWrite) {
       ASSERT_TRUE(absl::SimpleAtoi(parts[1], &seq));
       EXPECT_GE(seq, mine.acked) << "an acknowledged write was lost";
       EXPECT_LE(seq, mine.attempted);
-      if (seq == mine.acked) EXPECT_EQ(reads[0].version(), mine.acked_version);
+      if (seq == mine.acked) {
+        EXPECT_EQ(reads[0].version(), mine.acked_version);
+      }
     }
   }
   for (auto& reader : readers) {

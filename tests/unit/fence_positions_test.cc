@@ -107,7 +107,7 @@ class FencePositionsTest : public ::testing::TestWithParam<testing::StoreKind> {
 
   absl::Status Release(const std::string& resource, uint64_t token) {
     absl::Status out = absl::UnknownError("no reply");
-    manager_->Release(ReleaseArgs{resource, token, ""},
+    manager_->Release(ReleaseArgs{resource, token, "", ""},
                       [&out](absl::StatusOr<ReleaseResult> r) { out = r.status(); });
     manager_->Sync();
     return out;

@@ -166,7 +166,7 @@ class GatewayStoreTest : public ::testing::Test {
   ReplyPtr<ReadResult> StartRead(absl::string_view resource, absl::string_view key,
                                  uint64_t token) {
     auto reply = std::make_shared<Reply<ReadResult>>();
-    ReadArgs args{reply->Keep(resource), reply->Keep(key), token};
+    ReadArgs args{reply->Keep(resource), reply->Keep(key), token, {}};
     store_->Read(args, [reply](absl::StatusOr<ReadResult> r) { reply->Set(std::move(r)); });
     return reply;
   }
@@ -177,7 +177,7 @@ class GatewayStoreTest : public ::testing::Test {
 
   ReplyPtr<FenceResult> StartFence(absl::string_view resource, uint64_t token) {
     auto reply = std::make_shared<Reply<FenceResult>>();
-    FenceArgs args{reply->Keep(resource), token};
+    FenceArgs args{reply->Keep(resource), token, {}};
     store_->Fence(args, [reply](absl::StatusOr<FenceResult> r) { reply->Set(std::move(r)); });
     return reply;
   }

@@ -120,7 +120,7 @@ class LockManagerTest : public ::testing::TestWithParam<testing::StoreKind> {
   absl::StatusOr<RenewResult> Renew(const std::string& resource, uint64_t token,
                                     absl::Duration ttl) {
     auto slot = std::make_shared<Slot<RenewResult>>();
-    manager_->Renew(RenewArgs{resource, token, ttl},
+    manager_->Renew(RenewArgs{resource, token, ttl, ""},
                     [slot](absl::StatusOr<RenewResult> r) { slot->Set(std::move(r)); });
     manager_->Sync();
     return slot->get();
@@ -129,7 +129,7 @@ class LockManagerTest : public ::testing::TestWithParam<testing::StoreKind> {
   absl::StatusOr<ReleaseResult> Release(const std::string& resource, uint64_t token,
                                         const std::string& request_id = "") {
     auto slot = std::make_shared<Slot<ReleaseResult>>();
-    manager_->Release(ReleaseArgs{resource, token, request_id},
+    manager_->Release(ReleaseArgs{resource, token, request_id, ""},
                       [slot](absl::StatusOr<ReleaseResult> r) { slot->Set(std::move(r)); });
     manager_->Sync();
     return slot->get();
