@@ -6,6 +6,9 @@
 #include "absl/strings/str_cat.h"
 #include "grpc/grpc_security_constants.h"
 #include "grpcpp/security/auth_context.h"
+#include "openssl/bio.h"
+#include "openssl/pem.h"
+#include "openssl/x509.h"
 
 namespace fencegate {
 namespace {
@@ -90,6 +93,29 @@ std::string PeerSubject(const grpc::ServerContextBase& context) {
       auth->FindPropertyValues(GRPC_X509_SUBJECT_PROPERTY_NAME);
   if (subjects.empty()) return "";
   return std::string(subjects.front().data(), subjects.front().size());
+}
+
+absl::StatusOr<std::string> CertificateSubject(const std::string& path) {
+  std::unique_ptr<BIO, decltype(&BIO_free)> file(BIO_new_file(path.c_str(), "r"),
+                                                 &BIO_free);
+  if (file == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat("cannot read certificate ", path));
+  }
+  std::unique_ptr<X509, decltype(&X509_free)> cert(
+      PEM_read_bio_X509(file.get(), nullptr, nullptr, nullptr), &X509_free);
+  if (cert == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, " holds no PEM certificate"));
+  }
+  std::unique_ptr<BIO, decltype(&BIO_free)> out(BIO_new(BIO_s_mem()), &BIO_free);
+  if (out == nullptr ||
+      X509_NAME_print_ex(out.get(), X509_get_subject_name(cert.get()), 0,
+                         XN_FLAG_RFC2253) < 0) {
+    return absl::InternalError(absl::StrCat("cannot print the subject of ", path));
+  }
+  char* data = nullptr;
+  const long size = BIO_get_mem_data(out.get(), &data);
+  return std::string(data, static_cast<size_t>(size));
 }
 
 }  // namespace fencegate

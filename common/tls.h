@@ -54,6 +54,10 @@ std::string DescribeTls(const ServerTlsFiles& files);
 // TLS, e.g. "CN=worker-1,O=acme"; empty when the connection has none.
 std::string PeerSubject(const grpc::ServerContextBase& context);
 
+// The subject of the (first) certificate in the PEM file at `path`, in the
+// form PeerSubject() gives (RFC 2253, as gRPC prints it).
+absl::StatusOr<std::string> CertificateSubject(const std::string& path);
+
 }  // namespace fencegate
 
 #endif  // FENCEGATE_COMMON_TLS_H_

@@ -8,6 +8,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "common/tls.h"
 #include "grpcpp/client_context.h"
 
 namespace fencegate::lockservice {
@@ -43,6 +44,14 @@ class ForwardedCall {
   virtual void Abandon() = 0;
 };
 
+// Marks the leader-bound call as forwarded, with its caller's certificate
+// subject if it has one.
+void MarkForwarded(const grpc::CallbackServerContext& from, grpc::ClientContext& to) {
+  to.AddMetadata(kForwardedMetadata, "1");
+  const std::string subject = PeerSubject(from);
+  if (!subject.empty()) to.AddMetadata(kForwardedSubjectMetadata, subject);
+}
+
 }  // namespace
 
 struct ForwardingLockService::Shared {
@@ -75,7 +84,7 @@ class ForwardingLockService::CallReactor final : public grpc::ServerUnaryReactor
       // Carries the caller's deadline, and its cancellation.
       : client_context_(grpc::ClientContext::FromCallbackServerContext(*server_context)),
         shared_(std::move(shared)) {
-    client_context_->AddMetadata(kForwardedMetadata, "1");
+    MarkForwarded(*server_context, *client_context_);
     shared_->Add(this);
   }
 
@@ -118,7 +127,7 @@ class ForwardingLockService::StreamReactor final
   StreamReactor(grpc::CallbackServerContext* server_context, std::shared_ptr<Shared> shared)
       : client_context_(grpc::ClientContext::FromCallbackServerContext(*server_context)),
         shared_(std::move(shared)) {
-    client_context_->AddMetadata(kForwardedMetadata, "1");
+    MarkForwarded(*server_context, *client_context_);
     shared_->Add(this);
   }
 

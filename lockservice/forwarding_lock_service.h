@@ -10,7 +10,9 @@
 // caller to take each one). The forwarded call carries the
 // caller's deadline and is cancelled with it, and it carries the metadata
 // key kForwardedMetadata, so the receiving instance never forwards it again
-// (one hop at most: no loops while instances disagree about the leader).
+// (one hop at most: no loops while instances disagree about the leader),
+// and the caller's certificate subject (kForwardedSubjectMetadata), so the
+// leader records the caller, not this instance, as the holder.
 //
 // Abandon() ends every call still in flight with UNAVAILABLE ("the leader
 // changed; retry"): a parked Acquire forwarded to a leader that has lost
@@ -32,6 +34,10 @@ namespace fencegate::lockservice {
 
 // Present (any value) on a call that one instance forwarded to another.
 inline constexpr char kForwardedMetadata[] = "fencegate-forwarded";
+// On a forwarded call whose caller presented a client certificate (mutual
+// TLS): its subject. The leader believes it only from a peer whose own
+// certificate has the deployment's subject (lock_service.h).
+inline constexpr char kForwardedSubjectMetadata[] = "fencegate-forwarded-subject-bin";
 
 class ForwardingLockService final : public fencegate::v1::LockService::CallbackService {
  public:

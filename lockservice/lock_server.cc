@@ -69,7 +69,7 @@ absl::Status LockServer::StartSqlite(const LockServerOptions& options,
   manager_ = *std::move(manager);
   max_batch_ = options.limits.max_batch;
   service_ = std::make_unique<LockServiceImpl>(manager_, store_.get(), &feed_, signer_.get(),
-                                               options.tls.mutual());
+                                               CallerIdentity{options.tls.mutual(), ""});
   absl::StatusOr<std::unique_ptr<grpc::Server>> grpc_server =
       StartGrpcServer(options.listen, service_.get(), &port_, options.port_file,
                       /*max_receive_bytes=*/0, std::move(credentials));
@@ -85,10 +85,35 @@ absl::Status LockServer::StartEtcd(const LockServerOptions& options) {
     return absl::InvalidArgumentError(absl::StrCat(
         endpoints.status().message(), " (or --store=sqlite, the default)"));
   }
+  absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> credentials =
+      MakeServerCredentials(options.tls);
+  if (!credentials.ok()) return credentials.status();
+  // Standbys forward to the leader over TLS too, as a client of it.
+  std::shared_ptr<grpc::ChannelCredentials> peer_credentials;
+  CallerIdentity identity{options.tls.mutual(), ""};
   if (options.tls.enabled()) {
+    const std::string ca =
+        options.peer_tls_ca.empty() ? options.tls.client_ca : options.peer_tls_ca;
+    if (ca.empty()) {
+      return absl::InvalidArgumentError(
+          "with TLS, --store=etcd needs --peer_tls_ca (or --tls_client_ca): the CA "
+          "that signed the other instances' certificates, to forward to the leader");
+    }
+    absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> peers =
+        MakeChannelCredentials(ClientTlsFiles{ca, options.tls.cert, options.tls.key});
+    if (!peers.ok()) return peers.status();
+    peer_credentials = *std::move(peers);
+    if (identity.mutual_tls) {
+      absl::StatusOr<std::string> subject = CertificateSubject(options.tls.cert);
+      if (!subject.ok()) return subject.status();
+      identity.peer_subject = *std::move(subject);
+    }
+  }
+  absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> etcd_credentials =
+      MakeChannelCredentials(options.etcd_tls);
+  if (!etcd_credentials.ok()) {
     return absl::InvalidArgumentError(
-        "--store=etcd does not support --tls_cert/--tls_key/--tls_client_ca yet: "
-        "standbys forward calls to the leader over plaintext (docs/operations.md)");
+        absl::StrCat("--etcd_tls_*: ", etcd_credentials.status().message()));
   }
   if (options.etcd_session_ttl < absl::Seconds(1)) {
     return absl::InvalidArgumentError(
@@ -108,15 +133,18 @@ absl::Status LockServer::StartEtcd(const LockServerOptions& options) {
   node.store.prefix = options.etcd_prefix;
   node.limits = options.limits;
   node.signer = signer_.get();
+  node.identity = identity;
+  if (options.etcd_tls.enabled()) node.etcd_credentials = *etcd_credentials;
   // One batch is one txn (see kEtcdMaxOpsPerItem).
   node.limits.max_batch = std::min<size_t>(
       options.limits.max_batch,
       static_cast<size_t>((options.etcd_max_txn_ops - 2) / kEtcdMaxOpsPerItem));
   max_batch_ = node.limits.max_batch;
 
-  router_ = std::make_unique<RoutingLockService>();
+  router_ = std::make_unique<RoutingLockService>(std::move(peer_credentials));
   absl::StatusOr<std::unique_ptr<grpc::Server>> grpc_server =
-      StartGrpcServer(options.listen, router_.get(), &port_, options.port_file);
+      StartGrpcServer(options.listen, router_.get(), &port_, options.port_file,
+                      /*max_receive_bytes=*/0, *std::move(credentials));
   if (!grpc_server.ok()) return grpc_server.status();
   server_ = *std::move(grpc_server);
   server_->GetHealthCheckService()->SetServingStatus(false);  // until a leader is known

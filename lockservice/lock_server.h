@@ -65,6 +65,14 @@ struct LockServerOptions {
   // etcd's --max-txn-ops: one group commit is one txn of at most this many
   // operations, so it caps limits.max_batch.
   int etcd_max_txn_ops = 128;
+  // TLS to the etcd members; empty: plaintext.
+  ClientTlsFiles etcd_tls;
+  // With TLS: the CA that signed the other instances' certificates, for
+  // forwarding to the leader (default: tls.client_ca). Standbys present
+  // tls.cert as their client certificate, and a leader believes the caller
+  // a forwarded call names only from a peer whose certificate subject is
+  // that of its own tls.cert: all instances share one certificate subject.
+  std::string peer_tls_ca;
 };
 
 class LockServer {

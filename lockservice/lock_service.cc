@@ -5,6 +5,7 @@
 #include "common/tls.h"
 #include "common/validation.h"
 #include "lockservice/fence_watch.h"
+#include "lockservice/forwarding_lock_service.h"
 
 namespace fencegate::lockservice {
 namespace {
@@ -56,8 +57,25 @@ absl::StatusOr<std::string> LockServiceImpl::Authorize(
     absl::Status verified = signer_->Verify(resource, token, FromProto(signature));
     if (!verified.ok()) return verified;
   }
-  if (!mutual_tls_) return std::string();
-  return PeerSubject(*context);
+  return CallerSubject(context);
+}
+
+absl::StatusOr<std::string> LockServiceImpl::CallerSubject(
+    grpc::CallbackServerContext* context) const {
+  if (!identity_.mutual_tls) return std::string();
+  std::string subject = PeerSubject(*context);
+  const auto& metadata = context->client_metadata();
+  if (identity_.peer_subject.empty() || subject != identity_.peer_subject ||
+      metadata.count(kForwardedMetadata) == 0) {
+    return subject;  // a client's own connection
+  }
+  auto forwarded = metadata.find(kForwardedSubjectMetadata);
+  if (forwarded == metadata.end() || forwarded->second.empty()) {
+    return absl::PermissionDeniedError(
+        "a call forwarded by another lock-service instance did not say whose it is; "
+        "that instance must forward the caller's certificate subject");
+  }
+  return std::string(forwarded->second.data(), forwarded->second.size());
 }
 
 grpc::ServerUnaryReactor* LockServiceImpl::Acquire(
@@ -80,11 +98,16 @@ grpc::ServerUnaryReactor* LockServiceImpl::Acquire(
   AcquireArgs args;
   args.resource = request->resource();
   args.holder = request->holder();
-  if (mutual_tls_) {
+  if (identity_.mutual_tls) {
     // The identity is the certificate's; the request only tells apart
     // processes that share a certificate.
-    std::string subject = PeerSubject(*context);
-    args.holder = args.holder.empty() ? subject : absl::StrCat(subject, "/", args.holder);
+    absl::StatusOr<std::string> subject = CallerSubject(context);
+    if (!subject.ok()) {
+      reactor->Finish(ToGrpcStatus(subject.status()));
+      return reactor;
+    }
+    args.holder =
+        args.holder.empty() ? *subject : absl::StrCat(*subject, "/", args.holder);
   }
   args.ttl = absl::Milliseconds(request->ttl_ms());
   args.wait = absl::Milliseconds(request->wait_ms());

@@ -7,9 +7,12 @@
 // Signing (a TokenSigner given): every grant's reply carries the token's
 // signature, and Renew and Release must carry a valid one (PERMISSION_DENIED
 // otherwise), so a guessed token can neither renew nor release someone
-// else's lease. Mutual TLS (`mutual_tls`): the holder recorded is the
-// client certificate's subject, plus "/" + the request's holder if given,
-// and Renew and Release must come from that subject.
+// else's lease. Mutual TLS (CallerIdentity::mutual_tls): the holder
+// recorded is the client certificate's subject, plus "/" + the request's
+// holder if given, and Renew and Release must come from that subject. A call
+// another instance forwarded (a standby, forwarding_lock_service.h) carries
+// its caller's subject in metadata; it is believed only when the connection
+// itself comes from a certificate with the deployment's peer subject.
 //
 // Thread safety: gRPC calls it from many threads; all state is in the
 // manager. Ownership: the service and each parked Acquire's reactor share
@@ -32,15 +35,23 @@
 
 namespace fencegate::lockservice {
 
+// How a caller's identity is established.
+struct CallerIdentity {
+  bool mutual_tls = false;  // the server requires client certificates
+  // The certificate subject of this deployment's own instances (etcd
+  // store), whose forwarded calls may name their caller; empty: none.
+  std::string peer_subject;
+};
+
 class LockServiceImpl final : public fencegate::v1::LockService::CallbackService {
  public:
   LockServiceImpl(std::shared_ptr<LockManager> manager, LockStore* store, FenceFeed* feed,
-                  const TokenSigner* signer, bool mutual_tls)
+                  const TokenSigner* signer, CallerIdentity identity)
       : manager_(std::move(manager)),
         store_(store),
         feed_(feed),
         signer_(signer),
-        mutual_tls_(mutual_tls) {}
+        identity_(std::move(identity)) {}
 
   grpc::ServerUnaryReactor* Acquire(grpc::CallbackServerContext* context,
                                     const fencegate::v1::AcquireRequest* request,
@@ -65,12 +76,16 @@ class LockServiceImpl final : public fencegate::v1::LockService::CallbackService
   absl::StatusOr<std::string> Authorize(grpc::CallbackServerContext* context,
                                         const std::string& resource, uint64_t token,
                                         const fencegate::v1::TokenSignature& signature);
+  // The caller's certificate subject (empty without mutual TLS); for a call
+  // a peer forwarded, the subject it names. PERMISSION_DENIED for a
+  // forwarded call that names none.
+  absl::StatusOr<std::string> CallerSubject(grpc::CallbackServerContext* context) const;
 
   const std::shared_ptr<LockManager> manager_;
   LockStore* const store_;
   FenceFeed* const feed_;
   const TokenSigner* const signer_;
-  const bool mutual_tls_;
+  const CallerIdentity identity_;
 };
 
 }  // namespace fencegate::lockservice

@@ -35,6 +35,15 @@ ABSL_FLAG(absl::Duration, etcd_session_ttl, kDefaults.etcd_session_ttl,
 ABSL_FLAG(int, etcd_max_txn_ops, kDefaults.etcd_max_txn_ops,
           "etcd store: etcd's --max-txn-ops; caps --max_batch so one group "
           "commit fits in one txn");
+ABSL_FLAG(std::string, etcd_tls_ca, "",
+          "etcd store: PEM CA of the etcd members' certificates; set = TLS to etcd");
+ABSL_FLAG(std::string, etcd_tls_cert, "",
+          "etcd store: client certificate for etcd (--client-cert-auth)");
+ABSL_FLAG(std::string, etcd_tls_key, "", "etcd store: private key of --etcd_tls_cert");
+ABSL_FLAG(std::string, peer_tls_ca, "",
+          "etcd store with TLS: PEM CA of the other instances' certificates, for "
+          "forwarding to the leader (default: --tls_client_ca). Every instance "
+          "presents --tls_cert, and all share one certificate subject");
 ABSL_FLAG(std::string, port_file, "",
           "if set, write the bound port to this file once serving");
 ABSL_FLAG(absl::Duration, min_ttl, kLimits.min_ttl, "smallest lease TTL accepted");
@@ -93,6 +102,10 @@ int main(int argc, char** argv) {
   options.etcd_prefix = absl::GetFlag(FLAGS_etcd_prefix);
   options.etcd_session_ttl = absl::GetFlag(FLAGS_etcd_session_ttl);
   options.etcd_max_txn_ops = absl::GetFlag(FLAGS_etcd_max_txn_ops);
+  options.etcd_tls.ca = absl::GetFlag(FLAGS_etcd_tls_ca);
+  options.etcd_tls.cert = absl::GetFlag(FLAGS_etcd_tls_cert);
+  options.etcd_tls.key = absl::GetFlag(FLAGS_etcd_tls_key);
+  options.peer_tls_ca = absl::GetFlag(FLAGS_peer_tls_ca);
   options.port_file = absl::GetFlag(FLAGS_port_file);
   options.shutdown_grace = absl::GetFlag(FLAGS_shutdown_grace);
   options.signing_keys_path = absl::GetFlag(FLAGS_signing_keys);
@@ -138,7 +151,8 @@ int main(int argc, char** argv) {
           ? absl::StrCat("sqlite db=", options.db_path)
           : absl::StrCat(options.store, " etcd_prefix=", options.etcd_prefix,
                          " etcd_session_ttl=", absl::FormatDuration(options.etcd_session_ttl),
-                         " advertise=", options.advertise.empty() ? "(listen)" : options.advertise);
+                         " advertise=", options.advertise.empty() ? "(listen)" : options.advertise,
+                         " etcd_transport=", options.etcd_tls.enabled() ? "TLS" : "plaintext");
   fencegate::LogInfo(
       "fencegate-lockservice serving on port %d (listen=%s store=%s ttl=[%s, %s] "
       "max_wait=%s lock_delay=%s max_hold=%s max_waiters_per_resource=%d "

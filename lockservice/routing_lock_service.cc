@@ -24,7 +24,9 @@ void RoutingLockService::SetLeader(const std::string& address) {
     previous = std::move(leader_);
     if (!address.empty()) {
       leader_ = std::make_shared<ForwardingLockService>(
-          grpc::CreateChannel(address, grpc::InsecureChannelCredentials()), address);
+          grpc::CreateChannel(address, peer_credentials_ ? peer_credentials_
+                                                         : grpc::InsecureChannelCredentials()),
+          address);
     }
   }
   if (previous != nullptr) previous->Abandon();

@@ -21,6 +21,7 @@
 #include "absl/synchronization/mutex.h"
 #include "fencegate/v1/lock.grpc.pb.h"
 #include "lockservice/forwarding_lock_service.h"
+#include "grpcpp/security/credentials.h"
 
 namespace fencegate::lockservice {
 
@@ -28,7 +29,11 @@ class RoutingLockService final : public fencegate::v1::LockService::CallbackServ
  public:
   using Service = fencegate::v1::LockService::CallbackService;
 
-  RoutingLockService() = default;
+  // Calls are forwarded over channels with `peer_credentials` (TLS to the
+  // other instances; null: plaintext).
+  explicit RoutingLockService(
+      std::shared_ptr<grpc::ChannelCredentials> peer_credentials = nullptr)
+      : peer_credentials_(std::move(peer_credentials)) {}
 
   // Serve through `local` from now on (this instance leads); nullptr: it
   // no longer leads.
@@ -69,6 +74,7 @@ class RoutingLockService final : public fencegate::v1::LockService::CallbackServ
   std::shared_ptr<Service> Target(grpc::CallbackServerContext* context,
                                   absl::Status* refusal);
 
+  const std::shared_ptr<grpc::ChannelCredentials> peer_credentials_;
   absl::Mutex mu_;
   std::shared_ptr<Service> local_ ABSL_GUARDED_BY(mu_);
   std::shared_ptr<ForwardingLockService> leader_ ABSL_GUARDED_BY(mu_);

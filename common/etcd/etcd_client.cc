@@ -124,7 +124,9 @@ EtcdClient::EtcdClient(EtcdClientOptions options)
     auto member = std::make_unique<Member>();
     member->endpoint = endpoint;
     member->channel = grpc::CreateCustomChannel(
-        endpoint, grpc::InsecureChannelCredentials(), args);
+        endpoint,
+        options.credentials ? options.credentials : grpc::InsecureChannelCredentials(),
+        args);
     member->kv = etcdserverpb::KV::NewStub(member->channel);
     member->lease = etcdserverpb::Lease::NewStub(member->channel);
     member->watch = etcdserverpb::Watch::NewStub(member->channel);

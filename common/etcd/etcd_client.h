@@ -36,6 +36,7 @@
 #include "etcdserverpb/rpc.grpc.pb.h"
 #include "grpcpp/channel.h"
 #include "grpcpp/client_context.h"
+#include "grpcpp/security/credentials.h"
 #include "grpcpp/support/sync_stream.h"
 
 namespace fencegate::etcd {
@@ -54,6 +55,8 @@ struct EtcdClientOptions {
   std::vector<std::string> endpoints;  // host:port of each cluster member
   // One attempt against one member; a call makes several within its deadline.
   absl::Duration attempt_timeout = absl::Seconds(2);
+  // TLS to the members (common/tls.h); null: plaintext.
+  std::shared_ptr<grpc::ChannelCredentials> credentials;
 };
 
 class EtcdClient {

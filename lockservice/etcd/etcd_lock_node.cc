@@ -16,6 +16,13 @@ LeaderElection::Options ElectionOptions(const EtcdLockNodeOptions& options) {
   return election;
 }
 
+etcd::EtcdClientOptions EtcdOptions(const EtcdLockNodeOptions& options) {
+  etcd::EtcdClientOptions client;
+  client.endpoints = options.endpoints;
+  client.credentials = options.etcd_credentials;
+  return client;
+}
+
 }  // namespace
 
 EtcdLockNode::EtcdLockNode(EtcdLockNodeOptions options, Clock* clock,
@@ -25,7 +32,7 @@ EtcdLockNode::EtcdLockNode(EtcdLockNodeOptions options, Clock* clock,
       clock_(clock),
       router_(router),
       on_serving_(std::move(on_serving)),
-      client_(etcd::EtcdClientOptions{options_.endpoints}),
+      client_(EtcdOptions(options_)),
       fence_reader_(&client_, options_.store, LeaderGuard(), nullptr),
       election_(&client_, clock, ElectionOptions(options_), this) {
   fence_reader_.EndTerm();
@@ -62,7 +69,7 @@ absl::Status EtcdLockNode::StartTerm(const LeaderGuard& guard) {
   leader_.clear();
   router_->SetLocal(std::make_shared<LockServiceImpl>(
       std::move(shared), &fence_reader_, term->feed, options_.signer,
-      /*mutual_tls=*/false));
+      options_.identity));
   term_ = std::move(term);
   LogInfo("leading term %d: lock state loaded from etcd; serving", guard.create_revision);
   ReportServing();

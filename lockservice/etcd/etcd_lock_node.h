@@ -34,6 +34,7 @@
 #include "lockservice/fence_feed.h"
 #include "lockservice/lock_limits.h"
 #include "lockservice/lock_manager.h"
+#include "lockservice/lock_service.h"
 #include "lockservice/routing_lock_service.h"
 
 namespace fencegate::lockservice {
@@ -45,6 +46,8 @@ struct EtcdLockNodeOptions {
   EtcdLockStoreOptions store;
   LockLimits limits;
   const TokenSigner* signer = nullptr;  // null: no signing
+  CallerIdentity identity;             // of the leader's service
+  std::shared_ptr<grpc::ChannelCredentials> etcd_credentials;  // null: plaintext
 };
 
 class EtcdLockNode final : public LeaderElection::Delegate {

@@ -24,6 +24,7 @@ absl::StatusOr<std::unique_ptr<LockServiceCluster>> LockServiceCluster::Start(
   cluster->options_ = options;
   EtcdClusterOptions etcd_options;
   etcd_options.members = options.etcd_members;
+  etcd_options.tls = options.etcd_tls;
   absl::StatusOr<std::unique_ptr<EtcdCluster>> etcd = EtcdCluster::Start(dir, etcd_options);
   if (!etcd.ok()) return etcd.status();
   cluster->etcd_ = *std::move(etcd);
@@ -83,8 +84,10 @@ absl::StatusOr<int> LockServiceCluster::WaitLeader(absl::Duration timeout) {
 }
 
 absl::Status LockServiceCluster::WaitServing(int i, absl::Duration timeout) {
-  auto channel = grpc::CreateChannel(absl::StrCat("127.0.0.1:", ports_[i]),
-                                     grpc::InsecureChannelCredentials());
+  absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials =
+      MakeChannelCredentials(options_.client_tls);
+  if (!credentials.ok()) return credentials.status();
+  auto channel = grpc::CreateChannel(absl::StrCat("127.0.0.1:", ports_[i]), *credentials);
   const absl::Time give_up = absl::Now() + timeout;
   while (absl::Now() < give_up) {
     absl::StatusOr<Serving> serving = HealthStatus(channel, absl::Seconds(2));

@@ -28,6 +28,10 @@ struct LockServiceClusterOptions {
   int instances = 2;
   absl::Duration session_ttl = absl::Seconds(2);
   std::vector<std::string> extra_args;  // for every instance
+  // TLS: etcd serves with `etcd_tls` (EtcdClusterOptions::tls), and the
+  // fixture reaches the instances (health checks) with `client_tls`.
+  ServerTlsFiles etcd_tls;
+  ClientTlsFiles client_tls;
 };
 
 class LockServiceCluster {

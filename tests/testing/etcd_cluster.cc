@@ -84,6 +84,13 @@ absl::StatusOr<std::unique_ptr<EtcdCluster>> EtcdCluster::Start(
   etcd::EtcdClientOptions client_options;
   client_options.endpoints = cluster->endpoints();
   client_options.attempt_timeout = absl::Seconds(1);
+  if (options.tls.enabled()) {
+    absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials =
+        MakeChannelCredentials(
+            ClientTlsFiles{options.tls.client_ca, options.tls.cert, options.tls.key});
+    if (!credentials.ok()) return credentials.status();
+    client_options.credentials = *std::move(credentials);
+  }
   cluster->client_ = std::make_unique<etcd::EtcdClient>(client_options);
   for (int i = 0; i < options.members; ++i) {
     absl::Status status = cluster->Spawn(i);
@@ -119,7 +126,8 @@ pid_t EtcdCluster::pid(int i) const { return members_[i].pid; }
 absl::Status EtcdCluster::Spawn(int i) {
   Member& m = members_[i];
   m.log_offset = ReadFile(m.log_path).size();
-  const std::string client_url = absl::StrCat("http://127.0.0.1:", m.client_port);
+  const std::string client_url = absl::StrCat(
+      options_.tls.enabled() ? "https" : "http", "://127.0.0.1:", m.client_port);
   const std::string peer_url = absl::StrCat("http://127.0.0.1:", m.peer_port);
   std::vector<std::string> args = {
       kEtcdBinary,
@@ -138,6 +146,12 @@ absl::Status EtcdCluster::Spawn(int i) {
       "--logger=zap",
       "--log-outputs=stderr",
   };
+  if (options_.tls.enabled()) {
+    args.push_back("--cert-file=" + options_.tls.cert);
+    args.push_back("--key-file=" + options_.tls.key);
+    args.push_back("--trusted-ca-file=" + options_.tls.client_ca);
+    args.push_back("--client-cert-auth");
+  }
   std::vector<char*> argv;
   for (std::string& arg : args) argv.push_back(arg.data());
   argv.push_back(nullptr);

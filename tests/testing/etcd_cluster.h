@@ -24,6 +24,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "common/etcd/etcd_client.h"
+#include "common/tls.h"
 
 namespace fencegate::testing {
 
@@ -36,6 +37,10 @@ struct EtcdClusterOptions {
   absl::Duration election_timeout = absl::Milliseconds(500);
   // Start() gives up after this (a loaded machine starts etcd slowly).
   absl::Duration start_timeout = absl::Seconds(60);
+  // Set: clients reach the members over TLS with this certificate, and must
+  // present one client_ca signed (etcd's --client-cert-auth). The cluster's
+  // own client presents the same certificate. Peers stay plaintext.
+  ServerTlsFiles tls;
 };
 
 class EtcdCluster {
