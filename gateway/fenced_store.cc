@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/errors.h"
 #include "common/log.h"
+#include "common/test_hooks.h"
 #include "gateway/request_validation.h"
 
 namespace fencegate::gateway {
@@ -213,6 +214,7 @@ void FencedStore::Flush(std::vector<Item>& batch) {
       item.status = Decision(item, backend_->Apply(item.op, &item.result));
     }
     commit = backend_->CommitBatch();
+    if (commit.ok()) FENCEGATE_FAILPOINT("gateway.after_commit");  // test builds only
   } else {
     backend_->AbortBatch();
   }

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/test_hooks.h"
 
 namespace fencegate::gateway {
 namespace {
@@ -67,6 +68,9 @@ absl::StatusOr<std::unique_ptr<SqliteStorage>> SqliteStorage::Open(
   if (!writer.ok()) return writer.status();
   absl::Status status = (*writer)->Exec(kSchema);
   if (!status.ok()) return status;
+  if (FENCEGATE_PLANTED_BUG("gateway_fence_only_in_memory")) {  // test builds only
+    (*writer)->Exec("UPDATE resources SET max_token = 0").IgnoreError();
+  }
   absl::StatusOr<std::unique_ptr<SqliteReaderPool>> pool =
       SqliteReaderPool::Open(path, readers < 1 ? 1 : readers);
   if (!pool.ok()) return pool.status();
@@ -120,10 +124,19 @@ absl::Status SqliteStorage::Decide(const FencedOp& op, OpResult* result) {
   uint64_t revision = 0;
   absl::Status status = LoadResource(op.resource, &fence, &revision);
   if (!status.ok()) return status;
+  if (FENCEGATE_PLANTED_BUG("gateway_fence_check_separate_transaction")) {  // test builds only
+    fence = DescribeCommitted(op.resource).value_or(ResourceStats{}).max_token;
+  }
+  if (FENCEGATE_PLANTED_BUG("gateway_accepts_max_minus_one") && op.token + 1 == fence) {
+    fence = op.token;  // test builds only
+  }
   result->max_token = fence;
   if (op.token < fence) {
     result->outcome = Outcome::kStaleToken;
     return absl::OkStatus();
+  }
+  if (FENCEGATE_PLANTED_BUG("gateway_fenced_read_no_raise") && op.kind == OpKind::kRead) {
+    fence = op.token;  // test builds only
   }
   switch (op.kind) {
     case OpKind::kWrite:
@@ -225,6 +238,7 @@ absl::Status SqliteStorage::ReadKey(absl::string_view resource,
 
 absl::Status SqliteStorage::CommitBatch() {
   absl::Status status = poisoned_;
+  FENCEGATE_FAILPOINT("gateway.before_commit");  // test builds only
   if (status.ok()) status = Run(kCommit);
   if (!status.ok()) AbortBatch();
   return status;

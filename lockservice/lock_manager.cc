@@ -8,6 +8,7 @@
 #include "absl/synchronization/notification.h"
 #include "common/errors.h"
 #include "common/log.h"
+#include "common/test_hooks.h"
 #include "common/validation.h"
 
 namespace fencegate::lockservice {
@@ -318,6 +319,7 @@ void LockManager::Grant(const std::string& name, Resource& r,
   lease.expiry = CappedExpiry(lease, ttl);
   lease.hold_count = 1;
   RememberRequest(lease, request_id);
+  FENCEGATE_LEASE_EVENT("grant", name, lease.token, ttl);  // test builds only
   r.lease = std::move(lease);
   ArmExpiry(name, *r.lease);
   Persist(name, r);
@@ -489,6 +491,8 @@ LockManager::Resource* LockManager::FindCurrent(const std::string& name) {
 }
 
 void LockManager::EndLease(const std::string& name, Resource& r, bool expired) {
+  FENCEGATE_LEASE_EVENT(expired ? "expire" : "release", name, r.lease->token,
+                        r.lease->ttl);  // test builds only
   clock_->Cancel(r.lease->expiry_timer);
   if (expired) {
     // The expiry mark: a token of its own, so the expired holder is fenced
@@ -681,7 +685,13 @@ void LockManager::Flush(std::vector<CommitItem>& batch) {
   // moves with a change, so it has nothing to add then.
   for (auto& [seq, waiter] : waiter_rows) rows.waiters.emplace_back(seq, std::move(waiter));
   if (rows.leases.empty() && rows.fence_positions.empty()) rows.last_token = 0;
+  if (FENCEGATE_PLANTED_BUG("lock_token_replied_before_commit")) {  // test builds only
+    for (CommitItem& item : batch) {
+      if (item.reply && item.epoch == epoch) std::exchange(item.reply, nullptr)(absl::OkStatus());
+    }
+  }
   absl::Status commit = store_->Commit(rows);
+  if (commit.ok() && !rows.empty()) FENCEGATE_FAILPOINT("lock.after_commit");  // test builds only
   if (commit.ok() && feed_ != nullptr) feed_->Publish(events);
   if (!commit.ok()) {
     Recover(commit);
@@ -714,6 +724,8 @@ void LockManager::Recover(const absl::Status& commit_error) {
 absl::Status LockManager::LoadFromStore() {
   absl::StatusOr<LockStoreState> state = store_->Load();
   if (!state.ok()) return state.status();
+  FENCEGATE_LEASE_EVENT("load", "", 0, absl::ZeroDuration());  // test builds only
+  if (FENCEGATE_PLANTED_BUG("lock_leases_forgotten_on_restart")) state->leases.clear();  // test builds only
   const absl::Time now = clock_->Now();
   for (auto& [name, r] : resources_) {
     if (r.lease) clock_->Cancel(r.lease->expiry_timer);
@@ -721,6 +733,7 @@ absl::Status LockManager::LoadFromStore() {
   }
   last_token_ = state->last_token;
   for (LeaseRecord& record : state->leases) {
+    FENCEGATE_LEASE_EVENT("restore", record.resource, record.token, record.ttl);  // test builds only
     HeldLease lease;
     lease.holder = std::move(record.holder);
     lease.token = record.token;

@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "common/test_hooks.h"
 
 namespace fencegate::lockservice {
 namespace {
@@ -113,6 +114,7 @@ absl::Status SqliteLockStore::Commit(const LockStoreBatch& batch) {
   absl::Status status = db_->Exec("BEGIN IMMEDIATE");
   if (!status.ok()) return status;
   status = Apply(batch);
+  FENCEGATE_FAILPOINT("lock.before_commit");  // test builds only
   if (status.ok()) status = db_->Exec("COMMIT");
   if (!status.ok()) {
     // Best effort: SQLite may already have rolled back on an I/O error.

@@ -1,0 +1,70 @@
+// Test hooks: failpoints, planted bugs and the lock service's lease history,
+// for the torture suite (tests/torture/, docs/torture.md).
+//
+// They exist only in test builds. tests/torture/CMakeLists.txt compiles the
+// servers' sources a second time with FENCEGATE_TEST_HOOKS defined and links
+// fencegate_test_hooks (test_hooks.cc), which adds the flags below. Without
+// the definition every macro here compiles to nothing (FENCEGATE_PLANTED_BUG
+// to `false`, its name dropped), so the production binaries contain no
+// failpoint, no planted bug and none of these flags. In server code each
+// hook is one line marked "test builds only".
+//
+// Flags of the test builds (fencegate-lockservice-torture,
+// fencegate-gateway-torture):
+//   --failpoint_file=PATH  read at every failpoint the thread passes. If it
+//       says "crash NAME", the server dies at failpoint NAME: it logs, waits
+//       kFailpointCrashDelay (what other threads already handed to the
+//       network gets out, as in a crash during a slow fsync) and calls
+//       _exit(kFailpointExitCode). If it says "stall NAME", the thread stops
+//       at NAME (a stalled disk), writes PATH.hit, and goes on once the file
+//       says anything else.
+//   --planted_bug=NAME     switches on one deliberate bug (PlantedBugNames()).
+//   --lease_history_file=PATH  the lock service appends one line per lease
+//       event: "<CLOCK_MONOTONIC ns>\t<kind>\t<resource>\t<token>\t<ttl ms>",
+//       kind = load (state about to be (re)loaded from the store), restore
+//       (a lease loaded), grant, release, expire. One write(2) per line on
+//       an O_APPEND file, so a kill -9 loses no line already written.
+//
+// Thread safety: every function is thread-safe.
+#ifndef FENCEGATE_COMMON_TEST_HOOKS_H_
+#define FENCEGATE_COMMON_TEST_HOOKS_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+
+namespace fencegate::test_hooks {
+
+// The exit status of a failpoint crash, so a harness tells it from a real one.
+inline constexpr int kFailpointExitCode = 86;
+inline constexpr absl::Duration kFailpointCrashDelay = absl::Milliseconds(100);
+
+// Acts on the failpoint `name` as --failpoint_file says (see above).
+void Failpoint(absl::string_view name);
+
+// True iff --planted_bug names `bug`. Logs once that a bug is planted.
+bool PlantedBug(absl::string_view bug);
+
+// Every name --planted_bug accepts.
+const std::vector<absl::string_view>& PlantedBugNames();
+
+// Appends one line to --lease_history_file, if set.
+void LeaseEvent(absl::string_view kind, absl::string_view resource,
+                uint64_t token, absl::Duration ttl);
+
+}  // namespace fencegate::test_hooks
+
+#ifdef FENCEGATE_TEST_HOOKS
+#define FENCEGATE_FAILPOINT(name) ::fencegate::test_hooks::Failpoint(name)
+#define FENCEGATE_PLANTED_BUG(name) ::fencegate::test_hooks::PlantedBug(name)
+#define FENCEGATE_LEASE_EVENT(kind, resource, token, ttl) \
+  ::fencegate::test_hooks::LeaseEvent(kind, resource, token, ttl)
+#else
+#define FENCEGATE_FAILPOINT(name) static_cast<void>(0)
+#define FENCEGATE_PLANTED_BUG(name) false
+#define FENCEGATE_LEASE_EVENT(kind, resource, token, ttl) static_cast<void>(0)
+#endif
+
+#endif  // FENCEGATE_COMMON_TEST_HOOKS_H_
