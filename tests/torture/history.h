@@ -1,0 +1,101 @@
+// History: what happened during one torture run, as plain structs (no gRPC
+// types), for the checker (history_checker.h). The workers and the lock
+// service record it (history_log.h parses their files); the harness adds
+// the final state it read after healing everything.
+//
+// Times are CLOCK_MONOTONIC nanoseconds (monotonic_clock.h). That clock is
+// system-wide, so times from different processes compare, and libfaketime's
+// wall-clock jumps (DONT_FAKE_MONOTONIC=1) do not move it.
+//
+// An operation's outcome is what its caller can know:
+//   kOk       the server acknowledged it: it took effect, durably;
+//   kRefused  the server answered that it did not take effect (a stale
+//             token, not acquired): it changed nothing;
+//   kUnknown  it may or may not have taken effect (a timeout, UNAVAILABLE,
+//             a broken connection, the caller killed mid-call).
+//
+// Thread safety: plain values.
+#ifndef FENCEGATE_TESTS_TORTURE_HISTORY_H_
+#define FENCEGATE_TESTS_TORTURE_HISTORY_H_
+
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace fencegate::torture {
+
+// The completion time of a call whose process died before it returned.
+inline constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
+
+enum class Outcome { kOk, kRefused, kUnknown };
+const char* OutcomeName(Outcome outcome);
+
+// What every call has: who made it, when it was invoked and when it
+// returned, and its outcome.
+struct Call {
+  std::string process;  // the worker, e.g. "w3"
+  int64_t invoke_ns = 0;
+  int64_t complete_ns = kNever;
+  Outcome outcome = Outcome::kUnknown;
+};
+
+// Acquire of a lease. kRefused: not acquired.
+struct AcquireOp : Call {
+  std::string resource;
+  uint64_t token = 0;  // kOk: the token granted
+};
+
+// A fenced read of the resource's counter with a lease's token.
+struct FencedReadOp : Call {
+  std::string resource;
+  uint64_t token = 0;
+  uint64_t value = 0;      // kOk: the counter (0 when absent)
+  uint64_t max_token = 0;  // kOk or kRefused: the fence the gateway reported
+};
+
+// One increment: a MultiWrite of counter = value and log/<log_id> = value,
+// with `token`, after a fenced read saw value - 1.
+struct WriteOp : Call {
+  std::string resource;
+  uint64_t token = 0;
+  uint64_t value = 0;
+  std::string log_id;
+  uint64_t max_token = 0;  // kOk or kRefused: the fence the gateway reported
+};
+
+// One line of the lock service's lease history (common/test_hooks.h), on
+// the server's monotonic clock.
+struct LeaseEvent {
+  enum class Kind { kLoad, kRestore, kGrant, kRelease, kExpire };
+  int64_t time_ns = 0;
+  Kind kind = Kind::kGrant;
+  std::string resource;  // empty for kLoad
+  uint64_t token = 0;
+  int64_t ttl_ms = 0;
+};
+
+// A resource as read after the run, once every fault was healed and both
+// servers had been killed and restarted one last time.
+struct FinalState {
+  int64_t read_ns = 0;   // when the final reads began
+  uint64_t fence = 0;    // the gateway's max token
+  uint64_t counter = 0;  // 0 when absent
+  std::map<std::string, uint64_t> log;  // log id -> the value it holds
+};
+
+struct History {
+  std::vector<AcquireOp> acquires;
+  std::vector<FencedReadOp> reads;
+  std::vector<WriteOp> writes;
+  // In the order the lock service wrote them (its processes ran one after
+  // the other, so that is time order).
+  std::vector<LeaseEvent> lease_events;
+  // Every resource the workers used.
+  std::map<std::string, FinalState> final_state;
+};
+
+}  // namespace fencegate::torture
+
+#endif  // FENCEGATE_TESTS_TORTURE_HISTORY_H_

@@ -1,0 +1,95 @@
+// CheckHistory: proves from a recorded History (history.h) that nothing
+// unsafe happened in a torture run, or names what did. The invariants:
+//
+//   tokens-unique                 no token is acknowledged by two Acquires;
+//   tokens-increase-in-real-time  if Acquire A returned before Acquire B was
+//                                 sent, token(A) < token(B), across restarts;
+//   fence-never-below-acknowledged-token
+//                                 no gateway answer, accepted or refused,
+//                                 reports a fence below a token the gateway
+//                                 had acknowledged (or applied) on that
+//                                 resource before the call was sent. So no
+//                                 accepted write or fenced read carries a
+//                                 token older than one already acknowledged,
+//                                 and the fence never goes back, not even
+//                                 over a crash (the final reads count too);
+//   acknowledged-writes-survive   every acknowledged write is in the final
+//                                 state, with the value it wrote;
+//   no-lost-update                the final counter C lies between the
+//                                 acknowledged increments and those plus
+//                                 the unknown ones, and the log's values are
+//                                 exactly 1..C, each once (two increments
+//                                 that read the same value show up as a
+//                                 value held twice);
+//   append-log-exact              the log holds no id whose write was
+//                                 refused and no id nobody wrote;
+//   leases-do-not-overlap         on the lock service's own monotonic clock,
+//                                 no two leases on one resource are held at
+//                                 once, across restarts: a lease alive at a
+//                                 crash continues if the restarted service
+//                                 restores it; one it forgets ends at the
+//                                 restart, unless it had been acknowledged
+//                                 to its holder: then the contract (held a
+//                                 full TTL after a restart) says it lasts
+//                                 until restart + TTL.
+//
+// Unknown outcomes are maybe-applied, never failures: an unknown write
+// widens the counter's range, may or may not be in the log, and counts as
+// applied (for the fence) only when the final state shows it was.
+//
+// Thread safety: a pure function.
+#ifndef FENCEGATE_TESTS_TORTURE_HISTORY_CHECKER_H_
+#define FENCEGATE_TESTS_TORTURE_HISTORY_CHECKER_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tests/torture/history.h"
+
+namespace fencegate::torture {
+
+inline constexpr char kTokensUnique[] = "tokens-unique";
+inline constexpr char kTokensIncreaseInRealTime[] = "tokens-increase-in-real-time";
+inline constexpr char kFenceNeverBelowAcknowledged[] =
+    "fence-never-below-acknowledged-token";
+inline constexpr char kAcknowledgedWritesSurvive[] = "acknowledged-writes-survive";
+inline constexpr char kNoLostUpdate[] = "no-lost-update";
+inline constexpr char kAppendLogExact[] = "append-log-exact";
+inline constexpr char kLeasesDoNotOverlap[] = "leases-do-not-overlap";
+
+struct Violation {
+  std::string invariant;  // one of the names above
+  std::string detail;     // what happened, with processes, tokens and times
+};
+
+struct CheckStats {
+  int acquires_ok = 0;
+  int acquires_refused = 0;
+  int acquires_unknown = 0;
+  int reads_ok = 0;
+  int reads_refused = 0;
+  int reads_unknown = 0;
+  int writes_ok = 0;
+  int writes_refused = 0;  // stale writes the gateway refused
+  int writes_unknown = 0;
+  int writes_unknown_applied = 0;  // unknown, and found in the final state
+  int leases = 0;                  // lease intervals on the server's clock
+  int lock_service_loads = 0;      // starts and recoveries of the lock service
+};
+
+struct CheckResult {
+  std::vector<Violation> violations;
+  CheckStats stats;
+  bool ok() const { return violations.empty(); }
+  // True iff some violation is of `invariant`.
+  bool Violates(const std::string& invariant) const;
+};
+
+// Every violation of every invariant above (at most a few reported per
+// invariant and resource, to keep reports readable).
+CheckResult CheckHistory(const History& history);
+
+}  // namespace fencegate::torture
+
+#endif  // FENCEGATE_TESTS_TORTURE_HISTORY_CHECKER_H_

@@ -1,0 +1,319 @@
+// The checker on small synthetic histories: each invariant holds on a clean
+// history, each can fail, and maybe-applied outcomes are never flagged.
+#include "tests/torture/history_checker.h"
+
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace fencegate::torture {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+
+constexpr int64_t kMs = 1000000;  // ns
+
+// Builds histories in a few lines. Times are in milliseconds.
+class Builder {
+ public:
+  Builder& Acquire(const std::string& who, const std::string& resource, uint64_t token,
+                   int64_t invoke_ms, int64_t complete_ms, Outcome outcome = Outcome::kOk) {
+    AcquireOp op;
+    Fill(op, who, invoke_ms, complete_ms, outcome);
+    op.resource = resource;
+    op.token = token;
+    h_.acquires.push_back(op);
+    return *this;
+  }
+  Builder& Read(const std::string& who, const std::string& resource, uint64_t token,
+                uint64_t value, int64_t invoke_ms, int64_t complete_ms,
+                Outcome outcome = Outcome::kOk, uint64_t max_token = 0) {
+    FencedReadOp op;
+    Fill(op, who, invoke_ms, complete_ms, outcome);
+    op.resource = resource;
+    op.token = token;
+    op.value = value;
+    op.max_token = outcome == Outcome::kOk ? token : max_token;
+    h_.reads.push_back(op);
+    return *this;
+  }
+  // An increment to `value`, logged as `id`.
+  Builder& Write(const std::string& who, const std::string& resource, uint64_t token,
+                 uint64_t value, const std::string& id, int64_t invoke_ms,
+                 int64_t complete_ms, Outcome outcome = Outcome::kOk,
+                 uint64_t max_token = 0) {
+    WriteOp op;
+    Fill(op, who, invoke_ms, complete_ms, outcome);
+    op.resource = resource;
+    op.token = token;
+    op.value = value;
+    op.log_id = id;
+    op.max_token = outcome == Outcome::kOk ? token : max_token;
+    h_.writes.push_back(op);
+    return *this;
+  }
+  Builder& Lease(LeaseEvent::Kind kind, int64_t at_ms, const std::string& resource = "",
+                 uint64_t token = 0, int64_t ttl_ms = 1000) {
+    h_.lease_events.push_back(LeaseEvent{at_ms * kMs, kind, resource, token, ttl_ms});
+    return *this;
+  }
+  Builder& Final(const std::string& resource, uint64_t fence, uint64_t counter,
+                 std::map<std::string, uint64_t> log, int64_t read_ms = 100000) {
+    h_.final_state[resource] = FinalState{read_ms * kMs, fence, counter, std::move(log)};
+    return *this;
+  }
+  const History& history() const { return h_; }
+  CheckResult Check() const { return CheckHistory(h_); }
+
+ private:
+  static void Fill(Call& call, const std::string& who, int64_t invoke_ms,
+                   int64_t complete_ms, Outcome outcome) {
+    call.process = who;
+    call.invoke_ns = invoke_ms * kMs;
+    call.complete_ns = complete_ms == kNever ? kNever : complete_ms * kMs;
+    call.outcome = outcome;
+  }
+  History h_;
+};
+
+using Kind = LeaseEvent::Kind;
+
+std::string Report(const CheckResult& result) {
+  std::string text;
+  for (const Violation& v : result.violations) text += v.invariant + ": " + v.detail + "\n";
+  return text;
+}
+
+// Two holders one after the other, the second after a restart that kept
+// the first's lease until it was released.
+Builder CleanRun() {
+  Builder b;
+  b.Lease(Kind::kLoad, 0)
+      .Acquire("w1", "r", 1, 10, 20)
+      .Lease(Kind::kGrant, 15, "r", 1)
+      .Read("w1", "r", 1, 0, 30, 40)
+      .Write("w1", "r", 1, 1, "w1-1", 50, 60)
+      .Lease(Kind::kLoad, 70)  // a restart: lease 1 comes back
+      .Lease(Kind::kRestore, 71, "r", 1)
+      .Lease(Kind::kRelease, 80, "r", 1)
+      .Acquire("w2", "r", 2, 75, 95)
+      .Lease(Kind::kGrant, 90, "r", 2)
+      .Read("w2", "r", 2, 1, 100, 110)
+      .Write("w2", "r", 2, 2, "w2-1", 120, 130)
+      .Lease(Kind::kRelease, 140, "r", 2)
+      .Final("r", 2, 2, {{"w1-1", 1}, {"w2-1", 2}});
+  return b;
+}
+
+TEST(HistoryCheckerTest, CleanHistoryPasses) {
+  CheckResult result = CleanRun().Check();
+  EXPECT_TRUE(result.ok()) << Report(result);
+  EXPECT_EQ(result.stats.acquires_ok, 2);
+  EXPECT_EQ(result.stats.writes_ok, 2);
+  EXPECT_EQ(result.stats.leases, 2);
+  EXPECT_EQ(result.stats.lock_service_loads, 2);
+}
+
+TEST(HistoryCheckerTest, TokenGrantedTwiceIsCaught) {
+  Builder b = CleanRun();
+  b.Acquire("w3", "other", 2, 200, 210);  // token 2 again, on another resource
+  CheckResult result = b.Check();
+  EXPECT_TRUE(result.Violates(kTokensUnique)) << Report(result);
+  EXPECT_TRUE(result.Violates(kTokensIncreaseInRealTime)) << Report(result);
+}
+
+TEST(HistoryCheckerTest, SmallerTokenAfterALargerOneReturnedIsCaught) {
+  Builder b;
+  b.Acquire("w1", "a", 5, 0, 10).Acquire("w2", "b", 4, 20, 30);
+  CheckResult result = b.Check();
+  EXPECT_TRUE(result.Violates(kTokensIncreaseInRealTime)) << Report(result);
+  EXPECT_THAT(result.violations[0].detail, HasSubstr("w2's acquire of 'b' with token 4"));
+}
+
+TEST(HistoryCheckerTest, ConcurrentAcquiresMayReturnTokensInAnyOrder) {
+  Builder b;
+  b.Acquire("w1", "a", 5, 0, 30).Acquire("w2", "b", 4, 20, 40);  // overlapping calls
+  EXPECT_TRUE(b.Check().ok()) << Report(b.Check());
+}
+
+TEST(HistoryCheckerTest, AcceptedWriteBelowAnAcknowledgedTokenIsCaught) {
+  // w1 (token 1) was paused; w2 took over and read with token 2; w1's late
+  // write with token 1 was accepted anyway.
+  Builder b;
+  b.Read("w1", "r", 1, 0, 0, 10)
+      .Read("w2", "r", 2, 0, 20, 30)
+      .Write("w1", "r", 1, 1, "w1-1", 40, 50)
+      .Final("r", 1, 1, {{"w1-1", 1}});
+  CheckResult result = b.Check();
+  EXPECT_TRUE(result.Violates(kFenceNeverBelowAcknowledged)) << Report(result);
+}
+
+TEST(HistoryCheckerTest, LateWriteRefusedIsFine) {
+  Builder b;
+  b.Read("w1", "r", 1, 0, 0, 10)
+      .Read("w2", "r", 2, 0, 20, 30)
+      .Write("w1", "r", 1, 1, "w1-1", 40, 50, Outcome::kRefused, /*max_token=*/2)
+      .Write("w2", "r", 2, 1, "w2-1", 60, 70)
+      .Final("r", 2, 1, {{"w2-1", 1}});
+  EXPECT_TRUE(b.Check().ok()) << Report(b.Check());
+}
+
+TEST(HistoryCheckerTest, FenceGoingBackOverACrashIsCaught) {
+  Builder b;
+  b.Read("w1", "r", 7, 0, 0, 10).Final("r", /*fence=*/0, 0, {});
+  CheckResult result = b.Check();
+  EXPECT_TRUE(result.Violates(kFenceNeverBelowAcknowledged)) << Report(result);
+  EXPECT_THAT(Report(result), HasSubstr("the final read reported fence 0, below token 7"));
+}
+
+TEST(HistoryCheckerTest, RefusalReportingAnOldFenceIsCaught) {
+  Builder b;
+  b.Read("w2", "r", 5, 0, 0, 10)
+      .Write("w1", "r", 3, 1, "w1-1", 20, 30, Outcome::kRefused, /*max_token=*/4)
+      .Final("r", 5, 0, {});
+  EXPECT_TRUE(b.Check().Violates(kFenceNeverBelowAcknowledged)) << Report(b.Check());
+}
+
+TEST(HistoryCheckerTest, WriteOverlappingANewerReadIsNotFlagged) {
+  // The write was sent before the newer read returned: either order is legal.
+  Builder b;
+  b.Read("w1", "r", 1, 0, 0, 10)
+      .Read("w2", "r", 2, 1, 20, 50)
+      .Write("w1", "r", 1, 1, "w1-1", 30, 40)
+      .Final("r", 2, 1, {{"w1-1", 1}});
+  EXPECT_TRUE(b.Check().ok()) << Report(b.Check());
+}
+
+TEST(HistoryCheckerTest, UnknownWriteFoundAppliedRaisesTheFence) {
+  // w2's write timed out but was applied (it is in the final log); w1's
+  // older write, sent after that, must have been refused.
+  Builder b;
+  b.Write("w2", "r", 2, 1, "w2-1", 0, 10, Outcome::kUnknown)
+      .Write("w1", "r", 1, 2, "w1-1", 20, 30)
+      .Final("r", 1, 2, {{"w2-1", 1}, {"w1-1", 2}});
+  EXPECT_TRUE(b.Check().Violates(kFenceNeverBelowAcknowledged)) << Report(b.Check());
+}
+
+TEST(HistoryCheckerTest, LostAcknowledgedWriteIsCaught) {
+  Builder b;
+  b.Write("w1", "r", 1, 1, "w1-1", 0, 10).Final("r", 1, 0, {});
+  CheckResult result = b.Check();
+  EXPECT_TRUE(result.Violates(kAcknowledgedWritesSurvive)) << Report(result);
+  EXPECT_TRUE(result.Violates(kNoLostUpdate)) << Report(result);
+}
+
+TEST(HistoryCheckerTest, AcknowledgedWriteWithAnotherValueIsCaught) {
+  Builder b;
+  b.Write("w1", "r", 1, 1, "w1-1", 0, 10).Final("r", 1, 1, {{"w1-1", 7}});
+  EXPECT_TRUE(b.Check().Violates(kAcknowledgedWritesSurvive)) << Report(b.Check());
+}
+
+TEST(HistoryCheckerTest, TwoIncrementsFromTheSameReadAreALostUpdate) {
+  // Both read 0 and wrote 1; both were acknowledged: the counter says 1.
+  Builder b;
+  b.Read("w1", "r", 1, 0, 0, 10)
+      .Read("w2", "r", 2, 0, 20, 30)
+      .Write("w2", "r", 2, 1, "w2-1", 35, 40)
+      .Write("w1", "r", 2, 1, "w1-1", 36, 45)
+      .Final("r", 2, 1, {{"w1-1", 1}, {"w2-1", 1}});
+  CheckResult result = b.Check();
+  EXPECT_TRUE(result.Violates(kNoLostUpdate)) << Report(result);
+  EXPECT_THAT(Report(result), HasSubstr("value 1 was written by"));
+}
+
+TEST(HistoryCheckerTest, UnknownWritesWidenTheCounterRangeAndAreNotFlagged) {
+  // Of three unknown increments one was applied, the others not; and one
+  // whose worker was killed mid-call never completed.
+  Builder b;
+  b.Write("w1", "r", 1, 1, "w1-1", 0, 10)
+      .Write("w2", "r", 2, 2, "w2-1", 20, 30, Outcome::kUnknown)
+      .Write("w3", "r", 3, 3, "w3-1", 40, 50, Outcome::kUnknown)
+      .Write("w4", "r", 4, 3, "w4-1", 60, kNever, Outcome::kUnknown)
+      .Final("r", 4, 2, {{"w1-1", 1}, {"w2-1", 2}});
+  CheckResult result = b.Check();
+  EXPECT_TRUE(result.ok()) << Report(result);
+  EXPECT_EQ(result.stats.writes_unknown, 3);
+  EXPECT_EQ(result.stats.writes_unknown_applied, 1);
+}
+
+TEST(HistoryCheckerTest, CounterAboveEveryPossibleIncrementIsCaught) {
+  Builder b;
+  b.Write("w1", "r", 1, 1, "w1-1", 0, 10).Final("r", 1, 2, {{"w1-1", 1}, {"x", 2}});
+  CheckResult result = b.Check();
+  EXPECT_TRUE(result.Violates(kNoLostUpdate)) << Report(result);
+  EXPECT_TRUE(result.Violates(kAppendLogExact)) << Report(result);  // nobody wrote "x"
+}
+
+TEST(HistoryCheckerTest, RefusedWriteInTheLogIsCaught) {
+  Builder b;
+  b.Write("w1", "r", 1, 1, "w1-1", 0, 10, Outcome::kRefused, 2).Final("r", 2, 1, {{"w1-1", 1}});
+  EXPECT_TRUE(b.Check().Violates(kAppendLogExact)) << Report(b.Check());
+}
+
+TEST(HistoryCheckerTest, MaybeAppliedAcquiresAndReadsAreNotFlagged) {
+  Builder b;
+  b.Acquire("w1", "r", 0, 0, 10, Outcome::kUnknown)
+      .Acquire("w2", "r", 0, 5, kNever, Outcome::kUnknown)
+      .Acquire("w3", "r", 0, 20, 30, Outcome::kRefused)
+      .Read("w3", "r", 9, 0, 40, 50, Outcome::kUnknown)
+      .Final("r", 0, 0, {});
+  EXPECT_TRUE(b.Check().ok()) << Report(b.Check());
+}
+
+TEST(HistoryCheckerTest, OverlappingGrantIsCaught) {
+  Builder b;
+  b.Lease(Kind::kGrant, 0, "r", 1).Lease(Kind::kGrant, 10, "r", 2).Lease(Kind::kRelease, 20, "r", 1);
+  EXPECT_TRUE(b.Check().Violates(kLeasesDoNotOverlap)) << Report(b.Check());
+}
+
+TEST(HistoryCheckerTest, AcknowledgedLeaseForgottenByARestartIsCaught) {
+  Builder b;
+  b.Acquire("w1", "r", 1, 0, 10)
+      .Lease(Kind::kGrant, 5, "r", 1, /*ttl_ms=*/2000)
+      .Lease(Kind::kLoad, 100)  // restart; lease 1 is not restored
+      .Lease(Kind::kGrant, 200, "r", 2);
+  CheckResult result = b.Check();
+  EXPECT_TRUE(result.Violates(kLeasesDoNotOverlap)) << Report(result);
+  EXPECT_THAT(Report(result), HasSubstr("forgotten by a restart"));
+}
+
+TEST(HistoryCheckerTest, UncommittedGrantLostInACrashIsNotFlagged) {
+  // Nobody was told about lease 1 (its commit never happened); a restart
+  // drops it and the resource is free at once.
+  Builder b;
+  b.Lease(Kind::kGrant, 5, "r", 1)
+      .Lease(Kind::kLoad, 100)
+      .Lease(Kind::kGrant, 101, "r", 1)
+      .Acquire("w2", "r", 1, 90, 110);
+  EXPECT_TRUE(b.Check().ok()) << Report(b.Check());
+}
+
+TEST(HistoryCheckerTest, RestoredLeaseStillHeldAfterARestart) {
+  Builder b;
+  b.Lease(Kind::kGrant, 0, "r", 1)
+      .Lease(Kind::kLoad, 100)
+      .Lease(Kind::kRestore, 100, "r", 1)
+      .Lease(Kind::kGrant, 150, "r", 2);  // while 1 is held again
+  EXPECT_TRUE(b.Check().Violates(kLeasesDoNotOverlap)) << Report(b.Check());
+}
+
+TEST(HistoryCheckerTest, ReleaseUndoneByACrashBringsTheLeaseBack) {
+  // The release of 1 never committed: the restart restores 1; meanwhile the
+  // grant of 2 (also uncommitted) is gone. No overlap.
+  Builder b;
+  b.Lease(Kind::kGrant, 0, "r", 1)
+      .Lease(Kind::kRelease, 50, "r", 1)
+      .Lease(Kind::kGrant, 50, "r", 2)
+      .Lease(Kind::kLoad, 100)
+      .Lease(Kind::kRestore, 100, "r", 1)
+      .Lease(Kind::kRelease, 120, "r", 1)
+      .Lease(Kind::kGrant, 120, "r", 2);
+  CheckResult result = b.Check();
+  EXPECT_TRUE(result.ok()) << Report(result);
+  EXPECT_EQ(result.stats.leases, 4);
+}
+
+}  // namespace
+}  // namespace fencegate::torture
