@@ -1,0 +1,138 @@
+#include "tests/torture/fault_injector.h"
+
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
+
+namespace fencegate::torture {
+
+FaultInjector::FaultInjector(const Schedule& schedule, ServerNode* lockservice,
+                             ServerNode* gateway, std::vector<WorkerProcess*> workers,
+                             const std::string& log_path)
+    : schedule_(schedule),
+      lockservice_(lockservice),
+      gateway_(gateway),
+      workers_(std::move(workers)) {
+  absl::MutexLock lock(&mu_);
+  tally_.promised = PromisedFaults(schedule);
+  log_ = fopen(log_path.c_str(), "a");
+}
+
+FaultInjector::~FaultInjector() {
+  absl::MutexLock lock(&mu_);
+  if (log_ != nullptr) fclose(log_);
+}
+
+void FaultInjector::Run(absl::Time start) {
+  start_ = start;
+  std::vector<const Fault*> lock_faults, gateway_faults;
+  std::vector<std::vector<const Fault*>> worker_faults(workers_.size());
+  for (const Fault& fault : schedule_.faults) {
+    switch (fault.target) {
+      case Target::kLockService:
+        lock_faults.push_back(&fault);
+        break;
+      case Target::kGateway:
+        gateway_faults.push_back(&fault);
+        break;
+      case Target::kWorker:
+        worker_faults[fault.worker].push_back(&fault);
+        break;
+    }
+  }
+  std::vector<std::thread> timelines;
+  timelines.emplace_back([&] { RunTimeline(lock_faults, start); });
+  timelines.emplace_back([&] { RunTimeline(gateway_faults, start); });
+  for (const auto& faults : worker_faults) {
+    timelines.emplace_back([&] { RunTimeline(faults, start); });
+  }
+  for (std::thread& t : timelines) t.join();
+  CheckServer(*lockservice_);
+  CheckServer(*gateway_);
+}
+
+FaultTally FaultInjector::tally() {
+  absl::MutexLock lock(&mu_);
+  return tally_;
+}
+
+void FaultInjector::RunTimeline(const std::vector<const Fault*>& faults, absl::Time start) {
+  for (const Fault* fault : faults) {
+    absl::SleepFor(start + fault->at - absl::Now());  // timed from the start
+    Deliver(*fault);
+  }
+}
+
+void FaultInjector::Deliver(const Fault& fault) {
+  const std::string what = DescribeFault(fault);
+  std::string missed;
+  switch (fault.kind) {
+    case FaultKind::kPauseHolder:
+      missed = PauseHolder(fault);
+      break;
+    case FaultKind::kPauseBeforeWrite:
+      missed = PauseBeforeWrite(fault);
+      break;
+    case FaultKind::kStaleWriterRace:
+      missed = StaleWriterRace(fault);
+      break;
+    case FaultKind::kKillRestart:
+      missed = KillRestart(fault);
+      break;
+    case FaultKind::kStopServer:
+      missed = StopServer(fault);
+      break;
+    case FaultKind::kFailpointCrash:
+      missed = FailpointCrash(fault);
+      break;
+    case FaultKind::kClockJump:
+      missed = ClockJump(fault);
+      break;
+  }
+  if (fault.target != Target::kWorker) CheckServer(Server(fault));
+  absl::MutexLock lock(&mu_);
+  if (missed.empty()) {
+    ++tally_.delivered;
+  } else {
+    tally_.undelivered.push_back(absl::StrCat(what, ": ", missed));
+  }
+  if (log_ != nullptr) {
+    absl::FPrintF(log_, "[done %+.3fs] %s%s\n", absl::ToDoubleSeconds(absl::Now() - start_),
+                  what, missed.empty() ? "" : absl::StrCat(" -- NOT DELIVERED: ", missed));
+    fflush(log_);
+  }
+}
+
+ServerNode& FaultInjector::Server(const Fault& fault) {
+  return fault.target == Target::kLockService ? *lockservice_ : *gateway_;
+}
+
+void FaultInjector::CheckServer(ServerNode& server) {
+  std::string exit = server.UnexpectedExit();
+  if (exit.empty()) return;
+  Error(absl::StrCat("the ", server.name(), " exited by itself: ", exit));
+  absl::Status restarted = server.Start();
+  if (!restarted.ok()) Error(absl::StrCat("restarting it failed: ", restarted.ToString()));
+}
+
+void FaultInjector::Count(int FaultTally::*counter, int by) {
+  absl::MutexLock lock(&mu_);
+  tally_.*counter += by;
+}
+
+void FaultInjector::Error(std::string error) {
+  Log(absl::StrCat("ERROR ", error));
+  absl::MutexLock lock(&mu_);
+  tally_.errors.push_back(std::move(error));
+}
+
+void FaultInjector::Log(const std::string& line) {
+  absl::MutexLock lock(&mu_);
+  if (log_ == nullptr) return;
+  absl::FPrintF(log_, "[%+.3fs] %s\n", absl::ToDoubleSeconds(absl::Now() - start_), line);
+  fflush(log_);
+}
+
+}  // namespace fencegate::torture

@@ -1,0 +1,99 @@
+// FaultInjector: delivers a Schedule's faults to the running servers and
+// workers, and counts what it delivered.
+//
+// Each target (the lock service, the gateway, each worker) has a timeline,
+// run by its own thread: its faults one after the other, each starting at
+// its offset or as soon as the one before it ended. So faults on different
+// targets overlap (a paused holder while the gateway restarts), faults on
+// one target never do. A stale-writer race runs on the gateway's timeline
+// and takes its worker for as long as it acts on it (WorkerProcess's
+// episode_mu).
+//
+// A fault that could not be delivered (a worker that never reached its
+// write, a failpoint no commit reached) is listed in undelivered, and the
+// run fails: a schedule that promised faults must deliver them. A server
+// that exits on its own (not killed, not at an armed failpoint) is an error,
+// and is restarted so the run can finish.
+//
+// Thread safety: Run() once, from one thread; tally() after it returned.
+#ifndef FENCEGATE_TESTS_TORTURE_FAULT_INJECTOR_H_
+#define FENCEGATE_TESTS_TORTURE_FAULT_INJECTOR_H_
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "tests/torture/schedule.h"
+#include "tests/torture/server_node.h"
+#include "tests/torture/worker_process.h"
+
+namespace fencegate::torture {
+
+struct FaultTally {
+  int promised = 0;
+  int delivered = 0;
+  int pauses = 0;               // of lock holders, races included
+  int pauses_past_ttl = 0;      // longer than the lease's TTL
+  int pauses_before_write = 0;  // at the worst moment, races included
+  int stale_writer_races = 0;
+  int races_with_rival = 0;     // the successor's fenced read was waiting too
+  int kills = 0;                // kill -9 and restart
+  int server_stops = 0;
+  int failpoint_crashes = 0;
+  int clock_jumps = 0;
+  std::vector<std::string> undelivered;
+  std::vector<std::string> errors;
+};
+
+class FaultInjector {
+ public:
+  // `log_path`: one line per fault, as it is delivered.
+  FaultInjector(const Schedule& schedule, ServerNode* lockservice, ServerNode* gateway,
+                std::vector<WorkerProcess*> workers, const std::string& log_path);
+  ~FaultInjector();
+
+  // Delivers every fault, timed from `start`; returns when all are done.
+  void Run(absl::Time start);
+  FaultTally tally();
+
+ private:
+  void RunTimeline(const std::vector<const Fault*>& faults, absl::Time start);
+  void Deliver(const Fault& fault);
+  ServerNode& Server(const Fault& fault);
+
+  // Worker faults (fault_injector_workers.cc). Each returns "" when
+  // delivered, or why not.
+  std::string PauseHolder(const Fault& fault);
+  std::string PauseBeforeWrite(const Fault& fault);
+  std::string StaleWriterRace(const Fault& fault);
+  // Asks `worker` to stop itself before its next write; waits until it has.
+  std::string StopBeforeWrite(WorkerProcess& worker);
+  // Server faults (fault_injector_servers.cc).
+  std::string KillRestart(const Fault& fault);
+  std::string StopServer(const Fault& fault);
+  std::string FailpointCrash(const Fault& fault);
+  std::string ClockJump(const Fault& fault);
+  // Restarts `server` if it exited on its own, and records that as an error.
+  void CheckServer(ServerNode& server);
+
+  void Count(int FaultTally::*counter, int by = 1);
+  void Error(std::string error);
+  void Log(const std::string& line);
+
+  const Schedule& schedule_;
+  ServerNode* const lockservice_;
+  ServerNode* const gateway_;
+  const std::vector<WorkerProcess*> workers_;
+  absl::Time start_;
+
+  absl::Mutex mu_;
+  FaultTally tally_ ABSL_GUARDED_BY(mu_);
+  FILE* log_ ABSL_GUARDED_BY(mu_) = nullptr;
+};
+
+}  // namespace fencegate::torture
+
+#endif  // FENCEGATE_TESTS_TORTURE_FAULT_INJECTOR_H_

@@ -1,0 +1,162 @@
+// FaultInjector's faults on workers: pauses of lock holders, and the
+// stale-writer race (see fault_injector.h, schedule.h).
+#include <signal.h>
+
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "client/gateway_client.h"
+#include "tests/torture/fault_injector.h"
+
+namespace fencegate::torture {
+namespace {
+
+// How long a worker may take to reach the moment a fault waits for. Long:
+// servers may be down or stopped meanwhile, and the machine is busy.
+constexpr absl::Duration kReachTimeout = absl::Seconds(30);
+// Margin for a call a worker has just started to reach the gateway.
+constexpr absl::Duration kInFlight = absl::Milliseconds(150);
+// A resource no worker uses: the race's probe write stalls a commit there.
+constexpr char kProbeResource[] = "torture-probe";
+
+// Polls `condition` every 2 ms until it holds or `timeout` passes.
+template <typename Condition>
+bool WaitFor(Condition condition, absl::Duration timeout) {
+  const absl::Time give_up = absl::Now() + timeout;
+  while (!condition()) {
+    if (absl::Now() > give_up) return false;
+    absl::SleepFor(absl::Milliseconds(2));  // poll interval, under a deadline
+  }
+  return true;
+}
+
+WorkerPhase Phase(WorkerProcess& worker) {
+  return static_cast<WorkerPhase>(worker.control().phase.load());
+}
+
+absl::Duration Ttl(WorkerProcess& worker) {
+  return absl::Milliseconds(worker.control().ttl_ms.load());
+}
+
+}  // namespace
+
+std::string FaultInjector::PauseHolder(const Fault& fault) {
+  WorkerProcess& worker = *workers_[fault.worker];
+  absl::MutexLock episode(&worker.episode_mu);
+  WorkerControl& control = worker.control();
+  const absl::Time give_up = absl::Now() + kReachTimeout;
+  for (;;) {
+    if (!WaitFor([&] { return control.holding.load() == 1; }, give_up - absl::Now())) {
+      return "the worker held no lease all that time";
+    }
+    absl::Status stopped = worker.process().StopAndWait(absl::Seconds(10));
+    if (!stopped.ok()) return stopped.ToString();
+    if (control.holding.load() == 1) break;
+    worker.process().Signal(SIGCONT);  // it released just before the stop
+  }
+  const absl::Duration pause = Ttl(worker) * fault.ttl_factor;
+  Log(absl::StrCat("stopped ", worker.name(), " holding token ", control.token.load(),
+                   " (TTL ", absl::FormatDuration(Ttl(worker)), ") for ",
+                   absl::FormatDuration(pause)));
+  absl::SleepFor(pause);
+  worker.process().Signal(SIGCONT);
+  Count(&FaultTally::pauses);
+  if (fault.ttl_factor > 1) Count(&FaultTally::pauses_past_ttl);
+  return "";
+}
+
+std::string FaultInjector::StopBeforeWrite(WorkerProcess& worker) {
+  WorkerControl& control = worker.control();
+  auto stopped = [&] {
+    return Phase(worker) == WorkerPhase::kStoppedBeforeWrite &&
+           demo::ProcessState(worker.pid()) == 'T';
+  };
+  control.stop_before_write.store(1);
+  if (WaitFor(stopped, kReachTimeout)) return "";
+  if (control.stop_before_write.exchange(0) == 1) {
+    return "the worker did not reach a write all that time";
+  }
+  // It took the request just now: it is stopping.
+  if (WaitFor(stopped, absl::Seconds(10))) return "";
+  return "the worker took the request to stop but did not stop";
+}
+
+std::string FaultInjector::PauseBeforeWrite(const Fault& fault) {
+  WorkerProcess& worker = *workers_[fault.worker];
+  absl::MutexLock episode(&worker.episode_mu);
+  std::string missed = StopBeforeWrite(worker);
+  if (!missed.empty()) return missed;
+  const absl::Duration pause = Ttl(worker) * fault.ttl_factor;
+  Log(absl::StrCat("stopped ", worker.name(), " before its write with token ",
+                   worker.control().token.load(), " (TTL ",
+                   absl::FormatDuration(Ttl(worker)), ") for ", absl::FormatDuration(pause)));
+  absl::SleepFor(pause);
+  worker.process().Signal(SIGCONT);
+  Count(&FaultTally::pauses);
+  Count(&FaultTally::pauses_before_write);
+  if (fault.ttl_factor > 1) Count(&FaultTally::pauses_past_ttl);
+  return "";
+}
+
+// 1. The stale writer stops before its write. 2. The gateway's next commit
+// stalls (a probe write on an unused resource starts it). 3. The writer's
+// lease expires; a successor is granted the resource and sends its fenced
+// read, which queues behind the stall. 4. The writer resumes and sends its
+// write, which queues too. 5. The stall ends: the read and the write commit
+// in one batch, the read first. A correct gateway refuses the write.
+std::string FaultInjector::StaleWriterRace(const Fault& fault) {
+  WorkerProcess& writer = *workers_[fault.worker];
+  absl::MutexLock episode(&writer.episode_mu);
+  std::string missed = StopBeforeWrite(writer);
+  if (!missed.empty()) return missed;
+  const uint64_t token = writer.control().token.load();
+  const uint32_t resource = writer.control().resource.load();
+  const absl::Duration ttl = Ttl(writer);
+
+  gateway_->Arm("stall", "gateway.before_commit");
+  std::thread probe([address = gateway_->address()] {
+    client::ClientOptions options;
+    options.rpc_timeout = absl::Seconds(60);
+    auto gateway = client::GatewayClient::Connect(address, options);
+    (void)gateway->Fence(client::Fencing{kProbeResource, 1});
+  });
+  const bool stalled = WaitFor([&] { return gateway_->StallReached(); }, absl::Seconds(30));
+
+  WorkerProcess* rival = nullptr;
+  auto rival_reads = [&] {
+    for (WorkerProcess* w : workers_) {
+      WorkerControl& c = w->control();
+      if (w != &writer && c.holding.load() == 1 && c.resource.load() == resource &&
+          c.token.load() > token && Phase(*w) == WorkerPhase::kReading) {
+        rival = w;
+        return true;
+      }
+    }
+    return false;
+  };
+  if (stalled && WaitFor(rival_reads, ttl + absl::Seconds(10))) absl::SleepFor(kInFlight);
+  Log(absl::StrCat("race: ", writer.name(), " (token ", token, ") resumes its write; ",
+                   rival != nullptr
+                       ? absl::StrCat(rival->name(), "'s fenced read with token ",
+                                      rival->control().token.load(), " waits in the stalled commit")
+                       : "no successor's read is waiting"));
+  writer.process().Signal(SIGCONT);
+  if (WaitFor([&] { return Phase(writer) != WorkerPhase::kStoppedBeforeWrite; },
+              absl::Seconds(10))) {
+    absl::SleepFor(kInFlight);  // its write on the way
+  }
+  gateway_->Disarm();
+  probe.join();
+  if (!stalled) return "no gateway commit reached the stall";
+  Count(&FaultTally::pauses);
+  Count(&FaultTally::pauses_before_write);
+  Count(&FaultTally::stale_writer_races);
+  if (rival != nullptr) {
+    Count(&FaultTally::pauses_past_ttl);  // its lease expired: a successor has it
+    Count(&FaultTally::races_with_rival);
+  }
+  return "";
+}
+
+}  // namespace fencegate::torture

@@ -1,0 +1,139 @@
+#include "tests/torture/schedule.h"
+
+#include <algorithm>
+#include <random>
+
+#include "absl/random/distributions.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace fencegate::torture {
+namespace {
+
+absl::Duration Between(std::mt19937_64& random, absl::Duration low, absl::Duration high) {
+  return absl::Milliseconds(absl::Uniform<int64_t>(
+      absl::IntervalClosed, random, absl::ToInt64Milliseconds(low),
+      absl::ToInt64Milliseconds(high)));
+}
+
+const char* TargetName(const Fault& fault) {
+  switch (fault.target) {
+    case Target::kLockService:
+      return "lockservice";
+    case Target::kGateway:
+      return "gateway";
+    case Target::kWorker:
+      return "worker";
+  }
+  return "?";
+}
+
+}  // namespace
+
+Schedule MakeSchedule(const ScheduleProfile& profile, uint64_t seed) {
+  Schedule schedule;
+  schedule.seed = seed;
+  schedule.profile = profile;
+  std::mt19937_64 random(seed);
+  // Faults fall after a second of warm-up and end two seconds before the
+  // traffic does.
+  const absl::Duration first = absl::Seconds(1);
+  const absl::Duration last = std::max(profile.traffic - absl::Seconds(2), first);
+  auto add = [&](FaultKind kind, Target target) -> Fault& {
+    Fault& fault = schedule.faults.emplace_back();
+    fault.kind = kind;
+    fault.target = target;
+    fault.at = Between(random, first, last);
+    return fault;
+  };
+
+  for (int i = 0; i < profile.holder_pauses + profile.pauses_before_write; ++i) {
+    Fault& fault = add(i < profile.holder_pauses ? FaultKind::kPauseHolder
+                                                 : FaultKind::kPauseBeforeWrite,
+                       Target::kWorker);
+    fault.worker = absl::Uniform(random, 0, profile.workers);
+    fault.ttl_factor = absl::Uniform(absl::IntervalClosed, random, 0.2, 5.0);
+  }
+  for (int i = 0; i < profile.stale_writer_races; ++i) {
+    Fault& fault = add(FaultKind::kStaleWriterRace, Target::kGateway);
+    fault.worker = absl::Uniform(random, 0, profile.workers);
+  }
+  for (Target target : {Target::kLockService, Target::kGateway}) {
+    const ServerFaults& faults =
+        target == Target::kLockService ? profile.lockservice : profile.gateway;
+    for (int i = 0; i < faults.kill_restarts; ++i) {
+      add(FaultKind::kKillRestart, target).duration =
+          Between(random, absl::ZeroDuration(), absl::Seconds(2));
+    }
+    for (int i = 0; i < faults.stops; ++i) {
+      add(FaultKind::kStopServer, target).duration =
+          Between(random, absl::Milliseconds(500), absl::Seconds(3));
+    }
+    for (int i = 0; i < faults.failpoint_crashes && !faults.failpoints.empty(); ++i) {
+      add(FaultKind::kFailpointCrash, target).failpoint =
+          faults.failpoints[absl::Uniform<size_t>(random, 0, faults.failpoints.size())];
+    }
+    for (int i = 0; i < faults.clock_jumps; ++i) {
+      Fault& fault = add(FaultKind::kClockJump, target);
+      fault.clock_offset = Between(random, absl::Minutes(1), absl::Hours(24)) *
+                           (absl::Uniform(random, 0, 2) == 0 ? -1 : 1);
+      fault.duration = Between(random, absl::Milliseconds(500), absl::Seconds(2));
+    }
+  }
+  std::stable_sort(schedule.faults.begin(), schedule.faults.end(),
+                   [](const Fault& a, const Fault& b) { return a.at < b.at; });
+  return schedule;
+}
+
+int PromisedFaults(const Schedule& schedule) {
+  return static_cast<int>(schedule.faults.size());
+}
+
+std::string DescribeFault(const Fault& fault) {
+  const std::string at = absl::StrFormat("+%.1fs", absl::ToDoubleSeconds(fault.at));
+  const std::string worker = absl::StrCat("w", fault.worker);
+  switch (fault.kind) {
+    case FaultKind::kPauseHolder:
+      return absl::StrFormat("%s pause %s while it holds a lease, %.1fx its TTL", at, worker,
+                             fault.ttl_factor);
+    case FaultKind::kPauseBeforeWrite:
+      return absl::StrFormat("%s pause %s between its lease check and its write, %.1fx its TTL",
+                             at, worker, fault.ttl_factor);
+    case FaultKind::kStaleWriterRace:
+      return absl::StrCat(at, " stale-writer race: ", worker,
+                          " resumes its write into the gateway commit its successor's "
+                          "fenced read waits in");
+    case FaultKind::kKillRestart:
+      return absl::StrCat(at, " kill -9 the ", TargetName(fault), ", restart after ",
+                          absl::FormatDuration(fault.duration));
+    case FaultKind::kStopServer:
+      return absl::StrCat(at, " SIGSTOP the ", TargetName(fault), " for ",
+                          absl::FormatDuration(fault.duration));
+    case FaultKind::kFailpointCrash:
+      return absl::StrCat(at, " crash the ", TargetName(fault), " at failpoint ",
+                          fault.failpoint);
+    case FaultKind::kClockJump:
+      return absl::StrCat(at, " the ", TargetName(fault), "'s wall clock jumps ",
+                          fault.clock_offset < absl::ZeroDuration() ? "back " : "ahead ",
+                          absl::FormatDuration(absl::AbsDuration(fault.clock_offset)), " for ",
+                          absl::FormatDuration(fault.duration));
+  }
+  return at;
+}
+
+absl::StatusOr<ScheduleProfile> ProfileNamed(const std::string& name) {
+  ScheduleProfile profile;
+  if (name == "default") return profile;
+  if (name == "quick") {
+    profile.name = name;
+    profile.traffic = absl::Seconds(8);
+    profile.holder_pauses = 1;
+    profile.pauses_before_write = 1;
+    profile.stale_writer_races = 1;
+    return profile;
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown --profile '", name, "'; one of: default, quick"));
+}
+
+}  // namespace fencegate::torture

@@ -1,0 +1,91 @@
+// Schedule: the faults of one torture run, drawn from a seed, and the
+// profile (how many workers, resources, faults of each kind) they follow.
+// The same seed and profile give the same schedule: the same faults, at the
+// same offsets, on the same targets, with the same durations. (Thread
+// interleavings, and so the exact histories, differ from run to run.)
+//
+// Thread safety: plain values and pure functions.
+#ifndef FENCEGATE_TESTS_TORTURE_SCHEDULE_H_
+#define FENCEGATE_TESTS_TORTURE_SCHEDULE_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+
+namespace fencegate::torture {
+
+enum class FaultKind {
+  kPauseHolder,       // SIGSTOP a worker at some moment while it holds a lease
+  kPauseBeforeWrite,  // the worker stops itself between its lease check and
+                      // its write: the worst moment
+  kStaleWriterRace,   // a worker stopped before its write resumes after its
+                      // lease expired, while the new holder's fenced read
+                      // waits in the same stalled gateway commit
+  kKillRestart,       // kill -9 a server; restart it after `duration`
+  kStopServer,        // SIGSTOP a server for `duration`
+  kFailpointCrash,    // the server crashes at `failpoint`; restart it
+  kClockJump,         // the server's wall clock jumps by `clock_offset`,
+                      // stays there for `duration`, and jumps back
+};
+
+enum class Target { kLockService, kGateway, kWorker };
+
+struct Fault {
+  FaultKind kind = FaultKind::kPauseHolder;
+  Target target = Target::kWorker;
+  int worker = -1;             // kWorker, and kStaleWriterRace's stale writer
+  absl::Duration at;           // after the traffic started
+  double ttl_factor = 1;       // pauses last this many times the lease's TTL
+  absl::Duration duration;     // stop, downtime, clock-jump hold
+  std::string failpoint;       // kFailpointCrash
+  absl::Duration clock_offset;  // kClockJump
+};
+
+// How many faults of each kind one server gets.
+struct ServerFaults {
+  int kill_restarts = 1;
+  int stops = 1;
+  int failpoint_crashes = 1;
+  int clock_jumps = 1;
+  std::vector<std::string> failpoints;  // crashes pick from these
+};
+
+struct ScheduleProfile {
+  std::string name = "default";
+  int workers = 6;
+  int resources = 3;
+  absl::Duration traffic = absl::Seconds(20);  // faults fall inside it
+  absl::Duration min_ttl = absl::Seconds(1);
+  absl::Duration max_ttl = absl::Seconds(3);
+  absl::Duration max_think = absl::Milliseconds(50);
+  int holder_pauses = 3;
+  int pauses_before_write = 3;
+  int stale_writer_races = 2;  // on the gateway's timeline
+  ServerFaults lockservice{1, 1, 1, 1, {"lock.before_commit", "lock.after_commit"}};
+  ServerFaults gateway{1, 1, 1, 1, {"gateway.before_commit", "gateway.after_commit"}};
+  std::string planted_bug;  // empty: the correct system
+};
+
+struct Schedule {
+  uint64_t seed = 0;
+  ScheduleProfile profile;
+  std::vector<Fault> faults;  // by `at`
+};
+
+Schedule MakeSchedule(const ScheduleProfile& profile, uint64_t seed);
+
+// Every fault counts as one promised fault.
+int PromisedFaults(const Schedule& schedule);
+
+std::string DescribeFault(const Fault& fault);
+
+// "default": every kind of fault on 3 hot resources. "quick": the same,
+// shorter, for a smoke run.
+absl::StatusOr<ScheduleProfile> ProfileNamed(const std::string& name);
+
+}  // namespace fencegate::torture
+
+#endif  // FENCEGATE_TESTS_TORTURE_SCHEDULE_H_

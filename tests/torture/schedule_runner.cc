@@ -1,0 +1,155 @@
+#include "tests/torture/schedule_runner.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <memory>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "tests/torture/final_state_reader.h"
+#include "tests/torture/history_log.h"
+
+namespace fencegate::torture {
+namespace {
+
+std::vector<std::string> Resources(int count) {
+  std::vector<std::string> resources;
+  for (int i = 0; i < count; ++i) resources.push_back(absl::StrCat("hot-", i));
+  return resources;
+}
+
+// The servers the run uses, and how the run ends for them.
+class Cluster {
+ public:
+  Cluster(const Schedule& schedule, const RunOptions& options, const std::string& run_dir) {
+    const std::string& bug = schedule.profile.planted_bug;
+    ServerNodeOptions lock{"lockservice", options.lockservice_binary, run_dir,
+                           {absl::StrCat("--lease_history_file=", run_dir,
+                                         "/lockservice.history"),
+                            "--shutdown_grace=2s"},
+                           options.faketime_library};
+    ServerNodeOptions gateway{"gateway", options.gateway_binary, run_dir,
+                              {"--shutdown_grace=2s"}, options.faketime_library};
+    // Each planted bug lives in one server; its name says which.
+    if (absl::StartsWith(bug, "lock_")) lock.extra_args.push_back("--planted_bug=" + bug);
+    if (absl::StartsWith(bug, "gateway_")) gateway.extra_args.push_back("--planted_bug=" + bug);
+    lockservice = std::make_unique<ServerNode>(lock);
+    this->gateway = std::make_unique<ServerNode>(gateway);
+  }
+
+  // Whatever the faults left: running, continued, disarmed, on real time.
+  void Heal(std::vector<std::string>* errors) {
+    for (ServerNode* server : {lockservice.get(), gateway.get()}) {
+      server->Disarm();
+      server->SetClockOffset(absl::ZeroDuration());
+      server->Continue();
+      absl::Status started = server->Start();
+      if (!started.ok()) errors->push_back(started.ToString());
+    }
+  }
+
+  std::unique_ptr<ServerNode> lockservice;
+  std::unique_ptr<ServerNode> gateway;
+};
+
+void WriteFile(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::trunc);
+  out << text;
+}
+
+}  // namespace
+
+RunResult RunSchedule(const Schedule& schedule, const RunOptions& options) {
+  const ScheduleProfile& profile = schedule.profile;
+  RunResult result;
+  result.run_dir = absl::StrCat(options.work_dir, "/schedule-", schedule.seed);
+  std::filesystem::remove_all(result.run_dir);
+  std::filesystem::create_directories(result.run_dir);
+  if (access(options.faketime_library.c_str(), R_OK) != 0) {
+    result.errors.push_back(absl::StrCat(
+        "libfaketime is missing at ", options.faketime_library,
+        ": install Debian's libfaketime (./scripts/install-deps does)"));
+    return result;
+  }
+  std::string plan;
+  for (const Fault& fault : schedule.faults) absl::StrAppend(&plan, DescribeFault(fault), "\n");
+  WriteFile(result.run_dir + "/schedule.txt", plan);
+
+  Cluster cluster(schedule, options, result.run_dir);
+  for (ServerNode* server : {cluster.lockservice.get(), cluster.gateway.get()}) {
+    absl::Status started = server->Start();
+    if (!started.ok()) {
+      result.errors.push_back(started.ToString());
+      return result;
+    }
+  }
+  const std::vector<std::string> resources = Resources(profile.resources);
+  std::vector<std::unique_ptr<WorkerProcess>> workers;
+  std::vector<WorkerProcess*> worker_pointers;
+  for (int i = 0; i < profile.workers; ++i) {
+    WorkerProcessOptions w{options.worker_binary,
+                           absl::StrCat("w", i),
+                           result.run_dir,
+                           cluster.lockservice->address(),
+                           cluster.gateway->address(),
+                           resources,
+                           schedule.seed * 1000 + static_cast<uint64_t>(i),
+                           profile.min_ttl,
+                           profile.max_ttl,
+                           profile.max_think};
+    absl::StatusOr<std::unique_ptr<WorkerProcess>> worker = WorkerProcess::Start(w);
+    if (!worker.ok()) {
+      result.errors.push_back(worker.status().ToString());
+      return result;
+    }
+    worker_pointers.push_back(worker->get());
+    workers.push_back(*std::move(worker));
+  }
+
+  // Traffic, with the faults.
+  const absl::Time start = absl::Now();
+  FaultInjector injector(schedule, cluster.lockservice.get(), cluster.gateway.get(),
+                         worker_pointers, result.run_dir + "/faults.log");
+  injector.Run(start);
+  absl::SleepFor(start + profile.traffic - absl::Now());
+  result.faults = injector.tally();
+
+  // Heal, and let the workers finish.
+  cluster.Heal(&result.errors);
+  for (auto& worker : workers) worker->control().quit.store(1);
+  for (auto& worker : workers) {
+    absl::Status quit = worker->Quit(absl::Seconds(60));
+    if (!quit.ok()) result.errors.push_back(quit.ToString());
+  }
+
+  // One last crash of both servers: what was acknowledged must survive it.
+  cluster.lockservice->Kill();
+  cluster.gateway->Kill();
+  cluster.Heal(&result.errors);
+  absl::StatusOr<std::map<std::string, FinalState>> final_state =
+      ReadFinalState(cluster.gateway->address(), resources);
+  if (!final_state.ok()) {
+    result.errors.push_back(final_state.status().ToString());
+    return result;
+  }
+  WriteFile(result.run_dir + "/final.tsv", FormatFinalState(*final_state));
+  for (ServerNode* server : {cluster.lockservice.get(), cluster.gateway.get()}) {
+    absl::Status stopped = server->Terminate();
+    if (!stopped.ok()) result.errors.push_back(stopped.ToString());
+  }
+
+  absl::StatusOr<History> history = LoadRunDirectory(result.run_dir);
+  if (!history.ok()) {
+    result.errors.push_back(history.status().ToString());
+    return result;
+  }
+  result.check = CheckHistory(*history);
+  if (result.passed() && !options.keep_run_dir) std::filesystem::remove_all(result.run_dir);
+  return result;
+}
+
+}  // namespace fencegate::torture

@@ -1,0 +1,60 @@
+// RunSchedule: one torture run, start to verdict.
+//
+//   1. start the test builds of the lock service and the gateway (under
+//      libfaketime) and the workers, in a fresh run directory;
+//   2. deliver the schedule's faults while the workers run (FaultInjector);
+//   3. heal everything: SIGCONT every process, disarm failpoints, clocks
+//      back to real time, restart what is down; let the workers finish
+//      their rounds and exit;
+//   4. kill -9 both servers one last time and restart them, so every
+//      acknowledged write must survive a crash, then read the final state;
+//   5. stop the servers with SIGTERM (they must exit cleanly), load the
+//      histories and check them (history_checker.h).
+//
+// The run directory keeps every database, log, history and the fault log;
+// it is removed when the run passes, unless asked to keep it.
+//
+// Thread safety: RunSchedule() may run in one thread at a time per work
+// directory.
+#ifndef FENCEGATE_TESTS_TORTURE_SCHEDULE_RUNNER_H_
+#define FENCEGATE_TESTS_TORTURE_SCHEDULE_RUNNER_H_
+
+#include <string>
+#include <vector>
+
+#include "tests/torture/fault_injector.h"
+#include "tests/torture/history_checker.h"
+#include "tests/torture/schedule.h"
+
+namespace fencegate::torture {
+
+struct RunOptions {
+  std::string lockservice_binary;  // fencegate-lockservice-torture
+  std::string gateway_binary;      // fencegate-gateway-torture
+  std::string worker_binary;       // fencegate-torture-worker
+  std::string faketime_library;    // libfaketime.so.1
+  std::string work_dir;            // the run directory is made inside
+  bool keep_run_dir = false;       // also when the run passes
+};
+
+struct RunResult {
+  std::string run_dir;
+  FaultTally faults;
+  CheckResult check;
+  // What kept the run from being judged fully: a server that would not
+  // start or did not shut down cleanly, a worker that crashed, final reads
+  // that failed.
+  std::vector<std::string> errors;
+
+  // No violation, every promised fault delivered, no error.
+  bool passed() const {
+    return check.ok() && errors.empty() && faults.undelivered.empty() &&
+           faults.errors.empty();
+  }
+};
+
+RunResult RunSchedule(const Schedule& schedule, const RunOptions& options);
+
+}  // namespace fencegate::torture
+
+#endif  // FENCEGATE_TESTS_TORTURE_SCHEDULE_RUNNER_H_

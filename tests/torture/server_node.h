@@ -1,0 +1,108 @@
+// ServerNode: one server of a torture run (a test build of the lock service
+// or the gateway) as a child process, and the faults that can be done to it.
+//
+// It keeps one address for the whole run, so the workers find it again
+// after every restart: a free port picked below the kernel's ephemeral
+// range (where no port-0 listener or outgoing connection lands), checked
+// free at the first start. Its database, log, failpoint file and libfaketime
+// timestamp file live in the run directory. With fake time on it runs as
+//   env LD_PRELOAD=<libfaketime> FAKETIME_TIMESTAMP_FILE=<file>
+//       FAKETIME_NO_CACHE=1 DONT_FAKE_MONOTONIC=1 <binary> ...
+// so SetClockOffset() moves its CLOCK_REALTIME at once and leaves
+// CLOCK_MONOTONIC (its lease clock) alone.
+//
+// Only the process this node started is ever signalled, by its PID (see
+// examples/demo/child_process.h); it dies with the harness. The kernel sends
+// that death signal when the *thread* that started the child ends, so every
+// start runs on the node's own thread, which lives as long as the node.
+//
+// Thread safety: thread-safe; the faults of one node are meant to be driven
+// from one thread at a time (FaultInjector does).
+#ifndef FENCEGATE_TESTS_TORTURE_SERVER_NODE_H_
+#define FENCEGATE_TESTS_TORTURE_SERVER_NODE_H_
+
+#include <sys/types.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "examples/demo/child_process.h"
+
+namespace fencegate::torture {
+
+struct ServerNodeOptions {
+  std::string name;    // "lockservice" or "gateway": names its files
+  std::string binary;  // the test build
+  std::string run_dir;
+  std::vector<std::string> extra_args;
+  std::string faketime_library;  // empty: no fake time
+};
+
+class ServerNode {
+ public:
+  explicit ServerNode(ServerNodeOptions options);
+  ~ServerNode();
+
+  // First start: picks the port. Later: the same port again.
+  absl::Status Start();
+  // SIGKILL, and reaps it. No-op if it is not running.
+  void Kill();
+  // SIGSTOP and wait until stopped; SIGCONT.
+  absl::Status Stop();
+  void Continue();
+  // SIGTERM; OK iff it exited 0 within `grace` (a clean shutdown).
+  absl::Status Terminate(absl::Duration grace = absl::Seconds(30));
+
+  // Arms failpoint `name` with "crash" or "stall" (common/test_hooks.h), or
+  // disarms every failpoint with Disarm().
+  void Arm(const std::string& action, const std::string& failpoint);
+  void Disarm();
+  // A stall failpoint was reached (the server wrote <failpoint file>.hit).
+  bool StallReached() const;
+  // Waits up to `timeout` for the process to exit; its wait status.
+  absl::StatusOr<int> WaitForExit(absl::Duration timeout);
+
+  // Sets its CLOCK_REALTIME to real time + `offset` (no-op without fake time).
+  void SetClockOffset(absl::Duration offset);
+
+  // If it exited without this node killing it, says how; "" otherwise.
+  // Counts the exit once; Start() it again to go on.
+  std::string UnexpectedExit();
+
+  bool Running();
+  pid_t pid();
+  const std::string& name() const { return options_.name; }
+  std::string address() const;
+  std::string LogTail(size_t bytes = 3000) const;
+
+ private:
+  std::string File(const std::string& suffix) const;
+  absl::Status StartLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status StartOnce() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Runs `job` on the starter thread and waits for it.
+  void OnStarterThread(std::function<void()> job);
+  void StarterLoop();
+
+  const ServerNodeOptions options_;
+  mutable absl::Mutex mu_;
+  std::unique_ptr<demo::ChildProcess> process_ ABSL_GUARDED_BY(mu_);
+  int port_ ABSL_GUARDED_BY(mu_) = 0;
+  bool killed_ ABSL_GUARDED_BY(mu_) = false;  // by us: an expected exit
+
+  absl::Mutex starter_mu_;
+  std::function<void()> job_ ABSL_GUARDED_BY(starter_mu_);
+  bool stopping_ ABSL_GUARDED_BY(starter_mu_) = false;
+  std::thread starter_;  // last: it uses the members above
+};
+
+}  // namespace fencegate::torture
+
+#endif  // FENCEGATE_TESTS_TORTURE_SERVER_NODE_H_

@@ -1,0 +1,150 @@
+// fencegate-torture: the fault-injection torture suite (docs/torture.md).
+//
+//   fencegate-torture --schedules=N --seed=S [--profile=default|quick]
+//       runs N schedules (seeds S, S+1, ...), checks each history, prints a
+//       line per schedule and a summary; exit 0 iff every schedule passed.
+//   fencegate-torture --planted_bug=NAME --schedules=N
+//       runs the bug's own schedules until the checker catches it; exit 0
+//       iff it did, within N schedules.
+//   fencegate-torture --check_dir=DIR
+//       checks the histories of a kept run directory again.
+#include <unistd.h>
+
+#include <cstdlib>
+#include <iostream>
+#include <random>
+#include <string>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
+#include "tests/torture/history_log.h"
+#include "tests/torture/planted_bugs.h"
+#include "tests/torture/run_summary.h"
+#include "tests/torture/schedule_runner.h"
+
+ABSL_FLAG(int, schedules, 0,
+          "schedules to run (0: $FENCEGATE_TORTURE_SCHEDULES, else 1)");
+ABSL_FLAG(uint64_t, seed, 0, "seed of the first schedule (0: $FENCEGATE_TORTURE_SEED, else random)");
+ABSL_FLAG(std::string, profile, "default", "schedule profile: default or quick");
+ABSL_FLAG(int, seconds, 0, "traffic per schedule in seconds (0: the profile's)");
+ABSL_FLAG(std::string, planted_bug, "",
+          "run this planted bug's schedules; succeed iff the checker catches it");
+ABSL_FLAG(std::string, work_dir, "", "where run directories go (default: $TMPDIR or /tmp)");
+ABSL_FLAG(bool, keep, false, "keep run directories also of passing schedules");
+ABSL_FLAG(std::string, check_dir, "", "only check the histories in this kept run directory");
+ABSL_FLAG(std::string, lockservice_bin, FENCEGATE_LOCKSERVICE_TORTURE_BIN,
+          "test build of the lock service");
+ABSL_FLAG(std::string, gateway_bin, FENCEGATE_GATEWAY_TORTURE_BIN, "test build of the gateway");
+ABSL_FLAG(std::string, worker_bin, FENCEGATE_TORTURE_WORKER_BIN, "the worker binary");
+ABSL_FLAG(std::string, faketime_library, "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1",
+          "libfaketime, preloaded into the servers for wall-clock jumps");
+
+namespace fencegate::torture {
+namespace {
+
+uint64_t FromEnv(const char* name, uint64_t fallback) {
+  const char* text = std::getenv(name);
+  uint64_t value = 0;
+  return text != nullptr && absl::SimpleAtoi(text, &value) && value > 0 ? value : fallback;
+}
+
+int CheckDirectory(const std::string& dir) {
+  absl::StatusOr<History> history = LoadRunDirectory(dir);
+  if (!history.ok()) {
+    std::cerr << history.status() << "\n";
+    return EXIT_FAILURE;
+  }
+  CheckResult result = CheckHistory(*history);
+  for (const Violation& v : result.violations) {
+    std::cout << "VIOLATION " << v.invariant << ": " << v.detail << "\n";
+  }
+  std::cout << dir << ": " << result.violations.size() << " violations\n";
+  return result.ok() ? EXIT_SUCCESS : EXIT_FAILURE;
+}
+
+int Main() {
+  if (!absl::GetFlag(FLAGS_check_dir).empty()) return CheckDirectory(absl::GetFlag(FLAGS_check_dir));
+
+  const int schedules = absl::GetFlag(FLAGS_schedules) > 0
+                            ? absl::GetFlag(FLAGS_schedules)
+                            : static_cast<int>(FromEnv("FENCEGATE_TORTURE_SCHEDULES", 1));
+  uint64_t seed = absl::GetFlag(FLAGS_seed);
+  if (seed == 0) seed = FromEnv("FENCEGATE_TORTURE_SEED", std::random_device{}() % 1000000 + 1);
+  const std::string bug = absl::GetFlag(FLAGS_planted_bug);
+  const PlantedBugCase* planted = bug.empty() ? nullptr : FindPlantedBug(bug);
+  ScheduleProfile profile;
+  if (!bug.empty()) {
+    if (planted == nullptr) {
+      std::cerr << "unknown --planted_bug '" << bug << "'\n";
+      return EXIT_FAILURE;
+    }
+    profile = planted->profile;
+  } else {
+    absl::StatusOr<ScheduleProfile> named = ProfileNamed(absl::GetFlag(FLAGS_profile));
+    if (!named.ok()) {
+      std::cerr << named.status() << "\n";
+      return EXIT_FAILURE;
+    }
+    profile = *named;
+  }
+  if (absl::GetFlag(FLAGS_seconds) > 0) profile.traffic = absl::Seconds(absl::GetFlag(FLAGS_seconds));
+
+  RunOptions options;
+  options.lockservice_binary = absl::GetFlag(FLAGS_lockservice_bin);
+  options.gateway_binary = absl::GetFlag(FLAGS_gateway_bin);
+  options.worker_binary = absl::GetFlag(FLAGS_worker_bin);
+  options.faketime_library = absl::GetFlag(FLAGS_faketime_library);
+  options.keep_run_dir = absl::GetFlag(FLAGS_keep);
+  options.work_dir = absl::GetFlag(FLAGS_work_dir);
+  if (options.work_dir.empty()) {
+    const char* tmp = std::getenv("TMPDIR");
+    options.work_dir = absl::StrCat(tmp != nullptr ? tmp : "/tmp", "/fencegate-torture-", getpid());
+  }
+  std::cout << "fencegate-torture: " << schedules << " schedule(s) from seed " << seed
+            << ", profile " << profile.name << ", runs in " << options.work_dir << std::endl;
+  if (planted != nullptr) {
+    std::cout << "planted bug " << bug << ": " << planted->what << "; must be caught by "
+              << absl::StrJoin(planted->caught_by, " or ") << std::endl;
+  }
+
+  RunSummary summary;
+  bool caught = false;
+  for (int i = 0; i < schedules && !caught; ++i) {
+    const Schedule schedule = MakeSchedule(profile, seed + i);
+    const absl::Time start = absl::Now();
+    RunResult result = RunSchedule(schedule, options);
+    summary.Add(schedule, result, absl::Now() - start);
+    if (planted == nullptr) continue;
+    for (const std::string& invariant : planted->caught_by) {
+      if (result.check.Violates(invariant)) caught = true;
+    }
+  }
+  if (planted != nullptr) {
+    std::cout << "planted bug " << bug
+              << (caught ? " was caught" : " went unnoticed in every schedule") << std::endl;
+    return caught ? EXIT_SUCCESS : EXIT_FAILURE;
+  }
+  const bool passed = summary.failed_seeds().empty();
+  std::cout << summary.Line(profile.name, passed) << std::endl;
+  for (uint64_t failed : summary.failed_seeds()) {
+    std::cout << "replay: ./scripts/torture --schedules=1 --seed=" << failed
+              << " --profile=" << profile.name << " --keep" << std::endl;
+  }
+  return passed ? EXIT_SUCCESS : EXIT_FAILURE;
+}
+
+}  // namespace
+}  // namespace fencegate::torture
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "fencegate-torture: fault-injection torture of fencegate with a history checker "
+      "(docs/torture.md).\nUsage: fencegate-torture --schedules=N --seed=S [--profile=P]");
+  absl::ParseCommandLine(argc, argv);
+  return fencegate::torture::Main();
+}

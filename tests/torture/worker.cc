@@ -1,0 +1,199 @@
+#include "tests/torture/worker.h"
+
+#include <signal.h>
+
+#include <utility>
+
+#include "absl/random/distributions.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "client/errors.h"
+#include "grpcpp/create_channel.h"
+#include "grpcpp/security/credentials.h"
+#include "grpcpp/support/channel_arguments.h"
+
+namespace fencegate::torture {
+namespace {
+
+constexpr char kCounterKey[] = "counter";
+constexpr char kLogPrefix[] = "log/";
+
+// Servers restart often here: reconnect quickly instead of gRPC's default
+// backoff, which grows to minutes.
+std::shared_ptr<grpc::Channel> Channel(const std::string& address) {
+  grpc::ChannelArguments args;
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 500);
+  return grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args);
+}
+
+std::string Str(uint64_t v) { return absl::StrCat(v); }
+
+std::string ErrorText(const absl::Status& status) {
+  return absl::StrCat(absl::StatusCodeToString(status.code()), ": ", status.message());
+}
+
+// ABORTED is the server saying "no, nothing changed"; anything else that is
+// not OK may or may not have been applied.
+Outcome FailureOutcome(const absl::Status& status) {
+  return status.code() == absl::StatusCode::kAborted ? Outcome::kRefused : Outcome::kUnknown;
+}
+
+}  // namespace
+
+Worker::Worker(WorkerOptions options, std::unique_ptr<HistoryWriter> history,
+               std::unique_ptr<SharedWorkerControl> control)
+    : options_(std::move(options)),
+      history_(std::move(history)),
+      control_(std::move(control)),
+      random_(options_.seed) {
+  lock_ = std::make_unique<client::LockClient>(Channel(options_.lockservice));
+  client::ClientOptions gateway_options;
+  gateway_options.rpc_timeout = options_.gateway_timeout;
+  gateway_options.retry.max_attempts = 1;  // every attempt's outcome is recorded
+  gateway_ = std::make_unique<client::GatewayClient>(Channel(options_.gateway),
+                                                     gateway_options);
+}
+
+void Worker::Run() {
+  history_->Note("start", {{"seed", Str(options_.seed)}});
+  while (control().quit.load() == 0) Round();
+  SetPhase(WorkerPhase::kDone);
+  history_->Note("quit", {{"rounds", Str(round_)}});
+}
+
+void Worker::SetPhase(WorkerPhase phase) {
+  control().phase.store(static_cast<uint32_t>(phase));
+}
+
+void Worker::Backoff() {
+  absl::SleepFor(absl::Milliseconds(absl::Uniform(random_, 20, 100)));
+}
+
+void Worker::Round() {
+  ++round_;
+  control().rounds.store(round_);
+  const size_t index = absl::Uniform<size_t>(random_, 0, options_.resources.size());
+  const std::string& resource = options_.resources[index];
+  client::AcquireOptions acquire;
+  acquire.ttl = absl::Milliseconds(absl::Uniform<int64_t>(
+      random_, absl::ToInt64Milliseconds(options_.min_ttl),
+      absl::ToInt64Milliseconds(options_.max_ttl) + 1));
+  acquire.wait = absl::Milliseconds(
+      absl::Uniform<int64_t>(random_, 100, absl::ToInt64Milliseconds(options_.max_wait) + 1));
+  // A fresh holder name each round: a lease whose release was lost is never
+  // taken again reentrantly (same token) by a later round.
+  const std::string holder = absl::StrCat(options_.name, "-", round_);
+
+  SetPhase(WorkerPhase::kAcquiring);
+  const uint64_t op = history_->Invoke(
+      "acquire", {{"resource", resource},
+                  {"holder", holder},
+                  {"ttl_ms", Str(absl::ToInt64Milliseconds(acquire.ttl))}});
+  absl::StatusOr<std::unique_ptr<client::Lease>> lease =
+      lock_->AcquireLease(resource, holder, acquire);
+  if (!lease.ok()) {
+    if (client::IsNotAcquired(lease.status())) {
+      history_->Complete(op, "acquire", Outcome::kRefused,
+                         {{"holder_token", Str(client::CurrentToken(lease.status()))}});
+    } else {
+      history_->Complete(op, "acquire", Outcome::kUnknown,
+                         {{"error", ErrorText(lease.status())}});
+      Backoff();
+    }
+    SetPhase(WorkerPhase::kIdle);
+    return;
+  }
+  const uint64_t token = (*lease)->token();
+  history_->Complete(op, "acquire", Outcome::kOk, {{"token", Str(token)}});
+  control().token.store(token);
+  control().ttl_ms.store(static_cast<uint32_t>(absl::ToInt64Milliseconds(acquire.ttl)));
+  control().resource.store(static_cast<uint32_t>(index));
+  control().holding.store(1);
+
+  if (std::optional<uint64_t> value = ReadCounter(**lease)) {
+    SetPhase(WorkerPhase::kThinking);
+    absl::SleepFor(absl::Milliseconds(absl::Uniform<int64_t>(
+        random_, 0, absl::ToInt64Milliseconds(options_.max_think) + 1)));
+    absl::Status valid = (*lease)->Check();
+    if (valid.ok()) {
+      StopIfAsked();  // the worst moment: after the check, before the write
+      WriteIncrement(**lease, *value);
+    } else {
+      history_->Note("lease-lost-before-write",
+                     {{"token", Str(token)}, {"why", ErrorText(valid)}});
+    }
+  }
+  Release(*std::move(lease));
+}
+
+std::optional<uint64_t> Worker::ReadCounter(client::Lease& lease) {
+  SetPhase(WorkerPhase::kReading);
+  const Fields call = {{"resource", lease.resource()}, {"token", Str(lease.token())}};
+  const uint64_t op = history_->Invoke("read", call);
+  absl::StatusOr<client::ReadResult> read = gateway_->Read(lease, kCounterKey);
+  if (!read.ok()) {
+    const Outcome outcome = FailureOutcome(read.status());
+    history_->Complete(op, "read", outcome,
+                       {{"max_token", Str(client::CurrentToken(read.status()))},
+                        {"error", ErrorText(read.status())}});
+    if (outcome == Outcome::kUnknown) Backoff();
+    return std::nullopt;
+  }
+  uint64_t value = 0;
+  if (read->found && !absl::SimpleAtoi(read->value, &value)) {
+    history_->Complete(op, "read", Outcome::kOk,
+                       {{"max_token", Str(read->max_token)}, {"garbage", read->value}});
+    return std::nullopt;
+  }
+  history_->Complete(op, "read", Outcome::kOk,
+                     {{"value", Str(value)}, {"max_token", Str(read->max_token)}});
+  return value;
+}
+
+void Worker::StopIfAsked() {
+  if (control().stop_before_write.exchange(0) == 0) return;
+  history_->Note("stop-before-write", {{"token", Str(control().token.load())}});
+  SetPhase(WorkerPhase::kStoppedBeforeWrite);
+  raise(SIGSTOP);  // the whole process, its renewal thread included
+  history_->Note("resumed", {});
+}
+
+void Worker::WriteIncrement(client::Lease& lease, uint64_t value) {
+  SetPhase(WorkerPhase::kWriting);
+  const std::string id = absl::StrCat(options_.name, "-", round_);
+  const std::string next = Str(value + 1);
+  const uint64_t op = history_->Invoke("write", {{"resource", lease.resource()},
+                                                 {"token", Str(lease.token())},
+                                                 {"value", next},
+                                                 {"log_id", id}});
+  absl::StatusOr<client::MultiWriteResult> write = gateway_->MultiWrite(
+      lease, {client::Mutation{kCounterKey, next, std::nullopt},
+              client::Mutation{absl::StrCat(kLogPrefix, id), next, std::nullopt}});
+  if (write.ok()) {
+    history_->Complete(op, "write", Outcome::kOk, {{"max_token", Str(write->max_token)}});
+    return;
+  }
+  const Outcome outcome = FailureOutcome(write.status());
+  history_->Complete(op, "write", outcome,
+                     {{"max_token", Str(client::CurrentToken(write.status()))},
+                      {"error", ErrorText(write.status())}});
+  if (outcome == Outcome::kUnknown) Backoff();
+}
+
+void Worker::Release(std::unique_ptr<client::Lease> lease) {
+  SetPhase(WorkerPhase::kReleasing);
+  const uint64_t op = history_->Invoke(
+      "release", {{"resource", lease->resource()}, {"token", Str(lease->token())}});
+  absl::Status released = lease->Release();  // OK too if it was already lost
+  history_->Complete(op, "release", released.ok() ? Outcome::kOk : Outcome::kUnknown,
+                     {{"error", released.ok() ? "" : ErrorText(released)}});
+  lease.reset();
+  control().holding.store(0);
+  control().token.store(0);
+  SetPhase(WorkerPhase::kIdle);
+}
+
+}  // namespace fencegate::torture

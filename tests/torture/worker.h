@@ -1,0 +1,85 @@
+// Worker: the loop of one torture worker process (fencegate-torture-worker),
+// a lock holder built on the client library (LockClient, the self-renewing
+// Lease, GatewayClient). Round after round, on a hot resource picked at
+// random:
+//
+//   acquire a lease (TTL in [min_ttl, max_ttl], renewed at TTL/3, a FIFO
+//   wait) -> fenced read of "counter" -> think -> check the lease is still
+//   valid -> [the worst moment: stop here if asked] -> MultiWrite of
+//   counter = read + 1 and log/<id> = read + 1 with the lease's token ->
+//   release.
+//
+// Every call is recorded in the history file before it is sent and when it
+// returns (history_log.h), with its outcome: ok, refused (the server said
+// no: ABORTED, not acquired) or unknown (anything else: it may or may not
+// have happened). The gateway client makes one attempt per call, so an
+// outcome is never a retry's answer to an earlier attempt's effect.
+//
+// The harness steers it through WorkerControl (worker_control.h).
+//
+// Thread safety: Run() from one thread.
+#ifndef FENCEGATE_TESTS_TORTURE_WORKER_H_
+#define FENCEGATE_TESTS_TORTURE_WORKER_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/random/random.h"
+#include "absl/time/time.h"
+#include "client/gateway_client.h"
+#include "client/lock_client.h"
+#include "tests/torture/history_log.h"
+#include "tests/torture/worker_control.h"
+
+namespace fencegate::torture {
+
+struct WorkerOptions {
+  std::string name;  // also prefixes its holders and log ids
+  std::string lockservice;
+  std::string gateway;
+  std::vector<std::string> resources;
+  uint64_t seed = 1;
+  absl::Duration min_ttl = absl::Seconds(1);
+  absl::Duration max_ttl = absl::Seconds(3);
+  absl::Duration max_wait = absl::Seconds(2);    // of a queued Acquire
+  absl::Duration max_think = absl::Milliseconds(50);  // between read and write
+  // A gateway call may wait out a stalled commit this long.
+  absl::Duration gateway_timeout = absl::Seconds(15);
+};
+
+class Worker {
+ public:
+  Worker(WorkerOptions options, std::unique_ptr<HistoryWriter> history,
+         std::unique_ptr<SharedWorkerControl> control);
+
+  // Runs rounds until the harness asks it to quit.
+  void Run();
+
+ private:
+  void Round();
+  // The fenced read; the counter's value, or nullopt when the round ends.
+  std::optional<uint64_t> ReadCounter(client::Lease& lease);
+  void WriteIncrement(client::Lease& lease, uint64_t value);
+  void Release(std::unique_ptr<client::Lease> lease);
+  void StopIfAsked();
+  void SetPhase(WorkerPhase phase);
+  // A short random pause after an unknown outcome (a server may be down).
+  void Backoff();
+  WorkerControl& control() { return **control_; }
+
+  const WorkerOptions options_;
+  std::unique_ptr<HistoryWriter> history_;
+  std::unique_ptr<SharedWorkerControl> control_;
+  std::unique_ptr<client::LockClient> lock_;
+  std::unique_ptr<client::GatewayClient> gateway_;
+  std::mt19937_64 random_;  // seeded: the same seed makes the same choices
+  uint64_t round_ = 0;
+};
+
+}  // namespace fencegate::torture
+
+#endif  // FENCEGATE_TESTS_TORTURE_WORKER_H_

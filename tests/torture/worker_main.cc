@@ -1,0 +1,70 @@
+// fencegate-torture-worker: one lock holder of the torture suite, as a real
+// process so that the harness can freeze it with SIGSTOP like a GC pause.
+// It runs Worker (worker.h) until the harness sets `quit` in its control
+// page, records every call in its history file, and exits 0.
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/strings/str_split.h"
+#include "common/log.h"
+#include "tests/torture/worker.h"
+
+ABSL_FLAG(std::string, name, "w", "this worker's name: prefixes its holders and log ids");
+ABSL_FLAG(std::string, lockservice, "", "lock service address, host:port");
+ABSL_FLAG(std::string, gateway, "", "gateway address, host:port");
+ABSL_FLAG(std::vector<std::string>, resources, {}, "the hot resources, comma-separated");
+ABSL_FLAG(uint64_t, seed, 1, "seed of this worker's random choices");
+ABSL_FLAG(absl::Duration, min_ttl, absl::Seconds(1), "shortest lease TTL asked for");
+ABSL_FLAG(absl::Duration, max_ttl, absl::Seconds(3), "longest lease TTL asked for");
+ABSL_FLAG(absl::Duration, max_wait, absl::Seconds(2), "longest wait in an Acquire queue");
+ABSL_FLAG(absl::Duration, max_think, absl::Milliseconds(50),
+          "longest pause between the fenced read and the write");
+ABSL_FLAG(std::string, history, "", "history file to append to");
+ABSL_FLAG(std::string, control, "", "the control page the harness created");
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "fencegate-torture-worker: a lock holder of the torture suite (run by "
+      "fencegate-torture).");
+  absl::ParseCommandLine(argc, argv);
+  fencegate::torture::WorkerOptions options;
+  options.name = absl::GetFlag(FLAGS_name);
+  options.lockservice = absl::GetFlag(FLAGS_lockservice);
+  options.gateway = absl::GetFlag(FLAGS_gateway);
+  options.resources = absl::GetFlag(FLAGS_resources);
+  options.seed = absl::GetFlag(FLAGS_seed);
+  options.min_ttl = absl::GetFlag(FLAGS_min_ttl);
+  options.max_ttl = absl::GetFlag(FLAGS_max_ttl);
+  options.max_wait = absl::GetFlag(FLAGS_max_wait);
+  options.max_think = absl::GetFlag(FLAGS_max_think);
+  if (options.lockservice.empty() || options.gateway.empty() || options.resources.empty() ||
+      absl::GetFlag(FLAGS_history).empty() || absl::GetFlag(FLAGS_control).empty()) {
+    fencegate::LogError(
+        "--lockservice, --gateway, --resources, --history and --control are required");
+    return EXIT_FAILURE;
+  }
+  if (options.min_ttl <= absl::ZeroDuration() || options.min_ttl > options.max_ttl) {
+    fencegate::LogError("--min_ttl must be > 0 and <= --max_ttl");
+    return EXIT_FAILURE;
+  }
+  auto history = fencegate::torture::HistoryWriter::Open(absl::GetFlag(FLAGS_history),
+                                                         options.name);
+  auto control =
+      fencegate::torture::SharedWorkerControl::Attach(absl::GetFlag(FLAGS_control));
+  if (!history.ok() || !control.ok()) {
+    fencegate::LogError("%s %s", history.status().ToString(), control.status().ToString());
+    return EXIT_FAILURE;
+  }
+  fencegate::LogInfo("worker %s: lockservice=%s gateway=%s resources=%d seed=%d ttl=[%s, %s]",
+                     options.name, options.lockservice, options.gateway,
+                     static_cast<int>(options.resources.size()), options.seed,
+                     absl::FormatDuration(options.min_ttl),
+                     absl::FormatDuration(options.max_ttl));
+  fencegate::torture::Worker worker(options, *std::move(history), *std::move(control));
+  worker.Run();
+  return EXIT_SUCCESS;
+}

@@ -1,0 +1,57 @@
+#include "tests/torture/worker_process.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace fencegate::torture {
+
+absl::StatusOr<std::unique_ptr<WorkerProcess>> WorkerProcess::Start(
+    const WorkerProcessOptions& options) {
+  std::unique_ptr<WorkerProcess> worker(new WorkerProcess());
+  worker->name_ = options.name;
+  const std::string prefix = absl::StrCat(options.run_dir, "/worker-", options.name);
+  absl::StatusOr<std::unique_ptr<SharedWorkerControl>> control =
+      SharedWorkerControl::Create(prefix + ".control");
+  if (!control.ok()) return control.status();
+  worker->control_ = *std::move(control);
+
+  demo::ChildProcess::Options child;
+  child.argv = {options.binary,
+                absl::StrCat("--name=", options.name),
+                absl::StrCat("--lockservice=", options.lockservice),
+                absl::StrCat("--gateway=", options.gateway),
+                absl::StrCat("--resources=", absl::StrJoin(options.resources, ",")),
+                absl::StrCat("--seed=", options.seed),
+                absl::StrCat("--min_ttl=", absl::FormatDuration(options.min_ttl)),
+                absl::StrCat("--max_ttl=", absl::FormatDuration(options.max_ttl)),
+                absl::StrCat("--max_think=", absl::FormatDuration(options.max_think)),
+                absl::StrCat("--history=", prefix, ".history"),
+                absl::StrCat("--control=", prefix, ".control")};
+  child.stderr_path = prefix + ".log";
+  absl::StatusOr<std::unique_ptr<demo::ChildProcess>> process =
+      demo::ChildProcess::Start(child);
+  if (!process.ok()) return process.status();
+  worker->process_ = *std::move(process);
+  return worker;
+}
+
+absl::Status WorkerProcess::Quit(absl::Duration timeout) {
+  control().quit.store(1);
+  process_->Signal(SIGCONT);  // a stopped worker cannot quit
+  absl::StatusOr<int> status = process_->Wait(timeout);
+  if (!status.ok()) {
+    process_->Signal(SIGKILL);
+    (void)process_->Wait(absl::InfiniteDuration());
+    return absl::DeadlineExceededError(absl::StrCat(
+        "worker ", name_, " did not quit within ", absl::FormatDuration(timeout),
+        "; killed it (its call in flight, if any, is unknown)"));
+  }
+  if (WIFEXITED(*status) && WEXITSTATUS(*status) == 0) return absl::OkStatus();
+  return absl::InternalError(
+      absl::StrCat("worker ", name_, " ", demo::DescribeWaitStatus(*status)));
+}
+
+}  // namespace fencegate::torture

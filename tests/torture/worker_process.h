@@ -1,0 +1,64 @@
+// WorkerProcess: one fencegate-torture-worker child of the harness, with the
+// control page it shares with it (worker_control.h).
+//
+// Faults on one worker must not overlap (a pause inside a pause means
+// nothing): a fault holds `episode_mu` for as long as it acts on the worker.
+//
+// Thread safety: thread-safe. The destructor kills the worker if it still
+// runs.
+#ifndef FENCEGATE_TESTS_TORTURE_WORKER_PROCESS_H_
+#define FENCEGATE_TESTS_TORTURE_WORKER_PROCESS_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "examples/demo/child_process.h"
+#include "tests/torture/worker_control.h"
+
+namespace fencegate::torture {
+
+struct WorkerProcessOptions {
+  std::string binary;  // fencegate-torture-worker
+  std::string name;    // "w3"
+  std::string run_dir;
+  std::string lockservice;
+  std::string gateway;
+  std::vector<std::string> resources;
+  uint64_t seed = 1;
+  absl::Duration min_ttl;
+  absl::Duration max_ttl;
+  absl::Duration max_think;
+};
+
+class WorkerProcess {
+ public:
+  static absl::StatusOr<std::unique_ptr<WorkerProcess>> Start(
+      const WorkerProcessOptions& options);
+
+  const std::string& name() const { return name_; }
+  pid_t pid() const { return process_->pid(); }
+  WorkerControl& control() { return **control_; }
+  demo::ChildProcess& process() { return *process_; }
+
+  // Asks it to finish its round and exit; waits up to `timeout`, then kills
+  // it. OK iff it exited 0 by itself.
+  absl::Status Quit(absl::Duration timeout);
+
+  absl::Mutex episode_mu;
+
+ private:
+  WorkerProcess() = default;
+
+  std::string name_;
+  std::unique_ptr<SharedWorkerControl> control_;
+  std::unique_ptr<demo::ChildProcess> process_;
+};
+
+}  // namespace fencegate::torture
+
+#endif  // FENCEGATE_TESTS_TORTURE_WORKER_PROCESS_H_
