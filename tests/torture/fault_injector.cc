@@ -1,5 +1,6 @@
 #include "tests/torture/fault_injector.h"
 
+#include <algorithm>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -7,6 +8,11 @@
 #include "absl/time/clock.h"
 
 namespace fencegate::torture {
+namespace {
+
+constexpr absl::Duration kServerSettle = absl::Milliseconds(1500);
+
+}  // namespace
 
 FaultInjector::FaultInjector(const Schedule& schedule, ServerNode* lockservice,
                              ServerNode* gateway, std::vector<WorkerProcess*> workers,
@@ -59,9 +65,13 @@ FaultTally FaultInjector::tally() {
 }
 
 void FaultInjector::RunTimeline(const std::vector<const Fault*>& faults, absl::Time start) {
+  absl::Time ready = start;
   for (const Fault* fault : faults) {
-    absl::SleepFor(start + fault->at - absl::Now());  // timed from the start
+    absl::SleepFor(std::max(start + fault->at, ready) - absl::Now());
     Deliver(*fault);
+    // A server serves a while between two faults: one killed again the
+    // moment it is back tells nothing new.
+    if (fault->target != Target::kWorker) ready = absl::Now() + kServerSettle;
   }
 }
 

@@ -3,7 +3,8 @@
 //
 // Each target (the lock service, the gateway, each worker) has a timeline,
 // run by its own thread: its faults one after the other, each starting at
-// its offset or as soon as the one before it ended. So faults on different
+// its offset or as soon as the one before it ended (on a server: and it has
+// served 1.5 s since). So faults on different
 // targets overlap (a paused holder while the gateway restarts), faults on
 // one target never do. A stale-writer race runs on the gateway's timeline
 // and takes its worker for as long as it acts on it (WorkerProcess's

@@ -123,17 +123,48 @@ std::string DescribeFault(const Fault& fault) {
 
 absl::StatusOr<ScheduleProfile> ProfileNamed(const std::string& name) {
   ScheduleProfile profile;
+  profile.name = name;
   if (name == "default") return profile;
   if (name == "quick") {
-    profile.name = name;
     profile.traffic = absl::Seconds(8);
     profile.holder_pauses = 1;
     profile.pauses_before_write = 1;
     profile.stale_writer_races = 1;
     return profile;
   }
-  return absl::InvalidArgumentError(
-      absl::StrCat("unknown --profile '", name, "'; one of: default, quick"));
+  // The rest aim at one fault each, with no other faults around it.
+  profile.traffic = absl::Seconds(10);
+  profile.holder_pauses = 0;
+  profile.pauses_before_write = 0;
+  profile.stale_writer_races = 0;
+  profile.lockservice = ServerFaults{0, 0, 0, 0, {}};
+  profile.gateway = ServerFaults{0, 0, 0, 0, {}};
+  if (name == "races") {
+    // One hot resource, so the successor's token is the next one.
+    profile.resources = 1;
+    profile.traffic = absl::Seconds(12);
+    profile.max_ttl = absl::Seconds(2);
+    profile.stale_writer_races = 3;
+    return profile;
+  }
+  if (name == "lock-crashes") {
+    profile.lockservice.failpoint_crashes = 3;
+    profile.lockservice.failpoints = {"lock.before_commit"};
+    return profile;
+  }
+  if (name == "lock-restarts") {
+    profile.resources = 2;
+    profile.lockservice.kill_restarts = 3;
+    return profile;
+  }
+  if (name == "gateway-restart") {
+    profile.traffic = absl::Seconds(8);
+    profile.gateway.kill_restarts = 1;
+    return profile;
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unknown --profile '", name,
+      "'; one of: default, quick, races, lock-crashes, lock-restarts, gateway-restart"));
 }
 
 }  // namespace fencegate::torture

@@ -83,7 +83,11 @@ int PromisedFaults(const Schedule& schedule);
 std::string DescribeFault(const Fault& fault);
 
 // "default": every kind of fault on 3 hot resources. "quick": the same,
-// shorter, for a smoke run.
+// shorter, for a smoke run. "races" (stale-writer races on one hot
+// resource), "lock-crashes" (failpoint crashes before the lock service's
+// commit), "lock-restarts" (kill -9 of the lock service), "gateway-restart"
+// (one kill -9 of the gateway): one kind of fault each, the schedules the
+// planted bugs run (planted_bugs.h).
 absl::StatusOr<ScheduleProfile> ProfileNamed(const std::string& name);
 
 }  // namespace fencegate::torture

@@ -45,7 +45,10 @@ struct WorkerOptions {
   uint64_t seed = 1;
   absl::Duration min_ttl = absl::Seconds(1);
   absl::Duration max_ttl = absl::Seconds(3);
-  absl::Duration max_wait = absl::Seconds(2);    // of a queued Acquire
+  // Of a queued Acquire. A Lease counts its validity from when the Acquire
+  // was sent (client/lease.h), so a wait close to the TTL would hand back a
+  // lease already lost: keep it well below min_ttl.
+  absl::Duration max_wait = absl::Milliseconds(500);
   absl::Duration max_think = absl::Milliseconds(50);  // between read and write
   // A gateway call may wait out a stalled commit this long.
   absl::Duration gateway_timeout = absl::Seconds(15);
@@ -67,13 +70,16 @@ class Worker {
   void Release(std::unique_ptr<client::Lease> lease);
   void StopIfAsked();
   void SetPhase(WorkerPhase phase);
-  // A short random pause after an unknown outcome (a server may be down).
+  // A short random pause after an unknown outcome (a server may be down),
+  // which also waits a little for the channels to reconnect.
   void Backoff();
   WorkerControl& control() { return **control_; }
 
   const WorkerOptions options_;
   std::unique_ptr<HistoryWriter> history_;
   std::unique_ptr<SharedWorkerControl> control_;
+  std::shared_ptr<grpc::Channel> lock_channel_;
+  std::shared_ptr<grpc::Channel> gateway_channel_;
   std::unique_ptr<client::LockClient> lock_;
   std::unique_ptr<client::GatewayClient> gateway_;
   std::mt19937_64 random_;  // seeded: the same seed makes the same choices

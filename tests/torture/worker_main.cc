@@ -20,7 +20,9 @@ ABSL_FLAG(std::vector<std::string>, resources, {}, "the hot resources, comma-sep
 ABSL_FLAG(uint64_t, seed, 1, "seed of this worker's random choices");
 ABSL_FLAG(absl::Duration, min_ttl, absl::Seconds(1), "shortest lease TTL asked for");
 ABSL_FLAG(absl::Duration, max_ttl, absl::Seconds(3), "longest lease TTL asked for");
-ABSL_FLAG(absl::Duration, max_wait, absl::Seconds(2), "longest wait in an Acquire queue");
+ABSL_FLAG(absl::Duration, max_wait, absl::Milliseconds(500),
+          "longest wait in an Acquire queue (well below --min_ttl: a Lease counts its "
+          "validity from when the Acquire was sent)");
 ABSL_FLAG(absl::Duration, max_think, absl::Milliseconds(50),
           "longest pause between the fenced read and the write");
 ABSL_FLAG(std::string, history, "", "history file to append to");
@@ -47,8 +49,9 @@ int main(int argc, char** argv) {
         "--lockservice, --gateway, --resources, --history and --control are required");
     return EXIT_FAILURE;
   }
-  if (options.min_ttl <= absl::ZeroDuration() || options.min_ttl > options.max_ttl) {
-    fencegate::LogError("--min_ttl must be > 0 and <= --max_ttl");
+  if (options.min_ttl <= absl::ZeroDuration() || options.min_ttl > options.max_ttl ||
+      options.max_wait >= options.min_ttl) {
+    fencegate::LogError("--min_ttl must be > 0, <= --max_ttl and > --max_wait");
     return EXIT_FAILURE;
   }
   auto history = fencegate::torture::HistoryWriter::Open(absl::GetFlag(FLAGS_history),
