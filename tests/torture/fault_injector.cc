@@ -10,7 +10,11 @@
 namespace fencegate::torture {
 namespace {
 
+// Time a target runs normally between two of its faults: a server killed
+// again the moment it is back, or a worker stopped again before it made any
+// progress, tells nothing new.
 constexpr absl::Duration kServerSettle = absl::Milliseconds(1500);
+constexpr absl::Duration kWorkerSettle = absl::Seconds(1);
 
 }  // namespace
 
@@ -69,9 +73,7 @@ void FaultInjector::RunTimeline(const std::vector<const Fault*>& faults, absl::T
   for (const Fault* fault : faults) {
     absl::SleepFor(std::max(start + fault->at, ready) - absl::Now());
     Deliver(*fault);
-    // A server serves a while between two faults: one killed again the
-    // moment it is back tells nothing new.
-    if (fault->target != Target::kWorker) ready = absl::Now() + kServerSettle;
+    ready = absl::Now() + (fault->target == Target::kWorker ? kWorkerSettle : kServerSettle);
   }
 }
 

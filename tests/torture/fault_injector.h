@@ -3,12 +3,13 @@
 //
 // Each target (the lock service, the gateway, each worker) has a timeline,
 // run by its own thread: its faults one after the other, each starting at
-// its offset or as soon as the one before it ended (on a server: and it has
-// served 1.5 s since). So faults on different
+// its offset or as soon as the target has run normally for a moment after
+// the fault before it. So faults on different
 // targets overlap (a paused holder while the gateway restarts), faults on
 // one target never do. A stale-writer race runs on the gateway's timeline
-// and takes its worker for as long as it acts on it (WorkerProcess's
-// episode_mu).
+// and takes a worker for as long as it acts on it (WorkerProcess's
+// episode_mu): the one the schedule names, or the next one not busy with a
+// fault of its own.
 //
 // A fault that could not be delivered (a worker that never reached its
 // write, a failpoint no commit reached) is listed in undelivered, and the
@@ -72,6 +73,9 @@ class FaultInjector {
   std::string StaleWriterRace(const Fault& fault);
   // Asks `worker` to stop itself before its next write; waits until it has.
   std::string StopBeforeWrite(WorkerProcess& worker);
+  // The first worker from `first` on that no other fault acts on now (or
+  // `first` if all are busy).
+  WorkerProcess& FreeWorker(int first);
   // Server faults (fault_injector_servers.cc).
   std::string KillRestart(const Fault& fault);
   std::string StopServer(const Fault& fault);

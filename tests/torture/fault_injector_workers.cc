@@ -105,8 +105,19 @@ std::string FaultInjector::PauseBeforeWrite(const Fault& fault) {
 // read, which queues behind the stall. 4. The writer resumes and sends its
 // write, which queues too. 5. The stall ends: the read and the write commit
 // in one batch, the read first. A correct gateway refuses the write.
+WorkerProcess& FaultInjector::FreeWorker(int first) {
+  for (size_t i = 0; i < workers_.size(); ++i) {
+    WorkerProcess& worker = *workers_[(first + i) % workers_.size()];
+    if (worker.episode_mu.TryLock()) {
+      worker.episode_mu.Unlock();
+      return worker;
+    }
+  }
+  return *workers_[first];
+}
+
 std::string FaultInjector::StaleWriterRace(const Fault& fault) {
-  WorkerProcess& writer = *workers_[fault.worker];
+  WorkerProcess& writer = FreeWorker(fault.worker);
   absl::MutexLock episode(&writer.episode_mu);
   std::string missed = StopBeforeWrite(writer);
   if (!missed.empty()) return missed;

@@ -47,11 +47,15 @@ Schedule MakeSchedule(const ScheduleProfile& profile, uint64_t seed) {
     return fault;
   };
 
+  // Pauses go to the workers in a shuffled order, so they spread out.
+  std::vector<int> order(profile.workers);
+  for (int i = 0; i < profile.workers; ++i) order[i] = i;
+  std::shuffle(order.begin(), order.end(), random);
   for (int i = 0; i < profile.holder_pauses + profile.pauses_before_write; ++i) {
     Fault& fault = add(i < profile.holder_pauses ? FaultKind::kPauseHolder
                                                  : FaultKind::kPauseBeforeWrite,
                        Target::kWorker);
-    fault.worker = absl::Uniform(random, 0, profile.workers);
+    fault.worker = order[i % profile.workers];
     fault.ttl_factor = absl::Uniform(absl::IntervalClosed, random, 0.2, 5.0);
   }
   for (int i = 0; i < profile.stale_writer_races; ++i) {

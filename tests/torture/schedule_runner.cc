@@ -9,6 +9,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "tests/torture/final_state_reader.h"
 #include "tests/torture/history_log.h"
@@ -61,6 +62,20 @@ void WriteFile(const std::string& path, const std::string& text) {
   out << text;
 }
 
+// The run's phases, timed, in <run dir>/run.log.
+class PhaseLog {
+ public:
+  explicit PhaseLog(const std::string& path) : out_(path, std::ios::app) {}
+  void operator()(const std::string& phase) {
+    out_ << absl::StrFormat("[%+.3fs] %s", absl::ToDoubleSeconds(absl::Now() - start_), phase)
+         << std::endl;
+  }
+
+ private:
+  std::ofstream out_;
+  const absl::Time start_ = absl::Now();
+};
+
 }  // namespace
 
 RunResult RunSchedule(const Schedule& schedule, const RunOptions& options) {
@@ -79,6 +94,7 @@ RunResult RunSchedule(const Schedule& schedule, const RunOptions& options) {
   for (const Fault& fault : schedule.faults) absl::StrAppend(&plan, DescribeFault(fault), "\n");
   WriteFile(result.run_dir + "/schedule.txt", plan);
 
+  PhaseLog phase(result.run_dir + "/run.log");
   Cluster cluster(schedule, options, result.run_dir);
   for (ServerNode* server : {cluster.lockservice.get(), cluster.gateway.get()}) {
     absl::Status started = server->Start();
@@ -111,12 +127,15 @@ RunResult RunSchedule(const Schedule& schedule, const RunOptions& options) {
   }
 
   // Traffic, with the faults.
+  phase("started: traffic and faults");
   const absl::Time start = absl::Now();
   FaultInjector injector(schedule, cluster.lockservice.get(), cluster.gateway.get(),
                          worker_pointers, result.run_dir + "/faults.log");
   injector.Run(start);
+  phase("faults done");
   absl::SleepFor(start + profile.traffic - absl::Now());
   result.faults = injector.tally();
+  phase("traffic done");
 
   // Heal, and let the workers finish.
   cluster.Heal(&result.errors);
@@ -126,6 +145,7 @@ RunResult RunSchedule(const Schedule& schedule, const RunOptions& options) {
     if (!quit.ok()) result.errors.push_back(quit.ToString());
   }
 
+  phase("workers quit");
   // One last crash of both servers: what was acknowledged must survive it.
   cluster.lockservice->Kill();
   cluster.gateway->Kill();
@@ -136,6 +156,7 @@ RunResult RunSchedule(const Schedule& schedule, const RunOptions& options) {
     result.errors.push_back(final_state.status().ToString());
     return result;
   }
+  phase("final state read");
   WriteFile(result.run_dir + "/final.tsv", FormatFinalState(*final_state));
   for (ServerNode* server : {cluster.lockservice.get(), cluster.gateway.get()}) {
     absl::Status stopped = server->Terminate();
@@ -148,6 +169,7 @@ RunResult RunSchedule(const Schedule& schedule, const RunOptions& options) {
     return result;
   }
   result.check = CheckHistory(*history);
+  phase(absl::StrCat("checked: ", result.check.violations.size(), " violations"));
   if (result.passed() && !options.keep_run_dir) std::filesystem::remove_all(result.run_dir);
   return result;
 }

@@ -30,7 +30,12 @@
 ABSL_FLAG(int, schedules, 0,
           "schedules to run (0: $FENCEGATE_TORTURE_SCHEDULES, else 1)");
 ABSL_FLAG(uint64_t, seed, 0, "seed of the first schedule (0: $FENCEGATE_TORTURE_SEED, else random)");
-ABSL_FLAG(std::string, profile, "default", "schedule profile: default or quick");
+ABSL_FLAG(int, shard, 0,
+          "runs schedules from seed + 10000 * shard, so shards of one run do not repeat "
+          "each other");
+ABSL_FLAG(std::string, profile, "default",
+          "schedule profile: default, quick, races, lock-crashes, lock-restarts, "
+          "gateway-restart");
 ABSL_FLAG(int, seconds, 0, "traffic per schedule in seconds (0: the profile's)");
 ABSL_FLAG(std::string, planted_bug, "",
           "run this planted bug's schedules; succeed iff the checker catches it");
@@ -75,6 +80,7 @@ int Main() {
                             : static_cast<int>(FromEnv("FENCEGATE_TORTURE_SCHEDULES", 1));
   uint64_t seed = absl::GetFlag(FLAGS_seed);
   if (seed == 0) seed = FromEnv("FENCEGATE_TORTURE_SEED", std::random_device{}() % 1000000 + 1);
+  seed += 10000 * static_cast<uint64_t>(absl::GetFlag(FLAGS_shard));
   const std::string bug = absl::GetFlag(FLAGS_planted_bug);
   const PlantedBugCase* planted = bug.empty() ? nullptr : FindPlantedBug(bug);
   ScheduleProfile profile;
