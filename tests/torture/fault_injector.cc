@@ -20,11 +20,12 @@ constexpr absl::Duration kWorkerSettle = absl::Seconds(1);
 
 FaultInjector::FaultInjector(const Schedule& schedule, ServerNode* lockservice,
                              ServerNode* gateway, std::vector<WorkerProcess*> workers,
-                             const std::string& log_path)
+                             const std::string& log_path, absl::Duration reach_timeout)
     : schedule_(schedule),
       lockservice_(lockservice),
       gateway_(gateway),
-      workers_(std::move(workers)) {
+      workers_(std::move(workers)),
+      reach_timeout_(reach_timeout) {
   absl::MutexLock lock(&mu_);
   tally_.promised = PromisedFaults(schedule);
   log_ = fopen(log_path.c_str(), "a");

@@ -52,9 +52,12 @@ struct FaultTally {
 
 class FaultInjector {
  public:
-  // `log_path`: one line per fault, as it is delivered.
+  // `log_path`: one line per fault, as it is delivered. `reach_timeout`:
+  // how long a fault waits for its moment (a worker reaching its write, a
+  // commit reaching a failpoint) before it counts as undelivered.
   FaultInjector(const Schedule& schedule, ServerNode* lockservice, ServerNode* gateway,
-                std::vector<WorkerProcess*> workers, const std::string& log_path);
+                std::vector<WorkerProcess*> workers, const std::string& log_path,
+                absl::Duration reach_timeout);
   ~FaultInjector();
 
   // Delivers every fault, timed from `start`; returns when all are done.
@@ -92,6 +95,7 @@ class FaultInjector {
   ServerNode* const lockservice_;
   ServerNode* const gateway_;
   const std::vector<WorkerProcess*> workers_;
+  const absl::Duration reach_timeout_;
   absl::Time start_;
 
   absl::Mutex mu_;

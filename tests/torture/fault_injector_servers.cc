@@ -35,7 +35,7 @@ std::string FaultInjector::FailpointCrash(const Fault& fault) {
   ServerNode& server = Server(fault);
   server.Arm("crash", fault.failpoint);
   // Workers keep committing, so some commit reaches the failpoint soon.
-  absl::StatusOr<int> exit = server.WaitForExit(absl::Seconds(30));
+  absl::StatusOr<int> exit = server.WaitForExit(reach_timeout_);
   server.Disarm();
   // It may have reached the failpoint just as it was disarmed.
   if (!exit.ok()) exit = server.WaitForExit(test_hooks::kFailpointCrashDelay * 3);

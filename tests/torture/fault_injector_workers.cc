@@ -12,9 +12,6 @@
 namespace fencegate::torture {
 namespace {
 
-// How long a worker may take to reach the moment a fault waits for. Long:
-// servers may be down or stopped meanwhile, and the machine is busy.
-constexpr absl::Duration kReachTimeout = absl::Seconds(30);
 // Margin for a call a worker has just started to reach the gateway.
 constexpr absl::Duration kInFlight = absl::Milliseconds(150);
 // A resource no worker uses: the race's probe write stalls a commit there.
@@ -45,7 +42,7 @@ std::string FaultInjector::PauseHolder(const Fault& fault) {
   WorkerProcess& worker = *workers_[fault.worker];
   absl::MutexLock episode(&worker.episode_mu);
   WorkerControl& control = worker.control();
-  const absl::Time give_up = absl::Now() + kReachTimeout;
+  const absl::Time give_up = absl::Now() + reach_timeout_;
   for (;;) {
     if (!WaitFor([&] { return control.holding.load() == 1; }, give_up - absl::Now())) {
       return "the worker held no lease all that time";
@@ -73,7 +70,7 @@ std::string FaultInjector::StopBeforeWrite(WorkerProcess& worker) {
            demo::ProcessState(worker.pid()) == 'T';
   };
   control.stop_before_write.store(1);
-  if (WaitFor(stopped, kReachTimeout)) return "";
+  if (WaitFor(stopped, reach_timeout_)) return "";
   if (control.stop_before_write.exchange(0) == 1) {
     return "the worker did not reach a write all that time";
   }
@@ -132,7 +129,7 @@ std::string FaultInjector::StaleWriterRace(const Fault& fault) {
     auto gateway = client::GatewayClient::Connect(address, options);
     (void)gateway->Fence(client::Fencing{kProbeResource, 1});
   });
-  const bool stalled = WaitFor([&] { return gateway_->StallReached(); }, absl::Seconds(30));
+  const bool stalled = WaitFor([&] { return gateway_->StallReached(); }, reach_timeout_);
 
   WorkerProcess* rival = nullptr;
   auto rival_reads = [&] {

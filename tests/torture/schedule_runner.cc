@@ -130,7 +130,8 @@ RunResult RunSchedule(const Schedule& schedule, const RunOptions& options) {
   phase("started: traffic and faults");
   const absl::Time start = absl::Now();
   FaultInjector injector(schedule, cluster.lockservice.get(), cluster.gateway.get(),
-                         worker_pointers, result.run_dir + "/faults.log");
+                         worker_pointers, result.run_dir + "/faults.log",
+                         options.reach_timeout);
   injector.Run(start);
   phase("faults done");
   absl::SleepFor(start + profile.traffic - absl::Now());

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <random>
 #include <string>
@@ -37,6 +38,14 @@ ABSL_FLAG(std::string, profile, "default",
           "schedule profile: default, quick, races, lock-crashes, lock-restarts, "
           "gateway-restart");
 ABSL_FLAG(int, seconds, 0, "traffic per schedule in seconds (0: the profile's)");
+ABSL_FLAG(std::string, lockservice_failpoint, "",
+          "failpoint crashes of the lock service all at this failpoint (default: the "
+          "profile's choice of lock.before_commit, lock.after_commit)");
+ABSL_FLAG(std::string, gateway_failpoint, "",
+          "failpoint crashes of the gateway all at this failpoint (default: the profile's "
+          "choice of gateway.before_commit, gateway.after_commit)");
+ABSL_FLAG(absl::Duration, reach_timeout, absl::Seconds(30),
+          "how long a fault waits for its moment before it counts as undelivered");
 ABSL_FLAG(std::string, planted_bug, "",
           "run this planted bug's schedules; succeed iff the checker catches it");
 ABSL_FLAG(std::string, work_dir, "", "where run directories go (default: $TMPDIR or /tmp)");
@@ -99,6 +108,12 @@ int Main() {
     profile = *named;
   }
   if (absl::GetFlag(FLAGS_seconds) > 0) profile.traffic = absl::Seconds(absl::GetFlag(FLAGS_seconds));
+  if (!absl::GetFlag(FLAGS_lockservice_failpoint).empty()) {
+    profile.lockservice.failpoints = {absl::GetFlag(FLAGS_lockservice_failpoint)};
+  }
+  if (!absl::GetFlag(FLAGS_gateway_failpoint).empty()) {
+    profile.gateway.failpoints = {absl::GetFlag(FLAGS_gateway_failpoint)};
+  }
 
   RunOptions options;
   options.lockservice_binary = absl::GetFlag(FLAGS_lockservice_bin);
@@ -106,6 +121,7 @@ int Main() {
   options.worker_binary = absl::GetFlag(FLAGS_worker_bin);
   options.faketime_library = absl::GetFlag(FLAGS_faketime_library);
   options.keep_run_dir = absl::GetFlag(FLAGS_keep);
+  options.reach_timeout = absl::GetFlag(FLAGS_reach_timeout);
   options.work_dir = absl::GetFlag(FLAGS_work_dir);
   if (options.work_dir.empty()) {
     const char* tmp = std::getenv("TMPDIR");
@@ -129,7 +145,10 @@ int Main() {
     for (const std::string& invariant : planted->caught_by) {
       if (result.check.Violates(invariant)) caught = true;
     }
+    // A caught bug's run is what was expected: nothing to look into.
+    if (caught && !options.keep_run_dir) std::filesystem::remove_all(result.run_dir);
   }
+  rmdir(options.work_dir.c_str());  // only if no run directory was kept in it
   if (planted != nullptr) {
     std::cout << "planted bug " << bug
               << (caught ? " was caught" : " went unnoticed in every schedule") << std::endl;
