@@ -74,6 +74,8 @@ class FaultInjector {
   std::string PauseHolder(const Fault& fault);
   std::string PauseBeforeWrite(const Fault& fault);
   std::string StaleWriterRace(const Fault& fault);
+  // Starts a gateway commit (the race's stall needs one) from the harness.
+  void ProbeGateway();
   // Asks `worker` to stop itself before its next write; waits until it has.
   std::string StopBeforeWrite(WorkerProcess& worker);
   // The first worker from `first` on that no other fault acts on now (or

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "client/gateway_client.h"
+#include "client/lock_client.h"
 #include "tests/torture/fault_injector.h"
 
 namespace fencegate::torture {
@@ -37,6 +38,32 @@ absl::Duration Ttl(WorkerProcess& worker) {
 }
 
 }  // namespace
+
+// A fenced op on a resource no worker uses, with a real (signed, when
+// signing is on) lease, so that it reaches the gateway's commit.
+void FaultInjector::ProbeGateway() {
+  client::ClientOptions options;
+  options.rpc_timeout = absl::Seconds(60);
+  auto lock = client::LockClient::Connect(lockservice_->address(), options);
+  auto gateway = client::GatewayClient::Connect(gateway_->address(), options);
+  if (!lock.ok() || !gateway.ok()) {
+    Log(absl::StrCat("race probe: ", lock.status().ToString(), " ", gateway.status().ToString()));
+    return;
+  }
+  client::AcquireOptions acquire;
+  acquire.ttl = absl::Seconds(60);
+  acquire.wait = absl::Seconds(10);
+  absl::StatusOr<std::unique_ptr<client::Lease>> lease =
+      (*lock)->AcquireLease(kProbeResource, "torture-harness", acquire);
+  if (!lease.ok()) {
+    Log(absl::StrCat("race probe: no lease on ", kProbeResource, ": ",
+                     lease.status().ToString()));
+    return;
+  }
+  absl::StatusOr<uint64_t> fenced = (*gateway)->Fence(**lease);
+  if (!fenced.ok()) Log(absl::StrCat("race probe: ", fenced.status().ToString()));
+  (void)(*lease)->Release();
+}
 
 std::string FaultInjector::PauseHolder(const Fault& fault) {
   WorkerProcess& worker = *workers_[fault.worker];
@@ -123,12 +150,7 @@ std::string FaultInjector::StaleWriterRace(const Fault& fault) {
   const absl::Duration ttl = Ttl(writer);
 
   gateway_->Arm("stall", "gateway.before_commit");
-  std::thread probe([address = gateway_->address()] {
-    client::ClientOptions options;
-    options.rpc_timeout = absl::Seconds(60);
-    auto gateway = client::GatewayClient::Connect(address, options);
-    (void)gateway->Fence(client::Fencing{kProbeResource, 1});
-  });
+  std::thread probe([this] { ProbeGateway(); });
   const bool stalled = WaitFor([&] { return gateway_->StallReached(); }, reach_timeout_);
 
   WorkerProcess* rival = nullptr;

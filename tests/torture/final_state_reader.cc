@@ -57,13 +57,15 @@ absl::Status ReadResource(client::GatewayClient& gateway, const std::string& res
 absl::StatusOr<std::map<std::string, FinalState>> ReadFinalState(
     const std::string& gateway_address, const std::vector<std::string>& resources,
     absl::Duration timeout) {
-  auto gateway = client::GatewayClient::Connect(gateway_address);
+  absl::StatusOr<std::unique_ptr<client::GatewayClient>> gateway =
+      client::GatewayClient::Connect(gateway_address);
+  if (!gateway.ok()) return gateway.status();
   const absl::Time give_up = absl::Now() + timeout;
   std::map<std::string, FinalState> final_state;
   for (const std::string& resource : resources) {
     for (;;) {
       FinalState state;
-      absl::Status status = ReadResource(*gateway, resource, &state);
+      absl::Status status = ReadResource(**gateway, resource, &state);
       if (status.ok()) {
         final_state[resource] = std::move(state);
         break;

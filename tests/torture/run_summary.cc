@@ -13,11 +13,12 @@ void RunSummary::Add(const Schedule& schedule, const RunResult& result, absl::Du
   const FaultTally& f = result.faults;
   const CheckStats& s = result.check.stats;
   std::cout << absl::StrFormat(
-                   "schedule seed %d: %d/%d faults delivered: %d pauses (%d past TTL, %d "
+                   "schedule seed %d (%s): %d/%d faults delivered: %d pauses (%d past TTL, %d "
                    "before a write), %d races (%d with a rival), %d kills, %d stops, %d "
                    "failpoint crashes, %d clock jumps; acquires %d ok; writes %d ok, %d "
                    "refused, %d unknown (%d applied); %d violations, %d errors [%s] %.0fs",
-                   schedule.seed, f.delivered, f.promised, f.pauses, f.pauses_past_ttl,
+                   schedule.seed, schedule.secure ? "signed, grant-time fencing" : "plain",
+                   f.delivered, f.promised, f.pauses, f.pauses_past_ttl,
                    f.pauses_before_write, f.stale_writer_races, f.races_with_rival, f.kills,
                    f.server_stops, f.failpoint_crashes, f.clock_jumps, s.acquires_ok,
                    s.writes_ok, s.writes_refused, s.writes_unknown, s.writes_unknown_applied,

@@ -53,8 +53,13 @@ struct ServerFaults {
   std::vector<std::string> failpoints;  // crashes pick from these
 };
 
+// Signed tokens on both servers and grant-time fencing on the gateway
+// (docs/security.md), or the plain Kleppmann fencing.
+enum class Security { kPlain, kSecure, kAlternate /* secure on odd seeds */ };
+
 struct ScheduleProfile {
   std::string name = "default";
+  Security security = Security::kAlternate;
   int workers = 6;
   int resources = 3;
   absl::Duration traffic = absl::Seconds(20);  // faults fall inside it
@@ -72,6 +77,7 @@ struct ScheduleProfile {
 struct Schedule {
   uint64_t seed = 0;
   ScheduleProfile profile;
+  bool secure = false;  // signed tokens and grant-time fencing
   std::vector<Fault> faults;  // by `at`
 };
 

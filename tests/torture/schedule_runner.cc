@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
+#include "tests/torture/cluster.h"
 #include "tests/torture/final_state_reader.h"
 #include "tests/torture/history_log.h"
 
@@ -22,40 +23,6 @@ std::vector<std::string> Resources(int count) {
   for (int i = 0; i < count; ++i) resources.push_back(absl::StrCat("hot-", i));
   return resources;
 }
-
-// The servers the run uses, and how the run ends for them.
-class Cluster {
- public:
-  Cluster(const Schedule& schedule, const RunOptions& options, const std::string& run_dir) {
-    const std::string& bug = schedule.profile.planted_bug;
-    ServerNodeOptions lock{"lockservice", options.lockservice_binary, run_dir,
-                           {absl::StrCat("--lease_history_file=", run_dir,
-                                         "/lockservice.history"),
-                            "--shutdown_grace=2s"},
-                           options.faketime_library};
-    ServerNodeOptions gateway{"gateway", options.gateway_binary, run_dir,
-                              {"--shutdown_grace=2s"}, options.faketime_library};
-    // Each planted bug lives in one server; its name says which.
-    if (absl::StartsWith(bug, "lock_")) lock.extra_args.push_back("--planted_bug=" + bug);
-    if (absl::StartsWith(bug, "gateway_")) gateway.extra_args.push_back("--planted_bug=" + bug);
-    lockservice = std::make_unique<ServerNode>(lock);
-    this->gateway = std::make_unique<ServerNode>(gateway);
-  }
-
-  // Whatever the faults left: running, continued, disarmed, on real time.
-  void Heal(std::vector<std::string>* errors) {
-    for (ServerNode* server : {lockservice.get(), gateway.get()}) {
-      server->Disarm();
-      server->SetClockOffset(absl::ZeroDuration());
-      server->Continue();
-      absl::Status started = server->Start();
-      if (!started.ok()) errors->push_back(started.ToString());
-    }
-  }
-
-  std::unique_ptr<ServerNode> lockservice;
-  std::unique_ptr<ServerNode> gateway;
-};
 
 void WriteFile(const std::string& path, const std::string& text) {
   std::ofstream out(path, std::ios::trunc);
@@ -95,13 +62,12 @@ RunResult RunSchedule(const Schedule& schedule, const RunOptions& options) {
   WriteFile(result.run_dir + "/schedule.txt", plan);
 
   PhaseLog phase(result.run_dir + "/run.log");
-  Cluster cluster(schedule, options, result.run_dir);
-  for (ServerNode* server : {cluster.lockservice.get(), cluster.gateway.get()}) {
-    absl::Status started = server->Start();
-    if (!started.ok()) {
-      result.errors.push_back(started.ToString());
-      return result;
-    }
+  Cluster cluster(schedule, ClusterOptions{options.lockservice_binary, options.gateway_binary,
+                                           options.faketime_library, result.run_dir});
+  absl::Status started = cluster.Start();
+  if (!started.ok()) {
+    result.errors.push_back(started.ToString());
+    return result;
   }
   const std::vector<std::string> resources = Resources(profile.resources);
   std::vector<std::unique_ptr<WorkerProcess>> workers;
@@ -110,8 +76,8 @@ RunResult RunSchedule(const Schedule& schedule, const RunOptions& options) {
     WorkerProcessOptions w{options.worker_binary,
                            absl::StrCat("w", i),
                            result.run_dir,
-                           cluster.lockservice->address(),
-                           cluster.gateway->address(),
+                           cluster.lockservice().address(),
+                           cluster.gateway().address(),
                            resources,
                            schedule.seed * 1000 + static_cast<uint64_t>(i),
                            profile.min_ttl,
@@ -129,7 +95,7 @@ RunResult RunSchedule(const Schedule& schedule, const RunOptions& options) {
   // Traffic, with the faults.
   phase("started: traffic and faults");
   const absl::Time start = absl::Now();
-  FaultInjector injector(schedule, cluster.lockservice.get(), cluster.gateway.get(),
+  FaultInjector injector(schedule, &cluster.lockservice(), &cluster.gateway(),
                          worker_pointers, result.run_dir + "/faults.log",
                          options.reach_timeout);
   injector.Run(start);
@@ -148,18 +114,18 @@ RunResult RunSchedule(const Schedule& schedule, const RunOptions& options) {
 
   phase("workers quit");
   // One last crash of both servers: what was acknowledged must survive it.
-  cluster.lockservice->Kill();
-  cluster.gateway->Kill();
+  cluster.lockservice().Kill();
+  cluster.gateway().Kill();
   cluster.Heal(&result.errors);
   absl::StatusOr<std::map<std::string, FinalState>> final_state =
-      ReadFinalState(cluster.gateway->address(), resources);
+      ReadFinalState(cluster.gateway().address(), resources);
   if (!final_state.ok()) {
     result.errors.push_back(final_state.status().ToString());
     return result;
   }
   phase("final state read");
   WriteFile(result.run_dir + "/final.tsv", FormatFinalState(*final_state));
-  for (ServerNode* server : {cluster.lockservice.get(), cluster.gateway.get()}) {
+  for (ServerNode* server : {&cluster.lockservice(), &cluster.gateway()}) {
     absl::Status stopped = server->Terminate();
     if (!stopped.ok()) result.errors.push_back(stopped.ToString());
   }
