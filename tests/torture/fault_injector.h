@@ -74,8 +74,11 @@ class FaultInjector {
   std::string PauseHolder(const Fault& fault);
   std::string PauseBeforeWrite(const Fault& fault);
   std::string StaleWriterRace(const Fault& fault);
-  // Starts a gateway commit (the race's stall needs one) from the harness.
-  void ProbeGateway();
+  struct Probe;
+  // A lease on a resource of the harness's own, or null (lock service down).
+  std::unique_ptr<Probe> AcquireProbe();
+  // Releases the lease `token` holds on `resource`, as an operator would.
+  void ReleaseAsOperator(const std::string& resource, uint64_t token);
   // Asks `worker` to stop itself before its next write; waits until it has.
   std::string StopBeforeWrite(WorkerProcess& worker);
   // The first worker from `first` on that no other fault acts on now (or

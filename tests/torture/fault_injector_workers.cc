@@ -39,30 +39,44 @@ absl::Duration Ttl(WorkerProcess& worker) {
 
 }  // namespace
 
-// A fenced op on a resource no worker uses, with a real (signed, when
-// signing is on) lease, so that it reaches the gateway's commit.
-void FaultInjector::ProbeGateway() {
+// The harness's own holder of a resource no worker uses. Its fenced op
+// starts a gateway commit for the race's stall to catch; it holds a real
+// lease, so the op passes the signature check when signing is on.
+struct FaultInjector::Probe {
+  std::unique_ptr<client::LockClient> lock;  // outlives the lease
+  std::unique_ptr<client::GatewayClient> gateway;
+  std::unique_ptr<client::Lease> lease;
+};
+
+std::unique_ptr<FaultInjector::Probe> FaultInjector::AcquireProbe() {
   client::ClientOptions options;
   options.rpc_timeout = absl::Seconds(60);
   auto lock = client::LockClient::Connect(lockservice_->address(), options);
   auto gateway = client::GatewayClient::Connect(gateway_->address(), options);
-  if (!lock.ok() || !gateway.ok()) {
-    Log(absl::StrCat("race probe: ", lock.status().ToString(), " ", gateway.status().ToString()));
-    return;
-  }
+  if (!lock.ok() || !gateway.ok()) return nullptr;
+  auto probe = std::make_unique<Probe>();
+  probe->lock = *std::move(lock);
+  probe->gateway = *std::move(gateway);
   client::AcquireOptions acquire;
   acquire.ttl = absl::Seconds(60);
   acquire.wait = absl::Seconds(10);
   absl::StatusOr<std::unique_ptr<client::Lease>> lease =
-      (*lock)->AcquireLease(kProbeResource, "torture-harness", acquire);
+      probe->lock->AcquireLease(kProbeResource, "torture-harness", acquire);
   if (!lease.ok()) {
     Log(absl::StrCat("race probe: no lease on ", kProbeResource, ": ",
                      lease.status().ToString()));
-    return;
+    return nullptr;
   }
-  absl::StatusOr<uint64_t> fenced = (*gateway)->Fence(**lease);
-  if (!fenced.ok()) Log(absl::StrCat("race probe: ", fenced.status().ToString()));
-  (void)(*lease)->Release();
+  probe->lease = *std::move(lease);
+  return probe;
+}
+
+void FaultInjector::ReleaseAsOperator(const std::string& resource, uint64_t token) {
+  auto lock = client::LockClient::Connect(lockservice_->address());
+  absl::StatusOr<uint32_t> released =
+      lock.ok() ? (*lock)->Release(resource, token) : absl::StatusOr<uint32_t>(lock.status());
+  Log(absl::StrCat("an operator releases '", resource, "' with token ", token, ": ",
+                   released.ok() ? "released" : released.status().ToString()));
 }
 
 std::string FaultInjector::PauseHolder(const Fault& fault) {
@@ -123,12 +137,6 @@ std::string FaultInjector::PauseBeforeWrite(const Fault& fault) {
   return "";
 }
 
-// 1. The stale writer stops before its write. 2. The gateway's next commit
-// stalls (a probe write on an unused resource starts it). 3. The writer's
-// lease expires; a successor is granted the resource and sends its fenced
-// read, which queues behind the stall. 4. The writer resumes and sends its
-// write, which queues too. 5. The stall ends: the read and the write commit
-// in one batch, the read first. A correct gateway refuses the write.
 WorkerProcess& FaultInjector::FreeWorker(int first) {
   for (size_t i = 0; i < workers_.size(); ++i) {
     WorkerProcess& worker = *workers_[(first + i) % workers_.size()];
@@ -140,7 +148,16 @@ WorkerProcess& FaultInjector::FreeWorker(int first) {
   return *workers_[first];
 }
 
+// 1. The stale writer stops before its write. 2. The gateway's next commit
+// stalls (a probe write on an unused resource starts it). 3. The writer's
+// lease expires (or an operator releases it); a successor is granted the resource and sends its fenced
+// read, which queues behind the stall. 4. The writer resumes and sends its
+// write, which queues too. 5. The stall ends: the read and the write commit
+// in one batch, the read first. A correct gateway refuses the write.
 std::string FaultInjector::StaleWriterRace(const Fault& fault) {
+  // The probe's lease first: granted later, its token would come between
+  // the writer's and its successor's.
+  std::unique_ptr<Probe> probe = AcquireProbe();
   WorkerProcess& writer = FreeWorker(fault.worker);
   absl::MutexLock episode(&writer.episode_mu);
   std::string missed = StopBeforeWrite(writer);
@@ -150,8 +167,12 @@ std::string FaultInjector::StaleWriterRace(const Fault& fault) {
   const absl::Duration ttl = Ttl(writer);
 
   gateway_->Arm("stall", "gateway.before_commit");
-  std::thread probe([this] { ProbeGateway(); });
+  std::thread probe_write([&probe] {
+    if (probe != nullptr) (void)probe->gateway->Fence(*probe->lease);
+  });
   const bool stalled = WaitFor([&] { return gateway_->StallReached(); }, reach_timeout_);
+  // Only now, so the successor's read queues behind the stall.
+  if (fault.release_by_operator) ReleaseAsOperator(ResourceName(resource), token);
 
   WorkerProcess* rival = nullptr;
   auto rival_reads = [&] {
@@ -177,15 +198,14 @@ std::string FaultInjector::StaleWriterRace(const Fault& fault) {
     absl::SleepFor(kInFlight);  // its write on the way
   }
   gateway_->Disarm();
-  probe.join();
+  probe_write.join();
   if (!stalled) return "no gateway commit reached the stall";
   Count(&FaultTally::pauses);
   Count(&FaultTally::pauses_before_write);
   Count(&FaultTally::stale_writer_races);
-  if (rival != nullptr) {
-    Count(&FaultTally::pauses_past_ttl);  // its lease expired: a successor has it
-    Count(&FaultTally::races_with_rival);
-  }
+  if (rival != nullptr) Count(&FaultTally::races_with_rival);
+  // Its lease expired (a successor has it), unless an operator released it.
+  if (rival != nullptr && !fault.release_by_operator) Count(&FaultTally::pauses_past_ttl);
   return "";
 }
 

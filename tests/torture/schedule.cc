@@ -63,6 +63,8 @@ Schedule MakeSchedule(const ScheduleProfile& profile, uint64_t seed) {
   for (int i = 0; i < profile.stale_writer_races; ++i) {
     Fault& fault = add(FaultKind::kStaleWriterRace, Target::kGateway);
     fault.worker = absl::Uniform(random, 0, profile.workers);
+    fault.release_by_operator =
+        !schedule.secure && absl::Bernoulli(random, profile.release_by_operator);
   }
   for (Target target : {Target::kLockService, Target::kGateway}) {
     const ServerFaults& faults =
@@ -91,6 +93,8 @@ Schedule MakeSchedule(const ScheduleProfile& profile, uint64_t seed) {
   return schedule;
 }
 
+std::string ResourceName(int index) { return absl::StrCat("hot-", index); }
+
 int PromisedFaults(const Schedule& schedule) {
   return static_cast<int>(schedule.faults.size());
 }
@@ -108,7 +112,8 @@ std::string DescribeFault(const Fault& fault) {
     case FaultKind::kStaleWriterRace:
       return absl::StrCat(at, " stale-writer race: a holder stopped before its write (",
                           worker, " or the next worker free) resumes it into the gateway "
-                          "commit its successor's fenced read waits in");
+                          "commit its successor's fenced read waits in",
+                          fault.release_by_operator ? "; an operator releases its lease" : "");
     case FaultKind::kKillRestart:
       return absl::StrCat(at, " kill -9 the ", TargetName(fault), ", restart after ",
                           absl::FormatDuration(fault.duration));
@@ -154,6 +159,7 @@ absl::StatusOr<ScheduleProfile> ProfileNamed(const std::string& name) {
     profile.traffic = absl::Seconds(12);
     profile.max_ttl = absl::Seconds(2);
     profile.stale_writer_races = 3;
+    profile.release_by_operator = 1;
     return profile;
   }
   if (name == "lock-crashes") {

@@ -42,6 +42,12 @@ struct Fault {
   absl::Duration duration;     // stop, downtime, clock-jump hold
   std::string failpoint;       // kFailpointCrash
   absl::Duration clock_offset;  // kClockJump
+  // kStaleWriterRace on plain fencing: the stale writer's lease is released
+  // by an operator (the harness, with its token) instead of expiring, as
+  // `etcdctl lease revoke` or Redisson's forceUnlock free the lock of a
+  // holder that looks dead. No expiry mark is drawn then, so the
+  // successor's token is the next one after the stale writer's.
+  bool release_by_operator = false;
 };
 
 // How many faults of each kind one server gets.
@@ -69,6 +75,7 @@ struct ScheduleProfile {
   int holder_pauses = 3;
   int pauses_before_write = 3;
   int stale_writer_races = 2;  // on the gateway's timeline
+  double release_by_operator = 0.5;  // the share of races that use it
   ServerFaults lockservice{1, 1, 1, 1, {"lock.before_commit", "lock.after_commit"}};
   ServerFaults gateway{1, 1, 1, 1, {"gateway.before_commit", "gateway.after_commit"}};
   std::string planted_bug;  // empty: the correct system
@@ -82,6 +89,9 @@ struct Schedule {
 };
 
 Schedule MakeSchedule(const ScheduleProfile& profile, uint64_t seed);
+
+// The name of hot resource `index`: "hot-<index>".
+std::string ResourceName(int index);
 
 // Every fault counts as one promised fault.
 int PromisedFaults(const Schedule& schedule);

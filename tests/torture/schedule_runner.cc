@@ -20,7 +20,7 @@ namespace {
 
 std::vector<std::string> Resources(int count) {
   std::vector<std::string> resources;
-  for (int i = 0; i < count; ++i) resources.push_back(absl::StrCat("hot-", i));
+  for (int i = 0; i < count; ++i) resources.push_back(ResourceName(i));
   return resources;
 }
 
