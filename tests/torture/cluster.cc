@@ -60,6 +60,8 @@ absl::Status Cluster::Start() {
 
 void Cluster::Heal(std::vector<std::string>* errors) {
   for (ServerNode* server : {lockservice_.get(), gateway_.get()}) {
+    std::string exit = server->UnexpectedExit();
+    if (!exit.empty()) errors->push_back(absl::StrCat("the ", server->name(), " exited by itself: ", exit));
     server->Disarm();
     server->SetClockOffset(absl::ZeroDuration());
     server->Continue();

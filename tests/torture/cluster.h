@@ -33,8 +33,9 @@ class Cluster {
   // Starts the lock service, then the gateway (which may follow it).
   absl::Status Start();
   // Undoes whatever faults left behind: every server running, continued,
-  // with no failpoint armed and its wall clock back on real time. Problems
-  // are appended to `errors`.
+  // with no failpoint armed and its wall clock back on real time. Problems,
+  // and a server that exited by itself since it was last checked, are
+  // appended to `errors`.
   void Heal(std::vector<std::string>* errors);
 
   ServerNode& lockservice() { return *lockservice_; }

@@ -2,6 +2,7 @@
 
 #include <signal.h>
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/random/distributions.h"
@@ -94,8 +95,9 @@ void Worker::Round() {
   acquire.ttl = absl::Milliseconds(absl::Uniform<int64_t>(
       random_, absl::ToInt64Milliseconds(options_.min_ttl),
       absl::ToInt64Milliseconds(options_.max_ttl) + 1));
+  const int64_t max_wait_ms = absl::ToInt64Milliseconds(options_.max_wait);
   acquire.wait = absl::Milliseconds(
-      absl::Uniform<int64_t>(random_, 100, absl::ToInt64Milliseconds(options_.max_wait) + 1));
+      absl::Uniform<int64_t>(random_, std::min<int64_t>(100, max_wait_ms), max_wait_ms + 1));
   // A fresh holder name each round: a lease whose release was lost is never
   // taken again reentrantly (same token) by a later round.
   const std::string holder = absl::StrCat(options_.name, "-", round_);
