@@ -163,7 +163,12 @@ absl::StatusOr<ScheduleProfile> ProfileNamed(const std::string& name) {
     return profile;
   }
   if (name == "lock-crashes") {
-    profile.lockservice.failpoint_crashes = 3;
+    // More resources than workers: after a crash some are free at once, so
+    // new grants follow the restart without waiting for restored leases.
+    profile.workers = 12;
+    profile.resources = 16;
+    profile.traffic = absl::Seconds(14);
+    profile.lockservice.failpoint_crashes = 6;
     profile.lockservice.failpoints = {"lock.before_commit"};
     return profile;
   }
