@@ -4,34 +4,12 @@
 
 #include "common/grpc_status.h"
 #include "common/validation.h"
+#include "gateway/request_protos.h"
 
 namespace fencegate::gateway {
 namespace {
 
 namespace v1 = ::fencegate::v1;
-
-Mutation FromProto(const v1::Mutation& m) {
-  Mutation out;
-  out.key = m.key();
-  switch (m.kind_case()) {
-    case v1::Mutation::kValue:
-      out.kind = Mutation::Kind::kPut;
-      out.value = m.value();
-      break;
-    case v1::Mutation::kDelete:
-      // delete=false says nothing; it is refused like an unset kind.
-      if (m.delete_()) out.kind = Mutation::Kind::kDelete;
-      break;
-    case v1::Mutation::KIND_NOT_SET:
-      break;
-  }
-  if (m.has_expected_version()) out.expected_version = m.expected_version();
-  return out;
-}
-
-SignatureView ViewOf(const v1::TokenSignature& signature) {
-  return SignatureView{signature.key_id(), signature.mac()};
-}
 
 // Finishes `reactor` at once if `request` carries fields we do not know.
 bool RejectedUnknown(const google::protobuf::Message& request,
@@ -49,17 +27,9 @@ grpc::ServerUnaryReactor* GatewayServiceImpl::Write(
     v1::WriteResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   if (RejectedUnknown(*request, reactor)) return reactor;
-  WriteArgs args;
-  args.resource = request->resource();
-  args.token = request->token();
-  args.signature = ViewOf(request->signature());
-  args.mutations.push_back(FromProto(request->mutation()));
-  store_->Write(std::move(args),
+  store_->Write(WriteArgsFromProto(*request),
                 [reactor, response](absl::StatusOr<WriteResult> result) {
-                  if (result.ok()) {
-                    response->set_version(result->version);
-                    response->set_max_token(result->max_token);
-                  }
+                  if (result.ok()) FillWriteResponse(*result, response);
                   reactor->Finish(ToGrpcStatus(result.status()));
                 });
   return reactor;
@@ -70,23 +40,10 @@ grpc::ServerUnaryReactor* GatewayServiceImpl::MultiWrite(
     v1::MultiWriteResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   if (RejectedUnknown(*request, reactor)) return reactor;
-  WriteArgs args;
-  args.resource = request->resource();
-  args.token = request->token();
-  args.signature = ViewOf(request->signature());
-  args.multi = true;
-  args.mutations.reserve(request->mutations_size());
-  for (const v1::Mutation& m : request->mutations()) {
-    args.mutations.push_back(FromProto(m));
-  }
   const int count = request->mutations_size();
-  store_->Write(std::move(args),
+  store_->Write(MultiWriteArgsFromProto(*request),
                 [reactor, response, count](absl::StatusOr<WriteResult> result) {
-                  if (result.ok()) {
-                    // One revision for the whole request: every key has it.
-                    response->mutable_versions()->Resize(count, result->version);
-                    response->set_max_token(result->max_token);
-                  }
+                  if (result.ok()) FillMultiWriteResponse(*result, count, response);
                   reactor->Finish(ToGrpcStatus(result.status()));
                 });
   return reactor;
@@ -97,18 +54,9 @@ grpc::ServerUnaryReactor* GatewayServiceImpl::Read(
     v1::ReadResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   if (RejectedUnknown(*request, reactor)) return reactor;
-  ReadArgs args;
-  args.resource = request->resource();
-  args.key = request->key();
-  args.token = request->token();
-  args.signature = ViewOf(request->signature());
-  store_->Read(args, [reactor, response](absl::StatusOr<ReadResult> result) {
-    if (result.ok()) {
-      response->set_found(result->found);
-      response->set_value(std::move(result->value));
-      response->set_version(result->version);
-      response->set_max_token(result->max_token);
-    }
+  store_->Read(ReadArgsFromProto(*request),
+               [reactor, response](absl::StatusOr<ReadResult> result) {
+    if (result.ok()) FillReadResponse(*std::move(result), response);
     reactor->Finish(ToGrpcStatus(result.status()));
   });
   return reactor;
@@ -119,12 +67,9 @@ grpc::ServerUnaryReactor* GatewayServiceImpl::Fence(
     v1::FenceResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   if (RejectedUnknown(*request, reactor)) return reactor;
-  FenceArgs args;
-  args.resource = request->resource();
-  args.token = request->token();
-  args.signature = ViewOf(request->signature());
-  store_->Fence(args, [reactor, response](absl::StatusOr<FenceResult> result) {
-    if (result.ok()) response->set_max_token(result->max_token);
+  store_->Fence(FenceArgsFromProto(*request),
+                [reactor, response](absl::StatusOr<FenceResult> result) {
+    if (result.ok()) FillFenceResponse(*result, response);
     reactor->Finish(ToGrpcStatus(result.status()));
   });
   return reactor;
@@ -135,21 +80,8 @@ grpc::ServerUnaryReactor* GatewayServiceImpl::List(
     v1::ListResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   if (RejectedUnknown(*request, reactor)) return reactor;
-  ListArgs args;
-  args.resource = request->resource();
-  args.page_size = request->page_size();
-  args.page_token = request->page_token();
-  absl::StatusOr<ListResult> result = store_->List(args);
-  if (result.ok()) {
-    response->mutable_keys()->Reserve(static_cast<int>(result->keys.size()));
-    for (KeyInfo& info : result->keys) {
-      v1::KeyInfo* out = response->add_keys();
-      out->set_key(std::move(info.key));
-      out->set_version(info.version);
-      out->set_size_bytes(info.size_bytes);
-    }
-    response->set_next_page_token(std::move(result->next_page_token));
-  }
+  absl::StatusOr<ListResult> result = store_->List(ListArgsFromProto(*request));
+  if (result.ok()) FillListResponse(*std::move(result), response);
   reactor->Finish(ToGrpcStatus(result.status()));
   return reactor;
 }
@@ -161,11 +93,7 @@ grpc::ServerUnaryReactor* GatewayServiceImpl::Describe(
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   if (RejectedUnknown(*request, reactor)) return reactor;
   absl::StatusOr<ResourceStats> stats = store_->Describe(request->resource());
-  if (stats.ok()) {
-    response->set_max_token(stats->max_token);
-    response->set_key_count(stats->key_count);
-    response->set_total_bytes(stats->total_bytes);
-  }
+  if (stats.ok()) FillDescribeResponse(*stats, response);
   reactor->Finish(ToGrpcStatus(stats.status()));
   return reactor;
 }

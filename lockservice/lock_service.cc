@@ -6,13 +6,12 @@
 #include "common/validation.h"
 #include "lockservice/fence_watch.h"
 #include "lockservice/forwarding_lock_service.h"
+#include "lockservice/lock_requests.h"
 
 namespace fencegate::lockservice {
 namespace {
 
 namespace v1 = ::fencegate::v1;
-
-int64_t Ms(absl::Duration d) { return absl::ToInt64Milliseconds(d); }
 
 // A parked Acquire must learn that its client went away, so the waiter leaves
 // the queue; the default reactor cannot tell it.
@@ -28,35 +27,14 @@ class AcquireReactor final : public grpc::ServerUnaryReactor {
   const LockManager::CallId id_;
 };
 
-v1::AcquireResponse::NotAcquiredReason ToProto(NotAcquiredReason reason) {
-  switch (reason) {
-    case NotAcquiredReason::kHeld:
-      return v1::AcquireResponse::HELD;
-    case NotAcquiredReason::kLockDelay:
-      return v1::AcquireResponse::LOCK_DELAY;
-    case NotAcquiredReason::kNone:
-      break;
-  }
-  return v1::AcquireResponse::REASON_UNSPECIFIED;
-}
-
-TokenSignature FromProto(const v1::TokenSignature& signature) {
-  return TokenSignature{signature.key_id(), signature.mac()};
-}
-
 }  // namespace
 
 absl::StatusOr<std::string> LockServiceImpl::Authorize(
     grpc::CallbackServerContext* context, const std::string& resource, uint64_t token,
     const v1::TokenSignature& signature) {
-  // Bad input is the manager's to refuse, with INVALID_ARGUMENT.
-  const bool valid =
-      token != 0 &&
-      ValidateName("resource", resource, manager_->limits().max_resource_bytes).ok();
-  if (signer_ != nullptr && valid) {
-    absl::Status verified = signer_->Verify(resource, token, FromProto(signature));
-    if (!verified.ok()) return verified;
-  }
+  absl::Status verified =
+      CheckTokenSignature(signer_, manager_->limits(), resource, token, signature);
+  if (!verified.ok()) return verified;
   return CallerSubject(context);
 }
 
@@ -95,9 +73,7 @@ grpc::ServerUnaryReactor* LockServiceImpl::Acquire(
       return reactor;
     }
   }
-  AcquireArgs args;
-  args.resource = request->resource();
-  args.holder = request->holder();
+  AcquireArgs args = AcquireArgsFromProto(*request);
   if (identity_.mutual_tls) {
     // The identity is the certificate's; the request only tells apart
     // processes that share a certificate.
@@ -109,38 +85,16 @@ grpc::ServerUnaryReactor* LockServiceImpl::Acquire(
     args.holder =
         args.holder.empty() ? *subject : absl::StrCat(*subject, "/", args.holder);
   }
-  args.ttl = absl::Milliseconds(request->ttl_ms());
-  args.wait = absl::Milliseconds(request->wait_ms());
-  args.request_id = request->request_id();
   const TokenSigner* signer = signer_;
   std::string resource = args.resource;
   manager_->Acquire(id, std::move(args),
                     [reactor, response, signer, resource = std::move(resource)](
                         absl::StatusOr<AcquireResult> result) {
-                      if (result.ok() && result->acquired && signer != nullptr) {
-                        absl::StatusOr<TokenSignature> signature =
-                            signer->Sign(resource, result->token);
-                        if (!signature.ok()) {
-                          // The grant stands (it is committed) and expires
-                          // unless renewed; the client cannot use it.
-                          reactor->Finish(ToGrpcStatus(absl::UnavailableError(
-                              absl::StrCat("cannot sign the grant: ",
-                                           signature.status().message()))));
-                          return;
-                        }
-                        response->mutable_signature()->set_key_id(signature->key_id);
-                        response->mutable_signature()->set_mac(signature->mac);
+                      absl::Status status = result.status();
+                      if (status.ok()) {
+                        status = FillAcquireResponse(signer, resource, *result, response);
                       }
-                      if (result.ok()) {
-                        response->set_acquired(result->acquired);
-                        response->set_token(result->token);
-                        response->set_ttl_ms(Ms(result->ttl));
-                        response->set_hold_count(result->hold_count);
-                        response->set_reason(ToProto(result->reason));
-                        response->set_holder_token(result->holder_token);
-                        response->set_retry_after_ms(Ms(result->retry_after));
-                      }
-                      reactor->Finish(ToGrpcStatus(result.status()));
+                      reactor->Finish(ToGrpcStatus(status));
                     });
   // The client may have gone before the call was parked; OnCancel then found
   // nothing to cancel.
@@ -156,10 +110,7 @@ grpc::ServerUnaryReactor* LockServiceImpl::Renew(
     reactor->Finish(ToGrpcStatus(s));
     return reactor;
   }
-  RenewArgs args;
-  args.resource = request->resource();
-  args.token = request->token();
-  args.ttl = absl::Milliseconds(request->ttl_ms());
+  RenewArgs args = RenewArgsFromProto(*request);
   absl::StatusOr<std::string> caller =
       Authorize(context, args.resource, args.token, request->signature());
   if (!caller.ok()) {
@@ -173,17 +124,7 @@ grpc::ServerUnaryReactor* LockServiceImpl::Renew(
   manager_->Renew(std::move(args), [reactor, response, signer, token,
                                     resource = std::move(resource)](
                                        absl::StatusOr<RenewResult> result) {
-    if (result.ok()) {
-      response->set_ttl_ms(Ms(result->ttl));
-      if (signer != nullptr) {
-        // Re-signed under the current key: leases follow a key rotation.
-        absl::StatusOr<TokenSignature> signature = signer->Sign(resource, token);
-        if (signature.ok()) {
-          response->mutable_signature()->set_key_id(signature->key_id);
-          response->mutable_signature()->set_mac(signature->mac);
-        }
-      }
-    }
+    if (result.ok()) FillRenewResponse(signer, resource, token, *result, response);
     reactor->Finish(ToGrpcStatus(result.status()));
   });
   return reactor;
@@ -197,10 +138,7 @@ grpc::ServerUnaryReactor* LockServiceImpl::Release(
     reactor->Finish(ToGrpcStatus(s));
     return reactor;
   }
-  ReleaseArgs args;
-  args.resource = request->resource();
-  args.token = request->token();
-  args.request_id = request->request_id();
+  ReleaseArgs args = ReleaseArgsFromProto(*request);
   absl::StatusOr<std::string> caller =
       Authorize(context, args.resource, args.token, request->signature());
   if (!caller.ok()) {
@@ -210,7 +148,7 @@ grpc::ServerUnaryReactor* LockServiceImpl::Release(
   args.caller = *std::move(caller);
   manager_->Release(std::move(args),
                     [reactor, response](absl::StatusOr<ReleaseResult> result) {
-                      if (result.ok()) response->set_hold_count(result->hold_count);
+                      if (result.ok()) FillReleaseResponse(*result, response);
                       reactor->Finish(ToGrpcStatus(result.status()));
                     });
   return reactor;
@@ -226,15 +164,7 @@ grpc::ServerUnaryReactor* LockServiceImpl::Describe(
   }
   manager_->Describe(request->resource(), [reactor, response](
                                               absl::StatusOr<ResourceInfo> info) {
-    if (info.ok()) {
-      response->set_held(info->held);
-      response->set_holder(info->holder);
-      response->set_token(info->token);
-      response->set_remaining_ms(Ms(info->remaining));
-      response->set_hold_count(info->hold_count);
-      response->set_waiters(info->waiters);
-      response->set_lock_delay_remaining_ms(Ms(info->lock_delay_remaining));
-    }
+    if (info.ok()) FillDescribeResponse(*info, response);
     reactor->Finish(ToGrpcStatus(info.status()));
   });
   return reactor;

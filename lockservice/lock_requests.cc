@@ -1,0 +1,114 @@
+#include "lockservice/lock_requests.h"
+
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "common/validation.h"
+
+namespace fencegate::lockservice {
+namespace {
+
+namespace v1 = ::fencegate::v1;
+
+int64_t Ms(absl::Duration d) { return absl::ToInt64Milliseconds(d); }
+
+v1::AcquireResponse::NotAcquiredReason ToProto(NotAcquiredReason reason) {
+  switch (reason) {
+    case NotAcquiredReason::kHeld:
+      return v1::AcquireResponse::HELD;
+    case NotAcquiredReason::kLockDelay:
+      return v1::AcquireResponse::LOCK_DELAY;
+    case NotAcquiredReason::kNone:
+      break;
+  }
+  return v1::AcquireResponse::REASON_UNSPECIFIED;
+}
+
+void SetSignature(const TokenSignature& signature, v1::TokenSignature* out) {
+  out->set_key_id(signature.key_id);
+  out->set_mac(signature.mac);
+}
+
+}  // namespace
+
+AcquireArgs AcquireArgsFromProto(const v1::AcquireRequest& request) {
+  AcquireArgs args;
+  args.resource = request.resource();
+  args.holder = request.holder();
+  args.ttl = absl::Milliseconds(request.ttl_ms());
+  args.wait = absl::Milliseconds(request.wait_ms());
+  args.request_id = request.request_id();
+  return args;
+}
+
+RenewArgs RenewArgsFromProto(const v1::RenewRequest& request) {
+  RenewArgs args;
+  args.resource = request.resource();
+  args.token = request.token();
+  args.ttl = absl::Milliseconds(request.ttl_ms());
+  return args;
+}
+
+ReleaseArgs ReleaseArgsFromProto(const v1::ReleaseRequest& request) {
+  ReleaseArgs args;
+  args.resource = request.resource();
+  args.token = request.token();
+  args.request_id = request.request_id();
+  return args;
+}
+
+absl::Status CheckTokenSignature(const TokenSigner* signer, const LockLimits& limits,
+                                 const std::string& resource, uint64_t token,
+                                 const v1::TokenSignature& signature) {
+  if (signer == nullptr) return absl::OkStatus();
+  // Bad input is the manager's to refuse, with INVALID_ARGUMENT.
+  if (token == 0 || !ValidateName("resource", resource, limits.max_resource_bytes).ok()) {
+    return absl::OkStatus();
+  }
+  return signer->Verify(resource, token, signature.key_id(), signature.mac());
+}
+
+absl::Status FillAcquireResponse(const TokenSigner* signer, const std::string& resource,
+                                 const AcquireResult& result,
+                                 v1::AcquireResponse* response) {
+  if (result.acquired && signer != nullptr) {
+    absl::StatusOr<TokenSignature> signature = signer->Sign(resource, result.token);
+    if (!signature.ok()) {
+      return absl::UnavailableError(
+          absl::StrCat("cannot sign the grant: ", signature.status().message()));
+    }
+    SetSignature(*signature, response->mutable_signature());
+  }
+  response->set_acquired(result.acquired);
+  response->set_token(result.token);
+  response->set_ttl_ms(Ms(result.ttl));
+  response->set_hold_count(result.hold_count);
+  response->set_reason(ToProto(result.reason));
+  response->set_holder_token(result.holder_token);
+  response->set_retry_after_ms(Ms(result.retry_after));
+  return absl::OkStatus();
+}
+
+void FillRenewResponse(const TokenSigner* signer, const std::string& resource,
+                       uint64_t token, const RenewResult& result,
+                       v1::RenewResponse* response) {
+  response->set_ttl_ms(Ms(result.ttl));
+  if (signer == nullptr) return;
+  absl::StatusOr<TokenSignature> signature = signer->Sign(resource, token);
+  if (signature.ok()) SetSignature(*signature, response->mutable_signature());
+}
+
+void FillReleaseResponse(const ReleaseResult& result, v1::ReleaseResponse* response) {
+  response->set_hold_count(result.hold_count);
+}
+
+void FillDescribeResponse(const ResourceInfo& info, v1::DescribeResponse* response) {
+  response->set_held(info.held);
+  response->set_holder(info.holder);
+  response->set_token(info.token);
+  response->set_remaining_ms(Ms(info.remaining));
+  response->set_hold_count(info.hold_count);
+  response->set_waiters(info.waiters);
+  response->set_lock_delay_remaining_ms(Ms(info.lock_delay_remaining));
+}
+
+}  // namespace fencegate::lockservice

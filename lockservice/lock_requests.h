@@ -1,0 +1,61 @@
+// The lock service's requests and replies between their protos
+// (fencegate.v1, lock.proto) and LockManager's plain structs: all that
+// LockServiceImpl does to a call apart from gRPC itself and the caller's
+// certificate identity. No gRPC types, so the fuzz target
+// (tests/fuzz/lock_service_fuzzer.cc) drives exactly the path a call takes.
+//
+// A call's path: RejectUnknownFields (common/validation.h), then for Acquire
+// CheckCanSign when signing; for Renew and Release CheckTokenSignature;
+// then *ArgsFromProto, the LockManager call, and Fill*Response with its
+// result. Bad values (empty names, out-of-range TTLs, token 0) pass through
+// unchanged: the manager refuses them with INVALID_ARGUMENT.
+//
+// Thread safety: pure functions, except that they read `signer`
+// (thread-safe).
+#ifndef FENCEGATE_LOCKSERVICE_LOCK_REQUESTS_H_
+#define FENCEGATE_LOCKSERVICE_LOCK_REQUESTS_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/status.h"
+#include "common/token_signer.h"
+#include "fencegate/v1/lock.pb.h"
+#include "lockservice/lock_limits.h"
+#include "lockservice/lock_manager.h"
+
+namespace fencegate::lockservice {
+
+// The holder is the request's; the service prefixes the caller's
+// certificate subject under mutual TLS.
+AcquireArgs AcquireArgsFromProto(const fencegate::v1::AcquireRequest& request);
+RenewArgs RenewArgsFromProto(const fencegate::v1::RenewRequest& request);
+ReleaseArgs ReleaseArgsFromProto(const fencegate::v1::ReleaseRequest& request);
+
+// With signing on (`signer` not null), the signature of a Renew or Release
+// must be valid for its resource and token: PERMISSION_DENIED otherwise.
+// Requests whose resource or token are malformed pass, for the manager to
+// refuse with INVALID_ARGUMENT. OK when `signer` is null.
+absl::Status CheckTokenSignature(const TokenSigner* signer, const LockLimits& limits,
+                                 const std::string& resource, uint64_t token,
+                                 const fencegate::v1::TokenSignature& signature);
+
+// Fills `response` from a granted or refused Acquire; a grant is signed when
+// `signer` is set. UNAVAILABLE if the grant cannot be signed (the grant
+// stands, committed, and expires unless renewed).
+absl::Status FillAcquireResponse(const TokenSigner* signer, const std::string& resource,
+                                 const AcquireResult& result,
+                                 fencegate::v1::AcquireResponse* response);
+// A renewed lease is re-signed under the current key when `signer` is set,
+// so leases follow a key rotation.
+void FillRenewResponse(const TokenSigner* signer, const std::string& resource,
+                       uint64_t token, const RenewResult& result,
+                       fencegate::v1::RenewResponse* response);
+void FillReleaseResponse(const ReleaseResult& result,
+                         fencegate::v1::ReleaseResponse* response);
+void FillDescribeResponse(const ResourceInfo& info,
+                          fencegate::v1::DescribeResponse* response);
+
+}  // namespace fencegate::lockservice
+
+#endif  // FENCEGATE_LOCKSERVICE_LOCK_REQUESTS_H_
