@@ -34,4 +34,9 @@ size_t FakeClock::PendingTimers() {
   return timers_.size();
 }
 
+std::optional<absl::Time> FakeClock::NextDeadline() {
+  absl::MutexLock lock(&mu_);
+  return timers_.NextDeadline();
+}
+
 }  // namespace fencegate::testing

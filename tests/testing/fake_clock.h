@@ -7,6 +7,8 @@
 #ifndef FENCEGATE_TESTS_TESTING_FAKE_CLOCK_H_
 #define FENCEGATE_TESTS_TESTING_FAKE_CLOCK_H_
 
+#include <optional>
+
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 #include "common/clock.h"
@@ -27,6 +29,8 @@ class FakeClock final : public Clock {
   void AdvanceBy(absl::Duration d);
   // Timers set and neither fired nor cancelled.
   size_t PendingTimers();
+  // The earliest deadline of those timers, if any.
+  std::optional<absl::Time> NextDeadline();
 
  private:
   absl::Mutex mu_;
