@@ -738,9 +738,11 @@ absl::Status LockManager::LoadFromStore() {
     lease.holder = std::move(record.holder);
     lease.token = record.token;
     lease.ttl = record.ttl;
-    // The "delay restart" rule: held for a full TTL from now.
+    // The "delay restart" rule: held for a full TTL from now, and the
+    // max_hold cap counts from now too (a lease re-armed past its cap would
+    // take renewals that end it at once).
     lease.acquired_at = now;
-    lease.expiry = now + record.ttl;
+    lease.expiry = CappedExpiry(lease, record.ttl);
     lease.hold_count = record.hold_count;
     lease.request_ids.assign(record.request_ids.begin(), record.request_ids.end());
     last_token_ = std::max(last_token_, lease.token);

@@ -434,6 +434,26 @@ TEST_P(LockManagerTest, MaxHoldCapsTheLeaseAcrossRenewals) {
   EXPECT_FALSE(Describe("r").held);
 }
 
+// Found by the lock_service fuzz target: a restart re-armed a lease for its
+// full persisted TTL (10 s) past the max_hold cap counted from the restart
+// (5 s), so a renew between the two answered OK with a negative TTL, for a
+// lease that was already over.
+TEST_P(LockManagerTest, MaxHoldAlsoCapsALeaseReArmedByARestart) {
+  limits_.max_hold = Seconds(5);
+  Restart();
+  uint64_t token = MustAcquire("r", "alice", Seconds(3));
+  ASSERT_THAT(Renew("r", token, Seconds(10)), IsOk());  // persists a 10 s TTL
+  Advance(Seconds(2));
+  Restart();
+  EXPECT_EQ(Describe("r").remaining, Seconds(5));
+  Advance(Seconds(4));
+  ASSERT_OK_AND_ASSIGN(RenewResult renewed, Renew("r", token, Seconds(3)));
+  EXPECT_EQ(renewed.ttl, Seconds(1));  // capped at the restart + 5 s
+  Advance(Seconds(1));
+  EXPECT_FALSE(Describe("r").held);
+  EXPECT_THAT(Renew("r", token, Seconds(3)), StatusIs(absl::StatusCode::kAborted));
+}
+
 TEST_P(LockManagerTest, WaiterLimitsAnswerResourceExhausted) {
   limits_.max_waiters_per_resource = 2;
   limits_.max_waiters_total = 3;
