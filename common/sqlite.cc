@@ -28,14 +28,24 @@ SqliteStatement& SqliteStatement::Bind(int index, int64_t value) {
   return *this;
 }
 
+namespace {
+
+// SQLite binds a null pointer as SQL NULL, but an empty view need not point
+// anywhere: it is empty text (or an empty blob) all the same.
+const char* NonNull(absl::string_view value) {
+  return value.data() != nullptr ? value.data() : "";
+}
+
+}  // namespace
+
 SqliteStatement& SqliteStatement::BindText(int index, absl::string_view value) {
-  sqlite3_bind_text(stmt_, index, value.data(), static_cast<int>(value.size()),
+  sqlite3_bind_text(stmt_, index, NonNull(value), static_cast<int>(value.size()),
                     SQLITE_TRANSIENT);
   return *this;
 }
 
 SqliteStatement& SqliteStatement::BindBlob(int index, absl::string_view value) {
-  sqlite3_bind_blob(stmt_, index, value.data(), static_cast<int>(value.size()),
+  sqlite3_bind_blob(stmt_, index, NonNull(value), static_cast<int>(value.size()),
                     SQLITE_TRANSIENT);
   return *this;
 }
