@@ -1,5 +1,6 @@
-// What the fuzz targets share: failing on a broken invariant, and where
-// their databases live.
+// What the fuzz targets share: failing on a broken invariant, the shape of
+// errors, parsing requests and round-tripping responses as the wire does,
+// signing keys, and where their databases live.
 //
 // Thread safety: Fail() may be called from any thread.
 #ifndef FENCEGATE_TESTS_FUZZ_FUZZ_SUPPORT_H_
@@ -10,11 +11,15 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <memory>
 #include <string>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "common/errors.h"
+#include "common/signing_keys.h"
+#include "common/token_signer.h"
+#include "common/validation.h"
 
 namespace fencegate::fuzz {
 
@@ -102,6 +107,46 @@ inline void CheckErrorShape(const char* op, const absl::Status& status, AllowedE
     default:
       FUZZ_CHECK(false, op, ": undocumented error ", status.ToString());
   }
+}
+
+}  // namespace fencegate::fuzz
+
+namespace fencegate::fuzz {
+
+// Parses a request from its wire bytes as gRPC would. False if it cannot
+// be parsed, or if it carries fields the services do not know (which they
+// refuse with RejectUnknownFields, checked here to name the field).
+template <typename Request>
+bool ParseRequest(absl::string_view payload, Request& request) {
+  if (!request.ParseFromArray(payload.data(), static_cast<int>(payload.size()))) {
+    return false;
+  }
+  absl::Status unknown = RejectUnknownFields(request);
+  CheckErrorShape("request", unknown, AllowedErrors());
+  return unknown.ok();
+}
+
+// A response must survive the wire as a server sends it.
+template <typename Response>
+void RoundTrip(const Response& response) {
+  std::string bytes;
+  Response parsed;
+  FUZZ_CHECK(response.SerializeToString(&bytes) && parsed.ParseFromString(bytes),
+             "the response does not survive the wire: ", response.ShortDebugString());
+}
+
+// The signer of runs with signed tokens (null otherwise): key "k1" signs,
+// "k0" only verifies; a fixed wall clock, so an input behaves the same on
+// every run.
+inline std::unique_ptr<TokenSigner> FuzzSigner(bool signed_tokens) {
+  if (!signed_tokens) return nullptr;
+  absl::StatusOr<KeyRing> keys = KeyRing::Parse(
+      "k1 000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f sign\n"
+      "k0 f0f1f2f3f4f5f6f7f8f9fafbfcfdfeff000102030405060708090a0b0c0d0e0f\n",
+      "fuzz keys");
+  FUZZ_CHECK(keys.ok(), keys.status().ToString());
+  return std::make_unique<TokenSigner>(*std::move(keys),
+                                       [] { return absl::FromUnixSeconds(1767225600); });
 }
 
 }  // namespace fencegate::fuzz

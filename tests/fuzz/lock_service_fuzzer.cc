@@ -58,17 +58,6 @@ LockLimits FuzzLimits(uint8_t config) {
   return limits;
 }
 
-std::unique_ptr<TokenSigner> FuzzSigner(uint8_t config) {
-  if (!(config & 1)) return nullptr;
-  absl::StatusOr<KeyRing> keys = KeyRing::Parse(
-      "k1 000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f sign\n"
-      "k0 f0f1f2f3f4f5f6f7f8f9fafbfcfdfeff000102030405060708090a0b0c0d0e0f\n",
-      "fuzz keys");
-  FUZZ_CHECK(keys.ok(), keys.status().ToString());
-  return std::make_unique<TokenSigner>(*std::move(keys),
-                                       [] { return absl::FromUnixSeconds(1767225600); });
-}
-
 // Fence positions, as grant-time fencing receives them.
 class FeedRecorder final : public lockservice::FenceFeed::Subscriber {
  public:
@@ -91,7 +80,7 @@ class LockHarness {
  public:
   explicit LockHarness(uint8_t config)
       : limits_(FuzzLimits(config)),
-        signer_(FuzzSigner(config)),
+        signer_(FuzzSigner(config & 1)),
         db_path_(ScratchDir() + "/locks.db"),
         model_(limits_) {
     RemoveDatabase(db_path_);
@@ -187,18 +176,6 @@ class LockHarness {
     return *result;
   }
 
-  // Parses `payload` as gRPC would; a request it cannot parse, or with
-  // fields the service does not know, never reaches the manager.
-  template <typename Request>
-  bool Parse(absl::string_view payload, Request& request) {
-    if (!request.ParseFromArray(payload.data(), static_cast<int>(payload.size()))) {
-      return false;
-    }
-    absl::Status unknown = RejectUnknownFields(request);
-    CheckErrorShape("request", unknown, AllowedErrors());
-    return unknown.ok();
-  }
-
   // A signature check may refuse only a request not signed validly.
   AllowedErrors Denied(bool may_be_bad) const {
     AllowedErrors allowed;
@@ -225,17 +202,9 @@ class LockHarness {
     inbox_.push_back(std::move(reply));
   }
 
-  template <typename Response>
-  static void RoundTrip(const Response& response) {
-    std::string bytes;
-    Response parsed;
-    FUZZ_CHECK(response.SerializeToString(&bytes) && parsed.ParseFromString(bytes),
-               "the response does not survive the wire: ", response.ShortDebugString());
-  }
-
   void Acquire(absl::string_view payload) {
     v1::AcquireRequest request;
-    if (!Parse(payload, request)) return;
+    if (!ParseRequest(payload, request)) return;
     if (signer_ != nullptr) FUZZ_CHECK(signer_->CheckCanSign().ok(), "cannot sign");
     const LockManager::CallId id = manager_->NewCallId();
     Call& call = calls_[id];
@@ -265,7 +234,7 @@ class LockHarness {
 
   void Renew(absl::string_view payload, bool sign) {
     v1::RenewRequest request;
-    if (!Parse(payload, request)) return;
+    if (!ParseRequest(payload, request)) return;
     const bool signed_validly =
         SignIfAsked(sign, request.resource(), request.token(), request.mutable_signature());
     lockservice::RenewArgs args = lockservice::RenewArgsFromProto(request);
@@ -291,7 +260,7 @@ class LockHarness {
 
   void Release(absl::string_view payload, bool sign) {
     v1::ReleaseRequest request;
-    if (!Parse(payload, request)) return;
+    if (!ParseRequest(payload, request)) return;
     const bool signed_validly =
         SignIfAsked(sign, request.resource(), request.token(), request.mutable_signature());
     lockservice::ReleaseArgs args = lockservice::ReleaseArgsFromProto(request);
@@ -316,7 +285,7 @@ class LockHarness {
 
   void Describe(absl::string_view payload) {
     v1::DescribeRequest request;
-    if (!Parse(payload, request)) return;
+    if (!ParseRequest(payload, request)) return;
     const LockManager::CallId id = manager_->NewCallId();
     calls_[id] = Call{LockStep::kDescribe, {}, {}, {}, request.resource(), clock_.Now()};
     manager_->Describe(request.resource(),
