@@ -1,5 +1,6 @@
-// Makes absl::Mutex, absl::CondVar and absl::Notification visible to
-// ThreadSanitizer in the TSan build (FENCEGATE_SANITIZE=thread) only.
+// Makes absl::Mutex, absl::CondVar, absl::Notification and the reference
+// count of absl::Status visible to ThreadSanitizer, in the TSan build
+// (FENCEGATE_SANITIZE=thread) only.
 //
 // Why: Debian's libabsl_synchronization.so is not built with TSan, so TSan
 // sees none of the ordering these primitives give (their atomics and futex
@@ -26,6 +27,10 @@
 // Scope: only calls from objects linked into the executable are wrapped, not
 // calls made inside Debian's shared libraries (gRPC's own mutexes stay
 // invisible; the TSan tier keeps gRPC out, docs/testing-sanitizers.md).
+// absl::Status: copies share one representation, freed by the last
+// Status::UnrefNonInlined() (in the library) after an acquire-release
+// decrement; the wrapper makes that acquire-release on the representation.
+// The library's own calls (a shared Status being modified) stay unwrapped.
 // Await() and CondVar waits are taken as writer-mode; fencegate never waits
 // on a reader lock. absl::BlockingCounter and absl::Barrier are not
 // annotated (fencegate's tests do not use them).
@@ -35,7 +40,9 @@
 #include <sanitizer/tsan_interface.h>
 
 #include <atomic>
+#include <cstdint>
 
+#include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
@@ -274,4 +281,16 @@ FENCEGATE_WRAP(bool, WaitForNotificationWithDeadline, ABSL_CONST_SYMBOL("12Notif
   const bool notified = RealWaitForNotificationWithDeadline(n, deadline);
   if (notified) __tsan_acquire(const_cast<Notification*>(n));
   return notified;
+}
+
+// ----------------------------------------------------------------- Status
+
+// Every copy's release of the shared representation is an acquire-release
+// on its count (absl/status/status.cc), so the copy that frees it has seen
+// every other copy's accesses. `rep` is the representation's address + 1.
+FENCEGATE_WRAP(void, StatusUnref, ABSL_SYMBOL("6Status15UnrefNonInlinedEm"), uintptr_t rep) {
+  void* shared = reinterpret_cast<void*>(rep - 1);
+  __tsan_release(shared);
+  __tsan_acquire(shared);
+  RealStatusUnref(rep);
 }

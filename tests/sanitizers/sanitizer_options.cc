@@ -20,7 +20,7 @@
 FENCEGATE_SANITIZER_HOOK const char* __asan_default_options() {
   return "halt_on_error=1:detect_leaks=1:strict_string_checks=1"
          ":detect_stack_use_after_return=1:check_initialization_order=1"
-         ":strict_init_order=1" FENCEGATE_SYMBOLIZER;
+         FENCEGATE_SYMBOLIZER;
 }
 
 FENCEGATE_SANITIZER_HOOK const char* __ubsan_default_options() {

@@ -11,6 +11,8 @@
 #include <thread>
 #include <vector>
 
+#include "absl/status/status.h"
+#include "absl/strings/cord.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
@@ -170,6 +172,23 @@ TEST(TsanAbslTest, TryLockTimedWaitsAndReleasableLocks) {
   absl::MutexLock lock(&mu);
   EXPECT_TRUE(mu.AwaitWithTimeout(absl::Condition(&set), absl::Hours(1)));
   EXPECT_EQ(value, 0);
+}
+
+// Copies of an absl::Status share one representation; whichever thread
+// drops the last copy frees it, after the other read it.
+TEST(TsanAbslTest, StatusSharedAcrossThreadsIsFreedByItsLastCopy) {
+  for (int i = 0; i < kRounds; ++i) {
+    absl::Status status = absl::AbortedError("stale token");
+    status.SetPayload("detail", absl::Cord("34"));
+    absl::Status copy = status;
+    std::thread other([copy = std::move(copy)]() mutable {
+      EXPECT_TRUE(copy.GetPayload("detail").has_value());
+      copy = absl::OkStatus();
+    });
+    EXPECT_TRUE(status.GetPayload("detail").has_value());
+    status = absl::OkStatus();
+    other.join();
+  }
 }
 
 // ------------------------------------------------------------- planted
