@@ -153,8 +153,8 @@ WorkerProcess& FaultInjector::FreeWorker(int first) {
 }
 
 // 1. The stale writer stops before its write. 2. Its gateway's next commit
-// stalls (a probe write on an unused resource starts it), and so does every
-// other gateway's. 3. The writer's lease expires (or an operator releases
+// stalls (a probe write on an unused resource starts it), then every other
+// gateway's next one. 3. The writer's lease expires (or an operator releases
 // it); a successor is granted the resource and sends its fenced read, which
 // queues behind a stall. 4. The writer resumes and sends its write, which
 // queues too. 5. The stalls end: the read and the write commit in one batch
@@ -175,11 +175,17 @@ std::string FaultInjector::StaleWriterRace(const Fault& fault) {
   const uint32_t resource = writer.control().resource.load();
   const absl::Duration ttl = Ttl(writer);
 
-  for (ServerNode* g : gateways_) g->Arm("stall", "gateway.before_commit");
+  gateway.Arm("stall", "gateway.before_commit");
   std::thread probe_write([&probe] {
     if (probe != nullptr) (void)probe->gateway->Fence(*probe->lease);
   });
   const bool stalled = WaitFor([&] { return gateway.StallReached(); }, reach_timeout_);
+  // The other gateways' stalls only now: a batch stalled there earlier could
+  // hold a row lock that keeps this gateway's commit from ever reaching its
+  // stall.
+  for (ServerNode* g : gateways_) {
+    if (g != &gateway) g->Arm("stall", "gateway.before_commit");
+  }
   // Only now, so the successor's read queues behind the stall.
   if (fault.release_by_operator) ReleaseAsOperator(ResourceName(resource), token);
 
