@@ -221,9 +221,11 @@ absl::StatusOr<ScheduleProfile> ProfileNamed(const std::string& name) {
 absl::StatusOr<Topology> TopologyNamed(const std::string& name) {
   if (name == "sqlite") return Topology();
   if (name == "postgres-two-gateways") {
-    // A gateway may wait up to PostgreSQL's idle_in_transaction_session_timeout
-    // (30 s, gateway/postgres_storage.h) for a row another one holds.
-    return Topology{name, 2, GatewayStorage::kPostgres, absl::Seconds(60)};
+    // Past the longest a gateway can hold a request: a race's stall (its
+    // waits add up to about a minute at most), or a row another gateway
+    // holds (at most PostgreSQL's idle_in_transaction_session_timeout, 30 s,
+    // gateway/postgres_storage.h).
+    return Topology{name, 2, GatewayStorage::kPostgres, absl::Seconds(120)};
   }
   return absl::InvalidArgumentError(absl::StrCat(
       "unknown --topology '", name, "'; one of: sqlite, postgres-two-gateways"));
