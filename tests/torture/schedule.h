@@ -23,8 +23,8 @@ enum class FaultKind {
                       // its write: the worst moment
   kStaleWriterRace,   // a worker stopped before its write resumes after its
                       // lease expired, while the new holder's fenced read
-                      // waits in the same stalled gateway commit (or, sent
-                      // to another gateway, has raised the fence already)
+                      // waits in the same stalled gateway commit (or in
+                      // another gateway's, whose stall ends first)
   kKillRestart,       // kill -9 a server; restart it after `duration`
   kStopServer,        // SIGSTOP a server for `duration`
   kFailpointCrash,    // the server crashes at `failpoint`; restart it
@@ -130,8 +130,8 @@ std::string DescribeFault(const Schedule& schedule, const Fault& fault);
 // (one kill -9 of the gateway): one kind of fault each, the schedules the
 // planted bugs run (planted_bugs.h). "postgres-two-gateways": two gateways
 // on one PostgreSQL (topology postgres-two-gateways) with workers on both,
-// and the faults that topology adds to: pauses, races, kill -9, SIGSTOP and
-// failpoint crashes of either gateway, kill -9 of the lock service.
+// under pauses, races, kill -9, SIGSTOP and failpoint crashes of either
+// gateway, and kill -9 of the lock service.
 absl::StatusOr<ScheduleProfile> ProfileNamed(const std::string& name);
 
 // "sqlite" (one gateway on its own SQLite file, what every profile but
