@@ -175,7 +175,6 @@ absl::Status ServerNode::StartOnce() {
   child.argv.push_back(options_.binary);
   child.argv.push_back(absl::StrCat("--listen=127.0.0.1:", port_));
   child.argv.push_back(absl::StrCat("--port_file=", port_file));
-  child.argv.push_back(absl::StrCat("--db=", File(".db")));
   child.argv.push_back(absl::StrCat("--failpoint_file=", File(".failpoint")));
   for (const std::string& arg : options_.extra_args) child.argv.push_back(arg);
   child.stderr_path = File(".log");
