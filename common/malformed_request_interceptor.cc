@@ -52,6 +52,11 @@ class MalformedRequestInterceptor final : public grpc::experimental::Interceptor
 
 grpc::experimental::Interceptor* MalformedRequestInterceptorFactory::CreateServerInterceptor(
     grpc::experimental::ServerRpcInfo* info) {
+  // Only these receive their request before the handler runs. A streaming
+  // read also reports a null message, at the end of the client's stream,
+  // which is no fault (server reflection's calls end that way).
+  using Type = grpc::experimental::ServerRpcInfo::Type;
+  if (info->type() != Type::UNARY && info->type() != Type::SERVER_STREAMING) return nullptr;
   return new MalformedRequestInterceptor(info->method());
 }
 

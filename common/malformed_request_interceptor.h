@@ -6,11 +6,13 @@
 // caller nothing (docs/errors.md). StartGrpcServer() installs it on every
 // fencegate server.
 //
-// How it knows: when a request fails to parse, gRPC gives interceptors a
-// null message at POST_RECV_MESSAGE, and the handler is never called; the
+// How it knows: for a unary or server-streaming method gRPC parses the one
+// request before the handler runs; when that fails it gives interceptors a
+// null message at POST_RECV_MESSAGE and never calls the handler. The
 // interceptor then replaces the status the call sends. Nothing else is
-// touched: other calls pass through, and an unknown method (which has no
-// request message at that point) stays UNIMPLEMENTED.
+// touched: other calls pass through; client and bidi streams (where a null
+// message only means the client's stream ended) get no interceptor; an
+// unknown method stays UNIMPLEMENTED.
 //
 // Thread safety: gRPC creates one interceptor per call and drives it.
 #ifndef FENCEGATE_COMMON_MALFORMED_REQUEST_INTERCEPTOR_H_

@@ -166,6 +166,23 @@ TEST_F(GatewayApiTest, RequestThatDoesNotParseIsInvalidArgumentNamingItsType) {
   EXPECT_THAT(Put(*stub_, "r", 1, "k", "v"), IsOk());  // and it still serves
 }
 
+// The interceptor above must leave streams alone: a bidi stream's read at
+// the end of the client's stream also reports no message, and server
+// reflection (grpcurl) ends every call that way.
+TEST_F(GatewayApiTest, ServerReflectionListsTheGatewayService) {
+  StartServer();
+  auto channel = testing::OwnChannel(server_->address());
+  ASSERT_THAT(channel, IsOk());
+  // ServerReflectionRequest{list_services = "*"}: field 7, a string.
+  testing::RawStreamReply reply = testing::RawStreamingCall(
+      *channel, "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo",
+      {std::string("\x3a\x01*")});
+  EXPECT_TRUE(reply.status.ok()) << reply.status.error_code() << " "
+                                 << reply.status.error_message();
+  ASSERT_EQ(reply.responses.size(), 1u);
+  EXPECT_THAT(reply.responses[0], HasSubstr("fencegate.v1.Gateway"));
+}
+
 TEST_F(GatewayApiTest, HealthServiceAnswersServing) {
   StartServer();
   ASSERT_OK_AND_ASSIGN(testing::Serving serving,
