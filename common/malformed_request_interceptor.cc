@@ -24,6 +24,7 @@ std::string RequestType(const std::string& method) {
 
 class MalformedRequestInterceptor final : public grpc::experimental::Interceptor {
  public:
+  // `method` is the server's registered name: it outlives every call.
   explicit MalformedRequestInterceptor(const char* method)
       : method_(method != nullptr ? method : "") {}
 
@@ -44,7 +45,7 @@ class MalformedRequestInterceptor final : public grpc::experimental::Interceptor
   }
 
  private:
-  const std::string method_;
+  const char* const method_;  // not copied: this runs on every call
   bool malformed_ = false;
 };
 
