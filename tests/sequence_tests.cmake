@@ -1,5 +1,5 @@
 # Random operation sequences against both cores with crash-and-reopen
-# (docs/testing-input.md): for each core a reference model and a runner that
+# (docs/sequences-and-bad-input.md): for each core a reference model and a runner that
 # drives the real core and the model with the same seeded steps and compares
 # them after every step. The runners hold no tests; each binary below links
 # them with the cores it checks.

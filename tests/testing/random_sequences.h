@@ -5,7 +5,7 @@
 //
 // Every sequence has a seed of its own; the same seed makes the same
 // sequence, so a failure is replayed by its seed alone. The environment
-// chooses the seeds (docs/testing-input.md):
+// chooses the seeds (docs/sequences-and-bad-input.md):
 //   FENCEGATE_SEQUENCE_SEED=S  seed of a suite's first sequence (default 1);
 //                              sequence i has seed S + i
 //   FENCEGATE_SEQUENCES=N      sequences per suite, over all its shards

@@ -3,7 +3,7 @@
 // core (lock_sequence.h), half against the fence core (fence_sequence.h),
 // each compared step by step with a reference model. In shards, so that
 // ctest -j2 runs them side by side. Seeds and replay: random_sequences.h,
-// docs/testing-input.md.
+// docs/sequences-and-bad-input.md.
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/testing/random_sequences.h"
