@@ -3,10 +3,10 @@
 #include <algorithm>
 
 #include "absl/time/clock.h"
+#include "client/channel.h"
 #include "client/retry.h"
 #include "common/grpc_status.h"
 #include "grpcpp/client_context.h"
-#include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 
 namespace fencegate::client {
@@ -43,25 +43,30 @@ Fencing FencingOf(const Lease& lease) {
 }
 
 GatewayClient::GatewayClient(std::shared_ptr<grpc::Channel> channel, ClientOptions options)
-    : stub_(v1::Gateway::NewStub(channel)), options_(options) {}
+    : channel_(std::move(channel)),
+      stub_(v1::Gateway::NewStub(channel_)),
+      options_(options) {}
 
 absl::StatusOr<std::unique_ptr<GatewayClient>> GatewayClient::Connect(
     const std::string& address, ClientOptions options) {
   absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials =
       MakeChannelCredentials(options.tls);
   if (!credentials.ok()) return credentials.status();
-  return std::make_unique<GatewayClient>(grpc::CreateChannel(address, *credentials),
+  return std::make_unique<GatewayClient>(NewClientChannel(address, *credentials),
                                          options);
 }
 
 template <typename Call>
 absl::Status GatewayClient::Run(Call call) {
   const absl::Time deadline = absl::Now() + options_.rpc_timeout * options_.retry.max_attempts;
-  return RetryUnavailable(options_.retry, deadline, [&] {
-    grpc::ClientContext ctx;
-    ctx.set_deadline(absl::ToChronoTime(absl::Now() + options_.rpc_timeout));
-    return FromGrpcStatus(call(ctx));
-  });
+  return RetryUnavailable(
+      options_.retry, deadline,
+      [&] {
+        grpc::ClientContext ctx;
+        ctx.set_deadline(absl::ToChronoTime(absl::Now() + options_.rpc_timeout));
+        return FromGrpcStatus(call(ctx));
+      },
+      [this](absl::Time until) { PauseForChannel(*channel_, until); });
 }
 
 absl::StatusOr<WriteResult> GatewayClient::Write(const Fencing& fencing,

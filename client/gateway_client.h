@@ -141,6 +141,7 @@ class GatewayClient {
   void NoteFenced(const Fencing& fencing);
   bool IsFenced(const Fencing& fencing);
 
+  const std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<fencegate::v1::Gateway::Stub> stub_;
   const ClientOptions options_;
   absl::Mutex mu_;

@@ -32,6 +32,7 @@ Lease::~Lease() {
     absl::MutexLock lock(&mu_);
     stopping_ = true;
   }
+  wake_.Notify();
   renewer_.join();
   Release().IgnoreError();  // best effort: otherwise the lease just expires
 }
@@ -46,7 +47,7 @@ void Lease::RenewLoop() {
       const absl::Time now = clock_->Now();
       const absl::Time wake = std::min(next_renew_, valid_until_);
       if (now < wake) {
-        mu_.AwaitWithTimeout(absl::Condition(&stopping_), wake - now);
+        wake_.WaitFor(&mu_, absl::Condition(&stopping_), wake - now);
         continue;
       }
       absl::Status status = RenewLocked();
@@ -67,10 +68,12 @@ void Lease::RenewLoop() {
 
 void Lease::Notify(absl::AnyInvocable<void(const absl::Status&)> callback,
                    const absl::Status& why) {
-  if (!callback) return;
-  callback(why);
-  absl::MutexLock lock(&mu_);
-  notifying_ = false;
+  if (callback) {
+    callback(why);
+    absl::MutexLock lock(&mu_);
+    notifying_ = false;
+  }
+  wake_.Notify();  // the lease may have ended: WaitLost() and RenewLoop() look
 }
 
 absl::Status Lease::RenewLocked() {
@@ -141,7 +144,7 @@ bool Lease::WaitLost(absl::Duration timeout) {
     if (now >= give_up) return false;
     // Wake at the end of validity at the latest, when Check() will see it.
     const absl::Time wake = Ended() ? give_up : std::min(give_up, valid_until_);
-    mu_.AwaitWithTimeout(absl::Condition(&notified), wake - now);
+    wake_.WaitFor(&mu_, absl::Condition(&notified), wake - now);
   }
 }
 
@@ -174,6 +177,7 @@ absl::Status Lease::Release() {
     ended_ = absl::FailedPreconditionError(absl::StrCat(
         "lease on '", resource_, "' with token ", token_, " was released"));
   }
+  wake_.Notify();
   absl::StatusOr<uint32_t> released =
       client_->Release(resource_, token_, /*request_id=*/"", signature());
   // LEASE_LOST: it had already lapsed on the server; nothing to release.

@@ -37,6 +37,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "common/clock.h"
+#include "common/monotonic_wait.h"
 #include "common/token_signer.h"
 
 namespace fencegate::client {
@@ -97,8 +98,8 @@ class Lease {
   // (outside mu_), if this call is the one that lost it.
   absl::AnyInvocable<void(const absl::Status&)> LoseLocked(absl::Status why)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Runs `callback` (from LoseLocked) outside mu_, then lets WaitLost()
-  // return. No-op for an empty callback.
+  // Runs `callback` (from LoseLocked), if any, outside mu_, then wakes
+  // WaitLost() and the renewer to look at the lease again.
   void Notify(absl::AnyInvocable<void(const absl::Status&)> callback,
               const absl::Status& why);
   // Loses the lease if its validity has passed.
@@ -116,6 +117,7 @@ class Lease {
   Clock* const clock_;
 
   mutable absl::Mutex mu_;
+  MonotonicWait wake_;  // stopping_, ended_ or notifying_ changed
   TokenSignature signature_ ABSL_GUARDED_BY(mu_);
   absl::Time valid_until_ ABSL_GUARDED_BY(mu_);
   absl::Time next_renew_ ABSL_GUARDED_BY(mu_);

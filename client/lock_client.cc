@@ -4,11 +4,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "client/channel.h"
 #include "client/retry.h"
 #include "common/errors.h"
 #include "common/grpc_status.h"
 #include "grpcpp/client_context.h"
-#include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 
 namespace fencegate::client {
@@ -29,14 +29,22 @@ void SetSignature(const TokenSignature& signature, v1::TokenSignature* proto) {
 }  // namespace
 
 LockClient::LockClient(std::shared_ptr<grpc::Channel> channel, ClientOptions options)
-    : stub_(v1::LockService::NewStub(channel)), options_(options) {}
+    : channel_(std::move(channel)),
+      stub_(v1::LockService::NewStub(channel_)),
+      options_(options) {}
+
+absl::Status LockClient::Retry(absl::Time deadline,
+                               absl::FunctionRef<absl::Status()> attempt) {
+  return RetryUnavailable(options_.retry, deadline, attempt,
+                          [this](absl::Time until) { PauseForChannel(*channel_, until); });
+}
 
 absl::StatusOr<std::unique_ptr<LockClient>> LockClient::Connect(
     const std::string& address, ClientOptions options) {
   absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials =
       MakeChannelCredentials(options.tls);
   if (!credentials.ok()) return credentials.status();
-  return std::make_unique<LockClient>(grpc::CreateChannel(address, *credentials),
+  return std::make_unique<LockClient>(NewClientChannel(address, *credentials),
                                       options);
 }
 
@@ -51,7 +59,7 @@ absl::StatusOr<AcquireOutcome> LockClient::Acquire(const std::string& resource,
   request.set_request_id(options.request_id.empty() ? NewRequestId() : options.request_id);
   v1::AcquireResponse response;
   const absl::Time deadline = absl::Now() + options.wait + options_.rpc_timeout;
-  absl::Status status = RetryUnavailable(options_.retry, deadline, [&] {
+  absl::Status status = Retry(deadline, [&] {
     grpc::ClientContext ctx;
     // A retry after waiting a while still only waits what is left.
     SetDeadline(ctx, std::max(deadline, absl::Now() + options_.rpc_timeout));
@@ -106,7 +114,7 @@ absl::StatusOr<RenewOutcome> LockClient::Renew(const std::string& resource,
   request.set_ttl_ms(absl::ToInt64Milliseconds(ttl));
   SetSignature(signature, request.mutable_signature());
   v1::RenewResponse response;
-  absl::Status status = RetryUnavailable(options_.retry, deadline, [&] {
+  absl::Status status = Retry(deadline, [&] {
     grpc::ClientContext ctx;
     SetDeadline(ctx, std::min(deadline, absl::Now() + options_.rpc_timeout));
     return FromGrpcStatus(stub_->Renew(&ctx, request, &response));
@@ -127,7 +135,7 @@ absl::StatusOr<uint32_t> LockClient::Release(const std::string& resource, uint64
   request.set_request_id(request_id.empty() ? NewRequestId() : request_id);
   v1::ReleaseResponse response;
   const absl::Time deadline = absl::Now() + options_.rpc_timeout;
-  absl::Status status = RetryUnavailable(options_.retry, deadline, [&] {
+  absl::Status status = Retry(deadline, [&] {
     grpc::ClientContext ctx;
     SetDeadline(ctx, absl::Now() + options_.rpc_timeout);
     return FromGrpcStatus(stub_->Release(&ctx, request, &response));
@@ -141,7 +149,7 @@ absl::StatusOr<LockState> LockClient::Describe(const std::string& resource) {
   request.set_resource(resource);
   v1::DescribeResponse response;
   const absl::Time deadline = absl::Now() + options_.rpc_timeout;
-  absl::Status status = RetryUnavailable(options_.retry, deadline, [&] {
+  absl::Status status = Retry(deadline, [&] {
     grpc::ClientContext ctx;
     SetDeadline(ctx, absl::Now() + options_.rpc_timeout);
     return FromGrpcStatus(stub_->Describe(&ctx, request, &response));

@@ -14,6 +14,7 @@
 #include <memory>
 #include <string>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "client/client_options.h"
@@ -105,6 +106,10 @@ class LockClient {
   const ClientOptions& options() const { return options_; }
 
  private:
+  // RetryUnavailable over this client's channel (client/retry.h).
+  absl::Status Retry(absl::Time deadline, absl::FunctionRef<absl::Status()> attempt);
+
+  const std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<fencegate::v1::LockService::Stub> stub_;
   const ClientOptions options_;
 };

@@ -9,7 +9,8 @@
 namespace fencegate::client {
 
 absl::Status RetryUnavailable(const RetryPolicy& policy, absl::Time deadline,
-                              absl::FunctionRef<absl::Status()> attempt) {
+                              absl::FunctionRef<absl::Status()> attempt,
+                              absl::FunctionRef<void(absl::Time until)> pause) {
   absl::BitGen random;
   absl::Duration backoff = policy.initial_backoff;
   absl::Status status;
@@ -18,10 +19,12 @@ absl::Status RetryUnavailable(const RetryPolicy& policy, absl::Time deadline,
     if (status.code() != absl::StatusCode::kUnavailable || i >= policy.max_attempts) {
       return status;
     }
-    // Full jitter: spread retries of many clients out.
-    absl::Duration pause = backoff * absl::Uniform(random, 0.0, 1.0);
-    if (absl::Now() + pause >= deadline) return status;
-    absl::SleepFor(pause);
+    // Equal jitter: spreads the retries of many clients out, yet every
+    // pause lasts at least half its step, so the attempts of one call span
+    // a known time (a reconnecting channel needs some).
+    const absl::Time until = absl::Now() + backoff * absl::Uniform(random, 0.5, 1.0);
+    if (until >= deadline) return status;
+    pause(until);
     backoff = std::min(backoff * 2, policy.max_backoff);
   }
 }

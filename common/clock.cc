@@ -7,6 +7,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
+#include "common/monotonic_wait.h"
 #include "common/timer_queue.h"
 
 namespace fencegate {
@@ -23,6 +24,7 @@ class RealClock final : public Clock {
       stopping_ = true;
       thread.swap(thread_);
     }
+    wake_.Notify();
     if (thread.joinable()) thread.join();
   }
 
@@ -40,7 +42,9 @@ class RealClock final : public Clock {
         Loop();
       });
     }
-    return timers_.Add(deadline, std::move(fn));
+    TimerId id = timers_.Add(deadline, std::move(fn));
+    wake_.Notify();  // the loop re-reads the next deadline
+    return id;
   }
 
   void Cancel(TimerId id) override {
@@ -65,11 +69,12 @@ class RealClock final : public Clock {
         return stopping_ || timers_.NextDeadline() != next;
       };
       absl::Duration wait = next ? *next - Now() : absl::Seconds(1);
-      mu_.AwaitWithTimeout(absl::Condition(&changed), wait);
+      wake_.WaitFor(&mu_, absl::Condition(&changed), wait);
     }
   }
 
   absl::Mutex mu_;
+  MonotonicWait wake_;  // a new timer, or stopping
   TimerQueue timers_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::thread thread_ ABSL_GUARDED_BY(mu_);  // joined by the destructor

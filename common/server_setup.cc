@@ -1,9 +1,12 @@
 #include "common/server_setup.h"
 
 #include <cstdio>
+#include <memory>
 #include <mutex>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/malformed_request_interceptor.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "grpcpp/security/server_credentials.h"
@@ -31,6 +34,10 @@ absl::StatusOr<std::unique_ptr<grpc::Server>> StartGrpcServer(
   // 10 s; gRPC's default would treat those as abuse (one per 5 minutes).
   builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 5000);
   builder.RegisterService(service);
+  std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>
+      interceptors;
+  interceptors.push_back(std::make_unique<MalformedRequestInterceptorFactory>());
+  builder.experimental().SetInterceptorCreators(std::move(interceptors));
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server == nullptr || *port == 0) {
     return absl::UnavailableError(absl::StrCat(

@@ -1,7 +1,8 @@
 // What every fencegate gRPC server has, set up in one place: the gRPC health
-// service, server reflection (so grpcurl can list and call the API), and a
+// service, server reflection (so grpcurl can list and call the API), a
 // file that publishes the bound port (listen on port 0 in tests, then read
-// the port from the file).
+// the port from the file), and INVALID_ARGUMENT for requests that do not
+// parse (malformed_request_interceptor.h).
 //
 // Thread safety: call from the thread that builds the server.
 #ifndef FENCEGATE_COMMON_SERVER_SETUP_H_

@@ -46,6 +46,7 @@ FenceFollower::~FenceFollower() {
     stopping_ = true;
     if (context_ != nullptr) context_->TryCancel();
   }
+  wake_.Notify();
   thread_.join();
 }
 
@@ -152,7 +153,7 @@ bool FenceFollower::Apply(const v1::WatchFencesResponse& message) {
 
 bool FenceFollower::Backoff(absl::Duration d) {
   absl::MutexLock lock(&mu_);
-  mu_.AwaitWithTimeout(absl::Condition(&stopping_), d);
+  wake_.WaitFor(&mu_, absl::Condition(&stopping_), d);
   return !stopping_;
 }
 

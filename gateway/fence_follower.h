@@ -33,6 +33,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "common/monotonic_wait.h"
 #include "fencegate/v1/lock.grpc.pb.h"
 #include "gateway/fenced_store.h"
 #include "grpcpp/client_context.h"
@@ -74,6 +75,7 @@ class FenceFollower {
   std::unique_ptr<fencegate::v1::LockService::Stub> stub_;
 
   absl::Mutex mu_;
+  MonotonicWait wake_;  // stopping_ changed
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   grpc::ClientContext* context_ ABSL_GUARDED_BY(mu_) = nullptr;  // stream in flight
   uint64_t applied_position_ ABSL_GUARDED_BY(mu_) = 0;

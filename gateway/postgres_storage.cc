@@ -10,6 +10,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/log.h"
+#include "common/test_hooks.h"
 #include "gateway/postgres_schema.h"
 #include "pqxx/binarystring"
 #include "pqxx/except"
@@ -164,6 +165,11 @@ absl::Status PostgresStorage::Apply(const FencedOp& op, OpResult* result) {
   if (batch_ == nullptr) return absl::FailedPreconditionError("no batch is open");
   const ApplyArgs args = ApplyArgsOf(op);
   try {
+    if (FENCEGATE_PLANTED_BUG("gateway_accepts_max_minus_one")) {  // test builds only
+      batch_->exec_params0("UPDATE fencegate_resources SET max_token = $2 "  // lowered
+                           "WHERE name = $1 AND max_token = $2 + 1",        // to accept
+                           std::string(op.resource), I64(op.token));
+    }
     const pqxx::row row = batch_->exec_prepared1(
         "fg_apply", std::string(op.resource), I64(op.token), args.kind, args.keys,
         args.value_sizes, pqxx::binarystring(args.values.data(), args.values.size()),
@@ -182,6 +188,7 @@ absl::Status PostgresStorage::Apply(const FencedOp& op, OpResult* result) {
 absl::Status PostgresStorage::CommitBatch() {
   if (batch_ == nullptr) return absl::FailedPreconditionError("no batch is open");
   absl::Status status = poisoned_;
+  FENCEGATE_FAILPOINT("gateway.before_commit");  // test builds only
   if (status.ok()) {
     try {
       batch_->commit();

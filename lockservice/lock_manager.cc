@@ -332,11 +332,17 @@ void LockManager::GrantWaiters(const std::string& name, Resource& r) {
   // A loaded waiter whose client has not retried yet keeps its turn: the
   // queue waits for it (at most waiter_reattach_grace).
   if (r.waiters.front().id == 0) return;
-  Waiter next = std::move(r.waiters.front());
-  EraseWaiter(name, r, r.waiters.begin());
+  // Copy, not move, what the grant needs: EraseWaiter() finds the waiter's
+  // entry in by_request by its holder and request id.
+  Waiter& next = r.waiters.front();
+  const std::string holder = next.holder;
+  const std::string request_id = next.request_id;
+  const absl::Duration ttl = next.ttl;
+  Callback<AcquireResult> done = std::move(next.done);
   parked_.erase(next.id);
   clock_->Cancel(next.timer);
-  Grant(name, r, next.holder, next.ttl, next.request_id, std::move(next.done));
+  EraseWaiter(name, r, r.waiters.begin());
+  Grant(name, r, holder, ttl, request_id, std::move(done));
 }
 
 // ------------------------------------------------------------ Renew/Release
@@ -363,7 +369,14 @@ void LockManager::Renew(RenewArgs args, Callback<RenewResult> done) {
       } else {
         HeldLease& lease = *r->lease;
         const absl::Time now = clock_->Now();
+        const absl::Time before = lease.expiry;
         lease.expiry = CappedExpiry(lease, args.ttl);  // extend TO, not by
+        if (lease.expiry < before) {
+          // Shortened: the timer may be set for the old expiry, too late
+          // to end the lease and hand it on at the new one.
+          clock_->Cancel(lease.expiry_timer);
+          ArmExpiry(args.resource, lease);
+        }
         if (args.ttl > lease.ttl) {
           lease.ttl = args.ttl;
           Persist(args.resource, *r);

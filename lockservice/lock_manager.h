@@ -231,8 +231,9 @@ class LockManager {
   void MaybeForget(const std::string& name) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Time CappedExpiry(const HeldLease& lease, absl::Duration ttl) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Sets the lease's one expiry timer (renewals do not move it: when it
-  // fires early it re-arms itself at the new expiry).
+  // Sets the lease's one expiry timer. A renewal that extends the lease does
+  // not move it (when it fires early it re-arms itself at the new expiry);
+  // one that shortens the lease sets it again.
   void ArmExpiry(const std::string& name, HeldLease& lease)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void RememberRequest(HeldLease& lease, const std::string& request_id)

@@ -64,6 +64,7 @@ EtcdSession::~EtcdSession() {
     absl::MutexLock lock(&mu_);
     stopping_ = true;
   }
+  wake_.Notify();
   keeper_.join();
 }
 
@@ -116,7 +117,7 @@ void EtcdSession::KeepAliveLoop() {
       auto done = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
         return stopping_ || lost_;
       };
-      mu_.AwaitWithTimeout(absl::Condition(&done), wait);
+      wake_.WaitFor(&mu_, absl::Condition(&done), wait);
       if (stopping_ || lost_) return;
     }
     const absl::Time sent = clock_->Now();
@@ -147,6 +148,7 @@ void EtcdSession::Lose(const std::string& why, bool notify) {
     lost_ = true;
     callback = std::move(on_lost_);
   }
+  wake_.Notify();
   if (!notify) return;
   LogWarning("etcd lease %x lost: %s", lease_id_, why);
   if (callback) callback();

@@ -37,6 +37,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "common/clock.h"
+#include "common/monotonic_wait.h"
 #include "common/etcd/etcd_client.h"
 
 namespace fencegate::lockservice {
@@ -89,6 +90,7 @@ class EtcdSession {
   const std::shared_ptr<Lifeline> lifeline_;
 
   absl::Mutex mu_;
+  MonotonicWait wake_;  // stopping_ or lost_ changed
   absl::Time alive_until_ ABSL_GUARDED_BY(mu_);
   bool lost_ ABSL_GUARDED_BY(mu_) = false;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;

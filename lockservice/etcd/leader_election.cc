@@ -47,18 +47,22 @@ void LeaderElection::Stop() {
     stopping_ = true;
     if (watch_ != nullptr) watch_->Cancel();
   }
+  wake_.Notify();
   if (thread_.joinable()) thread_.join();
 }
 
 void LeaderElection::OnSessionLost() {
-  absl::MutexLock lock(&mu_);
-  session_lost_ = true;
-  if (watch_ != nullptr) watch_->Cancel();
+  {
+    absl::MutexLock lock(&mu_);
+    session_lost_ = true;
+    if (watch_ != nullptr) watch_->Cancel();
+  }
+  wake_.Notify();
 }
 
 void LeaderElection::Pause(absl::Duration d) {
   absl::MutexLock lock(&mu_);
-  mu_.AwaitWithTimeout(absl::Condition(this, &LeaderElection::Interrupted), d);
+  wake_.WaitFor(&mu_, absl::Condition(this, &LeaderElection::Interrupted), d);
 }
 
 void LeaderElection::Run() {

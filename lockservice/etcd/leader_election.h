@@ -33,6 +33,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "common/clock.h"
+#include "common/monotonic_wait.h"
 #include "common/etcd/etcd_client.h"
 #include "lockservice/etcd/etcd_session.h"
 
@@ -117,6 +118,7 @@ class LeaderElection {
   Delegate* const delegate_;
 
   absl::Mutex mu_;
+  MonotonicWait wake_;  // stopping_ or session_lost_ changed
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   bool session_lost_ ABSL_GUARDED_BY(mu_) = false;
   bool step_down_ ABSL_GUARDED_BY(mu_) = false;

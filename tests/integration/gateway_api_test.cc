@@ -9,6 +9,7 @@
 #include "gtest/gtest.h"
 #include "tests/integration/gateway_process_fixture.h"
 #include "tests/testing/health_check.h"
+#include "tests/testing/raw_call.h"
 #include "tests/testing/status_matchers.h"
 
 namespace fencegate {
@@ -141,6 +142,45 @@ TEST_F(GatewayApiTest, MultiWriteFencedReadListAndDescribeOverTheWire) {
   EXPECT_EQ(described.max_token(), 4u);
   EXPECT_EQ(described.key_count(), 3u);
   EXPECT_EQ(described.total_bytes(), 6u);
+}
+
+// gRPC 1.51's callback API answers a request whose bytes do not parse with
+// UNIMPLEMENTED and no message; common/malformed_request_interceptor.h makes
+// it INVALID_ARGUMENT naming the message type. Found by the bad-input
+// conformance test. A method that does not exist stays UNIMPLEMENTED.
+TEST_F(GatewayApiTest, RequestThatDoesNotParseIsInvalidArgumentNamingItsType) {
+  StartServer();
+  auto channel = testing::OwnChannel(server_->address());
+  ASSERT_THAT(channel, IsOk());
+
+  // Field 1, 5 bytes long, and only 2 of them.
+  testing::RawReply malformed = testing::RawUnaryCall(
+      *channel, "/fencegate.v1.Gateway/Write", std::string("\x0a\x05") + "ab");
+  testing::RawReply unknown =
+      testing::RawUnaryCall(*channel, "/fencegate.v1.Gateway/NoSuchMethod", "");
+
+  EXPECT_EQ(malformed.status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(malformed.status.error_message(),
+              HasSubstr("not a valid fencegate.v1.WriteRequest"));
+  EXPECT_EQ(unknown.status.error_code(), grpc::StatusCode::UNIMPLEMENTED);
+  EXPECT_THAT(Put(*stub_, "r", 1, "k", "v"), IsOk());  // and it still serves
+}
+
+// The interceptor above must leave streams alone: a bidi stream's read at
+// the end of the client's stream also reports no message, and server
+// reflection (grpcurl) ends every call that way.
+TEST_F(GatewayApiTest, ServerReflectionListsTheGatewayService) {
+  StartServer();
+  auto channel = testing::OwnChannel(server_->address());
+  ASSERT_THAT(channel, IsOk());
+  // ServerReflectionRequest{list_services = "*"}: field 7, a string.
+  testing::RawStreamReply reply = testing::RawStreamingCall(
+      *channel, "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo",
+      {std::string("\x3a\x01*")});
+  EXPECT_TRUE(reply.status.ok()) << reply.status.error_code() << " "
+                                 << reply.status.error_message();
+  ASSERT_EQ(reply.responses.size(), 1u);
+  EXPECT_THAT(reply.responses[0], HasSubstr("fencegate.v1.Gateway"));
 }
 
 TEST_F(GatewayApiTest, HealthServiceAnswersServing) {

@@ -1,5 +1,8 @@
 // TempDir: a fresh directory under $TMPDIR (or /tmp), removed with its
 // contents when the object dies. Hermetic tests keep their SQLite files here.
+// TempDir::InMemory() puts it on a memory-backed file system where there is
+// one, for tests that commit thousands of SQLite transactions and crash only
+// the process, never the machine: their fsyncs then cost nothing.
 #ifndef FENCEGATE_TESTS_TESTING_TEMP_DIR_H_
 #define FENCEGATE_TESTS_TESTING_TEMP_DIR_H_
 
@@ -9,7 +12,10 @@ namespace fencegate::testing {
 
 class TempDir {
  public:
-  TempDir();
+  // `base`: the parent directory; empty means $TMPDIR, or /tmp.
+  explicit TempDir(const std::string& base = "");
+  // Under /dev/shm when it is a writable directory, else as TempDir().
+  static TempDir InMemory();
   ~TempDir();
   TempDir(const TempDir&) = delete;
   TempDir& operator=(const TempDir&) = delete;

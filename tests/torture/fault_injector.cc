@@ -1,6 +1,7 @@
 #include "tests/torture/fault_injector.h"
 
 #include <algorithm>
+#include <memory>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -19,11 +20,12 @@ constexpr absl::Duration kWorkerSettle = absl::Seconds(1);
 }  // namespace
 
 FaultInjector::FaultInjector(const Schedule& schedule, ServerNode* lockservice,
-                             ServerNode* gateway, std::vector<WorkerProcess*> workers,
-                             const std::string& log_path, absl::Duration reach_timeout)
+                             std::vector<ServerNode*> gateways,
+                             std::vector<WorkerProcess*> workers, const std::string& log_path,
+                             absl::Duration reach_timeout)
     : schedule_(schedule),
       lockservice_(lockservice),
-      gateway_(gateway),
+      gateways_(std::move(gateways)),
       workers_(std::move(workers)),
       reach_timeout_(reach_timeout) {
   absl::MutexLock lock(&mu_);
@@ -38,7 +40,8 @@ FaultInjector::~FaultInjector() {
 
 void FaultInjector::Run(absl::Time start) {
   start_ = start;
-  std::vector<const Fault*> lock_faults, gateway_faults;
+  std::vector<const Fault*> lock_faults;
+  std::vector<std::vector<const Fault*>> gateway_faults(gateways_.size());
   std::vector<std::vector<const Fault*>> worker_faults(workers_.size());
   for (const Fault& fault : schedule_.faults) {
     switch (fault.target) {
@@ -46,7 +49,7 @@ void FaultInjector::Run(absl::Time start) {
         lock_faults.push_back(&fault);
         break;
       case Target::kGateway:
-        gateway_faults.push_back(&fault);
+        gateway_faults[fault.gateway].push_back(&fault);
         break;
       case Target::kWorker:
         worker_faults[fault.worker].push_back(&fault);
@@ -55,13 +58,15 @@ void FaultInjector::Run(absl::Time start) {
   }
   std::vector<std::thread> timelines;
   timelines.emplace_back([&] { RunTimeline(lock_faults, start); });
-  timelines.emplace_back([&] { RunTimeline(gateway_faults, start); });
+  for (const auto& faults : gateway_faults) {
+    timelines.emplace_back([&] { RunTimeline(faults, start); });
+  }
   for (const auto& faults : worker_faults) {
     timelines.emplace_back([&] { RunTimeline(faults, start); });
   }
   for (std::thread& t : timelines) t.join();
   CheckServer(*lockservice_);
-  CheckServer(*gateway_);
+  for (ServerNode* gateway : gateways_) CheckServer(*gateway);
 }
 
 FaultTally FaultInjector::tally() {
@@ -78,8 +83,21 @@ void FaultInjector::RunTimeline(const std::vector<const Fault*>& faults, absl::T
   }
 }
 
+std::vector<ServerNode*> FaultInjector::ServersActedOn(const Fault& fault) {
+  if (fault.kind == FaultKind::kStaleWriterRace) return gateways_;  // it stalls them all
+  if (fault.target == Target::kWorker) return {};
+  return {&Server(fault)};
+}
+
 void FaultInjector::Deliver(const Fault& fault) {
-  const std::string what = DescribeFault(fault);
+  const std::string what = DescribeFault(schedule_, fault);
+  // Faults on one server do not overlap: each holds the episode of every
+  // server it acts on. Only a race holds several (the gateways, by index),
+  // so no two faults can wait for each other in a cycle.
+  std::vector<std::unique_ptr<absl::MutexLock>> episodes;
+  for (ServerNode* server : ServersActedOn(fault)) {
+    episodes.push_back(std::make_unique<absl::MutexLock>(&server->episode_mu));
+  }
   std::string missed;
   switch (fault.kind) {
     case FaultKind::kPauseHolder:
@@ -104,6 +122,7 @@ void FaultInjector::Deliver(const Fault& fault) {
       missed = ClockJump(fault);
       break;
   }
+  episodes.clear();
   if (fault.target != Target::kWorker) CheckServer(Server(fault));
   absl::MutexLock lock(&mu_);
   if (missed.empty()) {
@@ -119,7 +138,7 @@ void FaultInjector::Deliver(const Fault& fault) {
 }
 
 ServerNode& FaultInjector::Server(const Fault& fault) {
-  return fault.target == Target::kLockService ? *lockservice_ : *gateway_;
+  return fault.target == Target::kLockService ? *lockservice_ : *gateways_[fault.gateway];
 }
 
 void FaultInjector::CheckServer(ServerNode& server) {

@@ -1,15 +1,16 @@
 // FaultInjector: delivers a Schedule's faults to the running servers and
 // workers, and counts what it delivered.
 //
-// Each target (the lock service, the gateway, each worker) has a timeline,
+// Each target (the lock service, each gateway, each worker) has a timeline,
 // run by its own thread: its faults one after the other, each starting at
 // its offset or as soon as the target has run normally for a moment after
 // the fault before it. So faults on different
-// targets overlap (a paused holder while the gateway restarts), faults on
-// one target never do. A stale-writer race runs on the gateway's timeline
-// and takes a worker for as long as it acts on it (WorkerProcess's
-// episode_mu): the one the schedule names, or the next one not busy with a
-// fault of its own.
+// targets overlap (a paused holder while a gateway restarts), faults on
+// one target never do. A stale-writer race runs on its gateway's timeline,
+// stalls every gateway's commits, and takes a worker of its gateway for as
+// long as it acts on them (the episode_mu of each ServerNode and
+// WorkerProcess): the worker the schedule names, or the next one of that
+// gateway not busy with a fault of its own.
 //
 // A fault that could not be delivered (a worker that never reached its
 // write, a failpoint no commit reached) is listed in undelivered, and the
@@ -42,6 +43,7 @@ struct FaultTally {
   int pauses_before_write = 0;  // at the worst moment, races included
   int stale_writer_races = 0;
   int races_with_rival = 0;     // the successor's fenced read was waiting too
+  int races_across_gateways = 0;  // ... sent to another gateway than the stale write
   int kills = 0;                // kill -9 and restart
   int server_stops = 0;
   int failpoint_crashes = 0;
@@ -55,9 +57,10 @@ class FaultInjector {
   // `log_path`: one line per fault, as it is delivered. `reach_timeout`:
   // how long a fault waits for its moment (a worker reaching its write, a
   // commit reaching a failpoint) before it counts as undelivered.
-  FaultInjector(const Schedule& schedule, ServerNode* lockservice, ServerNode* gateway,
-                std::vector<WorkerProcess*> workers, const std::string& log_path,
-                absl::Duration reach_timeout);
+  // Worker i talks to gateways[i % gateways.size()].
+  FaultInjector(const Schedule& schedule, ServerNode* lockservice,
+                std::vector<ServerNode*> gateways, std::vector<WorkerProcess*> workers,
+                const std::string& log_path, absl::Duration reach_timeout);
   ~FaultInjector();
 
   // Delivers every fault, timed from `start`; returns when all are done.
@@ -67,7 +70,10 @@ class FaultInjector {
  private:
   void RunTimeline(const std::vector<const Fault*>& faults, absl::Time start);
   void Deliver(const Fault& fault);
+  // The server a server fault targets.
   ServerNode& Server(const Fault& fault);
+  // The servers whose episode `fault` holds while it is delivered.
+  std::vector<ServerNode*> ServersActedOn(const Fault& fault);
 
   // Worker faults (fault_injector_workers.cc). Each returns "" when
   // delivered, or why not.
@@ -75,14 +81,15 @@ class FaultInjector {
   std::string PauseBeforeWrite(const Fault& fault);
   std::string StaleWriterRace(const Fault& fault);
   struct Probe;
-  // A lease on a resource of the harness's own, or null (lock service down).
-  std::unique_ptr<Probe> AcquireProbe();
+  // A lease on a resource of the harness's own (one per gateway), and a
+  // client of `gateway`; or null (lock service down).
+  std::unique_ptr<Probe> AcquireProbe(int gateway);
   // Releases the lease `token` holds on `resource`, as an operator would.
   void ReleaseAsOperator(const std::string& resource, uint64_t token);
   // Asks `worker` to stop itself before its next write; waits until it has.
   std::string StopBeforeWrite(WorkerProcess& worker);
-  // The first worker from `first` on that no other fault acts on now (or
-  // `first` if all are busy).
+  // The first worker from `first` on, of the same gateway, that no other
+  // fault acts on now (or `first` if all are busy).
   WorkerProcess& FreeWorker(int first);
   // Server faults (fault_injector_servers.cc).
   std::string KillRestart(const Fault& fault);
@@ -98,7 +105,7 @@ class FaultInjector {
 
   const Schedule& schedule_;
   ServerNode* const lockservice_;
-  ServerNode* const gateway_;
+  const std::vector<ServerNode*> gateways_;
   const std::vector<WorkerProcess*> workers_;
   const absl::Duration reach_timeout_;
   absl::Time start_;

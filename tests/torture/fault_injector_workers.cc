@@ -15,8 +15,9 @@ namespace {
 
 // Margin for a call a worker has just started to reach the gateway.
 constexpr absl::Duration kInFlight = absl::Milliseconds(150);
-// A resource no worker uses: the race's probe write stalls a commit there.
-constexpr char kProbeResource[] = "torture-probe";
+// A resource no worker uses, one per gateway: the race's probe write
+// stalls a commit there.
+std::string ProbeResource(int gateway) { return absl::StrCat("torture-probe-", gateway); }
 
 // Polls `condition` every 2 ms until it holds or `timeout` passes.
 template <typename Condition>
@@ -48,11 +49,11 @@ struct FaultInjector::Probe {
   std::unique_ptr<client::Lease> lease;
 };
 
-std::unique_ptr<FaultInjector::Probe> FaultInjector::AcquireProbe() {
+std::unique_ptr<FaultInjector::Probe> FaultInjector::AcquireProbe(int gateway_index) {
   client::ClientOptions options;
   options.rpc_timeout = absl::Seconds(60);
   auto lock = client::LockClient::Connect(lockservice_->address(), options);
-  auto gateway = client::GatewayClient::Connect(gateway_->address(), options);
+  auto gateway = client::GatewayClient::Connect(gateways_[gateway_index]->address(), options);
   if (!lock.ok() || !gateway.ok()) return nullptr;
   auto probe = std::make_unique<Probe>();
   probe->lock = *std::move(lock);
@@ -60,11 +61,11 @@ std::unique_ptr<FaultInjector::Probe> FaultInjector::AcquireProbe() {
   client::AcquireOptions acquire;
   acquire.ttl = absl::Seconds(60);
   acquire.wait = absl::Seconds(10);
+  const std::string resource = ProbeResource(gateway_index);
   absl::StatusOr<std::unique_ptr<client::Lease>> lease =
-      probe->lock->AcquireLease(kProbeResource, "torture-harness", acquire);
+      probe->lock->AcquireLease(resource, "torture-harness", acquire);
   if (!lease.ok()) {
-    Log(absl::StrCat("race probe: no lease on ", kProbeResource, ": ",
-                     lease.status().ToString()));
+    Log(absl::StrCat("race probe: no lease on ", resource, ": ", lease.status().ToString()));
     return nullptr;
   }
   probe->lease = *std::move(lease);
@@ -138,8 +139,11 @@ std::string FaultInjector::PauseBeforeWrite(const Fault& fault) {
 }
 
 WorkerProcess& FaultInjector::FreeWorker(int first) {
+  const size_t gateways = gateways_.size();
   for (size_t i = 0; i < workers_.size(); ++i) {
-    WorkerProcess& worker = *workers_[(first + i) % workers_.size()];
+    const size_t index = (first + i) % workers_.size();
+    if (index % gateways != first % gateways) continue;  // another gateway's
+    WorkerProcess& worker = *workers_[index];
     if (worker.episode_mu.TryLock()) {
       worker.episode_mu.Unlock();
       return worker;
@@ -148,16 +152,21 @@ WorkerProcess& FaultInjector::FreeWorker(int first) {
   return *workers_[first];
 }
 
-// 1. The stale writer stops before its write. 2. The gateway's next commit
-// stalls (a probe write on an unused resource starts it). 3. The writer's
-// lease expires (or an operator releases it); a successor is granted the resource and sends its fenced
-// read, which queues behind the stall. 4. The writer resumes and sends its
-// write, which queues too. 5. The stall ends: the read and the write commit
-// in one batch, the read first. A correct gateway refuses the write.
+// 1. The stale writer stops before its write. 2. Its gateway's next commit
+// stalls (a probe write on an unused resource starts it), then every other
+// gateway's next one. 3. The writer's lease expires (or an operator releases
+// it); a successor is granted the resource and sends its fenced read, which
+// queues behind a stall. 4. The writer resumes and sends its write, which
+// queues too. 5. The stalls end: the read and the write commit in one batch
+// of the writer's gateway, the read first; or, when the successor talks to
+// another gateway, that gateway's stall ends first, and the writer's once
+// the read has returned, so the write meets the fence the read raised in
+// the shared database. A correct gateway refuses the write.
 std::string FaultInjector::StaleWriterRace(const Fault& fault) {
+  ServerNode& gateway = *gateways_[fault.gateway];
   // The probe's lease first: granted later, its token would come between
   // the writer's and its successor's.
-  std::unique_ptr<Probe> probe = AcquireProbe();
+  std::unique_ptr<Probe> probe = AcquireProbe(fault.gateway);
   WorkerProcess& writer = FreeWorker(fault.worker);
   absl::MutexLock episode(&writer.episode_mu);
   std::string missed = StopBeforeWrite(writer);
@@ -166,21 +175,33 @@ std::string FaultInjector::StaleWriterRace(const Fault& fault) {
   const uint32_t resource = writer.control().resource.load();
   const absl::Duration ttl = Ttl(writer);
 
-  gateway_->Arm("stall", "gateway.before_commit");
+  gateway.Arm("stall", "gateway.before_commit");
   std::thread probe_write([&probe] {
     if (probe != nullptr) (void)probe->gateway->Fence(*probe->lease);
   });
-  const bool stalled = WaitFor([&] { return gateway_->StallReached(); }, reach_timeout_);
+  const bool stalled = WaitFor([&] { return gateway.StallReached(); }, reach_timeout_);
+  // The other gateways' stalls only now: a batch stalled there earlier could
+  // hold a row lock that keeps this gateway's commit from ever reaching its
+  // stall.
+  for (ServerNode* g : gateways_) {
+    if (g != &gateway) g->Arm("stall", "gateway.before_commit");
+  }
   // Only now, so the successor's read queues behind the stall.
   if (fault.release_by_operator) ReleaseAsOperator(ResourceName(resource), token);
 
   WorkerProcess* rival = nullptr;
+  uint64_t rival_token = 0;  // as it read: it may have released by the log line
+  bool rival_same_gateway = false;
   auto rival_reads = [&] {
-    for (WorkerProcess* w : workers_) {
+    for (size_t i = 0; i < workers_.size(); ++i) {
+      WorkerProcess* w = workers_[i];
       WorkerControl& c = w->control();
+      const uint64_t its_token = c.token.load();
       if (w != &writer && c.holding.load() == 1 && c.resource.load() == resource &&
-          c.token.load() > token && Phase(*w) == WorkerPhase::kReading) {
+          its_token > token && Phase(*w) == WorkerPhase::kReading) {
         rival = w;
+        rival_token = its_token;
+        rival_same_gateway = static_cast<int>(i % gateways_.size()) == fault.gateway;
         return true;
       }
     }
@@ -190,20 +211,29 @@ std::string FaultInjector::StaleWriterRace(const Fault& fault) {
   Log(absl::StrCat("race: ", writer.name(), " (token ", token, ") resumes its write; ",
                    rival != nullptr
                        ? absl::StrCat(rival->name(), "'s fenced read with token ",
-                                      rival->control().token.load(), " waits in the stalled commit")
+                                      rival_token,
+                                      rival_same_gateway ? " waits in the stalled commit"
+                                                         : " went to another gateway")
                        : "no successor's read is waiting"));
   writer.process().Signal(SIGCONT);
   if (WaitFor([&] { return Phase(writer) != WorkerPhase::kStoppedBeforeWrite; },
               absl::Seconds(10))) {
     absl::SleepFor(kInFlight);  // its write on the way
   }
-  gateway_->Disarm();
+  for (ServerNode* g : gateways_) {
+    if (g != &gateway) g->Disarm();
+  }
+  if (rival != nullptr && !rival_same_gateway) {
+    WaitFor([&] { return Phase(*rival) != WorkerPhase::kReading; }, absl::Seconds(10));
+  }
+  gateway.Disarm();
   probe_write.join();
   if (!stalled) return "no gateway commit reached the stall";
   Count(&FaultTally::pauses);
   Count(&FaultTally::pauses_before_write);
   Count(&FaultTally::stale_writer_races);
   if (rival != nullptr) Count(&FaultTally::races_with_rival);
+  if (rival != nullptr && !rival_same_gateway) Count(&FaultTally::races_across_gateways);
   // Its lease expired (a successor has it), unless an operator released it.
   if (rival != nullptr && !fault.release_by_operator) Count(&FaultTally::pauses_past_ttl);
   return "";

@@ -18,7 +18,8 @@ std::vector<PlantedBugCase> MakeCases() {
   cases.push_back({"gateway_accepts_max_minus_one",
                    "the gateway accepts a token one below the fence (and lowers it)",
                    {kNoLostUpdate, kFenceNeverBelowAcknowledged},
-                   Profile("races", "gateway_accepts_max_minus_one")});
+                   Profile("races", "gateway_accepts_max_minus_one"),
+                   /*in_postgres=*/true});
   cases.push_back({"gateway_fence_check_separate_transaction",
                    "the fence is checked in its own transaction, apart from the one "
                    "that writes: ops of one batch all pass against the old fence",

@@ -19,6 +19,9 @@ struct PlantedBugCase {
   std::string what;
   std::vector<std::string> caught_by;  // any one of these must be flagged
   ScheduleProfile profile;             // planted_bug set
+  // The PostgreSQL backend carries the bug too, so it can run on a topology
+  // with GatewayStorage::kPostgres; otherwise only the SQLite one does.
+  bool in_postgres = false;
 };
 
 const std::vector<PlantedBugCase>& PlantedBugCases();

@@ -10,16 +10,18 @@ namespace fencegate::torture {
 void RunSummary::Add(const Schedule& schedule, const RunResult& result, absl::Duration took) {
   if (schedules_++ == 0) first_seed_ = schedule.seed;
   last_seed_ = schedule.seed;
+  gateways_ = schedule.profile.topology.gateways;
   const FaultTally& f = result.faults;
   const CheckStats& s = result.check.stats;
   std::cout << absl::StrFormat(
                    "schedule seed %d (%s): %d/%d faults delivered: %d pauses (%d past TTL, %d "
-                   "before a write), %d races (%d with a rival), %d kills, %d stops, %d "
+                   "before a write), %d races (%d with a rival%s), %d kills, %d stops, %d "
                    "failpoint crashes, %d clock jumps; acquires %d ok; writes %d ok, %d "
                    "refused, %d unknown (%d applied); %d violations, %d errors [%s] %.0fs",
                    schedule.seed, schedule.secure ? "signed, grant-time fencing" : "plain",
                    f.delivered, f.promised, f.pauses, f.pauses_past_ttl,
-                   f.pauses_before_write, f.stale_writer_races, f.races_with_rival, f.kills,
+                   f.pauses_before_write, f.stale_writer_races, f.races_with_rival,
+                   AcrossGateways(f), f.kills,
                    f.server_stops, f.failpoint_crashes, f.clock_jumps, s.acquires_ok,
                    s.writes_ok, s.writes_refused, s.writes_unknown, s.writes_unknown_applied,
                    result.check.violations.size(),
@@ -42,6 +44,7 @@ void RunSummary::Add(const Schedule& schedule, const RunResult& result, absl::Du
   faults_.pauses_before_write += f.pauses_before_write;
   faults_.stale_writer_races += f.stale_writer_races;
   faults_.races_with_rival += f.races_with_rival;
+  faults_.races_across_gateways += f.races_across_gateways;
   faults_.kills += f.kills;
   faults_.server_stops += f.server_stops;
   faults_.failpoint_crashes += f.failpoint_crashes;
@@ -55,18 +58,23 @@ void RunSummary::Add(const Schedule& schedule, const RunResult& result, absl::Du
   if (!result.passed()) failed_seeds_.push_back(schedule.seed);
 }
 
+std::string RunSummary::AcrossGateways(const FaultTally& faults) const {
+  if (gateways_ == 1) return "";
+  return absl::StrCat(", ", faults.races_across_gateways, " of them through another gateway");
+}
+
 std::string RunSummary::Line(const std::string& profile, bool passed) const {
   const FaultTally& f = faults_;
   return absl::StrFormat(
       "torture: %d schedules (seeds %d..%d, profile %s): %d/%d faults delivered: %d pauses of "
       "lock holders (%d past their TTL, %d before a write), %d stale-writer races (%d with "
-      "a rival), %d kills, %d failpoint crashes, %d server stops, %d clock jumps; %d leases "
+      "a rival%s), %d kills, %d failpoint crashes, %d server stops, %d clock jumps; %d leases "
       "acquired, %d writes acknowledged, %d stale writes refused, %d unknown; %d violations, "
       "%d errors: %s",
       schedules_, first_seed_, last_seed_, profile, f.delivered, f.promised, f.pauses,
       f.pauses_past_ttl, f.pauses_before_write, f.stale_writer_races, f.races_with_rival,
-      f.kills, f.failpoint_crashes, f.server_stops, f.clock_jumps, stats_.acquires_ok,
-      stats_.writes_ok, stats_.writes_refused, stats_.writes_unknown, violations_, errors_,
+      AcrossGateways(f), f.kills, f.failpoint_crashes, f.server_stops, f.clock_jumps,
+      stats_.acquires_ok, stats_.writes_ok, stats_.writes_refused, stats_.writes_unknown, violations_, errors_,
       passed ? "PASS" : "FAIL");
 }
 

@@ -28,7 +28,11 @@ class RunSummary {
   const std::vector<uint64_t>& failed_seeds() const { return failed_seeds_; }
 
  private:
+  // ", N of them through another gateway" with several gateways; "" else.
+  std::string AcrossGateways(const FaultTally& faults) const;
+
   int schedules_ = 0;
+  int gateways_ = 1;  // of the topology: more than one also counts races across them
   uint64_t first_seed_ = 0, last_seed_ = 0;
   FaultTally faults_;
   CheckStats stats_;

@@ -16,12 +16,12 @@ absl::Duration Between(std::mt19937_64& random, absl::Duration low, absl::Durati
       absl::ToInt64Milliseconds(high)));
 }
 
-const char* TargetName(const Fault& fault) {
+std::string TargetName(const Schedule& schedule, const Fault& fault) {
   switch (fault.target) {
     case Target::kLockService:
       return "lockservice";
     case Target::kGateway:
-      return "gateway";
+      return GatewayName(schedule.profile.topology, fault.gateway);
     case Target::kWorker:
       return "worker";
   }
@@ -60,29 +60,42 @@ Schedule MakeSchedule(const ScheduleProfile& profile, uint64_t seed) {
     fault.worker = order[i % profile.workers];
     fault.ttl_factor = absl::Uniform(absl::IntervalClosed, random, 0.2, 5.0);
   }
+  // Races take turns over the gateways; each one's stale writer is one of
+  // the workers of its gateway (worker i talks to gateway i % gateways).
+  // With one gateway the draws are exactly those of a single-gateway
+  // schedule, so old seeds replay as they did.
+  const int gateways = profile.topology.gateways;
   for (int i = 0; i < profile.stale_writer_races; ++i) {
     Fault& fault = add(FaultKind::kStaleWriterRace, Target::kGateway);
-    fault.worker = absl::Uniform(random, 0, profile.workers);
+    fault.gateway = i % gateways;
+    const int drawn = absl::Uniform(random, 0, profile.workers);
+    fault.worker = drawn - drawn % gateways + fault.gateway;
+    if (fault.worker >= profile.workers) fault.worker -= gateways;
     fault.release_by_operator =
         !schedule.secure && absl::Bernoulli(random, profile.release_by_operator);
   }
-  for (Target target : {Target::kLockService, Target::kGateway}) {
-    const ServerFaults& faults =
-        target == Target::kLockService ? profile.lockservice : profile.gateway;
+  for (int server = -1; server < gateways; ++server) {  // -1: the lock service
+    const Target target = server < 0 ? Target::kLockService : Target::kGateway;
+    const ServerFaults& faults = server < 0 ? profile.lockservice : profile.gateway;
+    auto add_server = [&](FaultKind kind) -> Fault& {
+      Fault& fault = add(kind, target);
+      if (server >= 0) fault.gateway = server;
+      return fault;
+    };
     for (int i = 0; i < faults.kill_restarts; ++i) {
-      add(FaultKind::kKillRestart, target).duration =
+      add_server(FaultKind::kKillRestart).duration =
           Between(random, absl::ZeroDuration(), absl::Seconds(2));
     }
     for (int i = 0; i < faults.stops; ++i) {
-      add(FaultKind::kStopServer, target).duration =
+      add_server(FaultKind::kStopServer).duration =
           Between(random, absl::Milliseconds(500), absl::Seconds(3));
     }
     for (int i = 0; i < faults.failpoint_crashes && !faults.failpoints.empty(); ++i) {
-      add(FaultKind::kFailpointCrash, target).failpoint =
+      add_server(FaultKind::kFailpointCrash).failpoint =
           faults.failpoints[absl::Uniform<size_t>(random, 0, faults.failpoints.size())];
     }
     for (int i = 0; i < faults.clock_jumps; ++i) {
-      Fault& fault = add(FaultKind::kClockJump, target);
+      Fault& fault = add_server(FaultKind::kClockJump);
       fault.clock_offset = Between(random, absl::Minutes(1), absl::Hours(24)) *
                            (absl::Uniform(random, 0, 2) == 0 ? -1 : 1);
       fault.duration = Between(random, absl::Milliseconds(500), absl::Seconds(2));
@@ -95,11 +108,15 @@ Schedule MakeSchedule(const ScheduleProfile& profile, uint64_t seed) {
 
 std::string ResourceName(int index) { return absl::StrCat("hot-", index); }
 
+std::string GatewayName(const Topology& topology, int index) {
+  return topology.gateways == 1 ? "gateway" : absl::StrCat("gateway-", index);
+}
+
 int PromisedFaults(const Schedule& schedule) {
   return static_cast<int>(schedule.faults.size());
 }
 
-std::string DescribeFault(const Fault& fault) {
+std::string DescribeFault(const Schedule& schedule, const Fault& fault) {
   const std::string at = absl::StrFormat("+%.1fs", absl::ToDoubleSeconds(fault.at));
   const std::string worker = absl::StrCat("w", fault.worker);
   switch (fault.kind) {
@@ -111,20 +128,24 @@ std::string DescribeFault(const Fault& fault) {
                              at, worker, fault.ttl_factor);
     case FaultKind::kStaleWriterRace:
       return absl::StrCat(at, " stale-writer race: a holder stopped before its write (",
-                          worker, " or the next worker free) resumes it into the gateway "
-                          "commit its successor's fenced read waits in",
+                          worker, " or the next worker free",
+                          schedule.profile.topology.gateways == 1
+                              ? ""
+                              : absl::StrCat(" of ", TargetName(schedule, fault)),
+                          ") resumes it into the gateway commit its successor's fenced "
+                          "read waits in",
                           fault.release_by_operator ? "; an operator releases its lease" : "");
     case FaultKind::kKillRestart:
-      return absl::StrCat(at, " kill -9 the ", TargetName(fault), ", restart after ",
+      return absl::StrCat(at, " kill -9 the ", TargetName(schedule, fault), ", restart after ",
                           absl::FormatDuration(fault.duration));
     case FaultKind::kStopServer:
-      return absl::StrCat(at, " SIGSTOP the ", TargetName(fault), " for ",
+      return absl::StrCat(at, " SIGSTOP the ", TargetName(schedule, fault), " for ",
                           absl::FormatDuration(fault.duration));
     case FaultKind::kFailpointCrash:
-      return absl::StrCat(at, " crash the ", TargetName(fault), " at failpoint ",
+      return absl::StrCat(at, " crash the ", TargetName(schedule, fault), " at failpoint ",
                           fault.failpoint);
     case FaultKind::kClockJump:
-      return absl::StrCat(at, " the ", TargetName(fault), "'s wall clock jumps ",
+      return absl::StrCat(at, " the ", TargetName(schedule, fault), "'s wall clock jumps ",
                           fault.clock_offset < absl::ZeroDuration() ? "back " : "ahead ",
                           absl::FormatDuration(absl::AbsDuration(fault.clock_offset)), " for ",
                           absl::FormatDuration(fault.duration));
@@ -136,6 +157,15 @@ absl::StatusOr<ScheduleProfile> ProfileNamed(const std::string& name) {
   ScheduleProfile profile;
   profile.name = name;
   if (name == "default") return profile;
+  if (name == "postgres-two-gateways") {
+    // Workers split over two gateways on one PostgreSQL, on the default's
+    // hot resources, so both gateways write the same rows; a race on each
+    // gateway; PostgreSQL itself is never faulted.
+    profile.topology = *TopologyNamed(name);
+    profile.lockservice = ServerFaults{1, 0, 0, 0, {}};
+    profile.gateway.clock_jumps = 0;
+    return profile;
+  }
   if (name == "quick") {
     profile.traffic = absl::Seconds(8);
     profile.holder_pauses = 1;
@@ -184,7 +214,21 @@ absl::StatusOr<ScheduleProfile> ProfileNamed(const std::string& name) {
   }
   return absl::InvalidArgumentError(absl::StrCat(
       "unknown --profile '", name,
-      "'; one of: default, quick, races, lock-crashes, lock-restarts, gateway-restart"));
+      "'; one of: default, quick, races, lock-crashes, lock-restarts, gateway-restart, "
+      "postgres-two-gateways"));
+}
+
+absl::StatusOr<Topology> TopologyNamed(const std::string& name) {
+  if (name == "sqlite") return Topology();
+  if (name == "postgres-two-gateways") {
+    // Past the longest a gateway can hold a request: a race's stall (its
+    // waits add up to about a minute at most), or a row another gateway
+    // holds (at most PostgreSQL's idle_in_transaction_session_timeout, 30 s,
+    // gateway/postgres_storage.h).
+    return Topology{name, 2, GatewayStorage::kPostgres, absl::Seconds(120)};
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unknown --topology '", name, "'; one of: sqlite, postgres-two-gateways"));
 }
 
 }  // namespace fencegate::torture

@@ -23,7 +23,8 @@ enum class FaultKind {
                       // its write: the worst moment
   kStaleWriterRace,   // a worker stopped before its write resumes after its
                       // lease expired, while the new holder's fenced read
-                      // waits in the same stalled gateway commit
+                      // waits in the same stalled gateway commit (or in
+                      // another gateway's, whose stall ends first)
   kKillRestart,       // kill -9 a server; restart it after `duration`
   kStopServer,        // SIGSTOP a server for `duration`
   kFailpointCrash,    // the server crashes at `failpoint`; restart it
@@ -37,6 +38,7 @@ struct Fault {
   FaultKind kind = FaultKind::kPauseHolder;
   Target target = Target::kWorker;
   int worker = -1;             // kWorker, and kStaleWriterRace's stale writer
+  int gateway = -1;            // kGateway: which one (a race: its writer's gateway)
   absl::Duration at;           // after the traffic started
   double ttl_factor = 1;       // pauses last this many times the lease's TTL
   absl::Duration duration;     // stop, downtime, clock-jump hold
@@ -59,12 +61,30 @@ struct ServerFaults {
   std::vector<std::string> failpoints;  // crashes pick from these
 };
 
-// Signed tokens on both servers and grant-time fencing on the gateway
+// Where the gateways keep fences and objects: each in a SQLite file of its
+// own (then there is one gateway), or all in one PostgreSQL database, which
+// the run starts (tests/testing/postgres_server.h) and never faults.
+enum class GatewayStorage { kSqlite, kPostgres };
+
+// The servers of a run: one lock service and `gateways` gateways on
+// `storage`; worker i talks to gateway i % gateways.
+struct Topology {
+  std::string name = "sqlite";
+  int gateways = 1;
+  GatewayStorage storage = GatewayStorage::kSqlite;
+  // How long a worker's gateway call may take before its outcome counts as
+  // unknown. With several gateways, longer than one can hold a request that
+  // it will still apply (docs/torture.md, "Two gateways on one PostgreSQL").
+  absl::Duration gateway_timeout = absl::Seconds(15);
+};
+
+// Signed tokens on every server and grant-time fencing on the gateways
 // (docs/security.md), or the plain Kleppmann fencing.
 enum class Security { kPlain, kSecure, kAlternate /* secure on odd seeds */ };
 
 struct ScheduleProfile {
   std::string name = "default";
+  Topology topology;
   Security security = Security::kAlternate;
   int workers = 6;
   int resources = 3;
@@ -74,9 +94,10 @@ struct ScheduleProfile {
   absl::Duration max_think = absl::Milliseconds(50);
   int holder_pauses = 3;
   int pauses_before_write = 3;
-  int stale_writer_races = 2;  // on the gateway's timeline
+  int stale_writer_races = 2;  // on the timeline of the writer's gateway
   double release_by_operator = 0.5;  // the share of races that use it
   ServerFaults lockservice{1, 1, 1, 1, {"lock.before_commit", "lock.after_commit"}};
+  // Each gateway gets these.
   ServerFaults gateway{1, 1, 1, 1, {"gateway.before_commit", "gateway.after_commit"}};
   std::string planted_bug;  // empty: the correct system
 };
@@ -93,18 +114,30 @@ Schedule MakeSchedule(const ScheduleProfile& profile, uint64_t seed);
 // The name of hot resource `index`: "hot-<index>".
 std::string ResourceName(int index);
 
+// The name of gateway `index` of a topology: "gateway" when it is the only
+// one, else "gateway-<index>". Names its ServerNode and its files.
+std::string GatewayName(const Topology& topology, int index);
+
 // Every fault counts as one promised fault.
 int PromisedFaults(const Schedule& schedule);
 
-std::string DescribeFault(const Fault& fault);
+std::string DescribeFault(const Schedule& schedule, const Fault& fault);
 
 // "default": every kind of fault on 3 hot resources. "quick": the same,
 // shorter, for a smoke run. "races" (stale-writer races on one hot
 // resource), "lock-crashes" (failpoint crashes before the lock service's
 // commit), "lock-restarts" (kill -9 of the lock service), "gateway-restart"
 // (one kill -9 of the gateway): one kind of fault each, the schedules the
-// planted bugs run (planted_bugs.h).
+// planted bugs run (planted_bugs.h). "postgres-two-gateways": two gateways
+// on one PostgreSQL (topology postgres-two-gateways) with workers on both,
+// under pauses, races, kill -9, SIGSTOP and failpoint crashes of either
+// gateway, and kill -9 of the lock service.
 absl::StatusOr<ScheduleProfile> ProfileNamed(const std::string& name);
+
+// "sqlite" (one gateway on its own SQLite file, what every profile but
+// postgres-two-gateways uses) or "postgres-two-gateways" (two gateways on
+// one PostgreSQL database).
+absl::StatusOr<Topology> TopologyNamed(const std::string& name);
 
 }  // namespace fencegate::torture
 

@@ -58,7 +58,9 @@ RunResult RunSchedule(const Schedule& schedule, const RunOptions& options) {
     return result;
   }
   std::string plan;
-  for (const Fault& fault : schedule.faults) absl::StrAppend(&plan, DescribeFault(fault), "\n");
+  for (const Fault& fault : schedule.faults) {
+    absl::StrAppend(&plan, DescribeFault(schedule, fault), "\n");
+  }
   WriteFile(result.run_dir + "/schedule.txt", plan);
 
   PhaseLog phase(result.run_dir + "/run.log");
@@ -77,12 +79,13 @@ RunResult RunSchedule(const Schedule& schedule, const RunOptions& options) {
                            absl::StrCat("w", i),
                            result.run_dir,
                            cluster.lockservice().address(),
-                           cluster.gateway().address(),
+                           cluster.gateway(i % profile.topology.gateways).address(),
                            resources,
                            schedule.seed * 1000 + static_cast<uint64_t>(i),
                            profile.min_ttl,
                            profile.max_ttl,
-                           profile.max_think};
+                           profile.max_think,
+                           profile.topology.gateway_timeout};
     absl::StatusOr<std::unique_ptr<WorkerProcess>> worker = WorkerProcess::Start(w);
     if (!worker.ok()) {
       result.errors.push_back(worker.status().ToString());
@@ -95,7 +98,7 @@ RunResult RunSchedule(const Schedule& schedule, const RunOptions& options) {
   // Traffic, with the faults.
   phase("started: traffic and faults");
   const absl::Time start = absl::Now();
-  FaultInjector injector(schedule, &cluster.lockservice(), &cluster.gateway(),
+  FaultInjector injector(schedule, &cluster.lockservice(), cluster.gateways(),
                          worker_pointers, result.run_dir + "/faults.log",
                          options.reach_timeout);
   injector.Run(start);
@@ -108,27 +111,25 @@ RunResult RunSchedule(const Schedule& schedule, const RunOptions& options) {
   cluster.Heal(&result.errors);
   for (auto& worker : workers) worker->control().quit.store(1);
   for (auto& worker : workers) {
-    absl::Status quit = worker->Quit(absl::Seconds(60));
+    // Long enough for a call in flight to end by its own deadline.
+    absl::Status quit = worker->Quit(profile.topology.gateway_timeout + absl::Seconds(45));
     if (!quit.ok()) result.errors.push_back(quit.ToString());
   }
 
   phase("workers quit");
-  // One last crash of both servers: what was acknowledged must survive it.
-  cluster.lockservice().Kill();
-  cluster.gateway().Kill();
+  // One last crash of every server: what was acknowledged must survive it.
+  // The gateways share their data, so one of them reads it all.
+  cluster.KillAll();
   cluster.Heal(&result.errors);
   absl::StatusOr<std::map<std::string, FinalState>> final_state =
-      ReadFinalState(cluster.gateway().address(), resources);
+      ReadFinalState(cluster.gateway(0).address(), resources);
+  phase(final_state.ok() ? "final state read" : "final reads failed");
+  cluster.Stop(&result.errors);
   if (!final_state.ok()) {
     result.errors.push_back(final_state.status().ToString());
     return result;
   }
-  phase("final state read");
   WriteFile(result.run_dir + "/final.tsv", FormatFinalState(*final_state));
-  for (ServerNode* server : {&cluster.lockservice(), &cluster.gateway()}) {
-    absl::Status stopped = server->Terminate();
-    if (!stopped.ok()) result.errors.push_back(stopped.ToString());
-  }
 
   absl::StatusOr<History> history = LoadRunDirectory(result.run_dir);
   if (!history.ok()) {

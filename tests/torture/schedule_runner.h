@@ -1,13 +1,15 @@
 // RunSchedule: one torture run, start to verdict.
 //
-//   1. start the test builds of the lock service and the gateway (under
-//      libfaketime) and the workers, in a fresh run directory;
+//   1. start the test builds of the lock service and the gateway(s) (under
+//      libfaketime; and PostgreSQL if the topology has it) and the workers,
+//      in a fresh run directory;
 //   2. deliver the schedule's faults while the workers run (FaultInjector);
 //   3. heal everything: SIGCONT every process, disarm failpoints, clocks
 //      back to real time, restart what is down; let the workers finish
 //      their rounds and exit;
-//   4. kill -9 both servers one last time and restart them, so every
-//      acknowledged write must survive a crash, then read the final state;
+//   4. kill -9 every server one last time and restart them, so every
+//      acknowledged write must survive a crash, then read the final state
+//      (through the first gateway: they share their data);
 //   5. stop the servers with SIGTERM (they must exit cleanly), load the
 //      histories and check them (history_checker.h).
 //
@@ -30,7 +32,7 @@ namespace fencegate::torture {
 
 struct RunOptions {
   std::string lockservice_binary;  // fencegate-lockservice-torture
-  std::string gateway_binary;      // fencegate-gateway-torture
+  std::string gateway_binary;      // fencegate-gateway-torture (each gateway)
   std::string worker_binary;       // fencegate-torture-worker
   std::string faketime_library;    // libfaketime.so.1
   std::string work_dir;            // the run directory is made inside

@@ -1,9 +1,11 @@
 // Schedules: a seed reproduces its schedule exactly (what a replay relies
-// on), and a profile's promise is what the schedule holds.
+// on), and a profile's promise is what the schedule holds, per gateway too.
 #include "tests/torture/schedule.h"
 
+#include <map>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -14,7 +16,7 @@ namespace {
 
 std::vector<std::string> Describe(const Schedule& schedule) {
   std::vector<std::string> lines;
-  for (const Fault& fault : schedule.faults) lines.push_back(DescribeFault(fault));
+  for (const Fault& fault : schedule.faults) lines.push_back(DescribeFault(schedule, fault));
   return lines;
 }
 
@@ -74,6 +76,49 @@ TEST(ScheduleTest, OddSeedsRunSecureAndOnlyPlainRacesReleaseByOperator) {
   for (const Fault& fault : even.faults) {
     EXPECT_EQ(fault.release_by_operator, fault.kind == FaultKind::kStaleWriterRace);
   }
+}
+
+TEST(ScheduleTest, TwoGatewaysGetTheirFaultsAndRacesOfTheirOwnWorkers) {
+  const ScheduleProfile profile = *ProfileNamed("postgres-two-gateways");
+  ASSERT_EQ(profile.topology.gateways, 2);
+  ASSERT_EQ(profile.topology.storage, GatewayStorage::kPostgres);
+  for (uint64_t seed : {1, 2, 3, 4}) {
+    const Schedule schedule = MakeSchedule(profile, seed);
+    std::map<std::pair<int, FaultKind>, int> per_gateway;
+    std::set<int> raced;
+    for (const Fault& fault : schedule.faults) {
+      if (fault.target == Target::kLockService) {
+        EXPECT_EQ(fault.kind, FaultKind::kKillRestart) << DescribeFault(schedule, fault);
+      }
+      if (fault.target != Target::kGateway) continue;
+      ASSERT_GE(fault.gateway, 0);
+      ASSERT_LT(fault.gateway, 2);
+      ++per_gateway[{fault.gateway, fault.kind}];
+      if (fault.kind == FaultKind::kStaleWriterRace) {
+        raced.insert(fault.gateway);
+        // The stale writer must send its write to the stalled gateway.
+        EXPECT_EQ(fault.worker % 2, fault.gateway) << DescribeFault(schedule, fault);
+        EXPECT_LT(fault.worker, profile.workers);
+      }
+    }
+    EXPECT_EQ(raced, (std::set<int>{0, 1})) << "seed " << seed;
+    for (int gateway : {0, 1}) {
+      EXPECT_EQ((per_gateway[{gateway, FaultKind::kKillRestart}]), 1);
+      EXPECT_EQ((per_gateway[{gateway, FaultKind::kStopServer}]), 1);
+      EXPECT_EQ((per_gateway[{gateway, FaultKind::kFailpointCrash}]), 1);
+      EXPECT_EQ((per_gateway[{gateway, FaultKind::kClockJump}]), 0);
+    }
+    EXPECT_EQ(Count(schedule, FaultKind::kKillRestart), 3);  // the lock service's too
+    EXPECT_EQ(Count(schedule, FaultKind::kPauseHolder), profile.holder_pauses);
+    EXPECT_EQ(Count(schedule, FaultKind::kPauseBeforeWrite), profile.pauses_before_write);
+  }
+}
+
+TEST(ScheduleTest, OneGatewayKeepsItsNameAndTwoAreNumbered) {
+  EXPECT_EQ(GatewayName(*TopologyNamed("sqlite"), 0), "gateway");
+  EXPECT_EQ(GatewayName(*TopologyNamed("postgres-two-gateways"), 1), "gateway-1");
+  EXPECT_EQ(TopologyNamed("sqlite-two-gateways").status().code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 TEST(ScheduleTest, PlantedBugProfilesRunPlainFencing) {

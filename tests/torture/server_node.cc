@@ -170,12 +170,11 @@ absl::Status ServerNode::StartOnce() {
     child.argv = {"/usr/bin/env",
                   absl::StrCat("LD_PRELOAD=", options_.faketime_library),
                   absl::StrCat("FAKETIME_TIMESTAMP_FILE=", File(".faketime")),
-                  "FAKETIME_NO_CACHE=1", "DONT_FAKE_MONOTONIC=1"};
+                  "FAKETIME_NO_CACHE=1", "FAKETIME_DONT_FAKE_MONOTONIC=1"};
   }
   child.argv.push_back(options_.binary);
   child.argv.push_back(absl::StrCat("--listen=127.0.0.1:", port_));
   child.argv.push_back(absl::StrCat("--port_file=", port_file));
-  child.argv.push_back(absl::StrCat("--db=", File(".db")));
   child.argv.push_back(absl::StrCat("--failpoint_file=", File(".failpoint")));
   for (const std::string& arg : options_.extra_args) child.argv.push_back(arg);
   child.stderr_path = File(".log");

@@ -4,8 +4,10 @@
 // It keeps one address for the whole run, so the workers find it again
 // after every restart: a free port picked below the kernel's ephemeral
 // range (where no port-0 listener or outgoing connection lands), checked
-// free at the first start. Its database, log, failpoint file and libfaketime
-// timestamp file live in the run directory. With fake time on it runs as
+// free at the first start. Its log, failpoint file and libfaketime timestamp
+// file live in the run directory; where it keeps its data is up to the
+// caller's arguments (a SQLite file there, or a PostgreSQL URI). With fake
+// time on it runs as
 //   env LD_PRELOAD=<libfaketime> FAKETIME_TIMESTAMP_FILE=<file>
 //       FAKETIME_NO_CACHE=1 DONT_FAKE_MONOTONIC=1 <binary> ...
 // so SetClockOffset() moves its CLOCK_REALTIME at once and leaves
@@ -39,10 +41,10 @@
 namespace fencegate::torture {
 
 struct ServerNodeOptions {
-  std::string name;    // "lockservice" or "gateway": names its files
+  std::string name;    // "lockservice", "gateway", "gateway-1": names its files
   std::string binary;  // the test build
   std::string run_dir;
-  std::vector<std::string> extra_args;
+  std::vector<std::string> extra_args;  // storage (--db=...), bugs, security
   std::string faketime_library;  // empty: no fake time
 };
 
@@ -82,6 +84,11 @@ class ServerNode {
   const std::string& name() const { return options_.name; }
   std::string address() const;
   std::string LogTail(size_t bytes = 3000) const;
+
+  // Faults on one server must not overlap (a stall armed by one fault, a
+  // crash armed by another): a fault holds this for as long as it acts on
+  // the server (FaultInjector).
+  absl::Mutex episode_mu;
 
  private:
   std::string File(const std::string& suffix) const;

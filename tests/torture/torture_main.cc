@@ -1,11 +1,13 @@
 // fencegate-torture: the fault-injection torture suite (docs/torture.md).
 //
-//   fencegate-torture --schedules=N --seed=S [--profile=default|quick]
+//   fencegate-torture --schedules=N --seed=S [--profile=default|quick|...]
 //       runs N schedules (seeds S, S+1, ...), checks each history, prints a
 //       line per schedule and a summary; exit 0 iff every schedule passed.
 //   fencegate-torture --planted_bug=NAME --schedules=N
 //       runs the bug's own schedules until the checker catches it; exit 0
 //       iff it did, within N schedules.
+//   --topology=postgres-two-gateways runs either on two gateways on one
+//       PostgreSQL instead of the profile's own servers.
 //   fencegate-torture --check_dir=DIR
 //       checks the histories of a kept run directory again.
 #include <unistd.h>
@@ -36,7 +38,11 @@ ABSL_FLAG(int, shard, 0,
           "each other");
 ABSL_FLAG(std::string, profile, "default",
           "schedule profile: default, quick, races, lock-crashes, lock-restarts, "
-          "gateway-restart");
+          "gateway-restart, postgres-two-gateways");
+ABSL_FLAG(std::string, topology, "",
+          "the servers, overriding the profile's (or the planted bug's): sqlite (one "
+          "gateway on a SQLite file) or postgres-two-gateways (two gateways on one "
+          "PostgreSQL)");
 ABSL_FLAG(int, seconds, 0, "traffic per schedule in seconds (0: the profile's)");
 ABSL_FLAG(std::string, lockservice_failpoint, "",
           "failpoint crashes of the lock service all at this failpoint (default: the "
@@ -107,6 +113,20 @@ int Main() {
     }
     profile = *named;
   }
+  if (!absl::GetFlag(FLAGS_topology).empty()) {
+    absl::StatusOr<Topology> topology = TopologyNamed(absl::GetFlag(FLAGS_topology));
+    if (!topology.ok()) {
+      std::cerr << topology.status() << "\n";
+      return EXIT_FAILURE;
+    }
+    if (planted != nullptr && topology->storage == GatewayStorage::kPostgres &&
+        !planted->in_postgres) {
+      std::cerr << "planted bug " << bug << " is planted in the SQLite backend only; "
+                << "it cannot run with --topology=" << topology->name << "\n";
+      return EXIT_FAILURE;
+    }
+    profile.topology = *topology;
+  }
   if (absl::GetFlag(FLAGS_seconds) > 0) profile.traffic = absl::Seconds(absl::GetFlag(FLAGS_seconds));
   if (!absl::GetFlag(FLAGS_lockservice_failpoint).empty()) {
     profile.lockservice.failpoints = {absl::GetFlag(FLAGS_lockservice_failpoint)};
@@ -128,7 +148,8 @@ int Main() {
     options.work_dir = absl::StrCat(tmp != nullptr ? tmp : "/tmp", "/fencegate-torture-", getpid());
   }
   std::cout << "fencegate-torture: " << schedules << " schedule(s) from seed " << seed
-            << ", profile " << profile.name << ", runs in " << options.work_dir << std::endl;
+            << ", profile " << profile.name << ", topology " << profile.topology.name
+            << ", runs in " << options.work_dir << std::endl;
   if (planted != nullptr) {
     std::cout << "planted bug " << bug << ": " << planted->what << "; must be caught by "
               << absl::StrJoin(planted->caught_by, " or ") << std::endl;
@@ -155,10 +176,15 @@ int Main() {
     return caught ? EXIT_SUCCESS : EXIT_FAILURE;
   }
   const bool passed = summary.failed_seeds().empty();
-  std::cout << summary.Line(profile.name, passed) << std::endl;
+  const std::string topology = absl::GetFlag(FLAGS_topology);
+  std::cout << summary.Line(topology.empty() ? profile.name
+                                             : absl::StrCat(profile.name, " on ", topology),
+                            passed)
+            << std::endl;
   for (uint64_t failed : summary.failed_seeds()) {
     std::cout << "replay: ./scripts/torture --schedules=1 --seed=" << failed
-              << " --profile=" << profile.name << " --keep" << std::endl;
+              << " --profile=" << profile.name
+              << (topology.empty() ? "" : " --topology=" + topology) << " --keep" << std::endl;
   }
   return passed ? EXIT_SUCCESS : EXIT_FAILURE;
 }

@@ -53,7 +53,13 @@ Worker::Worker(WorkerOptions options, std::unique_ptr<HistoryWriter> history,
       random_(options_.seed) {
   lock_channel_ = Channel(options_.lockservice);
   gateway_channel_ = Channel(options_.gateway);
-  lock_ = std::make_unique<client::LockClient>(lock_channel_);
+  // Lock-service calls retry across a restart, as docs/operations.md advises
+  // for a retry budget: the retry of an Acquire keeps its request_id, so it
+  // takes back its place in the queue after a restart instead of leaving a
+  // ghost waiter that holds the resource for --waiter_reattach_grace.
+  client::ClientOptions lock_options;
+  lock_options.retry.max_attempts = 30;
+  lock_ = std::make_unique<client::LockClient>(lock_channel_, lock_options);
   client::ClientOptions gateway_options;
   gateway_options.rpc_timeout = options_.gateway_timeout;
   gateway_options.retry.max_attempts = 1;  // every attempt's outcome is recorded

@@ -25,6 +25,8 @@ ABSL_FLAG(absl::Duration, max_wait, absl::Milliseconds(500),
           "validity from when the Acquire was sent)");
 ABSL_FLAG(absl::Duration, max_think, absl::Milliseconds(50),
           "longest pause between the fenced read and the write");
+ABSL_FLAG(absl::Duration, gateway_timeout, absl::Seconds(15),
+          "deadline of each gateway call; past it the call's outcome is unknown");
 ABSL_FLAG(std::string, history, "", "history file to append to");
 ABSL_FLAG(std::string, control, "", "the control page the harness created");
 
@@ -43,6 +45,7 @@ int main(int argc, char** argv) {
   options.max_ttl = absl::GetFlag(FLAGS_max_ttl);
   options.max_wait = absl::GetFlag(FLAGS_max_wait);
   options.max_think = absl::GetFlag(FLAGS_max_think);
+  options.gateway_timeout = absl::GetFlag(FLAGS_gateway_timeout);
   if (options.lockservice.empty() || options.gateway.empty() || options.resources.empty() ||
       absl::GetFlag(FLAGS_history).empty() || absl::GetFlag(FLAGS_control).empty()) {
     fencegate::LogError(

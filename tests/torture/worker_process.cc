@@ -28,6 +28,8 @@ absl::StatusOr<std::unique_ptr<WorkerProcess>> WorkerProcess::Start(
                 absl::StrCat("--min_ttl=", absl::FormatDuration(options.min_ttl)),
                 absl::StrCat("--max_ttl=", absl::FormatDuration(options.max_ttl)),
                 absl::StrCat("--max_think=", absl::FormatDuration(options.max_think)),
+                absl::StrCat("--gateway_timeout=",
+                             absl::FormatDuration(options.gateway_timeout)),
                 absl::StrCat("--history=", prefix, ".history"),
                 absl::StrCat("--control=", prefix, ".control")};
   child.stderr_path = prefix + ".log";

@@ -33,6 +33,7 @@ struct WorkerProcessOptions {
   absl::Duration min_ttl;
   absl::Duration max_ttl;
   absl::Duration max_think;
+  absl::Duration gateway_timeout;
 };
 
 class WorkerProcess {

@@ -9,7 +9,6 @@
 #ifndef FENCEGATE_TESTS_UNIT_GATEWAY_STORE_FIXTURE_H_
 #define FENCEGATE_TESTS_UNIT_GATEWAY_STORE_FIXTURE_H_
 
-#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
@@ -17,7 +16,6 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "gateway/fenced_store.h"
@@ -25,61 +23,10 @@
 #include "gtest/gtest.h"
 #include "tests/testing/faulty_storage_backend.h"
 #include "tests/testing/status_matchers.h"
+#include "tests/unit/fenced_store_calls.h"
 #include "tests/unit/gateway_test_backends.h"
 
 namespace fencegate::gateway {
-
-// One reply, filled by the store's callback on whatever thread it runs. It
-// also owns the bytes the request's string_views point at.
-template <typename T>
-class Reply {
- public:
-  absl::string_view Keep(absl::string_view s) {
-    kept_.emplace_back(s);
-    return kept_.back();
-  }
-  void Set(absl::StatusOr<T> result) {
-    absl::MutexLock lock(&mu_);
-    result_ = std::move(result);
-    arrived_.Notify();
-  }
-  bool arrived() const { return arrived_.HasBeenNotified(); }
-  // Waits for the reply; a safety net, not a timing assumption.
-  absl::StatusOr<T> Wait() {
-    if (!arrived_.WaitForNotificationWithTimeout(absl::Seconds(60))) {
-      return absl::DeadlineExceededError("no reply within 60s");
-    }
-    absl::MutexLock lock(&mu_);
-    return *result_;
-  }
-
- private:
-  std::deque<std::string> kept_;
-  absl::Notification arrived_;
-  absl::Mutex mu_;
-  std::optional<absl::StatusOr<T>> result_;
-};
-
-template <typename T>
-using ReplyPtr = std::shared_ptr<Reply<T>>;
-
-// A mutation that owns its bytes.
-struct M {
-  Mutation::Kind kind = Mutation::Kind::kUnset;
-  std::string key;
-  std::string value;
-  std::optional<uint64_t> expected;
-};
-inline M Put(std::string key, std::string value,
-             std::optional<uint64_t> expected = std::nullopt) {
-  return M{Mutation::Kind::kPut, std::move(key), std::move(value), expected};
-}
-inline M Del(std::string key, std::optional<uint64_t> expected = std::nullopt) {
-  return M{Mutation::Kind::kDelete, std::move(key), "", expected};
-}
-inline M Unset(std::string key) {
-  return M{Mutation::Kind::kUnset, std::move(key), "", std::nullopt};
-}
 
 class GatewayStoreTest : public ::testing::Test {
  protected:
@@ -133,22 +80,8 @@ class GatewayStoreTest : public ::testing::Test {
   ReplyPtr<WriteResult> StartWrite(absl::string_view resource, uint64_t token,
                                    const std::vector<M>& mutations, bool multi,
                                    FencedStore* on = nullptr) {
-    auto reply = std::make_shared<Reply<WriteResult>>();
-    WriteArgs args;
-    args.resource = reply->Keep(resource);
-    args.token = token;
-    args.multi = multi;
-    for (const M& m : mutations) {
-      Mutation& out = args.mutations.emplace_back();
-      out.kind = m.kind;
-      out.key = reply->Keep(m.key);
-      out.value = reply->Keep(m.value);
-      out.expected_version = m.expected;
-    }
-    (on != nullptr ? on : store_.get())
-        ->Write(std::move(args),
-                [reply](absl::StatusOr<WriteResult> r) { reply->Set(std::move(r)); });
-    return reply;
+    return gateway::StartWrite(on != nullptr ? *on : *store_, resource, token, mutations,
+                               multi);
   }
   ReplyPtr<WriteResult> StartPut(absl::string_view resource, uint64_t token,
                                  std::string key, std::string value,
@@ -165,10 +98,7 @@ class GatewayStoreTest : public ::testing::Test {
 
   ReplyPtr<ReadResult> StartRead(absl::string_view resource, absl::string_view key,
                                  uint64_t token) {
-    auto reply = std::make_shared<Reply<ReadResult>>();
-    ReadArgs args{reply->Keep(resource), reply->Keep(key), token, {}};
-    store_->Read(args, [reply](absl::StatusOr<ReadResult> r) { reply->Set(std::move(r)); });
-    return reply;
+    return gateway::StartRead(*store_, resource, key, token);
   }
   absl::StatusOr<ReadResult> Read(absl::string_view resource, absl::string_view key,
                                   uint64_t token = 0) {
@@ -176,10 +106,7 @@ class GatewayStoreTest : public ::testing::Test {
   }
 
   ReplyPtr<FenceResult> StartFence(absl::string_view resource, uint64_t token) {
-    auto reply = std::make_shared<Reply<FenceResult>>();
-    FenceArgs args{reply->Keep(resource), token, {}};
-    store_->Fence(args, [reply](absl::StatusOr<FenceResult> r) { reply->Set(std::move(r)); });
-    return reply;
+    return gateway::StartFence(*store_, resource, token);
   }
   absl::StatusOr<FenceResult> Fence(absl::string_view resource, uint64_t token) {
     return StartFence(resource, token)->Wait();

@@ -229,6 +229,23 @@ TEST_P(LockManagerTest, RenewWithShorterTtlShortensTheLease) {
   EXPECT_FALSE(Describe("r").held);
 }
 
+// Found by the random sequences (lock_sequence.h): a renewal that shortened
+// a lease left its expiry timer at the old, later expiry, so the next waiter
+// was granted (and the expiry published for grant-time fencing) only then,
+// or when some call on the resource happened to notice the lease was gone.
+TEST_P(LockManagerTest, RenewThatShortensTheLeaseHandsItOnAtTheNewExpiry) {
+  uint64_t token = MustAcquire("r", "alice", Seconds(10));
+  auto waiter = StartAcquire(Args("r", "bob", Seconds(10), Seconds(60)));
+  ASSERT_THAT(Renew("r", token, Seconds(2)), IsOk());
+  Advance(Seconds(2) - Milliseconds(1));
+  EXPECT_FALSE(waiter->done());
+  Advance(Milliseconds(1));
+  ASSERT_TRUE(waiter->done()) << "not handed on at the shortened expiry";
+  ASSERT_OK_AND_ASSIGN(AcquireResult r, waiter->get());
+  EXPECT_TRUE(r.acquired);
+  EXPECT_GT(r.token, token);
+}
+
 TEST_P(LockManagerTest, StaleRenewIsAbortedAndLeavesNewHolderIntact) {
   uint64_t alice = MustAcquire("r", "alice", Seconds(1));
   Advance(Seconds(1));
@@ -777,6 +794,47 @@ TEST_P(LockManagerTest, OnlyWaitersWithARequestIdArePersistedAndEndedOnesAreDele
   Restart();  // granted: its row went with the grant
   EXPECT_EQ(Describe("r").waiters, 0u);
   EXPECT_EQ(Describe("r").holder, "kept");
+}
+
+// Found by the random sequences (lock_sequence.h): granting a queued
+// waiter moved its holder and request id out before removing it from the
+// request-id index, so the index kept an entry for a waiter that no longer
+// existed. These two tests fail without the fix.
+TEST_P(LockManagerTest, AWaiterGrantedInAFailedCommitKeepsItsPlaceForItsRetry) {
+  uint64_t token = MustAcquire("r", "holder", Seconds(30));
+  auto first = StartAcquire(Waiting("w", "id-w"));
+  manager_->Sync();
+  faulty_->FailNthCommit(1);
+  // The release hands the lock to "w" in a batch that fails: neither counts.
+  EXPECT_THAT(Release("r", token), StatusIs(absl::StatusCode::kUnavailable));
+  manager_->Sync();  // the recovery runs after the failed batch
+  ASSERT_TRUE(first->done());
+  EXPECT_THAT(first->get(), StatusIs(absl::StatusCode::kUnavailable));
+  // Its row is still in the store: its place is kept for its retry.
+  ASSERT_EQ(Describe("r").waiters, 1u);
+  auto retry = StartAcquire(Waiting("w", "id-w"));
+  ASSERT_THAT(Release("r", token), IsOk());
+  ASSERT_TRUE(retry->done());
+  EXPECT_TRUE(retry->get()->acquired);
+}
+
+TEST_P(LockManagerTest, ARetryOfAGrantedWaiterAfterItsLeaseEndedQueuesAfresh) {
+  uint64_t token = MustAcquire("r", "holder", Seconds(30));
+  auto w = StartAcquire(Waiting("w", "id-w"));
+  auto x = StartAcquire(Waiting("x", "id-x"));
+  ASSERT_THAT(Release("r", token), IsOk());
+  ASSERT_TRUE(w->done());
+  ASSERT_THAT(Release("r", w->get()->token), IsOk());  // "x" holds it now
+  ASSERT_TRUE(x->done());
+  // The same request id again, once that lease is over: a new wait.
+  auto again = StartAcquire(Waiting("w", "id-w"));
+  manager_->Sync();
+  EXPECT_FALSE(again->done());
+  ASSERT_EQ(Describe("r").waiters, 1u);
+  ASSERT_THAT(Release("r", x->get()->token), IsOk());
+  ASSERT_TRUE(again->done());
+  EXPECT_TRUE(again->get()->acquired);
+  EXPECT_GT(again->get()->token, x->get()->token);
 }
 
 INSTANTIATE_TEST_SUITE_P(Stores, LockManagerTest,

@@ -1,0 +1,37 @@
+// The client library's gRPC channels: how they reconnect, and how a retry
+// waits for one that lost its server.
+//
+// Thread safety: both functions are thread-safe.
+#ifndef FENCEGATE_CLIENT_CHANNEL_H_
+#define FENCEGATE_CLIENT_CHANNEL_H_
+
+#include <memory>
+#include <string>
+
+#include "absl/time/time.h"
+#include "grpcpp/channel.h"
+#include "grpcpp/security/credentials.h"
+
+namespace fencegate::client {
+
+// A channel to `address` that reconnects within a second of its server
+// coming back: gRPC's default reconnect backoff starts at 1 s and grows to
+// two minutes, so a lock client would stay cut off long after a restarted
+// lock service is up. (The minimum backoff stays at gRPC's default: gRPC
+// also uses it as the connect timeout, and a short one fails handshakes on
+// a busy machine.)
+std::shared_ptr<grpc::Channel> NewClientChannel(
+    const std::string& address, const std::shared_ptr<grpc::ChannelCredentials>& credentials);
+
+// A retry's pause for calls over `channel`; returns by `until`. A channel
+// whose server went away fails calls at once while it is not connected,
+// and with blocking calls nothing polls its reconnection but gRPC's backup
+// poller, every 5 s: so while the channel is not READY this waits for it to
+// connect (which drives the reconnection) and returns as soon as it is. A
+// READY channel (the server itself answered UNAVAILABLE) sleeps until
+// `until`.
+void PauseForChannel(grpc::Channel& channel, absl::Time until);
+
+}  // namespace fencegate::client
+
+#endif  // FENCEGATE_CLIENT_CHANNEL_H_

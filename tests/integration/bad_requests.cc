@@ -1,0 +1,161 @@
+#include "tests/integration/bad_requests.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace fencegate::conformance {
+
+std::string Varint(uint64_t value) {
+  std::string out;
+  while (value >= 0x80) {
+    out.push_back(static_cast<char>((value & 0x7f) | 0x80));
+    value >>= 7;
+  }
+  out.push_back(static_cast<char>(value));
+  return out;
+}
+
+std::string Tag(int number, int wire_type) {
+  return Varint((static_cast<uint64_t>(number) << 3) | static_cast<uint64_t>(wire_type));
+}
+
+std::string AppendRaw(const google::protobuf::Message& message, const std::string& bytes) {
+  return message.SerializeAsString() + bytes;
+}
+
+namespace {
+
+BadRequest FromMessage(const std::string& method, const std::string& name,
+                       const google::protobuf::Message& request, grpc::StatusCode code) {
+  BadRequest c;
+  c.name = absl::StrCat(method.substr(method.rfind('/') + 1), ": ", name);
+  c.method = method;
+  c.bytes = request.SerializeAsString();
+  c.code = code;
+  return c;
+}
+
+}  // namespace
+
+BadRequest Invalid(const std::string& method, const std::string& name,
+                   const google::protobuf::Message& request, const std::string& field) {
+  BadRequest c = FromMessage(method, name, request, grpc::StatusCode::INVALID_ARGUMENT);
+  c.reason = ErrorReason::kInvalidField;
+  c.field = field;
+  return c;
+}
+
+BadRequest Aborted(const std::string& method, const std::string& name,
+                   const google::protobuf::Message& request, ErrorReason reason,
+                   uint64_t current_token) {
+  BadRequest c = FromMessage(method, name, request, grpc::StatusCode::ABORTED);
+  c.reason = reason;
+  c.current_token = current_token;
+  return c;
+}
+
+BadRequest Unsigned(const std::string& method, const std::string& name,
+                    const google::protobuf::Message& request) {
+  BadRequest c = FromMessage(method, name, request, grpc::StatusCode::PERMISSION_DENIED);
+  c.reason = ErrorReason::kBadSignature;
+  c.signed_only = true;
+  return c;
+}
+
+BadRequest Oversized(const std::string& method, const google::protobuf::Message& request) {
+  return FromMessage(method, "a message over the receive limit", request,
+                     grpc::StatusCode::RESOURCE_EXHAUSTED);
+}
+
+std::vector<BadSignature> BadSignatures(const v1::TokenSignature& valid) {
+  std::vector<BadSignature> out;
+  out.push_back({"no signature", v1::TokenSignature()});
+  v1::TokenSignature forged = valid;
+  forged.set_mac(std::string(valid.mac().size(), '\0'));
+  out.push_back({"a forged signature", forged});
+  v1::TokenSignature flipped = valid;
+  flipped.mutable_mac()->back() ^= 1;
+  out.push_back({"a signature with one bit flipped", flipped});
+  v1::TokenSignature truncated = valid;
+  truncated.mutable_mac()->resize(valid.mac().size() / 2);
+  out.push_back({"a truncated signature", truncated});
+  v1::TokenSignature unknown_key = valid;
+  unknown_key.set_key_id("no-such-key");
+  out.push_back({"a signature by an unknown key", unknown_key});
+  v1::TokenSignature no_mac;
+  no_mac.set_key_id(valid.key_id());
+  out.push_back({"a key id without a MAC", no_mac});
+  return out;
+}
+
+std::vector<BadName> BadNames(size_t max_bytes) {
+  return {
+      {"one byte over the limit", std::string(max_bytes + 1, 'n')},
+      {"a megabyte long", std::string(1 << 20, 'n')},
+      {"a lone continuation byte", "\x80name"},
+      {"the byte 0xff", "na\xffme"},
+      {"a truncated 2-byte sequence", "name\xc3"},
+      {"an overlong encoding", "\xc0\xaf"},
+      {"a UTF-16 surrogate", "\xed\xa0\x80"},
+      {"a code point past U+10FFFF", "\xf4\x90\x80\x80"},
+      {"a newline", "na\nme"},
+      {"a NUL byte", std::string("na\0me", 5)},
+      {"DEL", "name\x7f"},
+      {"a tab", "\tname"},
+      {"an escape sequence", "\x1b[31mname"},
+  };
+}
+
+void AddWireCases(const std::string& method, const google::protobuf::Message& message,
+                  std::vector<BadRequest>& cases) {
+  const std::string type = message.GetDescriptor()->name();
+  // Field 1 is bytes in every request but WatchFencesRequest (a varint):
+  // sent with the other wire type it is a field this server does not know.
+  const bool varint_first =
+      message.GetDescriptor()->field(0)->type() != google::protobuf::FieldDescriptor::TYPE_BYTES;
+  struct Unknown {
+    std::string what;
+    int number;
+    std::string bytes;
+  };
+  const std::vector<Unknown> unknown = {
+      {"an unknown varint field", 99, Tag(99, 0) + Varint(1)},
+      {"an unknown length-delimited field", 1000, Tag(1000, 2) + Varint(3) + "xyz"},
+      {"an unknown fixed64 field", 15, Tag(15, 1) + std::string(8, '\x01')},
+      {"an unknown fixed32 field", 16, Tag(16, 5) + std::string(4, '\x01')},
+      {"an unknown group", 17, Tag(17, 3) + Tag(17, 4)},
+      {"the largest field number", 536870911, Tag(536870911, 0) + Varint(0)},
+      {"field 1 with the wrong wire type", 1,
+       varint_first ? Tag(1, 2) + Varint(1) + "x" : Tag(1, 0) + Varint(7)},
+  };
+  for (const Unknown& u : unknown) {
+    BadRequest c;
+    c.name = absl::StrCat(method.substr(method.rfind('/') + 1), ": ", u.what);
+    c.method = method;
+    c.bytes = AppendRaw(message, u.bytes);
+    c.reason = ErrorReason::kInvalidField;
+    c.field = absl::StrCat(type, ".", u.number);
+    cases.push_back(std::move(c));
+  }
+  // Bytes that are no protobuf message: refused before any handler runs,
+  // with a message that names the type (common/malformed_request_interceptor.h).
+  const std::vector<std::pair<std::string, std::string>> malformed = {
+      {"a length past the end", Tag(1, 2) + Varint(5) + "ab"},
+      {"a truncated varint", Tag(1, 0) + "\x80"},
+      {"wire type 6", Tag(1, 6)},
+      {"wire type 7", Tag(1, 7)},
+      {"field number 0", std::string(1, '\0')},
+      {"an unterminated group", Tag(20, 3)},
+      {"an end-group without a start", Tag(20, 4)},
+      {"an 11-byte varint", Tag(1, 0) + std::string(10, '\xff') + "\x01"},
+  };
+  for (const auto& [what, bytes] : malformed) {
+    BadRequest c;
+    c.name = absl::StrCat(method.substr(method.rfind('/') + 1), ": malformed, ", what);
+    c.method = method;
+    c.bytes = AppendRaw(message, bytes);
+    c.message_has = absl::StrCat("is not a valid ", message.GetDescriptor()->full_name());
+    cases.push_back(std::move(c));
+  }
+}
+
+}  // namespace fencegate::conformance

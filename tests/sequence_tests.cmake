@@ -1,0 +1,41 @@
+# Random operation sequences against both cores with crash-and-reopen
+# (docs/sequences-and-bad-input.md): for each core a reference model and a runner that
+# drives the real core and the model with the same seeded steps and compares
+# them after every step. The runners hold no tests; each binary below links
+# them with the cores it checks.
+add_library(fencegate_sequence_runners OBJECT
+  unit/fence_model.cc
+  unit/fence_sequence.cc
+  unit/lock_model.cc
+  unit/lock_sequence.cc)
+target_link_libraries(fencegate_sequence_runners PRIVATE  # headers only
+  fencegate_lockcore fencegate_gatewaycore fencegate_testing GTest::gmock)
+
+# 10,000 sequences over the production cores, in shards (label unit).
+fencegate_cc_test(sequence_tests
+  SOURCES unit/random_sequences_test.cc $<TARGET_OBJECTS:fencegate_sequence_runners>
+  DEPS fencegate_lockcore fencegate_gatewaycore
+  LABELS unit
+  TEST_PREFIX "sequence.")
+
+# The checks must be able to fail: the same runners over the cores' test
+# builds (tests/torture/), once per planted bug that a sequence of core calls
+# can meet; each test passes only if a sequence reports a violation.
+add_executable(sequence_planted_bug_tests
+  unit/planted_bug_sequences_test.cc $<TARGET_OBJECTS:fencegate_sequence_runners>)
+target_link_libraries(sequence_planted_bug_tests PRIVATE
+  fencegate_lockcore-torture fencegate_gatewaycore-torture fencegate_testing
+  GTest::gtest absl::flags_parse)
+foreach(bug lock_leases_forgotten_on_restart lock_token_replied_before_commit)
+  add_test(NAME sequence.planted_bug.${bug}
+    COMMAND sequence_planted_bug_tests --planted_bug=${bug}
+      --gtest_filter=PlantedBug.LockSequencesCatchIt)
+  set_tests_properties(sequence.planted_bug.${bug} PROPERTIES LABELS unit TIMEOUT 300)
+endforeach()
+foreach(bug gateway_accepts_max_minus_one gateway_fence_only_in_memory
+    gateway_fence_check_separate_transaction gateway_fenced_read_no_raise)
+  add_test(NAME sequence.planted_bug.${bug}
+    COMMAND sequence_planted_bug_tests --planted_bug=${bug}
+      --gtest_filter=PlantedBug.FenceSequencesCatchIt)
+  set_tests_properties(sequence.planted_bug.${bug} PROPERTIES LABELS unit TIMEOUT 300)
+endforeach()

@@ -1,0 +1,92 @@
+// LockSequence: one seeded random sequence of calls against the real lock
+// core (LockManager on a FakeClock and a SqliteLockStore file) and against
+// LockModel (lock_model.h), compared after every step.
+//
+// Steps: try-locks and waiting acquires, reentrant acquires, retries with
+// the same request id (of a grant, or of a parked call), renewals and
+// releases by the owner and by stale or made-up tokens, retried releases,
+// clients that go away, clock advances (onto lease expiries too), commits
+// that fail, and crashes: the manager is dropped and a new one loads the
+// same SQLite file, sometimes right after a failed commit lost a batch.
+//
+// Checked after every step: each reply equals the model's (grant, hold
+// count, TTL, holder's token, lease lost, cancelled, unavailable), and no
+// reply arrives that the model did not expect; every new token is larger
+// than every token revealed before it, also across crashes, so no token
+// that reached a caller is ever issued again; Describe of every resource
+// equals the model's (at most one holder; every acknowledged grant, renewal
+// and release survives a crash, leases re-armed for their full TTL; expiry
+// hands the lock to the next waiter at the expiry instant).
+//
+// The files live in TempDir::InMemory(): a crash here is the process
+// dying, never the machine, so fsync does not matter and costs nothing.
+//
+// Thread safety: one test thread per sequence.
+#ifndef FENCEGATE_TESTS_UNIT_LOCK_SEQUENCE_H_
+#define FENCEGATE_TESTS_UNIT_LOCK_SEQUENCE_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <variant>
+
+#include "absl/status/status.h"
+#include "lockservice/lock_manager.h"
+#include "lockservice/sqlite_lock_store.h"
+#include "tests/testing/fake_clock.h"
+#include "tests/testing/faulty_lock_store.h"
+#include "tests/testing/random_sequences.h"
+#include "tests/testing/reply.h"
+#include "tests/testing/temp_dir.h"
+#include "tests/unit/lock_model.h"
+
+namespace fencegate::lockservice {
+
+class LockSequence {
+ public:
+  explicit LockSequence(uint64_t seed);
+
+  // Runs the whole sequence. OK, or INTERNAL naming the first violation,
+  // followed by every step up to it and what each one answered.
+  absl::Status Run();
+
+ private:
+  using Pending = std::variant<testing::ReplyPtr<AcquireResult>,
+                               testing::ReplyPtr<RenewResult>,
+                               testing::ReplyPtr<ReleaseResult>>;
+
+  absl::Status Open();
+  // One random step; `log` describes it.
+  absl::Status Step(std::string& log);
+  // What a call step does: the real call and the model's, as one unit.
+  void DoAcquire(const AcquireArgs& args, std::string& log);
+  void DoRenew(const std::string& resource, uint64_t token, absl::Duration ttl,
+               std::string& log);
+  void DoRelease(const std::string& resource, uint64_t token,
+                 const std::string& request_id, std::string& log);
+  // A call step: random arguments, chosen from the model's state.
+  void RandomCall(std::string& log);
+  uint64_t SomeOtherToken(uint64_t current);
+  absl::Status Crash(std::string& log);
+  // Compares every reply and every resource with the model.
+  absl::Status Check(std::string& log);
+
+  testing::SequenceRng rng_;
+  testing::TempDir dir_ = testing::TempDir::InMemory();
+  testing::FakeClock clock_;
+  LockLimits limits_;
+  LockModel model_;
+  std::unique_ptr<SqliteLockStore> store_;
+  std::unique_ptr<testing::FaultyLockStore> faulty_;
+  std::unique_ptr<LockManager> manager_;
+  std::map<int, Pending> pending_;               // replies not yet checked
+  std::map<int, LockManager::CallId> call_ids_;  // of the Acquire calls
+  uint64_t max_token_ = 0;  // the largest token revealed so far
+  int next_call_ = 1;
+  int next_request_id_ = 1;
+};
+
+}  // namespace fencegate::lockservice
+
+#endif  // FENCEGATE_TESTS_UNIT_LOCK_SEQUENCE_H_
