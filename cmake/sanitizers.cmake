@@ -1,5 +1,5 @@
 # FENCEGATE_SANITIZE: builds every target of this build directory with
-# sanitizers (docs/testing-sanitizers.md). One build directory per value:
+# sanitizers (docs/fuzzing-and-sanitizers.md). One build directory per value:
 #
 #   (empty)             no sanitizer: the main build (./build, gcc)
 #   address,undefined   ASan + UBSan: ./build-asan, runs the unit and

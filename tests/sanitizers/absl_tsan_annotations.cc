@@ -26,7 +26,7 @@
 //
 // Scope: only calls from objects linked into the executable are wrapped, not
 // calls made inside Debian's shared libraries (gRPC's own mutexes stay
-// invisible; the TSan tier keeps gRPC out, docs/testing-sanitizers.md).
+// invisible; the TSan tier keeps gRPC out, docs/fuzzing-and-sanitizers.md).
 // absl::Status: copies share one representation, freed by the last
 // Status::UnrefNonInlined() (in the library) after an acquire-release
 // decrement; the wrapper makes that acquire-release on the representation.
