@@ -3,6 +3,7 @@
 #include <pthread.h>
 
 #include <chrono>
+#include <optional>
 #include <thread>
 
 #include "absl/base/thread_annotations.h"
@@ -42,8 +43,11 @@ class RealClock final : public Clock {
         Loop();
       });
     }
+    const std::optional<absl::Time> next = timers_.NextDeadline();
     TimerId id = timers_.Add(deadline, std::move(fn));
-    wake_.Notify();  // the loop re-reads the next deadline
+    // Only a new earliest deadline shortens the loop's sleep: every grant
+    // arms a timer, and most are later than one already armed.
+    if (!next || deadline < *next) wake_.Notify();
     return id;
   }
 

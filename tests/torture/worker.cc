@@ -9,10 +9,9 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "client/channel.h"
 #include "client/errors.h"
-#include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
-#include "grpcpp/support/channel_arguments.h"
 
 namespace fencegate::torture {
 namespace {
@@ -20,15 +19,10 @@ namespace {
 constexpr char kCounterKey[] = "counter";
 constexpr char kLogPrefix[] = "log/";
 
-// Servers restart often here: reconnect quickly instead of gRPC's default
-// backoff, which grows to two minutes. (Not GRPC_ARG_MIN_RECONNECT_BACKOFF_MS:
-// gRPC also uses it as the connect timeout, and a short one fails every
-// handshake on a busy machine.)
+// Servers restart often here: the client library's channels reconnect
+// within a second (client/channel.h).
 std::shared_ptr<grpc::Channel> Channel(const std::string& address) {
-  grpc::ChannelArguments args;
-  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
-  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
-  return grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args);
+  return client::NewClientChannel(address, grpc::InsecureChannelCredentials());
 }
 
 std::string Str(uint64_t v) { return absl::StrCat(v); }
