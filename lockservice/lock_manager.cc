@@ -39,6 +39,9 @@ struct LockManager::Resource {
   WaiterList waiters;  // FIFO
   // The waiters with a request id, by holder + '\0' + request id.
   absl::flat_hash_map<std::string, WaiterList::iterator> by_request;
+  // How many of `waiters` each holder has, so that a grant finds the new
+  // holder's other waiters without scanning the queue when it has none.
+  absl::flat_hash_map<std::string, uint32_t> waiters_of;
   absl::Time delay_until = absl::InfinitePast();
 };
 
@@ -168,20 +171,17 @@ absl::Status LockManager::AcquireLocked(CallId id, const AcquireArgs& args,
   const absl::Time now = clock_->Now();
 
   if (r->lease && r->lease->holder == args.holder) {
-    // Reentrant acquire: same token, one more hold, unless it is a retry.
-    HeldLease& lease = *r->lease;
-    const bool retry =
-        !args.request_id.empty() &&
-        std::find(lease.request_ids.begin(), lease.request_ids.end(),
-                  args.request_id) != lease.request_ids.end();
-    if (!retry) {
-      ++lease.hold_count;
-      RememberRequest(lease, args.request_id);
-      lease.expiry = std::max(lease.expiry, CappedExpiry(lease, args.ttl));
-      lease.ttl = std::max(lease.ttl, args.ttl);
-      Persist(args.resource, *r);
+    if (!args.request_id.empty()) {
+      // A retry of this holder's queued call (one loaded from the store,
+      // whose client is back): answered here, so its place goes.
+      auto queued = r->by_request.find(RequestKey(args.holder, args.request_id));
+      if (queued != r->by_request.end()) {
+        WaiterList::iterator w = queued->second;
+        Supersede(*w);
+        EraseWaiter(args.resource, *r, w);
+      }
     }
-    Reply(std::move(done), absl::StatusOr<AcquireResult>(Acquired(lease, lease.expiry - now)));
+    Reenter(args.resource, *r, args.ttl, args.request_id, std::move(done));
     return absl::OkStatus();
   }
   if (!args.request_id.empty()) {
@@ -211,30 +211,49 @@ absl::Status LockManager::AcquireLocked(CallId id, const AcquireArgs& args,
         "the lock service has ", parked_.size(),
         " waiting Acquire calls, its limit (--max_waiters_total); retry later"));
   }
-  r->waiters.push_back(Waiter{id, args.holder, args.ttl, args.request_id,
-                              std::move(done), 0, 0});
-  auto waiter = std::prev(r->waiters.end());
+  // With a request id its place survives a restart or a failover (see the
+  // header).
+  const uint64_t seq = args.request_id.empty() ? 0 : next_waiter_seq_++;
+  auto waiter = LinkWaiter(*r, r->waiters.end(),
+                           Waiter{id, args.holder, args.ttl, args.request_id,
+                                  std::move(done), 0, seq});
   waiter->timer =
       SetTimer(now + args.wait, [id](LockManager& m) { m.OnWaitTimeout(id); });
   parked_.emplace(id, std::make_pair(args.resource, waiter));
-  if (!args.request_id.empty()) {
-    // Its place survives a restart or a failover (see the header).
-    waiter->seq = next_waiter_seq_++;
-    r->by_request.emplace(RequestKey(args.holder, args.request_id), waiter);
-    PersistWaiter(args.resource, *waiter, /*present=*/true);
-  }
+  if (seq != 0) PersistWaiter(args.resource, *waiter, /*present=*/true);
   return absl::OkStatus();
+}
+
+void LockManager::Reenter(const std::string& name, Resource& r, absl::Duration ttl,
+                          const std::string& request_id, Callback<AcquireResult> done) {
+  HeldLease& lease = *r.lease;
+  const bool retry = !request_id.empty() &&
+                     std::find(lease.request_ids.begin(), lease.request_ids.end(),
+                               request_id) != lease.request_ids.end();
+  if (!retry) {
+    ++lease.hold_count;
+    RememberRequest(lease, request_id);
+    lease.expiry = std::max(lease.expiry, CappedExpiry(lease, ttl));
+    lease.ttl = std::max(lease.ttl, ttl);
+    Persist(name, r);
+  }
+  Reply(std::move(done),
+        absl::StatusOr<AcquireResult>(Acquired(lease, lease.expiry - clock_->Now())));
+}
+
+void LockManager::Supersede(Waiter& w) {
+  if (w.id == 0) return;
+  // Still parked: the client gave up on that call and retried.
+  parked_.erase(w.id);
+  clock_->Cancel(w.timer);
+  Reply(std::move(w.done), absl::StatusOr<AcquireResult>(absl::CancelledError(
+                               "superseded by a retry with the same request_id")));
+  w.id = 0;
 }
 
 void LockManager::Reattach(CallId id, const AcquireArgs& args, Resource& r,
                            WaiterList::iterator w, Callback<AcquireResult>& done) {
-  if (w->id != 0) {
-    // Still parked: the client gave up on that call and retried.
-    parked_.erase(w->id);
-    clock_->Cancel(w->timer);
-    Reply(std::move(w->done), absl::StatusOr<AcquireResult>(absl::CancelledError(
-                                  "superseded by a retry with the same request_id")));
-  }
+  Supersede(*w);
   w->id = id;
   w->ttl = args.ttl;
   w->done = std::move(done);
@@ -244,13 +263,26 @@ void LockManager::Reattach(CallId id, const AcquireArgs& args, Resource& r,
   GrantWaiters(args.resource, r);  // it may head a free queue
 }
 
+LockManager::WaiterList::iterator LockManager::LinkWaiter(Resource& r,
+                                                          WaiterList::iterator place,
+                                                          Waiter w) {
+  auto it = r.waiters.insert(place, std::move(w));
+  if (it->seq != 0) r.by_request.emplace(RequestKey(it->holder, it->request_id), it);
+  ++r.waiters_of[it->holder];
+  return it;
+}
+
+void LockManager::UnlinkWaiter(Resource& r, WaiterList::iterator w) {
+  if (w->seq != 0) r.by_request.erase(RequestKey(w->holder, w->request_id));
+  auto count = r.waiters_of.find(w->holder);
+  if (--count->second == 0) r.waiters_of.erase(count);
+  r.waiters.erase(w);
+}
+
 void LockManager::EraseWaiter(const std::string& name, Resource& r,
                               WaiterList::iterator w) {
-  if (w->seq != 0) {
-    r.by_request.erase(RequestKey(w->holder, w->request_id));
-    PersistWaiter(name, *w, /*present=*/false);
-  }
-  r.waiters.erase(w);
+  if (w->seq != 0) PersistWaiter(name, *w, /*present=*/false);
+  UnlinkWaiter(r, w);
 }
 
 void LockManager::DropDetachedWaiters() {
@@ -328,21 +360,43 @@ void LockManager::Grant(const std::string& name, Resource& r,
 }
 
 void LockManager::GrantWaiters(const std::string& name, Resource& r) {
-  if (r.lease || r.waiters.empty() || clock_->Now() < r.delay_until) return;
-  // A loaded waiter whose client has not retried yet keeps its turn: the
-  // queue waits for it (at most waiter_reattach_grace).
-  if (r.waiters.front().id == 0) return;
-  // Copy, not move, what the grant needs: EraseWaiter() finds the waiter's
-  // entry in by_request by its holder and request id.
-  Waiter& next = r.waiters.front();
-  const std::string holder = next.holder;
-  const std::string request_id = next.request_id;
-  const absl::Duration ttl = next.ttl;
-  Callback<AcquireResult> done = std::move(next.done);
-  parked_.erase(next.id);
-  clock_->Cancel(next.timer);
-  EraseWaiter(name, r, r.waiters.begin());
-  Grant(name, r, holder, ttl, request_id, std::move(done));
+  if (!r.lease) {
+    if (r.waiters.empty() || clock_->Now() < r.delay_until) return;
+    // A loaded waiter whose client has not retried yet keeps its turn: the
+    // queue waits for it (at most waiter_reattach_grace).
+    if (r.waiters.front().id == 0) return;
+    // Copy, not move, what the grant needs: EraseWaiter() finds the waiter's
+    // entry in by_request by its holder and request id.
+    Waiter& next = r.waiters.front();
+    const std::string holder = next.holder;
+    const std::string request_id = next.request_id;
+    const absl::Duration ttl = next.ttl;
+    Callback<AcquireResult> done = std::move(next.done);
+    parked_.erase(next.id);
+    clock_->Cancel(next.timer);
+    EraseWaiter(name, r, r.waiters.begin());
+    Grant(name, r, holder, ttl, request_id, std::move(done));
+  }
+  GrantHolderWaiters(name, r);
+}
+
+void LockManager::GrantHolderWaiters(const std::string& name, Resource& r) {
+  const std::string& holder = r.lease->holder;
+  if (r.waiters_of.count(holder) == 0) return;
+  for (auto w = r.waiters.begin(); w != r.waiters.end();) {
+    auto next = std::next(w);
+    if (w->id != 0 && w->holder == holder) {
+      // As in GrantWaiters(): copy what EraseWaiter() still reads.
+      const absl::Duration ttl = w->ttl;
+      const std::string request_id = w->request_id;
+      Callback<AcquireResult> done = std::move(w->done);
+      parked_.erase(w->id);
+      clock_->Cancel(w->timer);
+      EraseWaiter(name, r, w);
+      Reenter(name, r, ttl, request_id, std::move(done));
+    }
+    w = next;
+  }
 }
 
 // ------------------------------------------------------------ Renew/Release
@@ -772,10 +826,9 @@ absl::Status LockManager::LoadFromStore() {
     if (r.by_request.count(key) > 0) continue;  // still parked here (a reload)
     auto place = std::find_if(r.waiters.begin(), r.waiters.end(),
                               [&](const Waiter& w) { return w.seq > record.seq; });
-    auto w = r.waiters.insert(place, Waiter{0, std::move(record.holder), record.ttl,
-                                            std::move(record.request_id), nullptr, 0,
-                                            record.seq});
-    r.by_request.emplace(key, w);
+    LinkWaiter(r, place,
+               Waiter{0, std::move(record.holder), record.ttl, std::move(record.request_id),
+                      nullptr, 0, record.seq});
     detached = true;
   }
   if (detached) {
@@ -803,9 +856,7 @@ void LockManager::Shutdown() {
     for (auto& [id, entry] : parked_) {
       clock_->Cancel(entry.second->timer);
       parked.push_back(std::move(entry.second->done));
-      Resource& r = resources_[entry.first];
-      r.by_request.erase(RequestKey(entry.second->holder, entry.second->request_id));
-      r.waiters.erase(entry.second);
+      UnlinkWaiter(resources_[entry.first], entry.second);
     }
     parked_.clear();
   }

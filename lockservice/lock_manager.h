@@ -28,6 +28,14 @@
 // back within limits.waiter_reattach_grace are dropped. A retry of a call
 // still parked takes over its place too (the older call gets CANCELLED).
 //
+// Reentrancy. The holder acquiring again gets its token and one more hold
+// (a retry with a request id the lease has seen, no extra hold). That holds
+// for the holder's parked calls too: when a holder gets the lease through
+// one call, each of its other parked calls (a client's earlier attempt, a
+// concurrent call under the same holder name) is granted in the same
+// decision, in queue order, as if it had arrived just then. So a holder
+// never waits behind its own lease.
+//
 // If a commit fails, every reply in that batch and in any later batch fails
 // with UNAVAILABLE, and the in-memory state is rebuilt from the store (the
 // last committed state, each lease re-armed for its full TTL). If even that
@@ -209,15 +217,35 @@ class LockManager {
   void Grant(const std::string& name, Resource& r, const std::string& holder,
              absl::Duration ttl, const std::string& request_id,
              Callback<AcquireResult> done) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Hands `r` to waiters in order while it is free and not delayed (and its
-  // head waiter's client is there: see the header on wait queues).
+  // A reentrant acquire of `r`'s lease by its holder: one more hold and a
+  // lease at least `ttl` long, unless `request_id` was applied to it (a
+  // retry); queues the reply.
+  void Reenter(const std::string& name, Resource& r, absl::Duration ttl,
+               const std::string& request_id, Callback<AcquireResult> done)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Serves `r`'s queue: grants the head if `r` is free and not delayed (and
+  // the head waiter's client is there: see the header on wait queues), then
+  // the holder's own parked calls (GrantHolderWaiters).
   void GrantWaiters(const std::string& name, Resource& r)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Grants every parked call of `r`'s holder (`r` held) as a reentrant
+  // acquire, in queue order. Waiters loaded from the store whose clients
+  // have not come back stay: their retries are answered on arrival.
+  void GrantHolderWaiters(const std::string& name, Resource& r)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Gives the parked or loaded waiter `w` of `r` to the call `id` (a retry
   // of the Acquire it stands for).
   void Reattach(CallId id, const AcquireArgs& args, Resource& r,
                 WaiterList::iterator w, Callback<AcquireResult>& done)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Ends the call parked as `w`, if any, with CANCELLED (a retry with the
+  // same request id took over); `w` stays in the queue, detached.
+  void Supersede(Waiter& w) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Puts `w` into `r`'s queue before `place`, and into its indexes.
+  WaiterList::iterator LinkWaiter(Resource& r, WaiterList::iterator place, Waiter w)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Takes `w` out of `r`'s queue and its indexes; its row stays.
+  void UnlinkWaiter(Resource& r, WaiterList::iterator w) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Removes `w` from `r`'s queue and its row from the store (the caller
   // deals with parked_ and the timer).
   void EraseWaiter(const std::string& name, Resource& r, WaiterList::iterator w)
