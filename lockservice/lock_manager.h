@@ -51,6 +51,12 @@
 //
 // Lifetime: `store` and `clock` must outlive the manager. Timers the manager
 // left on the clock become no-ops when it is destroyed.
+//
+// Implementation, one concept a file: lock_manager.cc (Acquire, Describe,
+// the lifecycle), lock_manager_renew_release.cc, lock_manager_leases.cc
+// (grants, reentrant holds, expiry), lock_manager_queues.cc (wait queues),
+// lock_manager_commit.cc (group commit, recovery); the private state they
+// share is in lock_manager_internal.h.
 #ifndef FENCEGATE_LOCKSERVICE_LOCK_MANAGER_H_
 #define FENCEGATE_LOCKSERVICE_LOCK_MANAGER_H_
 
@@ -198,14 +204,17 @@ class LockManager {
   LockManager(LockStore* store, Clock* clock, const LockLimits& limits,
               FenceFeed* feed);
 
+  // Runs fn(*this) at `deadline` unless the manager is gone by then.
+  Clock::TimerId SetTimer(absl::Time deadline,
+                          absl::AnyInvocable<void(LockManager&)> fn);
+
+  // ---- The calls (lock_manager.cc, lock_manager_renew_release.cc)
   absl::Status ValidateAcquire(const AcquireArgs& args) const;
   // Decides an Acquire. Returns an error without touching `done` when it
   // fails before reading state; otherwise takes `done` and returns OK.
   absl::Status AcquireLocked(CallId id, const AcquireArgs& args,
                              Callback<AcquireResult>& done)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // The resource's entry with any lease past its expiry ended, or null.
-  Resource* FindCurrent(const std::string& name) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status LeaseLost(absl::string_view op, const std::string& resource,
                          uint64_t token, const Resource* r) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -213,6 +222,8 @@ class LockManager {
   // not the lease's owner, or OK.
   static absl::Status CheckOwner(absl::string_view op, const std::string& resource,
                                  const HeldLease& lease, const std::string& caller);
+
+  // ---- Leases (lock_manager_leases.cc)
   // Grants a new lease on `r` (free) to `holder`, queueing its reply.
   void Grant(const std::string& name, Resource& r, const std::string& holder,
              absl::Duration ttl, const std::string& request_id,
@@ -223,6 +234,29 @@ class LockManager {
   void Reenter(const std::string& name, Resource& r, absl::Duration ttl,
                const std::string& request_id, Callback<AcquireResult> done)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The resource's entry with any lease past its expiry ended, or null.
+  Resource* FindCurrent(const std::string& name) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Ends the lease on `r` (release or expiry) and hands it on.
+  void EndLease(const std::string& name, Resource& r, bool expired)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Drops `r` from the table when nothing refers to it any more.
+  void MaybeForget(const std::string& name) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Time CappedExpiry(const HeldLease& lease, absl::Duration ttl) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Sets the lease's one expiry timer. A renewal that extends the lease does
+  // not move it (when it fires early it re-arms itself at the new expiry);
+  // one that shortens the lease sets it again.
+  void ArmExpiry(const std::string& name, HeldLease& lease)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void RememberRequest(HeldLease& lease, const std::string& request_id)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  AcquireResult NotAcquired(const Resource& r) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  static AcquireResult Acquired(const HeldLease& lease, absl::Duration ttl);
+  // Timer callbacks.
+  void OnLeaseTimer(const std::string& name, uint64_t token);
+  void OnDelayEnd(const std::string& name);
+
+  // ---- Wait queues (lock_manager_queues.cc)
   // Serves `r`'s queue: grants the head if `r` is free and not delayed (and
   // the head waiter's client is there: see the header on wait queues), then
   // the holder's own parked calls (GrantHolderWaiters).
@@ -252,33 +286,13 @@ class LockManager {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Drops the loaded waiters whose clients did not come back in time.
   void DropDetachedWaiters();
-  // Ends the lease on `r` (release or expiry) and hands it on.
-  void EndLease(const std::string& name, Resource& r, bool expired)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Drops `r` from the table when nothing refers to it any more.
-  void MaybeForget(const std::string& name) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::Time CappedExpiry(const HeldLease& lease, absl::Duration ttl) const
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Sets the lease's one expiry timer. A renewal that extends the lease does
-  // not move it (when it fires early it re-arms itself at the new expiry);
-  // one that shortens the lease sets it again.
-  void ArmExpiry(const std::string& name, HeldLease& lease)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void RememberRequest(HeldLease& lease, const std::string& request_id)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  AcquireResult NotAcquired(const Resource& r) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  static AcquireResult Acquired(const HeldLease& lease, absl::Duration ttl);
-
-  // Runs fn(*this) at `deadline` unless the manager is gone by then.
-  Clock::TimerId SetTimer(absl::Time deadline,
-                          absl::AnyInvocable<void(LockManager&)> fn);
-  // Timer callbacks.
-  void OnLeaseTimer(const std::string& name, uint64_t token);
+  // Timer callback.
   void OnWaitTimeout(CallId id);
-  void OnDelayEnd(const std::string& name);
 
-  // Group commit. Reply() queues a reply behind the open batch; Persist()
-  // queues the lease row of `name` as it is now (or its deletion).
+  // ---- Group commit and recovery (lock_manager_commit.cc)
+  // Reply() queues a reply behind the open batch (defined in
+  // lock_manager_internal.h); Persist() queues the lease row of `name` as
+  // it is now (or its deletion).
   template <typename T>
   void Reply(Callback<T> done, absl::StatusOr<T> result)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
