@@ -15,7 +15,6 @@
 namespace fencegate {
 namespace {
 
-constexpr size_t kMaxIdBytes = 64;
 constexpr size_t kMinSecretBytes = 32;
 constexpr size_t kMaxSecretBytes = 128;
 
@@ -52,9 +51,9 @@ absl::StatusOr<KeyRing> KeyRing::Parse(absl::string_view text,
     }
     SigningKey key;
     key.id = std::string(words[0]);
-    if (key.id.size() > kMaxIdBytes) {
+    if (key.id.size() > kMaxKeyIdBytes) {
       return error(absl::StrCat("key id is ", key.id.size(), " bytes; the limit is ",
-                                kMaxIdBytes));
+                                kMaxKeyIdBytes));
     }
     for (char c : key.id) {
       if (!IsIdChar(c)) {

@@ -22,6 +22,7 @@
 #ifndef FENCEGATE_COMMON_SIGNING_KEYS_H_
 #define FENCEGATE_COMMON_SIGNING_KEYS_H_
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,9 @@
 #include "absl/time/time.h"
 
 namespace fencegate {
+
+// The longest key id a key file may hold.
+inline constexpr size_t kMaxKeyIdBytes = 64;
 
 struct SigningKey {
   std::string id;

@@ -6,6 +6,7 @@
 
 #include <utility>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "common/errors.h"
 
@@ -25,7 +26,7 @@ std::string Message(absl::string_view key_id, absl::string_view resource,
                     uint64_t token) {
   std::string message("fencegate.v1.token", 18);
   message.push_back('\0');
-  message.push_back(static_cast<char>(key_id.size()));  // ids are <= 64 bytes
+  message.push_back(static_cast<char>(key_id.size()));  // <= kMaxKeyIdBytes
   message.append(key_id.data(), key_id.size());
   AppendU64(message, resource.size());
   message.append(resource.data(), resource.size());
@@ -41,6 +42,17 @@ std::string Mac(const SigningKey& key, absl::string_view resource, uint64_t toke
        reinterpret_cast<const unsigned char*>(message.data()), message.size(), mac,
        &length);
   return std::string(reinterpret_cast<char*>(mac), length);
+}
+
+// A key id as a request gave it, fit for an error message: it may be any
+// bytes and any length, so it is escaped and cut after the longest valid id.
+std::string QuotedKeyId(absl::string_view key_id) {
+  std::string quoted =
+      absl::StrCat("'", absl::CHexEscape(key_id.substr(0, kMaxKeyIdBytes)), "'");
+  if (key_id.size() > kMaxKeyIdBytes) {
+    absl::StrAppend(&quoted, " (cut; ", key_id.size(), " bytes in all)");
+  }
+  return quoted;
 }
 
 }  // namespace
@@ -105,9 +117,10 @@ absl::Status TokenSigner::Verify(absl::string_view resource, uint64_t token,
   const SigningKey* key = ring->Find(key_id);
   if (key == nullptr) {
     return BadSignatureError(absl::StrCat(
-        "token ", token, " is signed with key '", key_id,
-        "', which this server does not accept (unknown, or removed by a key "
-        "rotation): acquire the lock again for a token signed with a current key"));
+        "token ", token, " is signed with key ", QuotedKeyId(key_id),
+        " (signature.key_id), which this server does not accept (unknown, or "
+        "removed by a key rotation): acquire the lock again for a token signed "
+        "with a current key"));
   }
   if (wall_clock_() >= key->not_after) {
     return BadSignatureError(absl::StrCat(

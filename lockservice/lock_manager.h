@@ -28,6 +28,14 @@
 // back within limits.waiter_reattach_grace are dropped. A retry of a call
 // still parked takes over its place too (the older call gets CANCELLED).
 //
+// Reentrancy. The holder acquiring again gets its token and one more hold
+// (a retry with a request id the lease has seen, no extra hold). That holds
+// for the holder's parked calls too: when a holder gets the lease through
+// one call, each of its other parked calls (a client's earlier attempt, a
+// concurrent call under the same holder name) is granted in the same
+// decision, in queue order, as if it had arrived just then. So a holder
+// never waits behind its own lease.
+//
 // If a commit fails, every reply in that batch and in any later batch fails
 // with UNAVAILABLE, and the in-memory state is rebuilt from the store (the
 // last committed state, each lease re-armed for its full TTL). If even that
@@ -43,6 +51,12 @@
 //
 // Lifetime: `store` and `clock` must outlive the manager. Timers the manager
 // left on the clock become no-ops when it is destroyed.
+//
+// Implementation, one concept a file: lock_manager.cc (Acquire, Describe,
+// the lifecycle), lock_manager_renew_release.cc, lock_manager_leases.cc
+// (grants, reentrant holds, expiry), lock_manager_queues.cc (wait queues),
+// lock_manager_commit.cc (group commit, recovery); the private state they
+// share is in lock_manager_internal.h.
 #ifndef FENCEGATE_LOCKSERVICE_LOCK_MANAGER_H_
 #define FENCEGATE_LOCKSERVICE_LOCK_MANAGER_H_
 
@@ -190,14 +204,17 @@ class LockManager {
   LockManager(LockStore* store, Clock* clock, const LockLimits& limits,
               FenceFeed* feed);
 
+  // Runs fn(*this) at `deadline` unless the manager is gone by then.
+  Clock::TimerId SetTimer(absl::Time deadline,
+                          absl::AnyInvocable<void(LockManager&)> fn);
+
+  // ---- The calls (lock_manager.cc, lock_manager_renew_release.cc)
   absl::Status ValidateAcquire(const AcquireArgs& args) const;
   // Decides an Acquire. Returns an error without touching `done` when it
   // fails before reading state; otherwise takes `done` and returns OK.
   absl::Status AcquireLocked(CallId id, const AcquireArgs& args,
                              Callback<AcquireResult>& done)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // The resource's entry with any lease past its expiry ended, or null.
-  Resource* FindCurrent(const std::string& name) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status LeaseLost(absl::string_view op, const std::string& resource,
                          uint64_t token, const Resource* r) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -205,25 +222,20 @@ class LockManager {
   // not the lease's owner, or OK.
   static absl::Status CheckOwner(absl::string_view op, const std::string& resource,
                                  const HeldLease& lease, const std::string& caller);
+
+  // ---- Leases (lock_manager_leases.cc)
   // Grants a new lease on `r` (free) to `holder`, queueing its reply.
   void Grant(const std::string& name, Resource& r, const std::string& holder,
              absl::Duration ttl, const std::string& request_id,
              Callback<AcquireResult> done) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Hands `r` to waiters in order while it is free and not delayed (and its
-  // head waiter's client is there: see the header on wait queues).
-  void GrantWaiters(const std::string& name, Resource& r)
+  // A reentrant acquire of `r`'s lease by its holder: one more hold and a
+  // lease at least `ttl` long, unless `request_id` was applied to it (a
+  // retry); queues the reply.
+  void Reenter(const std::string& name, Resource& r, absl::Duration ttl,
+               const std::string& request_id, Callback<AcquireResult> done)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Gives the parked or loaded waiter `w` of `r` to the call `id` (a retry
-  // of the Acquire it stands for).
-  void Reattach(CallId id, const AcquireArgs& args, Resource& r,
-                WaiterList::iterator w, Callback<AcquireResult>& done)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Removes `w` from `r`'s queue and its row from the store (the caller
-  // deals with parked_ and the timer).
-  void EraseWaiter(const std::string& name, Resource& r, WaiterList::iterator w)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Drops the loaded waiters whose clients did not come back in time.
-  void DropDetachedWaiters();
+  // The resource's entry with any lease past its expiry ended, or null.
+  Resource* FindCurrent(const std::string& name) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Ends the lease on `r` (release or expiry) and hands it on.
   void EndLease(const std::string& name, Resource& r, bool expired)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -240,17 +252,47 @@ class LockManager {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   AcquireResult NotAcquired(const Resource& r) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   static AcquireResult Acquired(const HeldLease& lease, absl::Duration ttl);
-
-  // Runs fn(*this) at `deadline` unless the manager is gone by then.
-  Clock::TimerId SetTimer(absl::Time deadline,
-                          absl::AnyInvocable<void(LockManager&)> fn);
   // Timer callbacks.
   void OnLeaseTimer(const std::string& name, uint64_t token);
-  void OnWaitTimeout(CallId id);
   void OnDelayEnd(const std::string& name);
 
-  // Group commit. Reply() queues a reply behind the open batch; Persist()
-  // queues the lease row of `name` as it is now (or its deletion).
+  // ---- Wait queues (lock_manager_queues.cc)
+  // Serves `r`'s queue: grants the head if `r` is free and not delayed (and
+  // the head waiter's client is there: see the header on wait queues), then
+  // the holder's own parked calls (GrantHolderWaiters).
+  void GrantWaiters(const std::string& name, Resource& r)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Grants every parked call of `r`'s holder (`r` held) as a reentrant
+  // acquire, in queue order. Waiters loaded from the store whose clients
+  // have not come back stay: their retries are answered on arrival.
+  void GrantHolderWaiters(const std::string& name, Resource& r)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Gives the parked or loaded waiter `w` of `r` to the call `id` (a retry
+  // of the Acquire it stands for).
+  void Reattach(CallId id, const AcquireArgs& args, Resource& r,
+                WaiterList::iterator w, Callback<AcquireResult>& done)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Ends the call parked as `w`, if any, with CANCELLED (a retry with the
+  // same request id took over); `w` stays in the queue, detached.
+  void Supersede(Waiter& w) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Puts `w` into `r`'s queue before `place`, and into its indexes.
+  WaiterList::iterator LinkWaiter(Resource& r, WaiterList::iterator place, Waiter w)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Takes `w` out of `r`'s queue and its indexes; its row stays.
+  void UnlinkWaiter(Resource& r, WaiterList::iterator w) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Removes `w` from `r`'s queue and its row from the store (the caller
+  // deals with parked_ and the timer).
+  void EraseWaiter(const std::string& name, Resource& r, WaiterList::iterator w)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Drops the loaded waiters whose clients did not come back in time.
+  void DropDetachedWaiters();
+  // Timer callback.
+  void OnWaitTimeout(CallId id);
+
+  // ---- Group commit and recovery (lock_manager_commit.cc)
+  // Reply() queues a reply behind the open batch (defined in
+  // lock_manager_internal.h); Persist() queues the lease row of `name` as
+  // it is now (or its deletion).
   template <typename T>
   void Reply(Callback<T> done, absl::StatusOr<T> result)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -38,6 +38,8 @@ namespace fencegate::conformance {
 namespace {
 
 using ::fencegate::testing::IsOk;
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 // What differs between the answer to `c` and the documented one; "" if
 // nothing does.
@@ -165,6 +167,12 @@ TEST_P(BadInputConformanceTest, EveryBadRequestGetsItsDocumentedCodeAndChangesNo
   ASSERT_OK_AND_ASSIGN(std::string after, snapshot_->Take());
   EXPECT_EQ(after, before);
   EXPECT_THAT(snapshot_->StillServes(known), IsOk());
+  // Bad input is answered, not logged by protobuf: a client must not be
+  // able to flood the log (a proto3 `string` field logs an ERROR line for
+  // every request whose value is not UTF-8).
+  const size_t kWholeLog = std::string::npos;
+  EXPECT_THAT(lockservice_->LogTail(kWholeLog), Not(HasSubstr("libprotobuf ERROR")));
+  EXPECT_THAT(gateway_->LogTail(kWholeLog), Not(HasSubstr("libprotobuf ERROR")));
 }
 
 // gRPC shuts its library down when its last object goes, and 1.51 then

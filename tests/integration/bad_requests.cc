@@ -54,10 +54,11 @@ BadRequest Aborted(const std::string& method, const std::string& name,
 }
 
 BadRequest Unsigned(const std::string& method, const std::string& name,
-                    const google::protobuf::Message& request) {
+                    const google::protobuf::Message& request, const std::string& message_has) {
   BadRequest c = FromMessage(method, name, request, grpc::StatusCode::PERMISSION_DENIED);
   c.reason = ErrorReason::kBadSignature;
   c.signed_only = true;
+  c.message_has = message_has;
   return c;
 }
 
@@ -68,22 +69,25 @@ BadRequest Oversized(const std::string& method, const google::protobuf::Message&
 
 std::vector<BadSignature> BadSignatures(const v1::TokenSignature& valid) {
   std::vector<BadSignature> out;
-  out.push_back({"no signature", v1::TokenSignature()});
+  out.push_back({"no signature", v1::TokenSignature(), ""});
   v1::TokenSignature forged = valid;
   forged.set_mac(std::string(valid.mac().size(), '\0'));
-  out.push_back({"a forged signature", forged});
+  out.push_back({"a forged signature", forged, ""});
   v1::TokenSignature flipped = valid;
   flipped.mutable_mac()->back() ^= 1;
-  out.push_back({"a signature with one bit flipped", flipped});
+  out.push_back({"a signature with one bit flipped", flipped, ""});
   v1::TokenSignature truncated = valid;
   truncated.mutable_mac()->resize(valid.mac().size() / 2);
-  out.push_back({"a truncated signature", truncated});
+  out.push_back({"a truncated signature", truncated, ""});
   v1::TokenSignature unknown_key = valid;
   unknown_key.set_key_id("no-such-key");
-  out.push_back({"a signature by an unknown key", unknown_key});
+  out.push_back({"a signature by an unknown key", unknown_key, "signature.key_id"});
+  v1::TokenSignature not_utf8 = valid;
+  not_utf8.set_key_id(kNotUtf8KeyId);
+  out.push_back({"a key id that is not UTF-8", not_utf8, "signature.key_id"});
   v1::TokenSignature no_mac;
   no_mac.set_key_id(valid.key_id());
-  out.push_back({"a key id without a MAC", no_mac});
+  out.push_back({"a key id without a MAC", no_mac, ""});
   return out;
 }
 

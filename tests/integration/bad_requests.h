@@ -76,9 +76,11 @@ BadRequest Invalid(const std::string& method, const std::string& name,
 BadRequest Aborted(const std::string& method, const std::string& name,
                    const google::protobuf::Message& request, ErrorReason reason,
                    uint64_t current_token);
-// PERMISSION_DENIED (BAD_SIGNATURE), for servers that check signatures:
+// PERMISSION_DENIED (BAD_SIGNATURE), for servers that check signatures;
+// the message must contain `message_has`:
 BadRequest Unsigned(const std::string& method, const std::string& name,
-                    const google::protobuf::Message& request);
+                    const google::protobuf::Message& request,
+                    const std::string& message_has = "");
 // RESOURCE_EXHAUSTED from gRPC: the message is over its receive limit.
 BadRequest Oversized(const std::string& method, const google::protobuf::Message& request);
 // OK, and `check` is satisfied with the response (T: its message type).
@@ -101,11 +103,16 @@ BadRequest Answered(const std::string& method, const std::string& name,
 
 // Signatures that must be refused where signatures are checked, for a
 // token whose valid signature is `valid`: none, a forged MAC, a truncated
-// one, an unknown key, a key id with no MAC.
+// one, an unknown key (also one whose id is not UTF-8), a key id with no
+// MAC. `message_has`: words the refusal must contain (the field it names).
 struct BadSignature {
   std::string what;
   v1::TokenSignature signature;
+  std::string message_has;
 };
+// A key id that is not UTF-8 (nor any key's): bytes on the wire, so the
+// request parses and its signature check refuses it like any unknown key.
+inline const std::string kNotUtf8KeyId = "k1\xff\xfe";
 std::vector<BadSignature> BadSignatures(const v1::TokenSignature& valid);
 
 // Names that every name field must refuse, with what is wrong with them:

@@ -57,7 +57,7 @@ void AddTokenCases(const std::string& method, const KnownState& known, const Req
   for (const BadSignature& bad : BadSignatures(known.sign("data", fence))) {
     Request r = With(known, base, "data", fence);
     *r.mutable_signature() = bad.signature;
-    cases.push_back(Unsigned(method, bad.what, r));
+    cases.push_back(Unsigned(method, bad.what, r, bad.message_has));
   }
   Request elsewhere = With(known, base, "data", fence);
   *elsewhere.mutable_signature() = known.sign("other", fence);
@@ -228,6 +228,10 @@ void AddRead(const KnownState& known, std::vector<BadRequest>& cases) {
   plain_forged.mutable_signature()->set_mac(std::string(32, '\0'));
   cases.push_back(Answered<v1::ReadResponse>(
       kRead, "a plain read ignores a signature", plain_forged,
+      [](const v1::ReadResponse& r) { return r.found() ? "" : "expected found"; }));
+  plain_forged.mutable_signature()->set_key_id(kNotUtf8KeyId);
+  cases.push_back(Answered<v1::ReadResponse>(
+      kRead, "a plain read ignores a signature whose key id is not UTF-8", plain_forged,
       [](const v1::ReadResponse& r) { return r.found() ? "" : "expected found"; }));
 }
 

@@ -121,7 +121,7 @@ void AddOwnerCases(const std::string& method, const KnownState& known, const Req
   for (const BadSignature& bad : BadSignatures(known.sign("held", known.held_token))) {
     Request r = with("held", known.held_token);
     *r.mutable_signature() = bad.signature;
-    cases.push_back(Unsigned(method, bad.what, r));
+    cases.push_back(Unsigned(method, bad.what, r, bad.message_has));
   }
   Request elsewhere = with("held", known.held_token);
   *elsewhere.mutable_signature() = known.sign("reentrant", known.held_token);

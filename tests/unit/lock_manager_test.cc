@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
 #include "common/errors.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -835,6 +836,107 @@ TEST_P(LockManagerTest, ARetryOfAGrantedWaiterAfterItsLeaseEndedQueuesAfresh) {
   ASSERT_TRUE(again->done());
   EXPECT_TRUE(again->get()->acquired);
   EXPECT_GT(again->get()->token, x->get()->token);
+}
+
+// ------------------------------- parked calls of the holder (reentrancy)
+
+// A holder with a parked call that gets the lock through another call (its
+// client's earlier attempt, or a concurrent call under the same name): the
+// parked call is granted at once as a reentrant acquire, in the same
+// decision, not left queued behind its own lease until its wait runs out.
+TEST_P(LockManagerTest, AParkedCallOfTheNewHolderIsGrantedReentrantlyAtOnce) {
+  uint64_t alice = MustAcquire("r", "alice", Seconds(30));
+  auto first = StartAcquire(Args("r", "bob", Seconds(10), Seconds(60), "b1"));
+  auto carol = StartAcquire(Waiting("carol", "c1"));
+  auto second = StartAcquire(Args("r", "bob", Seconds(20), Seconds(60), "b2"));
+  manager_->Sync();
+  ASSERT_EQ(Describe("r").waiters, 3u);
+
+  ASSERT_THAT(Release("r", alice), IsOk());
+  ASSERT_TRUE(first->done());
+  ASSERT_OK_AND_ASSIGN(AcquireResult granted, first->get());
+  EXPECT_TRUE(granted.acquired);
+  EXPECT_EQ(granted.hold_count, 1u);
+  ASSERT_TRUE(second->done()) << "bob's second call waits behind bob's own lease";
+  ASSERT_OK_AND_ASSIGN(AcquireResult reentrant, second->get());
+  EXPECT_TRUE(reentrant.acquired);
+  EXPECT_EQ(reentrant.token, granted.token);
+  EXPECT_EQ(reentrant.hold_count, 2u);
+  EXPECT_EQ(reentrant.ttl, Seconds(20));  // as a reentrant acquire: never shorter
+  ResourceInfo info = Describe("r");
+  EXPECT_EQ(info.holder, "bob");
+  EXPECT_EQ(info.hold_count, 2u);
+  EXPECT_EQ(info.remaining, Seconds(20));
+  EXPECT_EQ(info.waiters, 1u);  // carol, who keeps her place
+  EXPECT_FALSE(carol->done());
+
+  Restart();  // the promoted call's waiter row went with its grant
+  EXPECT_EQ(Describe("r").waiters, 1u);
+  EXPECT_EQ(Describe("r").hold_count, 2u);
+  carol = StartAcquire(Waiting("carol", "c1"));
+  ASSERT_THAT(Release("r", granted.token), IsOk());
+  EXPECT_FALSE(carol->done());
+  ASSERT_THAT(Release("r", granted.token), IsOk());
+  ASSERT_TRUE(carol->done());
+  EXPECT_GT(carol->get()->token, granted.token);
+}
+
+// The same after a failed commit: the recovery restores the holder's
+// lease while one of its calls is parked (decided on the discarded state).
+TEST_P(LockManagerTest, AParkedCallOfAHolderRestoredByARecoveryIsGranted) {
+  uint64_t bob = MustAcquire("r", "bob", Seconds(30));
+  absl::Notification at_store, proceed;
+  faulty_->HoldNextCommit(&at_store, &proceed);
+  faulty_->FailNthCommit(1);
+  auto release = std::make_shared<Slot<ReleaseResult>>();
+  manager_->Release(ReleaseArgs{"r", bob, "", ""},
+                    [release](absl::StatusOr<ReleaseResult> r) { release->Set(std::move(r)); });
+  at_store.WaitForNotification();
+  // Decided on the release about to fail: carol takes r, bob queues again.
+  auto carol = StartAcquire(Args("r", "carol"));
+  auto again = StartAcquire(Waiting("bob", "b2"));
+  proceed.Notify();
+  manager_->Sync();  // the recovery runs after the failed batch,
+  manager_->Sync();  // and its grants commit in the batch after
+  EXPECT_THAT(release->get(), StatusIs(absl::StatusCode::kUnavailable));
+  EXPECT_THAT(carol->get(), StatusIs(absl::StatusCode::kUnavailable));
+  ASSERT_TRUE(again->done());
+  ASSERT_OK_AND_ASSIGN(AcquireResult r, again->get());
+  EXPECT_TRUE(r.acquired);
+  EXPECT_EQ(r.token, bob);
+  EXPECT_EQ(r.hold_count, 2u);
+  EXPECT_EQ(Describe("r").waiters, 0u);
+}
+
+// A waiter loaded from the store whose client is not back yet is not
+// granted (nobody would learn of the hold); its retry, once its holder
+// holds the lock, is an ordinary reentrant acquire and its place goes.
+TEST_P(LockManagerTest, ARetryOfTheHoldersLoadedWaiterIsReentrantAndLeavesTheQueue) {
+  uint64_t alice = MustAcquire("r", "alice", Seconds(30));
+  StartAcquire(Waiting("bob", "b1"));
+  StartAcquire(Waiting("bob", "b2"));
+  StartAcquire(Waiting("carol", "c1"));
+  manager_->Sync();
+  Restart();  // all three detached
+  auto carol = StartAcquire(Waiting("carol", "c1"));
+  ASSERT_THAT(Release("r", alice), IsOk());
+  auto b1 = StartAcquire(Waiting("bob", "b1"));
+  manager_->Sync();
+  ASSERT_TRUE(b1->done());
+  ASSERT_TRUE(b1->get()->acquired);
+  EXPECT_EQ(Describe("r").hold_count, 1u);
+  EXPECT_EQ(Describe("r").waiters, 2u);  // b2 (detached) and carol
+
+  ASSERT_OK_AND_ASSIGN(AcquireResult b2, Acquire(Waiting("bob", "b2")));
+  EXPECT_TRUE(b2.acquired);
+  EXPECT_EQ(b2.token, b1->get()->token);
+  EXPECT_EQ(b2.hold_count, 2u);
+  EXPECT_EQ(Describe("r").waiters, 1u);
+  // Once bob lets go, carol is next: no stale place of bob's holds her up.
+  ASSERT_THAT(Release("r", b2.token), IsOk());
+  ASSERT_THAT(Release("r", b2.token), IsOk());
+  ASSERT_TRUE(carol->done());
+  EXPECT_TRUE(carol->get()->acquired);
 }
 
 INSTANTIATE_TEST_SUITE_P(Stores, LockManagerTest,

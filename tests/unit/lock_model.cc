@@ -86,27 +86,52 @@ void LockModel::Grant(Resource& r, const std::string& holder, absl::Duration ttl
   Expect({call, Kind::kAcquired, r.lease->grant, /*new_grant=*/true, 1, ttl});
 }
 
+void LockModel::Reenter(Resource& r, int call, absl::Duration ttl,
+                        const std::string& request_id) {
+  // Same token, one more hold, unless it is a retry.
+  Lease& lease = *r.lease;
+  if (!Contains(lease.request_ids, request_id)) {
+    ++lease.holds;
+    Remember(lease, request_id);
+    lease.expiry = std::max(lease.expiry, now_ + ttl);
+    lease.ttl = std::max(lease.ttl, ttl);
+  }
+  Expect({call, Kind::kAcquired, lease.grant, false, lease.holds, lease.expiry - now_});
+}
+
 void LockModel::GrantWaiters(Resource& r) {
-  // A detached head keeps its turn until its client comes back.
-  if (r.lease || r.waiters.empty() || r.waiters.front().call == 0) return;
-  Waiter next = std::move(r.waiters.front());
-  r.waiters.pop_front();
-  Grant(r, next.holder, next.ttl, next.request_id, next.call);
+  if (!r.lease) {
+    // A detached head keeps its turn until its client comes back.
+    if (r.waiters.empty() || r.waiters.front().call == 0) return;
+    Waiter next = std::move(r.waiters.front());
+    r.waiters.pop_front();
+    Grant(r, next.holder, next.ttl, next.request_id, next.call);
+  }
+  // The holder's parked calls are reentrant acquires, granted at once.
+  for (auto w = r.waiters.begin(); w != r.waiters.end();) {
+    if (w->call == 0 || w->holder != r.lease->holder) {
+      ++w;
+      continue;
+    }
+    const Waiter mine = std::move(*w);
+    w = r.waiters.erase(w);
+    Reenter(r, mine.call, mine.ttl, mine.request_id);
+  }
 }
 
 void LockModel::Acquire(int call, const AcquireArgs& args) {
   Resource& r = resources_[args.resource];
   const std::string& id = args.request_id;
   if (r.lease && r.lease->holder == args.holder) {
-    // Reentrant: same token, one more hold, unless it is a retry.
-    Lease& lease = *r.lease;
-    if (!Contains(lease.request_ids, id)) {
-      ++lease.holds;
-      Remember(lease, id);
-      lease.expiry = std::max(lease.expiry, now_ + args.ttl);
-      lease.ttl = std::max(lease.ttl, args.ttl);
+    // A retry of the holder's queued call (detached) is answered here, and
+    // its place goes.
+    for (auto w = r.waiters.begin(); !id.empty() && w != r.waiters.end(); ++w) {
+      if (w->holder != args.holder || w->request_id != id) continue;
+      if (w->call != 0) Expect({w->call, Kind::kCancelled});
+      r.waiters.erase(w);
+      break;
     }
-    Expect({call, Kind::kAcquired, lease.grant, false, lease.holds, lease.expiry - now_});
+    Reenter(r, call, args.ttl, id);
     return;
   }
   if (!id.empty()) {

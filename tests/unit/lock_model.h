@@ -146,8 +146,11 @@ class LockModel {
   void Expect(Expected e);
   void Grant(Resource& r, const std::string& holder, absl::Duration ttl,
              const std::string& request_id, int call);
+  // A reentrant acquire by the holder of `r` (held).
+  void Reenter(Resource& r, int call, absl::Duration ttl, const std::string& request_id);
   // Grants the head of the queue if the resource is free and the head's
-  // client is there (as LockManager::GrantWaiters).
+  // client is there, then every parked call of the holder, reentrantly (as
+  // LockManager::GrantWaiters).
   void GrantWaiters(Resource& r);
   Expected NotAcquired(int call, const Resource& r) const;
   void Remember(Lease& lease, const std::string& request_id) const;

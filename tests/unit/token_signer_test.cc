@@ -79,6 +79,27 @@ TEST(TokenSignerTest, AnotherKeysSignatureIsRefused) {
   EXPECT_TRUE(IsBadSignature(gateway.Verify("r", 5, forged)));
 }
 
+TEST(TokenSignerTest, AKeyIdOfAnyBytesIsAnUnknownKeyNamedEscapedAndCut) {
+  // The wire carries key ids as bytes: not UTF-8, a megabyte long, quotes.
+  TokenSigner signer(MustParse("k1 " + kSecret1 + " sign"));
+  ASSERT_OK_AND_ASSIGN(TokenSignature real, signer.Sign("r", 5));
+  absl::Status not_utf8 = signer.Verify("r", 5, TokenSignature{"k1\xff\xfe", real.mac});
+  EXPECT_TRUE(IsBadSignature(not_utf8)) << not_utf8;
+  EXPECT_THAT(not_utf8.message(),
+              AllOf(HasSubstr("signature.key_id"), HasSubstr("key 'k1\\xff\\xfe'"),
+                    HasSubstr("does not accept")));
+
+  absl::Status huge =
+      signer.Verify("r", 5, TokenSignature{std::string(1 << 20, '\x80'), real.mac});
+  EXPECT_TRUE(IsBadSignature(huge)) << huge.code();
+  EXPECT_THAT(huge.message(), AllOf(HasSubstr("signature.key_id"),
+                                    HasSubstr("(cut; 1048576 bytes in all)")));
+  EXPECT_LT(huge.message().size(), 1000u);  // 64 bytes shown, escaped
+
+  absl::Status quote = signer.Verify("r", 5, TokenSignature{"k1' or '1", real.mac});
+  EXPECT_THAT(quote.message(), HasSubstr("key 'k1\\' or \\'1'"));
+}
+
 TEST(TokenSignerTest, ExpiredKeyNeitherSignsNorVerifies) {
   absl::Time now = absl::FromCivil(absl::CivilSecond(2026, 11, 1, 0, 0, 0),
                                    absl::UTCTimeZone());

@@ -1,0 +1,204 @@
+// Group commit and recovery: the items a decision queues, the batch that
+// folds them into one store commit, and the reload of the store's state
+// (at start, and after a failed commit).
+#include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "common/log.h"
+#include "common/test_hooks.h"
+#include "lockservice/lock_manager.h"
+#include "lockservice/lock_manager_internal.h"
+
+namespace fencegate::lockservice {
+namespace {
+
+LeaseRecord ToRecord(const std::string& resource, const std::string& holder,
+                     uint64_t token, absl::Duration ttl, uint32_t hold_count,
+                     const std::deque<std::string>& request_ids) {
+  LeaseRecord record;
+  record.resource = resource;
+  record.holder = holder;
+  record.token = token;
+  record.ttl = ttl;
+  record.hold_count = hold_count;
+  record.request_ids.assign(request_ids.begin(), request_ids.end());
+  return record;
+}
+
+}  // namespace
+
+void LockManager::Persist(const std::string& name, const Resource& r) {
+  CommitItem item;
+  item.persist = true;
+  item.resource = name;
+  if (r.lease) {
+    item.lease = ToRecord(name, r.lease->holder, r.lease->token, r.lease->ttl,
+                          r.lease->hold_count, r.lease->request_ids);
+  }
+  Enqueue(std::move(item));
+}
+
+void LockManager::MoveFence(FenceEvent event) {
+  CommitItem item;
+  item.fence = std::move(event);
+  Enqueue(std::move(item));
+}
+
+void LockManager::PersistWaiter(const std::string& name, const Waiter& w, bool present) {
+  CommitItem item;
+  item.waiter_seq = w.seq;
+  if (present) item.waiter = WaiterRecord{w.seq, name, w.holder, w.ttl, w.request_id};
+  Enqueue(std::move(item));
+}
+
+void LockManager::Enqueue(CommitItem item) {
+  item.epoch = epoch_;
+  item.last_token = last_token_;
+  // Before Create() finishes (loading the store) nothing is queued.
+  if (commits_) commits_->Submit(std::move(item));
+}
+
+void LockManager::Flush(std::vector<CommitItem>& batch) {
+  uint64_t epoch;
+  {
+    absl::MutexLock lock(&mu_);
+    epoch = epoch_;
+  }
+  // Fold the rows: the last state of each resource wins, and its last fence
+  // position (positions grow in decision order).
+  LockStoreBatch rows;
+  absl::flat_hash_map<std::string, size_t> row_of;
+  absl::flat_hash_map<std::string, size_t> fence_of;
+  // Waiter rows by seq; one parked and granted within the batch cancels out.
+  absl::flat_hash_map<uint64_t, std::optional<WaiterRecord>> waiter_rows;
+  std::vector<FenceEvent> events;
+  for (CommitItem& item : batch) {
+    if (item.epoch != epoch) continue;  // decided on state a failure discarded
+    rows.last_token = std::max(rows.last_token, item.last_token);
+    if (item.waiter_seq != 0) {
+      auto it = waiter_rows.find(item.waiter_seq);
+      if (it != waiter_rows.end() && it->second && !item.waiter) {
+        waiter_rows.erase(it);
+      } else {
+        waiter_rows[item.waiter_seq] = std::move(item.waiter);
+      }
+    }
+    if (item.fence) {
+      auto [it, inserted] = fence_of.emplace(item.fence->resource, rows.fence_positions.size());
+      if (inserted) {
+        rows.fence_positions.push_back({item.fence->resource, item.fence->position});
+      } else {
+        rows.fence_positions[it->second].position = item.fence->position;
+      }
+      events.push_back(*std::move(item.fence));
+    }
+    if (!item.persist) continue;
+    auto [it, inserted] = row_of.emplace(item.resource, rows.leases.size());
+    if (inserted) {
+      rows.leases.emplace_back(item.resource, std::move(item.lease));
+    } else {
+      rows.leases[it->second].second = std::move(item.lease);
+    }
+  }
+  // A batch that changes nothing still goes to the store, empty: the replies
+  // in it were decided from memory, and a store whose memory can go stale
+  // (etcd: a deposed leader) confirms they are current. The counter only
+  // moves with a change, so it has nothing to add then.
+  for (auto& [seq, waiter] : waiter_rows) rows.waiters.emplace_back(seq, std::move(waiter));
+  if (rows.leases.empty() && rows.fence_positions.empty()) rows.last_token = 0;
+  if (FENCEGATE_PLANTED_BUG("lock_token_replied_before_commit")) {  // test builds only
+    for (CommitItem& item : batch) {
+      if (item.reply && item.epoch == epoch) std::exchange(item.reply, nullptr)(absl::OkStatus());
+    }
+  }
+  absl::Status commit = store_->Commit(rows);
+  if (commit.ok() && !rows.empty()) FENCEGATE_FAILPOINT("lock.after_commit");  // test builds only
+  if (commit.ok() && feed_ != nullptr) feed_->Publish(events);
+  if (!commit.ok()) {
+    Recover(commit);
+    commit = absl::UnavailableError(absl::StrCat(
+        "the lock service could not commit this request (", commit.message(),
+        "); nothing was applied; retry"));
+  }
+  const absl::Status stale = absl::UnavailableError(
+      "the lock service's store failed before this request was committed; "
+      "nothing was applied; retry");
+  for (CommitItem& item : batch) {
+    if (item.reply) item.reply(item.epoch == epoch ? commit : stale);
+  }
+}
+
+void LockManager::Recover(const absl::Status& commit_error) {
+  absl::MutexLock lock(&mu_);
+  LogError("lock store commit failed: %s; reloading the last committed state",
+           commit_error.ToString());
+  ++epoch_;
+  absl::Status status = LoadFromStore();
+  if (!status.ok()) {
+    broken_ = absl::UnavailableError(absl::StrCat(
+        "the lock service's store failed and could not be reloaded (",
+        status.message(), "); restart the lock service"));
+    LogError("%s", broken_.ToString());
+  }
+}
+
+absl::Status LockManager::LoadFromStore() {
+  absl::StatusOr<LockStoreState> state = store_->Load();
+  if (!state.ok()) return state.status();
+  FENCEGATE_LEASE_EVENT("load", "", 0, absl::ZeroDuration());  // test builds only
+  if (FENCEGATE_PLANTED_BUG("lock_leases_forgotten_on_restart")) state->leases.clear();  // test builds only
+  const absl::Time now = clock_->Now();
+  for (auto& [name, r] : resources_) {
+    if (r.lease) clock_->Cancel(r.lease->expiry_timer);
+    r.lease.reset();
+  }
+  last_token_ = state->last_token;
+  for (LeaseRecord& record : state->leases) {
+    FENCEGATE_LEASE_EVENT("restore", record.resource, record.token, record.ttl);  // test builds only
+    HeldLease lease;
+    lease.holder = std::move(record.holder);
+    lease.token = record.token;
+    lease.ttl = record.ttl;
+    // The "delay restart" rule: held for a full TTL from now, and the
+    // max_hold cap counts from now too (a lease re-armed past its cap would
+    // take renewals that end it at once).
+    lease.acquired_at = now;
+    lease.expiry = CappedExpiry(lease, record.ttl);
+    lease.hold_count = record.hold_count;
+    lease.request_ids.assign(record.request_ids.begin(), record.request_ids.end());
+    last_token_ = std::max(last_token_, lease.token);
+    Resource& r = resources_[record.resource];
+    r.lease = std::move(lease);
+    ArmExpiry(record.resource, *r.lease);
+  }
+  // Waiters keep their places, detached until their clients retry.
+  bool detached = false;
+  for (WaiterRecord& record : state->waiters) {
+    next_waiter_seq_ = std::max(next_waiter_seq_, record.seq + 1);
+    Resource& r = resources_[record.resource];
+    const std::string key = RequestKey(record.holder, record.request_id);
+    if (r.by_request.count(key) > 0) continue;  // still parked here (a reload)
+    auto place = std::find_if(r.waiters.begin(), r.waiters.end(),
+                              [&](const Waiter& w) { return w.seq > record.seq; });
+    LinkWaiter(r, place,
+               Waiter{0, std::move(record.holder), record.ttl, std::move(record.request_id),
+                      nullptr, 0, record.seq});
+    detached = true;
+  }
+  if (detached) {
+    SetTimer(now + limits_.waiter_reattach_grace,
+             [](LockManager& m) { m.DropDetachedWaiters(); });
+  }
+  std::vector<std::string> names;
+  for (auto& [name, r] : resources_) names.push_back(name);
+  for (const std::string& name : names) {
+    GrantWaiters(name, resources_[name]);
+    MaybeForget(name);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace fencegate::lockservice

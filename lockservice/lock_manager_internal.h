@@ -1,0 +1,98 @@
+// The private state of LockManager (lock_manager.h) and what the files
+// that implement it share: lock_manager.cc (the calls and the lifecycle),
+// lock_manager_renew_release.cc, lock_manager_leases.cc,
+// lock_manager_queues.cc and lock_manager_commit.cc. Include it only there.
+//
+// Thread safety: everything here is guarded by LockManager::mu_ (the
+// member functions say so in lock_manager.h).
+#ifndef FENCEGATE_LOCKSERVICE_LOCK_MANAGER_INTERNAL_H_
+#define FENCEGATE_LOCKSERVICE_LOCK_MANAGER_INTERNAL_H_
+
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/functional/any_invocable.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "common/clock.h"
+#include "lockservice/fence_feed.h"
+#include "lockservice/lock_manager.h"
+#include "lockservice/lock_store.h"
+
+namespace fencegate::lockservice {
+
+struct LockManager::Waiter {
+  CallId id = 0;  // 0: loaded from the store; its client has not come back
+  std::string holder;
+  absl::Duration ttl;
+  std::string request_id;
+  Callback<AcquireResult> done;
+  Clock::TimerId timer = 0;
+  uint64_t seq = 0;  // its persisted place; 0: not persisted (no request id)
+};
+
+struct LockManager::HeldLease {
+  std::string holder;
+  uint64_t token = 0;
+  absl::Duration ttl;       // the longest TTL asked for: re-armed after restart
+  absl::Time expiry;
+  absl::Time acquired_at;   // for max_hold
+  Clock::TimerId expiry_timer = 0;  // cancelled when the lease ends early
+  uint32_t hold_count = 0;
+  std::deque<std::string> request_ids;
+};
+
+struct LockManager::Resource {
+  std::optional<HeldLease> lease;
+  WaiterList waiters;  // FIFO
+  // The waiters with a request id, by holder + '\0' + request id.
+  absl::flat_hash_map<std::string, WaiterList::iterator> by_request;
+  // How many of `waiters` each holder has, so that a grant finds the new
+  // holder's other waiters without scanning the queue when it has none.
+  absl::flat_hash_map<std::string, uint32_t> waiters_of;
+  absl::Time delay_until = absl::InfinitePast();
+};
+
+// One entry of a group-commit batch: a lease row to write (when `persist`),
+// a fence event, and/or a reply to deliver once the batch is durable.
+struct LockManager::CommitItem {
+  uint64_t epoch = 0;
+  uint64_t last_token = 0;  // the counter when the item was decided
+  bool persist = false;
+  std::string resource;
+  std::optional<LeaseRecord> lease;  // nullopt with persist: delete the row
+  std::optional<FenceEvent> fence;
+  uint64_t waiter_seq = 0;              // set: a waiter row to write
+  std::optional<WaiterRecord> waiter;   // nullopt with waiter_seq: delete it
+  absl::AnyInvocable<void(const absl::Status& commit)> reply;
+};
+
+// The key of a waiter in Resource::by_request.
+inline std::string RequestKey(const std::string& holder, const std::string& request_id) {
+  return absl::StrCat(holder, absl::string_view("\0", 1), request_id);
+}
+
+template <typename T>
+void LockManager::Reply(Callback<T> done, absl::StatusOr<T> result) {
+  CommitItem item;
+  item.reply = [done = std::move(done), result = std::move(result)](
+                   const absl::Status& commit) mutable {
+    if (commit.ok()) {
+      done(std::move(result));
+    } else {
+      done(commit);
+    }
+  };
+  Enqueue(std::move(item));
+}
+
+}  // namespace fencegate::lockservice
+
+#endif  // FENCEGATE_LOCKSERVICE_LOCK_MANAGER_INTERNAL_H_

@@ -1,0 +1,159 @@
+// Leases: grants, reentrant holds, expiry timers, lock-delay and the
+// max_hold cap, and the answers that describe a lease.
+#include <algorithm>
+#include <utility>
+
+#include "common/test_hooks.h"
+#include "lockservice/lock_manager.h"
+#include "lockservice/lock_manager_internal.h"
+
+namespace fencegate::lockservice {
+
+void LockManager::Grant(const std::string& name, Resource& r,
+                        const std::string& holder, absl::Duration ttl,
+                        const std::string& request_id,
+                        Callback<AcquireResult> done) {
+  const absl::Time now = clock_->Now();
+  HeldLease lease;
+  lease.holder = holder;
+  lease.token = ++last_token_;
+  lease.ttl = ttl;
+  lease.acquired_at = now;
+  lease.expiry = CappedExpiry(lease, ttl);
+  lease.hold_count = 1;
+  RememberRequest(lease, request_id);
+  FENCEGATE_LEASE_EVENT("grant", name, lease.token, ttl);  // test builds only
+  r.lease = std::move(lease);
+  ArmExpiry(name, *r.lease);
+  Persist(name, r);
+  MoveFence(FenceEvent{FenceEvent::Kind::kGranted, name, r.lease->token, r.lease->token});
+  Reply(std::move(done), absl::StatusOr<AcquireResult>(Acquired(*r.lease, r.lease->expiry - now)));
+}
+
+void LockManager::Reenter(const std::string& name, Resource& r, absl::Duration ttl,
+                          const std::string& request_id, Callback<AcquireResult> done) {
+  HeldLease& lease = *r.lease;
+  const bool retry = !request_id.empty() &&
+                     std::find(lease.request_ids.begin(), lease.request_ids.end(),
+                               request_id) != lease.request_ids.end();
+  if (!retry) {
+    ++lease.hold_count;
+    RememberRequest(lease, request_id);
+    lease.expiry = std::max(lease.expiry, CappedExpiry(lease, ttl));
+    lease.ttl = std::max(lease.ttl, ttl);
+    Persist(name, r);
+  }
+  Reply(std::move(done),
+        absl::StatusOr<AcquireResult>(Acquired(lease, lease.expiry - clock_->Now())));
+}
+
+LockManager::Resource* LockManager::FindCurrent(const std::string& name) {
+  auto it = resources_.find(name);
+  if (it == resources_.end()) return nullptr;
+  Resource& r = it->second;
+  // The expiry timer may not have run yet; a lease past its expiry is gone.
+  if (r.lease && clock_->Now() >= r.lease->expiry) EndLease(name, r, /*expired=*/true);
+  return &r;
+}
+
+void LockManager::EndLease(const std::string& name, Resource& r, bool expired) {
+  FENCEGATE_LEASE_EVENT(expired ? "expire" : "release", name, r.lease->token,
+                        r.lease->ttl);  // test builds only
+  clock_->Cancel(r.lease->expiry_timer);
+  if (expired) {
+    // The expiry mark: a token of its own, so the expired holder is fenced
+    // out and the next grant (a larger token) still passes.
+    const uint64_t mark = ++last_token_;
+    MoveFence(FenceEvent{FenceEvent::Kind::kExpired, name, r.lease->token, mark});
+  }
+  r.lease.reset();
+  Persist(name, r);
+  if (expired && limits_.lock_delay > absl::ZeroDuration()) {
+    r.delay_until = clock_->Now() + limits_.lock_delay;
+    SetTimer(r.delay_until, [name](LockManager& m) { m.OnDelayEnd(name); });
+  }
+  GrantWaiters(name, r);
+}
+
+void LockManager::OnLeaseTimer(const std::string& name, uint64_t token) {
+  absl::MutexLock lock(&mu_);
+  auto it = resources_.find(name);
+  if (it == resources_.end() || !it->second.lease ||
+      it->second.lease->token != token) {
+    return;  // released, or a newer lease: its own timer covers it
+  }
+  if (clock_->Now() < it->second.lease->expiry) {
+    ArmExpiry(name, *it->second.lease);  // renewed since this timer was set
+    return;
+  }
+  it->second.lease->expiry_timer = 0;  // this one, now running
+  EndLease(name, it->second, /*expired=*/true);
+  MaybeForget(name);
+}
+
+void LockManager::OnDelayEnd(const std::string& name) {
+  absl::MutexLock lock(&mu_);
+  auto it = resources_.find(name);
+  if (it == resources_.end()) return;
+  GrantWaiters(name, it->second);
+  MaybeForget(name);
+}
+
+void LockManager::ArmExpiry(const std::string& name, HeldLease& lease) {
+  uint64_t token = lease.token;
+  lease.expiry_timer = SetTimer(
+      lease.expiry, [name, token](LockManager& m) { m.OnLeaseTimer(name, token); });
+}
+
+absl::Time LockManager::CappedExpiry(const HeldLease& lease,
+                                     absl::Duration ttl) const {
+  absl::Time expiry = clock_->Now() + ttl;
+  if (limits_.max_hold > absl::ZeroDuration()) {
+    expiry = std::min(expiry, lease.acquired_at + limits_.max_hold);
+  }
+  return expiry;
+}
+
+void LockManager::RememberRequest(HeldLease& lease, const std::string& request_id) {
+  if (request_id.empty()) return;
+  lease.request_ids.push_back(request_id);
+  while (lease.request_ids.size() > limits_.remembered_request_ids) {
+    lease.request_ids.pop_front();
+  }
+}
+
+void LockManager::MaybeForget(const std::string& name) {
+  auto it = resources_.find(name);
+  if (it == resources_.end()) return;
+  const Resource& r = it->second;
+  if (!r.lease && r.waiters.empty() && clock_->Now() >= r.delay_until) {
+    resources_.erase(it);
+  }
+}
+
+AcquireResult LockManager::Acquired(const HeldLease& lease, absl::Duration ttl) {
+  AcquireResult result;
+  result.acquired = true;
+  result.token = lease.token;
+  result.ttl = ttl;
+  result.hold_count = lease.hold_count;
+  return result;
+}
+
+AcquireResult LockManager::NotAcquired(const Resource& r) {
+  const absl::Time now = clock_->Now();
+  AcquireResult result;
+  if (r.lease) {
+    result.reason = NotAcquiredReason::kHeld;
+    result.holder_token = r.lease->token;
+    result.retry_after = r.lease->expiry - now;
+  } else if (now < r.delay_until) {
+    result.reason = NotAcquiredReason::kLockDelay;
+    result.retry_after = r.delay_until - now;
+  } else {
+    result.reason = NotAcquiredReason::kHeld;  // others are queued ahead
+  }
+  return result;
+}
+
+}  // namespace fencegate::lockservice

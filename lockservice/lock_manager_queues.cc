@@ -1,0 +1,152 @@
+// Wait queues: parking bookkeeping (the queue and its indexes), retries
+// that take a place over, cancellation, wait timeouts, the drop of loaded
+// waiters whose clients did not come back, and serving the queue.
+#include <iterator>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/log.h"
+#include "lockservice/lock_manager.h"
+#include "lockservice/lock_manager_internal.h"
+
+namespace fencegate::lockservice {
+
+void LockManager::Supersede(Waiter& w) {
+  if (w.id == 0) return;
+  // Still parked: the client gave up on that call and retried.
+  parked_.erase(w.id);
+  clock_->Cancel(w.timer);
+  Reply(std::move(w.done), absl::StatusOr<AcquireResult>(absl::CancelledError(
+                               "superseded by a retry with the same request_id")));
+  w.id = 0;
+}
+
+void LockManager::Reattach(CallId id, const AcquireArgs& args, Resource& r,
+                           WaiterList::iterator w, Callback<AcquireResult>& done) {
+  Supersede(*w);
+  w->id = id;
+  w->ttl = args.ttl;
+  w->done = std::move(done);
+  w->timer = SetTimer(clock_->Now() + args.wait,
+                      [id](LockManager& m) { m.OnWaitTimeout(id); });
+  parked_.emplace(id, std::make_pair(args.resource, w));
+  GrantWaiters(args.resource, r);  // it may head a free queue
+}
+
+LockManager::WaiterList::iterator LockManager::LinkWaiter(Resource& r,
+                                                          WaiterList::iterator place,
+                                                          Waiter w) {
+  auto it = r.waiters.insert(place, std::move(w));
+  if (it->seq != 0) r.by_request.emplace(RequestKey(it->holder, it->request_id), it);
+  ++r.waiters_of[it->holder];
+  return it;
+}
+
+void LockManager::UnlinkWaiter(Resource& r, WaiterList::iterator w) {
+  if (w->seq != 0) r.by_request.erase(RequestKey(w->holder, w->request_id));
+  auto count = r.waiters_of.find(w->holder);
+  if (--count->second == 0) r.waiters_of.erase(count);
+  r.waiters.erase(w);
+}
+
+void LockManager::EraseWaiter(const std::string& name, Resource& r,
+                              WaiterList::iterator w) {
+  if (w->seq != 0) PersistWaiter(name, *w, /*present=*/false);
+  UnlinkWaiter(r, w);
+}
+
+void LockManager::DropDetachedWaiters() {
+  absl::MutexLock lock(&mu_);
+  std::vector<std::string> names;
+  for (auto& [name, r] : resources_) {
+    for (auto w = r.waiters.begin(); w != r.waiters.end();) {
+      auto next = std::next(w);
+      if (w->id == 0) {
+        LogInfo("dropping the waiter of '%s' for '%s': its client did not retry within "
+                "%s (--waiter_reattach_grace)",
+                w->holder, name, absl::FormatDuration(limits_.waiter_reattach_grace));
+        EraseWaiter(name, r, w);
+        names.push_back(name);
+      }
+      w = next;
+    }
+  }
+  for (const std::string& name : names) {
+    auto it = resources_.find(name);
+    if (it == resources_.end()) continue;
+    GrantWaiters(name, it->second);
+    MaybeForget(name);
+  }
+}
+
+void LockManager::CancelAcquire(CallId id) {
+  Callback<AcquireResult> done;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = parked_.find(id);
+    if (it == parked_.end()) return;
+    auto [name, waiter] = std::move(it->second);
+    parked_.erase(it);
+    clock_->Cancel(waiter->timer);
+    done = std::move(waiter->done);
+    EraseWaiter(name, resources_[name], waiter);
+    MaybeForget(name);
+  }
+  done(absl::CancelledError("the Acquire call was cancelled by the client"));
+}
+
+void LockManager::OnWaitTimeout(CallId id) {
+  absl::MutexLock lock(&mu_);
+  auto it = parked_.find(id);
+  if (it == parked_.end()) return;  // granted or cancelled meanwhile
+  auto [name, waiter] = std::move(it->second);
+  parked_.erase(it);
+  Callback<AcquireResult> done = std::move(waiter->done);
+  Resource& r = resources_[name];
+  EraseWaiter(name, r, waiter);
+  Reply(std::move(done), absl::StatusOr<AcquireResult>(NotAcquired(r)));
+  MaybeForget(name);
+}
+
+void LockManager::GrantWaiters(const std::string& name, Resource& r) {
+  if (!r.lease) {
+    if (r.waiters.empty() || clock_->Now() < r.delay_until) return;
+    // A loaded waiter whose client has not retried yet keeps its turn: the
+    // queue waits for it (at most waiter_reattach_grace).
+    if (r.waiters.front().id == 0) return;
+    // Copy, not move, what the grant needs: EraseWaiter() finds the waiter's
+    // entry in by_request by its holder and request id.
+    Waiter& next = r.waiters.front();
+    const std::string holder = next.holder;
+    const std::string request_id = next.request_id;
+    const absl::Duration ttl = next.ttl;
+    Callback<AcquireResult> done = std::move(next.done);
+    parked_.erase(next.id);
+    clock_->Cancel(next.timer);
+    EraseWaiter(name, r, r.waiters.begin());
+    Grant(name, r, holder, ttl, request_id, std::move(done));
+  }
+  GrantHolderWaiters(name, r);
+}
+
+void LockManager::GrantHolderWaiters(const std::string& name, Resource& r) {
+  const std::string& holder = r.lease->holder;
+  if (r.waiters_of.count(holder) == 0) return;
+  for (auto w = r.waiters.begin(); w != r.waiters.end();) {
+    auto next = std::next(w);
+    if (w->id != 0 && w->holder == holder) {
+      // As in GrantWaiters(): copy what EraseWaiter() still reads.
+      const absl::Duration ttl = w->ttl;
+      const std::string request_id = w->request_id;
+      Callback<AcquireResult> done = std::move(w->done);
+      parked_.erase(w->id);
+      clock_->Cancel(w->timer);
+      EraseWaiter(name, r, w);
+      Reenter(name, r, ttl, request_id, std::move(done));
+    }
+    w = next;
+  }
+}
+
+}  // namespace fencegate::lockservice

@@ -1,0 +1,129 @@
+// Renew and Release: the owner-checked calls on a held lease.
+#include <algorithm>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "common/errors.h"
+#include "common/validation.h"
+#include "lockservice/lock_manager.h"
+#include "lockservice/lock_manager_internal.h"
+
+namespace fencegate::lockservice {
+
+void LockManager::Renew(RenewArgs args, Callback<RenewResult> done) {
+  absl::Status error =
+      ValidateName("resource", args.resource, limits_.max_resource_bytes);
+  if (error.ok()) error = ValidateToken("token", args.token);
+  if (error.ok()) {
+    error = ValidateDuration("ttl_ms", args.ttl, limits_.min_ttl, limits_.max_ttl);
+  }
+  if (error.ok()) {
+    absl::MutexLock lock(&mu_);
+    error = !broken_.ok() ? broken_ : absl::OkStatus();
+    if (error.ok()) {
+      Resource* r = FindCurrent(args.resource);
+      absl::Status owner;
+      if (r == nullptr || !r->lease || r->lease->token != args.token) {
+        Reply(std::move(done), absl::StatusOr<RenewResult>(
+                                   LeaseLost("renew", args.resource, args.token, r)));
+      } else if (!(owner = CheckOwner("renew", args.resource, *r->lease, args.caller))
+                      .ok()) {
+        Reply(std::move(done), absl::StatusOr<RenewResult>(owner));
+      } else {
+        HeldLease& lease = *r->lease;
+        const absl::Time now = clock_->Now();
+        const absl::Time before = lease.expiry;
+        lease.expiry = CappedExpiry(lease, args.ttl);  // extend TO, not by
+        if (lease.expiry < before) {
+          // Shortened: the timer may be set for the old expiry, too late
+          // to end the lease and hand it on at the new one.
+          clock_->Cancel(lease.expiry_timer);
+          ArmExpiry(args.resource, lease);
+        }
+        if (args.ttl > lease.ttl) {
+          lease.ttl = args.ttl;
+          Persist(args.resource, *r);
+        }
+        Reply(std::move(done), absl::StatusOr<RenewResult>(RenewResult{lease.expiry - now}));
+      }
+      MaybeForget(args.resource);
+    }
+  }
+  if (!error.ok()) done(error);
+}
+
+void LockManager::Release(ReleaseArgs args, Callback<ReleaseResult> done) {
+  absl::Status error =
+      ValidateName("resource", args.resource, limits_.max_resource_bytes);
+  if (error.ok()) error = ValidateToken("token", args.token);
+  if (error.ok()) {
+    error = ValidateOptionalName("request_id", args.request_id,
+                                 limits_.max_request_id_bytes);
+  }
+  if (error.ok()) {
+    absl::MutexLock lock(&mu_);
+    error = !broken_.ok() ? broken_ : absl::OkStatus();
+    if (error.ok()) {
+      Resource* r = FindCurrent(args.resource);
+      absl::Status owner;
+      if (r == nullptr || !r->lease || r->lease->token != args.token) {
+        Reply(std::move(done), absl::StatusOr<ReleaseResult>(LeaseLost(
+                                   "release", args.resource, args.token, r)));
+      } else if (!(owner = CheckOwner("release", args.resource, *r->lease,
+                                      args.caller))
+                      .ok()) {
+        Reply(std::move(done), absl::StatusOr<ReleaseResult>(owner));
+      } else {
+        HeldLease& lease = *r->lease;
+        const bool retry =
+            !args.request_id.empty() &&
+            std::find(lease.request_ids.begin(), lease.request_ids.end(),
+                      args.request_id) != lease.request_ids.end();
+        if (!retry) {
+          --lease.hold_count;
+          RememberRequest(lease, args.request_id);
+        }
+        const uint32_t left = lease.hold_count;
+        if (left == 0) {
+          EndLease(args.resource, *r, /*expired=*/false);
+        } else if (!retry) {
+          Persist(args.resource, *r);
+        }
+        Reply(std::move(done), absl::StatusOr<ReleaseResult>(ReleaseResult{left}));
+      }
+      MaybeForget(args.resource);
+    }
+  }
+  if (!error.ok()) done(error);
+}
+
+absl::Status LockManager::LeaseLost(absl::string_view op,
+                                    const std::string& resource, uint64_t token,
+                                    const Resource* r) const {
+  const uint64_t holder_token = r != nullptr && r->lease ? r->lease->token : 0;
+  std::string now_held =
+      holder_token == 0 ? std::string("nobody holds it now")
+                        : absl::StrCat("it is held with token ", holder_token);
+  return LeaseLostError(
+      absl::StrCat("lease lost: cannot ", op, " resource '", resource,
+                   "' with token ", token, ": ", now_held,
+                   ". Stop writing and acquire the lock again"),
+      holder_token);
+}
+
+bool HeldBy(absl::string_view holder, absl::string_view caller) {
+  return holder == caller ||
+         (holder.size() > caller.size() && absl::StartsWith(holder, caller) &&
+          holder[caller.size()] == '/');
+}
+
+absl::Status LockManager::CheckOwner(absl::string_view op, const std::string& resource,
+                                     const HeldLease& lease, const std::string& caller) {
+  if (caller.empty() || HeldBy(lease.holder, caller)) return absl::OkStatus();
+  return absl::PermissionDeniedError(absl::StrCat(
+      "cannot ", op, " resource '", resource, "' with token ", lease.token,
+      ": the lease belongs to '", lease.holder, "', and your certificate says '",
+      caller, "'; only the holder may renew or release its lease"));
+}
+
+}  // namespace fencegate::lockservice
