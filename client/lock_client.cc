@@ -94,8 +94,11 @@ absl::StatusOr<AcquireOutcome> LockClient::Acquire(const std::string& resource,
 absl::StatusOr<std::unique_ptr<Lease>> LockClient::AcquireLease(
     const std::string& resource, const std::string& holder,
     const AcquireOptions& options, LeaseOptions lease_options) {
-  // The lease is valid from when the request was sent: the server's expiry
-  // is measured from later, when it granted.
+  // The lease is valid from when the request was first sent: the server's
+  // expiry is measured from later, when it granted (to whichever attempt;
+  // after a restart, from when it restored the lease for a full TTL). So a
+  // call that retried through an outage longer than the TTL hands back a
+  // lease that is already lost, never one that looks valid too long.
   const absl::Time sent = lease_options.clock->Now();
   absl::StatusOr<AcquireOutcome> outcome = Acquire(resource, holder, options);
   if (!outcome.ok()) return outcome.status();
