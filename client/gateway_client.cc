@@ -69,7 +69,9 @@ absl::Status GatewayClient::Run(Call call) {
             absl::Now() + AttemptTimeout(deadline, options_.rpc_timeout, clock)));
         return FromGrpcStatus(call(ctx));
       },
-      [this](absl::Duration at_most) { PauseForChannel(*channel_, absl::Now() + at_most); });
+      [this](absl::Duration at_most) {
+        PauseForChannel(*channel_, absl::Now() + at_most);
+      });
 }
 
 absl::StatusOr<WriteResult> GatewayClient::Write(const Fencing& fencing,

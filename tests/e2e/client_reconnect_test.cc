@@ -55,16 +55,16 @@ client::ClientOptions ShortBudget() {
 }
 
 TEST_F(ClientReconnectTest, LockClientCallRightAfterTheLockServiceRestartsSucceeds) {
-  ASSERT_OK_AND_ASSIGN(auto lock,
-                       client::LockClient::Connect(lockservice_->address(), ShortBudget()));
+  ASSERT_OK_AND_ASSIGN(
+      auto lock, client::LockClient::Connect(lockservice_->address(), ShortBudget()));
   EXPECT_THAT(CallAfterRestart(lockservice_, FENCEGATE_LOCKSERVICE_BIN, "locks.db", "lockservice",
                                [&] { return lock->Describe("r").status(); }),
               IsOk());
 }
 
 TEST_F(ClientReconnectTest, GatewayClientCallRightAfterTheGatewayRestartsSucceeds) {
-  ASSERT_OK_AND_ASSIGN(auto gateway,
-                       client::GatewayClient::Connect(gateway_->address(), ShortBudget()));
+  ASSERT_OK_AND_ASSIGN(
+      auto gateway, client::GatewayClient::Connect(gateway_->address(), ShortBudget()));
   EXPECT_THAT(CallAfterRestart(gateway_, FENCEGATE_GATEWAY_BIN, "gateway.db", "gateway",
                                [&] { return gateway->Describe("r").status(); }),
               IsOk());

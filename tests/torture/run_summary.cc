@@ -5,8 +5,8 @@
 
 namespace fencegate::torture {
 
-void RunSummary::Add(const Schedule& schedule, const RunResult& result, absl::Duration took,
-                     bool run_dir_kept) {
+void RunSummary::Add(const Schedule& schedule, const RunResult& result,
+                     absl::Duration took, bool run_dir_kept) {
   if (schedules_++ == 0) first_seed_ = schedule.seed;
   last_seed_ = schedule.seed;
   gateways_ = schedule.profile.topology.gateways;
