@@ -1,5 +1,7 @@
 #include "client/channel.h"
 
+#include <vector>
+
 #include "absl/time/clock.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/support/channel_arguments.h"
@@ -15,11 +17,25 @@ std::shared_ptr<grpc::Channel> NewClientChannel(
 }
 
 void PauseForChannel(grpc::Channel& channel, absl::Time until) {
-  if (channel.GetState(/*try_to_connect=*/true) != GRPC_CHANNEL_READY &&
-      channel.WaitForConnected(absl::ToChronoTime(until))) {
-    return;  // connected again: retry now
+  PauseForChannels({&channel}, until);
+}
+
+void PauseForChannels(std::initializer_list<grpc::Channel*> channels, absl::Time until) {
+  std::vector<grpc::Channel*> down;
+  for (grpc::Channel* channel : channels) {
+    // try_to_connect: an idle channel starts connecting now, all side by side.
+    if (channel->GetState(/*try_to_connect=*/true) != GRPC_CHANNEL_READY) {
+      down.push_back(channel);
+    }
   }
-  absl::SleepFor(until - absl::Now());
+  if (down.empty()) {
+    absl::SleepFor(until - absl::Now());
+    return;
+  }
+  for (grpc::Channel* channel : down) {
+    if (!channel->WaitForConnected(absl::ToChronoTime(until))) return;  // `until` came
+  }
+  // All connected again: retry now.
 }
 
 }  // namespace fencegate::client

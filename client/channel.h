@@ -5,6 +5,7 @@
 #ifndef FENCEGATE_CLIENT_CHANNEL_H_
 #define FENCEGATE_CLIENT_CHANNEL_H_
 
+#include <initializer_list>
 #include <memory>
 #include <string>
 
@@ -23,14 +24,20 @@ namespace fencegate::client {
 std::shared_ptr<grpc::Channel> NewClientChannel(
     const std::string& address, const std::shared_ptr<grpc::ChannelCredentials>& credentials);
 
-// A retry's pause for calls over `channel`; returns by `until`. A channel
-// whose server went away fails calls at once while it is not connected,
-// and with blocking calls nothing polls its reconnection but gRPC's backup
-// poller, every 5 s: so while the channel is not READY this waits for it to
-// connect (which drives the reconnection) and returns as soon as it is. A
-// READY channel (the server itself answered UNAVAILABLE) sleeps until
-// `until`.
+// A retry's pause for calls over `channel`; returns by `until` (wall
+// clock, as gRPC's deadlines). A channel whose server went away fails calls
+// at once while it is not connected, and with blocking calls nothing polls
+// its reconnection but gRPC's backup poller, every 5 s: so while the
+// channel is not READY this waits for it to connect (which drives the
+// reconnection) and returns as soon as it is. A READY channel (the server
+// itself answered UNAVAILABLE) sleeps until `until`.
 void PauseForChannel(grpc::Channel& channel, absl::Time until);
+
+// The same for a caller that needs several channels (a lock service's and
+// a gateway's): starts the reconnection of every channel that is not READY,
+// then returns as soon as all of them are connected, or at `until`. If all
+// were READY, sleeps until `until`.
+void PauseForChannels(std::initializer_list<grpc::Channel*> channels, absl::Time until);
 
 }  // namespace fencegate::client
 

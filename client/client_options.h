@@ -1,4 +1,18 @@
-// Options shared by the client library's LockClient and GatewayClient.
+// Options shared by the client library's LockClient and GatewayClient, and
+// the library's retry contract.
+//
+// Every call has a deadline, and UNAVAILABLE (a server down, restarting or
+// failing over, or a commit that failed and applied nothing) is retried
+// until that deadline, with jittered exponential backoff, reusing the
+// call's request_id, so a retried Acquire or Release is applied once.
+// Nothing else is retried: above all not ABORTED (stale token, lost lease,
+// which means "take the lock again"), and not an attempt that ran out of
+// time (DEADLINE_EXCEEDED: its outcome is unknown).
+//
+// A call's deadline is call_timeout after it starts, or one whole attempt
+// if that is longer: rpc_timeout, plus the wait of a blocking Acquire. A
+// Lease's renewals retry until the lease would lapse. Details and the
+// reasons: docs/errors.md, "Client library: retries and deadlines".
 #ifndef FENCEGATE_CLIENT_CLIENT_OPTIONS_H_
 #define FENCEGATE_CLIENT_CLIENT_OPTIONS_H_
 
@@ -7,18 +21,26 @@
 
 namespace fencegate::client {
 
-// Retries of UNAVAILABLE answers (server down, restarting, or a failed
-// commit that applied nothing), with jittered exponential backoff. Nothing
-// else is retried: above all not ABORTED (stale token, lost lease), which
-// means "take the lock again".
 struct RetryPolicy {
-  int max_attempts = 5;
+  // At most this many attempts per call. 0: no cap, retry until the call's
+  // deadline. 1: never retry (a caller that must see every attempt's own
+  // outcome, such as a history recorder).
+  int max_attempts = 0;
+  // The pause before the second attempt; each later pause doubles, up to
+  // max_backoff. Each pause lasts between half and all of its step, and
+  // ends early when the channel that failed has connected again.
   absl::Duration initial_backoff = absl::Milliseconds(50);
   absl::Duration max_backoff = absl::Seconds(1);
 };
 
 struct ClientOptions {
-  // Deadline of one attempt of a call that does not wait for a lock.
+  // Deadline of a whole call, all its attempts and pauses included: enough
+  // to ride out a restart of a server (the lock service reopens its store
+  // and restores its leases) or a failover of the lock service on etcd
+  // (--etcd_session_ttl, 5 s by default, plus an election).
+  absl::Duration call_timeout = absl::Seconds(15);
+  // Deadline of one attempt; a blocking Acquire's attempt also gets what is
+  // left of its wait.
   absl::Duration rpc_timeout = absl::Seconds(5);
   RetryPolicy retry;
   // TLS for Connect(): a CA to verify the server (TLS on), and a client

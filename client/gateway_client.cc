@@ -58,15 +58,20 @@ absl::StatusOr<std::unique_ptr<GatewayClient>> GatewayClient::Connect(
 
 template <typename Call>
 absl::Status GatewayClient::Run(Call call) {
-  const absl::Time deadline = absl::Now() + options_.rpc_timeout * options_.retry.max_attempts;
+  Clock& clock = SteadyClock();
+  const absl::Time deadline = CallDeadline(options_, options_.rpc_timeout, clock);
   return RetryUnavailable(
-      options_.retry, deadline,
+      options_.retry, clock, deadline,
       [&] {
         grpc::ClientContext ctx;
-        ctx.set_deadline(absl::ToChronoTime(absl::Now() + options_.rpc_timeout));
+        // gRPC takes deadlines on the wall clock; ours are monotonic.
+        ctx.set_deadline(absl::ToChronoTime(
+            absl::Now() + AttemptTimeout(deadline, options_.rpc_timeout, clock)));
         return FromGrpcStatus(call(ctx));
       },
-      [this](absl::Time until) { PauseForChannel(*channel_, until); });
+      [this](absl::Duration at_most) {
+        PauseForChannel(*channel_, absl::Now() + at_most);
+      });
 }
 
 absl::StatusOr<WriteResult> GatewayClient::Write(const Fencing& fencing,

@@ -6,9 +6,11 @@
 // IsStaleToken() and CurrentToken() = the gateway's max token
 // (client/errors.h); it is never retried. A gateway that checks signatures
 // refuses a token without its lease's signature with PERMISSION_DENIED
-// (IsBadSignature). UNAVAILABLE is retried with
-// backoff (client_options.h): a retried put may bump the version twice,
-// and a retried compare-and-set may then report VERSION_MISMATCH.
+// (IsBadSignature). UNAVAILABLE is retried with backoff until the call's
+// deadline, ClientOptions::call_timeout (client_options.h): a retried put
+// may bump the version twice, and a retried compare-and-set may then
+// report VERSION_MISMATCH. A caller that must know what each attempt did
+// sets retry.max_attempts = 1.
 //
 // Thread safety: thread-safe. Ownership: Leases passed in are only read
 // during the call.
@@ -132,7 +134,8 @@ class GatewayClient {
                                 const std::string& page_token = "");
 
  private:
-  // Retries UNAVAILABLE; one rpc_timeout per attempt.
+  // Retries UNAVAILABLE until the call's deadline (CallDeadline), each
+  // attempt at most rpc_timeout.
   template <typename Call>
   absl::Status Run(Call call);
   absl::StatusOr<WriteResult> Write(const Fencing& fencing,

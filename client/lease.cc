@@ -78,7 +78,9 @@ void Lease::Notify(absl::AnyInvocable<void(const absl::Status&)> callback,
 
 absl::Status Lease::RenewLocked() {
   const absl::Time sent = clock_->Now();
-  const absl::Time deadline = valid_until_;  // no point renewing a lapsed lease
+  // Retries (UNAVAILABLE) until the lease would lapse: no point renewing a
+  // lapsed lease. The deadline is on the wall clock, as gRPC's are.
+  const absl::Time deadline = valid_until_;
   const TokenSignature signature = signature_;
   mu_.Unlock();
   absl::StatusOr<RenewOutcome> renewed = client_->Renew(

@@ -9,8 +9,11 @@
 // later than the server does, clock rates aside.
 //
 // Renewal: a background thread renews every ttl * renew_fraction ("extend
-// to" now + ttl). UNAVAILABLE is retried until the lease would lapse. The
-// lease is lost, for good, as soon as
+// to" now + ttl). A renewal that fails for any reason but a refusal is
+// retried until the lease would lapse: within the Renew call (UNAVAILABLE,
+// with backoff, its deadline the end of validity), and again by the
+// renewal thread if the call gave up sooner (RetryPolicy::max_attempts, a
+// timed-out attempt). The lease is lost, for good, as soon as
 //   - a renew is refused (ABORTED, LEASE_LOST), or
 //   - validity passes without an acknowledged renew (server unreachable,
 //     or this process was paused).
@@ -21,8 +24,11 @@
 // after it lapsed. The gateway's token check is what makes that write
 // harmless; always write through it with this lease's token.
 //
-// Thread safety: thread-safe. The destructor stops renewing and releases
-// the lease if it is still valid; it must not run on the on_lost callback.
+// Thread safety: thread-safe. The destructor stops renewing (a renewal in
+// flight ends by the end of validity at the latest) and releases the lease
+// if it is still valid (a Release call, retried up to the client's
+// call_timeout while the service is unreachable); it must not run on the
+// on_lost callback.
 // Ownership: the LockClient must outlive the Lease.
 #ifndef FENCEGATE_CLIENT_LEASE_H_
 #define FENCEGATE_CLIENT_LEASE_H_

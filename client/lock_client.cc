@@ -16,8 +16,9 @@ namespace {
 
 namespace v1 = ::fencegate::v1;
 
-void SetDeadline(grpc::ClientContext& ctx, absl::Time deadline) {
-  ctx.set_deadline(absl::ToChronoTime(deadline));
+// gRPC takes deadlines on the wall clock; ours are on the monotonic one.
+void SetTimeout(grpc::ClientContext& ctx, absl::Duration timeout) {
+  ctx.set_deadline(absl::ToChronoTime(absl::Now() + timeout));
 }
 
 void SetSignature(const TokenSignature& signature, v1::TokenSignature* proto) {
@@ -35,8 +36,10 @@ LockClient::LockClient(std::shared_ptr<grpc::Channel> channel, ClientOptions opt
 
 absl::Status LockClient::Retry(absl::Time deadline,
                                absl::FunctionRef<absl::Status()> attempt) {
-  return RetryUnavailable(options_.retry, deadline, attempt,
-                          [this](absl::Time until) { PauseForChannel(*channel_, until); });
+  return RetryUnavailable(options_.retry, SteadyClock(), deadline, attempt,
+                          [this](absl::Duration at_most) {
+                            PauseForChannel(*channel_, absl::Now() + at_most);
+                          });
 }
 
 absl::StatusOr<std::unique_ptr<LockClient>> LockClient::Connect(
@@ -55,14 +58,23 @@ absl::StatusOr<AcquireOutcome> LockClient::Acquire(const std::string& resource,
   request.set_resource(resource);
   request.set_holder(holder);
   request.set_ttl_ms(absl::ToInt64Milliseconds(options.ttl));
-  request.set_wait_ms(absl::ToInt64Milliseconds(options.wait));
   request.set_request_id(options.request_id.empty() ? NewRequestId() : options.request_id);
   v1::AcquireResponse response;
-  const absl::Time deadline = absl::Now() + options.wait + options_.rpc_timeout;
+  Clock& clock = SteadyClock();
+  const absl::Time wait_until = clock.Now() + options.wait;
+  const absl::Time deadline =
+      CallDeadline(options_, options.wait + options_.rpc_timeout, clock);
   absl::Status status = Retry(deadline, [&] {
+    // A retry waits only what is left of the wait: the server never holds
+    // the call longer than asked. Once nothing is left it is a try-lock,
+    // which still takes back a place the first attempt had in the queue
+    // (and ends it), or the lease granted to an attempt whose answer was
+    // lost (same request_id).
+    const absl::Duration wait = absl::Ceil(
+        std::max(wait_until - clock.Now(), absl::ZeroDuration()), absl::Milliseconds(1));
+    request.set_wait_ms(absl::ToInt64Milliseconds(wait));
     grpc::ClientContext ctx;
-    // A retry after waiting a while still only waits what is left.
-    SetDeadline(ctx, std::max(deadline, absl::Now() + options_.rpc_timeout));
+    SetTimeout(ctx, AttemptTimeout(deadline, wait + options_.rpc_timeout, clock));
     return FromGrpcStatus(stub_->Acquire(&ctx, request, &response));
   });
   if (!status.ok()) return status;
@@ -82,8 +94,11 @@ absl::StatusOr<AcquireOutcome> LockClient::Acquire(const std::string& resource,
 absl::StatusOr<std::unique_ptr<Lease>> LockClient::AcquireLease(
     const std::string& resource, const std::string& holder,
     const AcquireOptions& options, LeaseOptions lease_options) {
-  // The lease is valid from when the request was sent: the server's expiry
-  // is measured from later, when it granted.
+  // The lease is valid from when the request was first sent: the server's
+  // expiry is measured from later, when it granted (to whichever attempt;
+  // after a restart, from when it restored the lease for a full TTL). So a
+  // call that retried through an outage longer than the TTL hands back a
+  // lease that is already lost, never one that looks valid too long.
   const absl::Time sent = lease_options.clock->Now();
   absl::StatusOr<AcquireOutcome> outcome = Acquire(resource, holder, options);
   if (!outcome.ok()) return outcome.status();
@@ -114,9 +129,14 @@ absl::StatusOr<RenewOutcome> LockClient::Renew(const std::string& resource,
   request.set_ttl_ms(absl::ToInt64Milliseconds(ttl));
   SetSignature(signature, request.mutable_signature());
   v1::RenewResponse response;
-  absl::Status status = Retry(deadline, [&] {
+  Clock& clock = SteadyClock();
+  const absl::Time call_deadline =
+      deadline == absl::InfiniteFuture()
+          ? CallDeadline(options_, options_.rpc_timeout, clock)
+          : clock.Now() + (deadline - absl::Now());
+  absl::Status status = Retry(call_deadline, [&] {
     grpc::ClientContext ctx;
-    SetDeadline(ctx, std::min(deadline, absl::Now() + options_.rpc_timeout));
+    SetTimeout(ctx, AttemptTimeout(call_deadline, options_.rpc_timeout, clock));
     return FromGrpcStatus(stub_->Renew(&ctx, request, &response));
   });
   if (!status.ok()) return status;
@@ -134,10 +154,11 @@ absl::StatusOr<uint32_t> LockClient::Release(const std::string& resource, uint64
   SetSignature(signature, request.mutable_signature());
   request.set_request_id(request_id.empty() ? NewRequestId() : request_id);
   v1::ReleaseResponse response;
-  const absl::Time deadline = absl::Now() + options_.rpc_timeout;
+  Clock& clock = SteadyClock();
+  const absl::Time deadline = CallDeadline(options_, options_.rpc_timeout, clock);
   absl::Status status = Retry(deadline, [&] {
     grpc::ClientContext ctx;
-    SetDeadline(ctx, absl::Now() + options_.rpc_timeout);
+    SetTimeout(ctx, AttemptTimeout(deadline, options_.rpc_timeout, clock));
     return FromGrpcStatus(stub_->Release(&ctx, request, &response));
   });
   if (!status.ok()) return status;
@@ -148,10 +169,11 @@ absl::StatusOr<LockState> LockClient::Describe(const std::string& resource) {
   v1::DescribeRequest request;
   request.set_resource(resource);
   v1::DescribeResponse response;
-  const absl::Time deadline = absl::Now() + options_.rpc_timeout;
+  Clock& clock = SteadyClock();
+  const absl::Time deadline = CallDeadline(options_, options_.rpc_timeout, clock);
   absl::Status status = Retry(deadline, [&] {
     grpc::ClientContext ctx;
-    SetDeadline(ctx, absl::Now() + options_.rpc_timeout);
+    SetTimeout(ctx, AttemptTimeout(deadline, options_.rpc_timeout, clock));
     return FromGrpcStatus(stub_->Describe(&ctx, request, &response));
   });
   if (!status.ok()) return status;

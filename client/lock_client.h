@@ -1,9 +1,12 @@
-// LockClient: the lock service from C++. Blocking calls with deadlines;
-// UNAVAILABLE is retried (client_options.h) with the same request id, so a
-// retried Acquire or Release is applied once. AcquireLease() returns a Lease
-// that renews itself (lease.h). When the service signs tokens, a grant
-// carries its signature (AcquireOutcome::signature, Lease::signature());
-// Renew and Release must pass it back.
+// LockClient: the lock service from C++. Blocking calls, each with a
+// deadline: ClientOptions::call_timeout (15 s), or one whole attempt if
+// longer (a blocking Acquire: its wait plus rpc_timeout). UNAVAILABLE is
+// retried until then (client_options.h) with the same request id, so a
+// call made while the service restarts or fails over succeeds once it is
+// back, and a retried Acquire or Release is applied once. AcquireLease()
+// returns a Lease that renews itself (lease.h). When the service signs
+// tokens, a grant carries its signature (AcquireOutcome::signature,
+// Lease::signature()); Renew and Release must pass it back.
 //
 // Thread safety: thread-safe; share one LockClient among threads.
 // Errors: the server's status, with its ErrorInfo; see client/errors.h.
@@ -73,7 +76,12 @@ class LockClient {
   static absl::StatusOr<std::unique_ptr<LockClient>> Connect(
       const std::string& address, ClientOptions options = ClientOptions());
 
-  // Not acquired (held, wait ran out, lock-delay) is an OK outcome.
+  // Not acquired (held, wait ran out, lock-delay) is an OK outcome. A retry
+  // sends what is left of options.wait, so the service never holds the call
+  // longer than asked; a retry after the wait ran out is a try-lock with
+  // the same request id, which takes back (and ends) the call's place in
+  // the queue if the service kept it over a restart, or returns the lease
+  // granted to an attempt whose answer was lost.
   absl::StatusOr<AcquireOutcome> Acquire(const std::string& resource,
                                          const std::string& holder,
                                          const AcquireOptions& options = AcquireOptions());
@@ -88,8 +96,9 @@ class LockClient {
 
   // Extends the lease to now + ttl; returns the TTL granted (capped by the
   // server's --max_hold) and the token's current signature. ABORTED
-  // (IsLeaseLost) if `token` no longer holds it. `deadline` bounds all
-  // attempts (default: one rpc_timeout per try).
+  // (IsLeaseLost) if `token` no longer holds it. `deadline` (wall clock,
+  // as gRPC's) ends the call, retries included; InfiniteFuture(): the
+  // client's call_timeout.
   absl::StatusOr<RenewOutcome> Renew(const std::string& resource, uint64_t token,
                                        absl::Duration ttl,
                                        absl::Time deadline = absl::InfiniteFuture(),
@@ -106,7 +115,8 @@ class LockClient {
   const ClientOptions& options() const { return options_; }
 
  private:
-  // RetryUnavailable over this client's channel (client/retry.h).
+  // RetryUnavailable over this client's channel until `deadline`, on
+  // SteadyClock() (client/retry.h).
   absl::Status Retry(absl::Time deadline, absl::FunctionRef<absl::Status()> attempt);
 
   const std::shared_ptr<grpc::Channel> channel_;

@@ -3,6 +3,7 @@
 # dirs. One binary: linking gRPC is slow on 2 cores.
 add_executable(e2e_tests
   e2e/cli_test.cc
+  e2e/client_outage_test.cc
   e2e/client_reconnect_test.cc
   e2e/e2e_fixture.cc
   e2e/fencing_scenarios_test.cc

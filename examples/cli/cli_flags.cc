@@ -6,8 +6,8 @@ ABSL_FLAG(std::string, lockservice, "127.0.0.1:7070", "lock service address, hos
 ABSL_FLAG(std::string, gateway, "127.0.0.1:7071", "gateway address, host:port");
 ABSL_FLAG(bool, json, false, "print one JSON object on stdout instead of text");
 ABSL_FLAG(absl::Duration, timeout, absl::Seconds(5),
-          "deadline of one call attempt; an unreachable server is retried a few "
-          "times with backoff");
+          "deadline of the command's call: an unreachable or restarting server is "
+          "retried with backoff until then (acquire: plus its --wait)");
 ABSL_FLAG(std::string, tls_ca, "",
           "PEM CA that signed the servers' certificates; set = connect over TLS");
 ABSL_FLAG(std::string, tls_cert, "", "client certificate, for servers that require mutual TLS");

@@ -58,9 +58,7 @@ absl::Status RunAcquire(CommandContext& ctx) {
   if (options.ttl <= absl::ZeroDuration()) return UsageError("--ttl must be above 0");
   if (options.wait < absl::ZeroDuration())
     return UsageError("--wait must not be negative");
-  // A blocking acquire may wait this long before its answer comes.
-  ctx.client_options.rpc_timeout += options.wait;
-
+  // The library gives a blocking acquire its wait on top of --timeout.
   absl::StatusOr<std::unique_ptr<LockClient>> client = ConnectLock(ctx);
   if (!client.ok()) return client.status();
   absl::StatusOr<AcquireOutcome> outcome = (*client)->Acquire(resource, holder, options);

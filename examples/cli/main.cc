@@ -86,6 +86,8 @@ int Main(const std::vector<std::string>& args) {
   CommandContext ctx;
   ctx.out = &out;
   ctx.given = *std::move(given);
+  // The whole call, retries included, as etcdctl's --command-timeout.
+  ctx.client_options.call_timeout = absl::GetFlag(FLAGS_timeout);
   ctx.client_options.rpc_timeout = absl::GetFlag(FLAGS_timeout);
   ctx.client_options.tls.ca = absl::GetFlag(FLAGS_tls_ca);
   ctx.client_options.tls.cert = absl::GetFlag(FLAGS_tls_cert);

@@ -1,7 +1,7 @@
 // Small helpers of the cluster tests: raw calls to one lock-service
 // instance (no retries, so a test sees exactly what that instance answers),
-// and a LockClient over several instances with a retry budget that spans a
-// failover.
+// and a LockClient over several instances, whose default retry budget
+// spans a failover.
 #ifndef FENCEGATE_TESTS_CLUSTER_CLUSTER_CLIENT_H_
 #define FENCEGATE_TESTS_CLUSTER_CLUSTER_CLIENT_H_
 
@@ -35,9 +35,10 @@ class InstanceStub {
   std::unique_ptr<v1::LockService::Stub> stub_;
 };
 
-// A LockClient over `target` (every instance) whose retries of UNAVAILABLE
-// last well past a failover (the instances' etcd session TTL and an
-// election), as docs/operations.md advises.
+// A LockClient over `target` (every instance). Its retries of UNAVAILABLE
+// last the library's call_timeout (15 s), well past a failover (the
+// instances' etcd session TTL and an election), as docs/operations.md
+// advises.
 std::unique_ptr<client::LockClient> FailoverClient(const std::string& target);
 
 }  // namespace fencegate::testing

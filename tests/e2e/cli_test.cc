@@ -111,9 +111,16 @@ TEST_F(CliTest, ExitCodesForUsageErrors) {
 
 TEST_F(CliTest, ExitCodeForUnreachableServer) {
   const std::string nowhere = absl::StrCat("127.0.0.1:", UnusedPort());
-  EXPECT_EQ(Run({"describe", "--resource=r", "--lockservice=" + nowhere}), kUnavailable);
+  // --timeout bounds the whole call, retries of the unreachable server
+  // included (the fixture's 10 s would only make the test slower).
+  EXPECT_EQ(Run({"describe", "--resource=r", "--lockservice=" + nowhere, "--timeout=1s"},
+                /*connect=*/false),
+            kUnavailable);
   EXPECT_THAT(last_.stderr_text, HasSubstr("--lockservice=HOST:PORT"));
-  EXPECT_EQ(Run({"list", "--resource=r", "--gateway=" + nowhere}), kUnavailable);
+  EXPECT_THAT(last_.stderr_text, HasSubstr("gave up after"));
+  EXPECT_EQ(Run({"list", "--resource=r", "--gateway=" + nowhere, "--timeout=1s"},
+                /*connect=*/false),
+            kUnavailable);
 }
 
 TEST_F(CliTest, HelpForEveryCommand) {

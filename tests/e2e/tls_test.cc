@@ -64,10 +64,14 @@ class TlsTest : public ::testing::Test {
     return lock.ok() ? *std::move(lock) : nullptr;
   }
 
-  absl::StatusOr<demo::ProgramResult> Cli(std::vector<std::string> args) {
+  // --timeout bounds the whole call, retries included: a call that is to
+  // fail (a handshake that cannot succeed is UNAVAILABLE, retried) gets
+  // less than one that is to succeed.
+  absl::StatusOr<demo::ProgramResult> Cli(std::vector<std::string> args,
+                                          const std::string& timeout = "10s") {
     args.insert(args.begin(), FENCEGATE_CLI_BIN);
     args.push_back("--lockservice=" + lockservice_->address());
-    args.push_back("--timeout=10s");
+    args.push_back("--timeout=" + timeout);
     return demo::RunProgram(args, absl::Seconds(60));
   }
 
@@ -81,7 +85,7 @@ TEST_F(TlsTest, PlaintextClientToATlsServerFailsWithAClearError) {
   std::unique_ptr<client::LockClient> plaintext = LockClientWith(ClientTlsFiles{});
   EXPECT_THAT(plaintext->Describe("r"), StatusIs(absl::StatusCode::kUnavailable));
 
-  ASSERT_OK_AND_ASSIGN(demo::ProgramResult cli, Cli({"describe", "--resource=r"}));
+  ASSERT_OK_AND_ASSIGN(demo::ProgramResult cli, Cli({"describe", "--resource=r"}, "1s"));
   EXPECT_EQ(cli.exit_code, 5) << cli.stderr_text;
   EXPECT_THAT(cli.stderr_text, HasSubstr("The CLI used plaintext: if the server uses "
                                          "TLS, pass --tls_ca"));
@@ -92,7 +96,7 @@ TEST_F(TlsTest, MutualTlsWithoutAClientCertificateFails) {
       LockClientWith(ClientTlsFiles{certs_.ca, "", ""});
   EXPECT_THAT(no_certificate->Describe("r"), StatusIs(absl::StatusCode::kUnavailable));
   ASSERT_OK_AND_ASSIGN(demo::ProgramResult cli,
-                       Cli({"describe", "--resource=r", "--tls_ca=" + certs_.ca}));
+                       Cli({"describe", "--resource=r", "--tls_ca=" + certs_.ca}, "1s"));
   EXPECT_EQ(cli.exit_code, 5) << cli.stderr_text;
   EXPECT_THAT(cli.stderr_text, HasSubstr("--tls_cert/--tls_key if it requires mutual TLS"));
 

@@ -1,19 +1,18 @@
 #include "tests/torture/run_summary.h"
 
-#include <iostream>
-
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
 namespace fencegate::torture {
 
-void RunSummary::Add(const Schedule& schedule, const RunResult& result, absl::Duration took) {
+void RunSummary::Add(const Schedule& schedule, const RunResult& result,
+                     absl::Duration took, bool run_dir_kept) {
   if (schedules_++ == 0) first_seed_ = schedule.seed;
   last_seed_ = schedule.seed;
   gateways_ = schedule.profile.topology.gateways;
   const FaultTally& f = result.faults;
   const CheckStats& s = result.check.stats;
-  std::cout << absl::StrFormat(
+  out_ << absl::StrFormat(
                    "schedule seed %d (%s): %d/%d faults delivered: %d pauses (%d past TTL, %d "
                    "before a write), %d races (%d with a rival%s), %d kills, %d stops, %d "
                    "failpoint crashes, %d clock jumps; acquires %d ok; writes %d ok, %d "
@@ -29,13 +28,13 @@ void RunSummary::Add(const Schedule& schedule, const RunResult& result, absl::Du
                    result.passed() ? "PASS" : "FAIL", absl::ToDoubleSeconds(took))
             << std::endl;
   for (const Violation& v : result.check.violations) {
-    std::cout << "  VIOLATION " << v.invariant << ": " << v.detail << "\n";
+    out_ << "  VIOLATION " << v.invariant << ": " << v.detail << "\n";
   }
-  for (const std::string& e : result.errors) std::cout << "  ERROR " << e << "\n";
-  for (const std::string& e : f.errors) std::cout << "  ERROR " << e << "\n";
-  for (const std::string& u : f.undelivered) std::cout << "  UNDELIVERED " << u << "\n";
-  if (!result.passed()) std::cout << "  run directory kept: " << result.run_dir << "\n";
-  std::cout << std::flush;
+  for (const std::string& e : result.errors) out_ << "  ERROR " << e << "\n";
+  for (const std::string& e : f.errors) out_ << "  ERROR " << e << "\n";
+  for (const std::string& u : f.undelivered) out_ << "  UNDELIVERED " << u << "\n";
+  if (run_dir_kept) out_ << "  run directory kept: " << result.run_dir << "\n";
+  out_ << std::flush;
 
   faults_.promised += f.promised;
   faults_.delivered += f.delivered;

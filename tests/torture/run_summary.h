@@ -10,6 +10,8 @@
 #define FENCEGATE_TESTS_TORTURE_RUN_SUMMARY_H_
 
 #include <cstdint>
+#include <iostream>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -20,9 +22,15 @@ namespace fencegate::torture {
 
 class RunSummary {
  public:
-  // One schedule's result, printed to stdout with every violation, error
-  // and undelivered fault.
-  void Add(const Schedule& schedule, const RunResult& result, absl::Duration took);
+  // Prints to `out`, which must outlive the summary.
+  explicit RunSummary(std::ostream& out = std::cout) : out_(out) {}
+
+  // One schedule's result, printed with every violation, error and
+  // undelivered fault, and "run directory kept: DIR" iff `run_dir_kept`:
+  // the caller decides what happens to the directory (a failed run keeps
+  // it, a planted bug's expected catch does not) before it calls this.
+  void Add(const Schedule& schedule, const RunResult& result, absl::Duration took,
+           bool run_dir_kept);
   // The summary line.
   std::string Line(const std::string& profile, bool passed) const;
   const std::vector<uint64_t>& failed_seeds() const { return failed_seeds_; }
@@ -31,6 +39,7 @@ class RunSummary {
   // ", N of them through another gateway" with several gateways; "" else.
   std::string AcrossGateways(const FaultTally& faults) const;
 
+  std::ostream& out_;
   int schedules_ = 0;
   int gateways_ = 1;  // of the topology: more than one also counts races across them
   uint64_t first_seed_ = 0, last_seed_ = 0;

@@ -161,13 +161,16 @@ int Main() {
     const Schedule schedule = MakeSchedule(profile, seed + i);
     const absl::Time start = absl::Now();
     RunResult result = RunSchedule(schedule, options);
-    summary.Add(schedule, result, absl::Now() - start);
-    if (planted == nullptr) continue;
-    for (const std::string& invariant : planted->caught_by) {
-      if (result.check.Violates(invariant)) caught = true;
+    const absl::Duration took = absl::Now() - start;
+    if (planted != nullptr) {
+      for (const std::string& invariant : planted->caught_by) {
+        if (result.check.Violates(invariant)) caught = true;
+      }
+      // A caught bug's run is what was expected: nothing to look into.
+      if (caught && !options.keep_run_dir) std::filesystem::remove_all(result.run_dir);
     }
-    // A caught bug's run is what was expected: nothing to look into.
-    if (caught && !options.keep_run_dir) std::filesystem::remove_all(result.run_dir);
+    // RunSchedule removed it if the run passed (without --keep).
+    summary.Add(schedule, result, took, std::filesystem::exists(result.run_dir));
   }
   rmdir(options.work_dir.c_str());  // only if no run directory was kept in it
   if (planted != nullptr) {

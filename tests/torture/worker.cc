@@ -47,16 +47,16 @@ Worker::Worker(WorkerOptions options, std::unique_ptr<HistoryWriter> history,
       random_(options_.seed) {
   lock_channel_ = Channel(options_.lockservice);
   gateway_channel_ = Channel(options_.gateway);
-  // Lock-service calls retry across a restart, as docs/operations.md advises
-  // for a retry budget: the retry of an Acquire keeps its request_id, so it
-  // takes back its place in the queue after a restart instead of leaving a
-  // ghost waiter that holds the resource for --waiter_reattach_grace.
-  client::ClientOptions lock_options;
-  lock_options.retry.max_attempts = 30;
-  lock_ = std::make_unique<client::LockClient>(lock_channel_, lock_options);
+  // Lock-service calls keep the library's default: they retry across a
+  // restart of the lock service until their call_timeout, and the retry of
+  // an Acquire keeps its request_id, so it takes back its place in the
+  // queue instead of leaving a ghost waiter that holds the resource for
+  // --waiter_reattach_grace.
+  lock_ = std::make_unique<client::LockClient>(lock_channel_);
   client::ClientOptions gateway_options;
   gateway_options.rpc_timeout = options_.gateway_timeout;
-  gateway_options.retry.max_attempts = 1;  // every attempt's outcome is recorded
+  // One attempt per call, so every outcome recorded is that attempt's own.
+  gateway_options.retry.max_attempts = 1;
   gateway_ = std::make_unique<client::GatewayClient>(gateway_channel_, gateway_options);
 }
 
@@ -74,16 +74,12 @@ void Worker::SetPhase(WorkerPhase phase) {
 void Worker::Backoff() {
   // A channel whose server went away fails calls at once while it
   // reconnects, and with blocking calls nobody drives the reconnection but
-  // gRPC's backup poller (every 5 s). Waiting for it to connect drives it,
-  // and is the pause.
-  const absl::Time until =
-      absl::Now() + absl::Milliseconds(absl::Uniform(random_, 20, 100));
-  for (const auto& channel : {lock_channel_, gateway_channel_}) {
-    if (channel->GetState(/*try_to_connect=*/true) != GRPC_CHANNEL_READY) {
-      channel->WaitForConnected(absl::ToChronoTime(until + absl::Milliseconds(400)));
-    }
-  }
-  absl::SleepFor(until - absl::Now());
+  // gRPC's backup poller (every 5 s). Waiting for both to connect drives
+  // them, and is the pause: it ends once both are connected, after at most
+  // 0.1-0.5 s (jittered, so the workers do not come back in step).
+  client::PauseForChannels(
+      {lock_channel_.get(), gateway_channel_.get()},
+      absl::Now() + absl::Milliseconds(absl::Uniform(random_, 100, 500)));
 }
 
 void Worker::Round() {

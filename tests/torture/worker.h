@@ -70,8 +70,8 @@ class Worker {
   void Release(std::unique_ptr<client::Lease> lease);
   void StopIfAsked();
   void SetPhase(WorkerPhase phase);
-  // A short random pause after an unknown outcome (a server may be down),
-  // which also waits a little for the channels to reconnect.
+  // A pause after an unknown outcome (a server may be down): until both
+  // channels are connected again, at most 0.1-0.5 s (client::PauseForChannels).
   void Backoff();
   WorkerControl& control() { return **control_; }
 
