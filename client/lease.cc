@@ -52,6 +52,7 @@ void Lease::RenewLoop() {
       }
       absl::Status status = RenewLocked();
       if (IsLeaseLost(status)) {
+        server_dropped_ = true;
         lost_callback = LoseLocked(status);
         break;
       }
@@ -155,11 +156,14 @@ absl::Status Lease::Renew() {
   absl::Status status;
   {
     absl::MutexLock lock(&mu_);
-    if ((callback = CheckExpiryLocked()) == nullptr) {
-      status = Ended() ? ended_ : RenewLocked();
-      if (IsLeaseLost(status)) callback = LoseLocked(status);
-    } else {
+    if ((callback = CheckExpiryLocked()) != nullptr || Ended()) {
       status = ended_;
+    } else {
+      status = RenewLocked();
+      if (IsLeaseLost(status)) {
+        server_dropped_ = true;
+        callback = LoseLocked(status);
+      }
     }
   }
   Notify(std::move(callback), status);
@@ -174,10 +178,16 @@ TokenSignature Lease::signature() const {
 absl::Status Lease::Release() {
   {
     absl::MutexLock lock(&mu_);
-    if (Ended()) return absl::OkStatus();
+    if (released_ || server_dropped_) return absl::OkStatus();
+    released_ = true;
     stopping_ = true;
-    ended_ = absl::FailedPreconditionError(absl::StrCat(
-        "lease on '", resource_, "' with token ", token_, " was released"));
+    // A lease that only lapsed here may still be held on the server (a
+    // restarted service restores it for a whole TTL): released all the
+    // same, by its token, which cannot free anyone else's lease.
+    if (!Ended()) {
+      ended_ = absl::FailedPreconditionError(absl::StrCat(
+          "lease on '", resource_, "' with token ", token_, " was released"));
+    }
   }
   wake_.Notify();
   absl::StatusOr<uint32_t> released =

@@ -26,7 +26,8 @@
 //
 // Thread safety: thread-safe. The destructor stops renewing (a renewal in
 // flight ends by the end of validity at the latest) and releases the lease
-// if it is still valid (a Release call, retried up to the client's
+// unless Release() ran or the server said the token lost it, so also a
+// lease that only lapsed here (a Release call, retried up to the client's
 // call_timeout while the service is unreachable); it must not run on the
 // on_lost callback.
 // Ownership: the LockClient must outlive the Lease.
@@ -93,7 +94,9 @@ class Lease {
 
   // Renews now, in the caller's thread (before a long operation, say).
   absl::Status Renew();
-  // Stops renewing and releases the lease on the server. Idempotent.
+  // Stops renewing and releases the lease on the server, also one that
+  // lapsed here (a restarted service may hold it for another TTL), unless
+  // the server already said the token lost it. Idempotent.
   absl::Status Release();
 
  private:
@@ -130,6 +133,11 @@ class Lease {
   // OK while the lease is live; then why it ended (lost or released).
   absl::Status ended_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  // Release() has run; the server said the token no longer holds the lease
+  // (a lease that only lapsed here may still be held there, and Release()
+  // still releases it).
+  bool released_ ABSL_GUARDED_BY(mu_) = false;
+  bool server_dropped_ ABSL_GUARDED_BY(mu_) = false;
   absl::AnyInvocable<void(const absl::Status&)> on_lost_ ABSL_GUARDED_BY(mu_);
   // on_lost was handed out and has not returned yet.
   bool notifying_ ABSL_GUARDED_BY(mu_) = false;

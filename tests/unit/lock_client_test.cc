@@ -11,6 +11,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "lockservice/lock_server.h"
+#include "tests/testing/fake_clock.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/temp_dir.h"
 
@@ -68,6 +69,24 @@ TEST_F(LockClientTest, DestroyingALeaseReleasesIt) {
   EXPECT_TRUE(client_->Describe("r")->held);
   lease.reset();
   EXPECT_FALSE(client_->Describe("r")->held);
+}
+
+TEST_F(LockClientTest, ALeaseThatLapsedOnlyOnTheClientIsStillReleased) {
+  // The client's clock jumps past validity (a paused process, say) while
+  // the service, on its own clock, still holds the lease: as after a
+  // restart, which restores a lease for a whole TTL. Releasing must still
+  // free it instead of leaving the resource blocked for that TTL.
+  testing::FakeClock client_clock;
+  LeaseOptions lease_options;
+  lease_options.clock = &client_clock;
+  ASSERT_OK_AND_ASSIGN(auto lease, client_->AcquireLease("r", "alice", Ttl(absl::Seconds(60)),
+                                                         std::move(lease_options)));
+  client_clock.AdvanceBy(absl::Seconds(61));
+  EXPECT_THAT(lease->Check(), StatusIs(absl::StatusCode::kAborted));
+  ASSERT_TRUE(client_->Describe("r")->held);
+  EXPECT_THAT(lease->Release(), IsOk());
+  EXPECT_FALSE(client_->Describe("r")->held);
+  EXPECT_THAT(lease->Release(), IsOk());  // idempotent
 }
 
 TEST_F(LockClientTest, RefusedRenewIsReportedAtOnce) {
