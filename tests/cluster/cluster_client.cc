@@ -1,6 +1,7 @@
 #include "tests/cluster/cluster_client.h"
 
 #include "absl/time/clock.h"
+#include "client/channel.h"
 #include "common/grpc_status.h"
 #include "grpcpp/client_context.h"
 #include "grpcpp/create_channel.h"
@@ -85,7 +86,7 @@ std::unique_ptr<client::LockClient> FailoverClient(const std::string& target) {
   client::ClientOptions options;
   options.retry.max_backoff = absl::Milliseconds(500);
   return std::make_unique<client::LockClient>(
-      grpc::CreateChannel(target, grpc::InsecureChannelCredentials()), options);
+      client::NewClientChannel(target, grpc::InsecureChannelCredentials()), options);
 }
 
 }  // namespace fencegate::testing
