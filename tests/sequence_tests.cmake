@@ -32,6 +32,7 @@ foreach(bug lock_leases_forgotten_on_restart lock_token_replied_before_commit)
       --gtest_filter=PlantedBug.LockSequencesCatchIt)
   set_tests_properties(sequence.planted_bug.${bug} PROPERTIES LABELS unit TIMEOUT 300)
 endforeach()
+fencegate_test_targets(LABELS unit TARGETS sequence_planted_bug_tests)
 foreach(bug gateway_accepts_max_minus_one gateway_fence_only_in_memory
     gateway_fence_check_separate_transaction gateway_fenced_read_no_raise)
   add_test(NAME sequence.planted_bug.${bug}
