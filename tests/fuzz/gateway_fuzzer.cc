@@ -18,6 +18,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <set>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -160,7 +161,7 @@ class GatewayHarness {
     store_.reset();
     storage_.reset();
     Open();
-    for (const std::string& resource : model_.Resources()) {
+    for (const std::string& resource : resources_) {
       std::vector<std::string> keys;
       for (const auto& [key, object] : model_.Get(resource).objects) keys.push_back(key);
       Verify(resource, keys);
@@ -236,6 +237,7 @@ class GatewayHarness {
         mutations.push_back(gateway::M{m.kind, std::string(m.key), std::string(m.value),
                                        m.expected_version});
       }
+      resources_.emplace(args.resource);
       const FenceModel::Answer want =
           model_.Write(std::string(args.resource), args.token, mutations, args.multi);
       model_.CommitStep();  // each step commits alone, and no commit fails here
@@ -265,6 +267,7 @@ class GatewayHarness {
       RoundTrip(response);
     }
     if (ModelDecides(result.status())) {
+      resources_.emplace(args.resource);
       const FenceModel::Answer want =
           model_.FencedRead(std::string(args.resource), std::string(args.key), args.token);
       model_.CommitStep();
@@ -287,6 +290,7 @@ class GatewayHarness {
       RoundTrip(response);
     }
     if (ModelDecides(result.status())) {
+      resources_.emplace(args.resource);
       const FenceModel::Answer want = model_.Fence(std::string(args.resource), args.token);
       model_.CommitStep();
       Judge(RequestText(request), want, result);
@@ -302,6 +306,7 @@ class GatewayHarness {
     const absl::StatusOr<gateway::FenceResult>& result = answer.Wait();
     CheckErrorShape("raise fence", result.status(), AllowedErrors());
     if (ModelDecides(result.status())) {
+      resources_.emplace(request.resource());
       const FenceModel::Answer want = model_.RaiseFence(request.resource(), request.token());
       model_.CommitStep();
       Judge(absl::StrCat("RaiseFence of ", RequestText(request)), want, result);
@@ -320,6 +325,7 @@ class GatewayHarness {
       RoundTrip(response);
     }
     if (ModelDecides(result.status())) {
+      resources_.emplace(request.resource());
       Judge(RequestText(request),
             model_.List(request.resource(), request.page_size(), request.page_token()), result);
     }
@@ -336,6 +342,7 @@ class GatewayHarness {
       RoundTrip(response);
     }
     if (ModelDecides(result.status())) {
+      resources_.emplace(request.resource());
       Judge(RequestText(request), model_.Describe(request.resource()), result);
     }
   }
@@ -346,6 +353,9 @@ class GatewayHarness {
   std::unique_ptr<gateway::SqliteStorage> storage_;
   std::unique_ptr<FencedStore> store_;
   FenceModel model_;
+  // The resource of every request the model decided: read back after a
+  // reopen.
+  std::set<std::string> resources_;
 };
 
 }  // namespace

@@ -167,12 +167,6 @@ FenceModel::Answer FenceModel::Describe(const std::string& resource) const {
   return {DescribeText(stats), false};
 }
 
-std::vector<std::string> FenceModel::Resources() const {
-  std::vector<std::string> names;
-  for (const auto& [name, r] : committed_) names.push_back(name);
-  return names;
-}
-
 const FenceModel::Resource& FenceModel::Find(const std::map<std::string, Resource>& in,
                                               const std::string& resource) {
   static const Resource* const kUnknown = new Resource();

@@ -119,8 +119,6 @@ class FenceModel {
   const Resource& Current(const std::string& resource) const {
     return Find(state_, resource);
   }
-  // Every resource a committed fenced op reached, accepted or refused.
-  std::vector<std::string> Resources() const;
 
  private:
   static const Resource& Find(const std::map<std::string, Resource>& in,
