@@ -6,7 +6,7 @@
 #                       integration tests (ctest -L 'unit|integration')
 #   thread              TSan: ./build-tsan, runs the concurrency tests
 #                       (ctest -L tsan); absl::Mutex is annotated for TSan
-#                       by tests/tsan/absl_tsan_annotations.cc
+#                       by tests/sanitizers/absl_tsan_annotations.cc
 #   fuzzer              libFuzzer + ASan + UBSan: ./build-fuzz, the fuzz
 #                       targets of tests/fuzz (ctest -L fuzz)
 #

@@ -16,3 +16,5 @@ add_test(NAME bench_smoke_etcd
           --build-dir=${CMAKE_BINARY_DIR} --no-docs
           --out=${CMAKE_CURRENT_BINARY_DIR}/bench_smoke_etcd.json)
 set_tests_properties(bench_smoke_etcd PROPERTIES LABELS bench TIMEOUT 240)
+fencegate_test_targets(LABELS bench TARGETS
+  fencegate-loadgen fencegate-echo-server fencegate-lockservice fencegate-gateway)

@@ -25,6 +25,7 @@ add_dependencies(e2e_tests
 gtest_discover_tests(e2e_tests
   DISCOVERY_TIMEOUT 60
   PROPERTIES LABELS e2e TIMEOUT 120)
+fencegate_test_targets(LABELS e2e TARGETS e2e_tests fencegate-demo)
 
 # The demo (what ./scripts/demo runs after building) must come out as
 # expected: its exit status is the assertion, and it must write the diagram.

@@ -3,8 +3,14 @@
 # drives the real core and the model with the same seeded steps and compares
 # them after every step. The runners hold no tests; each binary below links
 # them with the cores it checks.
+#
+# The fence core's model is a library of its own: the gateway fuzz target
+# (tests/fuzz/) judges the core by it too. Objects, so each binary links
+# them with the build of the core it checks.
+add_library(fencegate_fence_model OBJECT unit/fence_model.cc)
+target_link_libraries(fencegate_fence_model PRIVATE fencegate_gatewaycore)  # headers only
+
 add_library(fencegate_sequence_runners OBJECT
-  unit/fence_model.cc
   unit/fence_sequence.cc
   unit/lock_model.cc
   unit/lock_sequence.cc)
@@ -14,6 +20,7 @@ target_link_libraries(fencegate_sequence_runners PRIVATE  # headers only
 # 10,000 sequences over the production cores, in shards (label unit).
 fencegate_cc_test(sequence_tests
   SOURCES unit/random_sequences_test.cc $<TARGET_OBJECTS:fencegate_sequence_runners>
+    $<TARGET_OBJECTS:fencegate_fence_model>
   DEPS fencegate_lockcore fencegate_gatewaycore
   LABELS unit
   TEST_PREFIX "sequence.")
@@ -22,7 +29,8 @@ fencegate_cc_test(sequence_tests
 # builds (tests/torture/), once per planted bug that a sequence of core calls
 # can meet; each test passes only if a sequence reports a violation.
 add_executable(sequence_planted_bug_tests
-  unit/planted_bug_sequences_test.cc $<TARGET_OBJECTS:fencegate_sequence_runners>)
+  unit/planted_bug_sequences_test.cc $<TARGET_OBJECTS:fencegate_sequence_runners>
+  $<TARGET_OBJECTS:fencegate_fence_model>)
 target_link_libraries(sequence_planted_bug_tests PRIVATE
   fencegate_lockcore-torture fencegate_gatewaycore-torture fencegate_testing
   GTest::gtest absl::flags_parse)
@@ -32,6 +40,7 @@ foreach(bug lock_leases_forgotten_on_restart lock_token_replied_before_commit)
       --gtest_filter=PlantedBug.LockSequencesCatchIt)
   set_tests_properties(sequence.planted_bug.${bug} PROPERTIES LABELS unit TIMEOUT 300)
 endforeach()
+fencegate_test_targets(LABELS unit TARGETS sequence_planted_bug_tests)
 foreach(bug gateway_accepts_max_minus_one gateway_fence_only_in_memory
     gateway_fence_check_separate_transaction gateway_fenced_read_no_raise)
   add_test(NAME sequence.planted_bug.${bug}

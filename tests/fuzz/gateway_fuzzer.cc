@@ -3,16 +3,28 @@
 // MultiWrite, Read, Fence, List and Describe requests as wire bytes, parsed
 // and handled as GatewayServiceImpl does (RejectUnknownFields,
 // request_protos.h, FencedStore on SQLite), grant-time fencing's
-// RaiseFence, and a reopen of the store and its database. GatewayModel
-// (gateway_model.h) predicts every reply exactly. Config bit 1: signed
-// tokens.
+// RaiseFence, and a reopen of the store and its database. Config bit 1:
+// signed tokens.
+//
+// Every reply is judged by FenceModel (tests/unit/fence_model.h), the
+// reference model the random sequences use too, and must equal its
+// prediction exactly: accepted iff token >= fence and versions match; stale
+// and mismatch refusals carry the current fence and version; fenced reads,
+// Fence and RaiseFence raise the fence, plain reads do not; List pages and
+// Describe are exact. Refusals the model does not decide (the limits' sizes
+// and counts, signatures) must change nothing: the harness reads the
+// resource back after every refused write, and every resource, key and
+// value after a reopen.
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <set>
 #include <string>
 #include <type_traits>
 #include <vector>
 
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "common/signing_keys.h"
 #include "common/token_signer.h"
@@ -24,14 +36,16 @@
 #include "gateway/sqlite_storage.h"
 #include "tests/fuzz/fuzz_frames.h"
 #include "tests/fuzz/fuzz_support.h"
-#include "tests/fuzz/gateway_model.h"
+#include "tests/unit/fence_model.h"
 
 namespace fencegate::fuzz {
 namespace {
 
 namespace v1 = ::fencegate::v1;
 using gateway::FencedStore;
+using gateway::FenceModel;
 using gateway::GatewayLimits;
+using gateway::ReplyText;
 
 // Small limits, so short inputs reach them.
 GatewayLimits FuzzLimits() {
@@ -44,6 +58,31 @@ GatewayLimits FuzzLimits() {
   limits.default_page_size = 3;
   limits.max_page_size = 5;
   return limits;
+}
+
+// Whether the model decides a reply: all but the refusals for input it does
+// not check (sizes and counts against the limits, signatures), which must
+// change nothing (the harness reads the state back).
+bool ModelDecides(const absl::Status& status) {
+  return status.code() != absl::StatusCode::kInvalidArgument &&
+         status.code() != absl::StatusCode::kPermissionDenied;
+}
+
+// User bytes as they may be printed.
+std::string Show(absl::string_view bytes) { return absl::StrCat("'", absl::CEscape(bytes), "'"); }
+
+// A request as it may be printed: its type and its fields.
+std::string RequestText(const google::protobuf::Message& request) {
+  return absl::StrCat(request.GetDescriptor()->name(), " ", request.ShortDebugString());
+}
+
+// Fails unless the real reply is the model's.
+template <typename T>
+void Judge(absl::string_view request, const FenceModel::Answer& want,
+           const absl::StatusOr<T>& got) {
+  const std::string text = ReplyText(got);
+  FUZZ_CHECK(text == want.text, request, " answered '", text, "'; the model expects '",
+             want.text, "'");
 }
 
 // The reply of one FencedStore call, which may come from its writer thread.
@@ -122,7 +161,11 @@ class GatewayHarness {
     store_.reset();
     storage_.reset();
     Open();
-    for (const std::string& resource : model_.Resources()) Verify(resource, {});
+    for (const std::string& resource : resources_) {
+      std::vector<std::string> keys;
+      for (const auto& [key, object] : model_.Get(resource).objects) keys.push_back(key);
+      Verify(resource, keys);
+    }
   }
 
   // Signs the token as the lock service would have, when asked and signing
@@ -141,21 +184,28 @@ class GatewayHarness {
     return allowed;
   }
 
-  // Reads `resource` back after a refused request: unchanged.
+  // Reads `resource` back (after a refused request: unchanged): Describe,
+  // plain reads of `keys`, every List page; each must be the model's.
   void Verify(const std::string& resource, const std::vector<std::string>& keys) {
-    model_.OnDescribe(resource, store_->Describe(resource));
+    Judge(absl::StrCat("describe ", Show(resource)), model_.Describe(resource),
+          store_->Describe(resource));
     for (const std::string& key : keys) {
       gateway::ReadArgs args;
       args.resource = resource;
       args.key = key;
       Answer<gateway::ReadResult> answer;
       store_->Read(args, answer.Callback());
-      model_.OnRead(args, answer.Wait());
+      Judge(absl::StrCat("read ", Show(resource), " ", Show(key)), model_.Read(resource, key),
+            answer.Wait());
     }
-    gateway::ListArgs all;
-    all.resource = resource;
-    all.page_size = limits_.max_page_size;
-    model_.OnList(all, store_->List(all));
+    std::string page_token;
+    do {
+      const gateway::ListArgs args{resource, limits_.max_page_size, page_token};
+      const absl::StatusOr<gateway::ListResult> page = store_->List(args);
+      Judge(absl::StrCat("list ", Show(resource), " after ", Show(page_token)),
+            model_.List(resource, args.page_size, page_token), page);
+      page_token = page->next_page_token;  // Judge failed on an error
+    } while (!page_token.empty());
   }
 
   template <typename Request>
@@ -181,7 +231,18 @@ class GatewayHarness {
       gateway::FillMultiWriteResponse(*result, static_cast<int>(args.mutations.size()), &multi);
       RoundTrip(multi);
     }
-    model_.OnWrite(args, result);
+    if (ModelDecides(result.status())) {
+      std::vector<gateway::M> mutations;
+      for (const gateway::Mutation& m : args.mutations) {
+        mutations.push_back(gateway::M{m.kind, std::string(m.key), std::string(m.value),
+                                       m.expected_version});
+      }
+      resources_.emplace(args.resource);
+      const FenceModel::Answer want =
+          model_.Write(std::string(args.resource), args.token, mutations, args.multi);
+      model_.CommitStep();  // each step commits alone, and no commit fails here
+      Judge(RequestText(request), want, result);
+    }
     if (!result.ok() && ValidateResource(args.resource, limits_).ok()) {
       std::vector<std::string> keys;
       for (const gateway::Mutation& m : args.mutations) {
@@ -205,7 +266,13 @@ class GatewayHarness {
       gateway::FillReadResponse(*result, &response);
       RoundTrip(response);
     }
-    model_.OnRead(args, result);
+    if (ModelDecides(result.status())) {
+      resources_.emplace(args.resource);
+      const FenceModel::Answer want =
+          model_.FencedRead(std::string(args.resource), std::string(args.key), args.token);
+      model_.CommitStep();
+      Judge(RequestText(request), want, result);
+    }
   }
 
   void Fence(absl::string_view payload, bool sign) {
@@ -222,7 +289,12 @@ class GatewayHarness {
       gateway::FillFenceResponse(*result, &response);
       RoundTrip(response);
     }
-    model_.OnFence(args, result);
+    if (ModelDecides(result.status())) {
+      resources_.emplace(args.resource);
+      const FenceModel::Answer want = model_.Fence(std::string(args.resource), args.token);
+      model_.CommitStep();
+      Judge(RequestText(request), want, result);
+    }
   }
 
   // Grant-time fencing: the lock service's fence position, unsigned.
@@ -233,7 +305,12 @@ class GatewayHarness {
     store_->RaiseFence(request.resource(), request.token(), answer.Callback());
     const absl::StatusOr<gateway::FenceResult>& result = answer.Wait();
     CheckErrorShape("raise fence", result.status(), AllowedErrors());
-    model_.OnRaiseFence(request.resource(), request.token(), result);
+    if (ModelDecides(result.status())) {
+      resources_.emplace(request.resource());
+      const FenceModel::Answer want = model_.RaiseFence(request.resource(), request.token());
+      model_.CommitStep();
+      Judge(absl::StrCat("RaiseFence of ", RequestText(request)), want, result);
+    }
   }
 
   void List(absl::string_view payload) {
@@ -247,7 +324,11 @@ class GatewayHarness {
       gateway::FillListResponse(*result, &response);
       RoundTrip(response);
     }
-    model_.OnList(args, result);
+    if (ModelDecides(result.status())) {
+      resources_.emplace(request.resource());
+      Judge(RequestText(request),
+            model_.List(request.resource(), request.page_size(), request.page_token()), result);
+    }
   }
 
   void Describe(absl::string_view payload) {
@@ -260,7 +341,10 @@ class GatewayHarness {
       gateway::FillDescribeResponse(*result, &response);
       RoundTrip(response);
     }
-    model_.OnDescribe(request.resource(), result);
+    if (ModelDecides(result.status())) {
+      resources_.emplace(request.resource());
+      Judge(RequestText(request), model_.Describe(request.resource()), result);
+    }
   }
 
   const GatewayLimits limits_ = FuzzLimits();
@@ -268,7 +352,10 @@ class GatewayHarness {
   const std::string db_path_;
   std::unique_ptr<gateway::SqliteStorage> storage_;
   std::unique_ptr<FencedStore> store_;
-  GatewayModel model_;
+  FenceModel model_;
+  // The resource of every request the model decided: read back after a
+  // reopen.
+  std::set<std::string> resources_;
 };
 
 }  // namespace

@@ -18,6 +18,14 @@
 // Times are the fake clock's at the moment the manager decided: the harness
 // settles after every request and every timer.
 //
+// Not the random sequences' LockModel (tests/unit/lock_model.h), which
+// predicts every reply exactly: it can because its runner keeps lease TTLs
+// on a 10 ms grid and every wait deadline off it, so no two timers ever
+// fall due at once, and because it leaves out the lock-delay and max_hold.
+// A fuzzer's clock steps, TTLs and waits are arbitrary, with timers due at
+// the same instant in an order only the timer queue knows, so this one
+// judges each reply by the promises above instead of predicting it.
+//
 // Thread safety: not thread-safe; the harness calls it from one thread.
 #ifndef FENCEGATE_TESTS_FUZZ_LOCK_MODEL_H_
 #define FENCEGATE_TESTS_FUZZ_LOCK_MODEL_H_

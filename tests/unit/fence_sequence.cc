@@ -5,7 +5,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
-#include "common/errors.h"
 #include "gateway/request_validation.h"
 
 namespace fencegate::gateway {
@@ -16,28 +15,6 @@ using Kind = FenceSequence::Op::Kind;
 const std::vector<std::string> kResources = {"f0", "f1", "f2"};
 const std::vector<std::string> kKeys = {"k0", "k1", "k2", "k3"};
 
-std::string Text(const absl::Status& s) {
-  std::optional<ErrorInfo> info = GetErrorInfo(s);
-  if (s.code() == absl::StatusCode::kAborted && info) {
-    if (info->reason == ErrorReason::kStaleToken) return StaleText(info->current_token);
-    if (info->reason == ErrorReason::kVersionMismatch) {
-      return MismatchText(info->current_token, info->current_version);
-    }
-  }
-  if (s.code() == absl::StatusCode::kInvalidArgument && info) return InvalidText(info->field);
-  if (s.code() == absl::StatusCode::kUnavailable) return kUnavailableText;
-  return s.ToString();
-}
-std::string Text(const absl::StatusOr<WriteResult>& r) {
-  return r.ok() ? WrittenText(r->version, r->max_token) : Text(r.status());
-}
-std::string Text(const absl::StatusOr<ReadResult>& r) {
-  return r.ok() ? ReadText(r->found, r->value, r->version, r->max_token) : Text(r.status());
-}
-std::string Text(const absl::StatusOr<FenceResult>& r) {
-  return r.ok() ? FencedText(r->max_token) : Text(r.status());
-}
-
 std::string Request(const FenceSequence::Op& op) {
   static constexpr const char* kNames[] = {"Write", "MultiWrite", "fenced Read", "Fence"};
   std::string out = absl::StrCat(kNames[static_cast<int>(op.kind)], " ", op.resource,
@@ -47,16 +24,6 @@ std::string Request(const FenceSequence::Op& op) {
     absl::StrAppend(&out, m.kind == Mutation::Kind::kPut ? " put '" : " delete '", m.key, "'");
     if (m.kind == Mutation::Kind::kPut) absl::StrAppend(&out, "='", m.value, "'");
     if (m.expected) absl::StrAppend(&out, " if at version ", *m.expected);
-  }
-  return out;
-}
-
-// What List and Describe say of a resource, as text.
-std::string StateText(uint64_t fence, uint64_t count, uint64_t bytes,
-                      const std::vector<KeyInfo>& keys) {
-  std::string out = absl::StrCat("fence ", fence, ", ", count, " keys, ", bytes, " bytes:");
-  for (const KeyInfo& k : keys) {
-    absl::StrAppend(&out, " ", k.key, "@", k.version, "(", k.size_bytes, "B)");
   }
   return out;
 }
@@ -114,7 +81,7 @@ absl::Status FenceSequence::Step(std::string& log) {
   }
   for (Op& op : ops) {
     const std::string got =
-        std::visit([](const auto& reply) { return Text(reply->Wait()); }, op.reply);
+        std::visit([](const auto& reply) { return ReplyText(reply->Wait()); }, op.reply);
     absl::StrAppend(&log, "\n       ", Request(op), " -> ", got);
     if (got != op.want.text) {
       return absl::InternalError(absl::StrCat(Request(op), " answered '", got,
@@ -227,26 +194,15 @@ absl::Status FenceSequence::Crash() {
 absl::Status FenceSequence::CheckState(const std::vector<std::string>& resources,
                                        bool values) {
   for (const std::string& name : resources) {
-    const FenceModel::Resource& want = model_.Get(name);
-    uint64_t bytes = 0;
-    std::vector<KeyInfo> keys;
-    for (const auto& [key, object] : want.objects) {
-      bytes += object.value.size();
-      keys.push_back(KeyInfo{key, object.version, object.value.size()});
-    }
     absl::StatusOr<ResourceStats> stats = store_->Describe(name);
-    absl::StatusOr<ListResult> list = store_->List(ListArgs{name, 0, ""});
-    if (!stats.ok() || !list.ok()) {
-      return absl::InternalError(absl::StrCat("Describe/List of ", name, " failed: ",
-                                              stats.status().ToString(), " ",
-                                              list.status().ToString()));
-    }
-    const std::string got =
-        StateText(stats->max_token, stats->key_count, stats->total_bytes, list->keys);
-    const std::string expected = StateText(want.fence, keys.size(), bytes, keys);
-    if (got != expected) {
-      return absl::InternalError(absl::StrCat(name, " is '", got, "'; the model says '",
-                                              expected, "'"));
+    const std::string described = ReplyText(stats);
+    const std::string listed = ReplyText(store_->List(ListArgs{name, 0, ""}));
+    const std::string want_described = model_.Describe(name).text;
+    const std::string want_listed = model_.List(name, 0, "").text;
+    if (described != want_described || listed != want_listed) {
+      return absl::InternalError(absl::StrCat(name, " is '", described, "; ", listed,
+                                              "'; the model says '", want_described, "; ",
+                                              want_listed, "'"));
     }
     uint64_t& seen = fence_seen_[name];
     if (stats->max_token < seen) {
@@ -256,15 +212,11 @@ absl::Status FenceSequence::CheckState(const std::vector<std::string>& resources
     seen = stats->max_token;
     if (!values) continue;
     for (const std::string& key : kKeys) {
-      auto it = want.objects.find(key);
-      const std::string expected_read =
-          it == want.objects.end()
-              ? ReadText(false, "", 0, want.fence)
-              : ReadText(true, it->second.value, it->second.version, want.fence);
-      const std::string read = Text(StartRead(*store_, name, key, 0)->Wait());
-      if (read != expected_read) {
+      const std::string read = ReplyText(StartRead(*store_, name, key, 0)->Wait());
+      const std::string want_read = model_.Read(name, key).text;
+      if (read != want_read) {
         return absl::InternalError(absl::StrCat("Read(", name, ", ", key, ") says '", read,
-                                                "'; the model says '", expected_read, "'"));
+                                                "'; the model says '", want_read, "'"));
       }
     }
   }

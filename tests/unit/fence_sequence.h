@@ -84,7 +84,7 @@ class FenceSequence {
   testing::SequenceRng rng_;
   testing::TempDir dir_ = testing::TempDir::InMemory();
   GatewayLimits limits_;
-  FenceModel model_;
+  FenceModel model_{limits_};
   std::unique_ptr<SqliteStorage> storage_;
   std::unique_ptr<testing::FaultyStorageBackend> faulty_;
   std::unique_ptr<FencedStore> store_;
