@@ -69,7 +69,9 @@ bool ModelDecides(const absl::Status& status) {
 }
 
 // User bytes as they may be printed.
-std::string Show(absl::string_view bytes) { return absl::StrCat("'", absl::CEscape(bytes), "'"); }
+std::string Show(absl::string_view bytes) {
+  return absl::StrCat("'", absl::CEscape(bytes), "'");
+}
 
 // A request as it may be printed: its type and its fields.
 std::string RequestText(const google::protobuf::Message& request) {
@@ -195,8 +197,8 @@ class GatewayHarness {
       args.key = key;
       Answer<gateway::ReadResult> answer;
       store_->Read(args, answer.Callback());
-      Judge(absl::StrCat("read ", Show(resource), " ", Show(key)), model_.Read(resource, key),
-            answer.Wait());
+      Judge(absl::StrCat("read ", Show(resource), " ", Show(key)),
+            model_.Read(resource, key), answer.Wait());
     }
     std::string page_token;
     do {
@@ -268,8 +270,8 @@ class GatewayHarness {
     }
     if (ModelDecides(result.status())) {
       resources_.emplace(args.resource);
-      const FenceModel::Answer want =
-          model_.FencedRead(std::string(args.resource), std::string(args.key), args.token);
+      const FenceModel::Answer want = model_.FencedRead(
+          std::string(args.resource), std::string(args.key), args.token);
       model_.CommitStep();
       Judge(RequestText(request), want, result);
     }
@@ -291,7 +293,8 @@ class GatewayHarness {
     }
     if (ModelDecides(result.status())) {
       resources_.emplace(args.resource);
-      const FenceModel::Answer want = model_.Fence(std::string(args.resource), args.token);
+      const FenceModel::Answer want =
+          model_.Fence(std::string(args.resource), args.token);
       model_.CommitStep();
       Judge(RequestText(request), want, result);
     }
@@ -307,7 +310,8 @@ class GatewayHarness {
     CheckErrorShape("raise fence", result.status(), AllowedErrors());
     if (ModelDecides(result.status())) {
       resources_.emplace(request.resource());
-      const FenceModel::Answer want = model_.RaiseFence(request.resource(), request.token());
+      const FenceModel::Answer want =
+          model_.RaiseFence(request.resource(), request.token());
       model_.CommitStep();
       Judge(absl::StrCat("RaiseFence of ", RequestText(request)), want, result);
     }
@@ -327,7 +331,8 @@ class GatewayHarness {
     if (ModelDecides(result.status())) {
       resources_.emplace(request.resource());
       Judge(RequestText(request),
-            model_.List(request.resource(), request.page_size(), request.page_token()), result);
+            model_.List(request.resource(), request.page_size(), request.page_token()),
+            result);
     }
   }
 

@@ -11,7 +11,9 @@ namespace fencegate::gateway {
 namespace {
 
 // User bytes, quoted so that no two byte strings read alike.
-std::string Quoted(absl::string_view bytes) { return absl::StrCat("'", absl::CEscape(bytes), "'"); }
+std::string Quoted(absl::string_view bytes) {
+  return absl::StrCat("'", absl::CEscape(bytes), "'");
+}
 
 bool BadToken(uint64_t token) { return token == 0 || token > kMaxToken; }
 
@@ -22,13 +24,15 @@ std::string WrittenText(uint64_t version, uint64_t fence) {
 }
 std::string ReadText(bool found, absl::string_view value, uint64_t version,
                      uint64_t fence) {
-  if (found) return absl::StrCat("read ", Quoted(value), " version ", version, ", fence ", fence);
+  if (found)
+    return absl::StrCat("read ", Quoted(value), " version ", version, ", fence ", fence);
   // An absent key has no value: one would show.
   return absl::StrCat("read absent (version ", version, "), fence ", fence,
                       value.empty() ? "" : absl::StrCat(", value ", Quoted(value)));
 }
 std::string FencedText(uint64_t fence) { return absl::StrCat("fenced at ", fence); }
-std::string ListText(const std::vector<KeyInfo>& keys, absl::string_view next_page_token) {
+std::string ListText(const std::vector<KeyInfo>& keys,
+                     absl::string_view next_page_token) {
   std::string out = absl::StrCat("listed ", keys.size(), " keys:");
   for (const KeyInfo& k : keys) {
     absl::StrAppend(&out, " ", Quoted(k.key), "@", k.version, "(", k.size_bytes, "B)");
@@ -66,17 +70,20 @@ std::string ReplyText(const absl::Status& status) {
   return status.ToString();
 }
 std::string ReplyText(const absl::StatusOr<WriteResult>& reply) {
-  return reply.ok() ? WrittenText(reply->version, reply->max_token) : ReplyText(reply.status());
+  return reply.ok() ? WrittenText(reply->version, reply->max_token)
+                    : ReplyText(reply.status());
 }
 std::string ReplyText(const absl::StatusOr<ReadResult>& reply) {
-  return reply.ok() ? ReadText(reply->found, reply->value, reply->version, reply->max_token)
-                    : ReplyText(reply.status());
+  return reply.ok()
+             ? ReadText(reply->found, reply->value, reply->version, reply->max_token)
+             : ReplyText(reply.status());
 }
 std::string ReplyText(const absl::StatusOr<FenceResult>& reply) {
   return reply.ok() ? FencedText(reply->max_token) : ReplyText(reply.status());
 }
 std::string ReplyText(const absl::StatusOr<ListResult>& reply) {
-  return reply.ok() ? ListText(reply->keys, reply->next_page_token) : ReplyText(reply.status());
+  return reply.ok() ? ListText(reply->keys, reply->next_page_token)
+                    : ReplyText(reply.status());
 }
 std::string ReplyText(const absl::StatusOr<ResourceStats>& reply) {
   return reply.ok() ? DescribeText(*reply) : ReplyText(reply.status());
@@ -88,7 +95,8 @@ FenceModel::Answer FenceModel::Write(const std::string& resource, uint64_t token
   for (size_t i = 0; i < mutations.size(); ++i) {
     const std::string field = multi ? absl::StrCat("mutations[", i, "]") : "mutation";
     if (mutations[i].kind == Mutation::Kind::kUnset) return {InvalidText(field), false};
-    if (mutations[i].key.empty()) return {InvalidText(absl::StrCat(field, ".key")), false};
+    if (mutations[i].key.empty())
+      return {InvalidText(absl::StrCat(field, ".key")), false};
   }
   Resource& r = state_[resource];
   if (token < r.fence) return {StaleText(r.fence)};
@@ -131,7 +139,8 @@ FenceModel::Answer FenceModel::Fence(const std::string& resource, uint64_t token
   return {FencedText(token)};
 }
 
-FenceModel::Answer FenceModel::RaiseFence(const std::string& resource, uint64_t position) {
+FenceModel::Answer FenceModel::RaiseFence(const std::string& resource,
+                                          uint64_t position) {
   if (BadToken(position)) return {InvalidText("token"), false};
   Resource& r = state_[resource];
   r.fence = std::max(r.fence, position);

@@ -215,8 +215,9 @@ absl::Status FenceSequence::CheckState(const std::vector<std::string>& resources
       const std::string read = ReplyText(StartRead(*store_, name, key, 0)->Wait());
       const std::string want_read = model_.Read(name, key).text;
       if (read != want_read) {
-        return absl::InternalError(absl::StrCat("Read(", name, ", ", key, ") says '", read,
-                                                "'; the model says '", want_read, "'"));
+        return absl::InternalError(absl::StrCat("Read(", name, ", ", key, ") says '",
+                                                read, "'; the model says '", want_read,
+                                                "'"));
       }
     }
   }
