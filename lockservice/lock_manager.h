@@ -215,6 +215,12 @@ class LockManager {
   absl::Status AcquireLocked(CallId id, const AcquireArgs& args,
                              Callback<AcquireResult>& done)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The resource whose current lease `token` holds and `caller` owns (an
+  // expired lease is ended first); otherwise the LeaseLost or CheckOwner
+  // error for `op`. The caller calls MaybeForget(resource) afterwards.
+  absl::StatusOr<Resource*> FindHeld(absl::string_view op, const std::string& resource,
+                                     uint64_t token, const std::string& caller)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status LeaseLost(absl::string_view op, const std::string& resource,
                          uint64_t token, const Resource* r) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

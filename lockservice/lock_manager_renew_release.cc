@@ -19,18 +19,14 @@ void LockManager::Renew(RenewArgs args, Callback<RenewResult> done) {
   }
   if (error.ok()) {
     absl::MutexLock lock(&mu_);
-    error = !broken_.ok() ? broken_ : absl::OkStatus();
+    error = broken_;
     if (error.ok()) {
-      Resource* r = FindCurrent(args.resource);
-      absl::Status owner;
-      if (r == nullptr || !r->lease || r->lease->token != args.token) {
-        Reply(std::move(done), absl::StatusOr<RenewResult>(
-                                   LeaseLost("renew", args.resource, args.token, r)));
-      } else if (!(owner = CheckOwner("renew", args.resource, *r->lease, args.caller))
-                      .ok()) {
-        Reply(std::move(done), absl::StatusOr<RenewResult>(owner));
+      absl::StatusOr<Resource*> r =
+          FindHeld("renew", args.resource, args.token, args.caller);
+      if (!r.ok()) {
+        Reply(std::move(done), absl::StatusOr<RenewResult>(r.status()));
       } else {
-        HeldLease& lease = *r->lease;
+        HeldLease& lease = *(*r)->lease;
         const absl::Time now = clock_->Now();
         const absl::Time before = lease.expiry;
         lease.expiry = CappedExpiry(lease, args.ttl);  // extend TO, not by
@@ -42,7 +38,7 @@ void LockManager::Renew(RenewArgs args, Callback<RenewResult> done) {
         }
         if (args.ttl > lease.ttl) {
           lease.ttl = args.ttl;
-          Persist(args.resource, *r);
+          Persist(args.resource, **r);
         }
         Reply(std::move(done), absl::StatusOr<RenewResult>(RenewResult{lease.expiry - now}));
       }
@@ -62,19 +58,14 @@ void LockManager::Release(ReleaseArgs args, Callback<ReleaseResult> done) {
   }
   if (error.ok()) {
     absl::MutexLock lock(&mu_);
-    error = !broken_.ok() ? broken_ : absl::OkStatus();
+    error = broken_;
     if (error.ok()) {
-      Resource* r = FindCurrent(args.resource);
-      absl::Status owner;
-      if (r == nullptr || !r->lease || r->lease->token != args.token) {
-        Reply(std::move(done), absl::StatusOr<ReleaseResult>(LeaseLost(
-                                   "release", args.resource, args.token, r)));
-      } else if (!(owner = CheckOwner("release", args.resource, *r->lease,
-                                      args.caller))
-                      .ok()) {
-        Reply(std::move(done), absl::StatusOr<ReleaseResult>(owner));
+      absl::StatusOr<Resource*> r =
+          FindHeld("release", args.resource, args.token, args.caller);
+      if (!r.ok()) {
+        Reply(std::move(done), absl::StatusOr<ReleaseResult>(r.status()));
       } else {
-        HeldLease& lease = *r->lease;
+        HeldLease& lease = *(*r)->lease;
         const bool retry =
             !args.request_id.empty() &&
             std::find(lease.request_ids.begin(), lease.request_ids.end(),
@@ -85,9 +76,9 @@ void LockManager::Release(ReleaseArgs args, Callback<ReleaseResult> done) {
         }
         const uint32_t left = lease.hold_count;
         if (left == 0) {
-          EndLease(args.resource, *r, /*expired=*/false);
+          EndLease(args.resource, **r, /*expired=*/false);
         } else if (!retry) {
-          Persist(args.resource, *r);
+          Persist(args.resource, **r);
         }
         Reply(std::move(done), absl::StatusOr<ReleaseResult>(ReleaseResult{left}));
       }
@@ -109,6 +100,19 @@ absl::Status LockManager::LeaseLost(absl::string_view op,
                    "' with token ", token, ": ", now_held,
                    ". Stop writing and acquire the lock again"),
       holder_token);
+}
+
+absl::StatusOr<LockManager::Resource*> LockManager::FindHeld(absl::string_view op,
+                                                             const std::string& resource,
+                                                             uint64_t token,
+                                                             const std::string& caller) {
+  Resource* r = FindCurrent(resource);
+  if (r == nullptr || !r->lease || r->lease->token != token) {
+    return LeaseLost(op, resource, token, r);
+  }
+  absl::Status owner = CheckOwner(op, resource, *r->lease, caller);
+  if (!owner.ok()) return owner;
+  return r;
 }
 
 bool HeldBy(absl::string_view holder, absl::string_view caller) {
