@@ -13,9 +13,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "client/gateway_client.h"
-#include "examples/cli/cli_flags.h"
-#include "examples/cli/command.h"
-#include "examples/cli/exit_codes.h"
+#include "cli/cli_flags.h"
+#include "cli/command.h"
+#include "cli/exit_codes.h"
 
 namespace fencegate::cli {
 namespace {

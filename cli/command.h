@@ -16,7 +16,7 @@
 #include "absl/strings/string_view.h"
 #include "client/client_options.h"
 #include "client/fencing_token.h"
-#include "examples/cli/output.h"
+#include "cli/output.h"
 
 namespace fencegate::cli {
 

@@ -9,12 +9,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "client/fencing_token.h"
-#include "examples/cli/cli_flags.h"
-#include "examples/cli/command.h"
-#include "examples/cli/exit_codes.h"
-#include "examples/cli/flag_parser.h"
-#include "examples/cli/help.h"
-#include "examples/cli/output.h"
+#include "cli/cli_flags.h"
+#include "cli/command.h"
+#include "cli/exit_codes.h"
+#include "cli/flag_parser.h"
+#include "cli/help.h"
+#include "cli/output.h"
 
 namespace fencegate::cli {
 namespace {

@@ -1,4 +1,4 @@
-#include "examples/cli/cli_flags.h"
+#include "cli/cli_flags.h"
 
 #include "absl/flags/flag.h"
 

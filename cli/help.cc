@@ -1,4 +1,4 @@
-#include "examples/cli/help.h"
+#include "cli/help.h"
 
 #include <algorithm>
 #include <string>
@@ -7,7 +7,7 @@
 #include "absl/flags/reflection.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "examples/cli/exit_codes.h"
+#include "cli/exit_codes.h"
 
 namespace fencegate::cli {
 namespace {

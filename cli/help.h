@@ -6,7 +6,7 @@
 
 #include <ostream>
 
-#include "examples/cli/command.h"
+#include "cli/command.h"
 
 namespace fencegate::cli {
 

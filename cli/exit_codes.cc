@@ -1,4 +1,4 @@
-#include "examples/cli/exit_codes.h"
+#include "cli/exit_codes.h"
 
 namespace fencegate::cli {
 

@@ -12,9 +12,9 @@
 #include "client/lock_client.h"
 #include "common/errors.h"
 #include "common/signing_keys.h"
-#include "examples/cli/cli_flags.h"
-#include "examples/cli/command.h"
-#include "examples/cli/exit_codes.h"
+#include "cli/cli_flags.h"
+#include "cli/command.h"
+#include "cli/exit_codes.h"
 
 namespace fencegate::cli {
 namespace {

@@ -1,8 +1,8 @@
-#include "examples/cli/command.h"
+#include "cli/command.h"
 
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
-#include "examples/cli/cli_flags.h"
+#include "cli/cli_flags.h"
 
 namespace fencegate::cli {
 

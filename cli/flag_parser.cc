@@ -1,4 +1,4 @@
-#include "examples/cli/flag_parser.h"
+#include "cli/flag_parser.h"
 
 #include <algorithm>
 

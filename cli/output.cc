@@ -1,4 +1,4 @@
-#include "examples/cli/output.h"
+#include "cli/output.h"
 
 #include <cstdio>
 #include <iostream>
@@ -9,7 +9,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "common/errors.h"
-#include "examples/cli/exit_codes.h"
+#include "cli/exit_codes.h"
 
 namespace fencegate::cli {
 namespace {
