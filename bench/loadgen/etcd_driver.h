@@ -1,4 +1,4 @@
-// EtcdDriver: etcd over its v3 gRPC API (proto/etcd), raw stubs, one
+// EtcdDriver: etcd over its v3 gRPC API (third_party/etcd), raw stubs, one
 // connection. It runs the recipe of etcd's own Go client,
 // client/v3/concurrency (Session + Mutex), step for step:
 //

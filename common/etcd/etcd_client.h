@@ -1,5 +1,5 @@
 // EtcdClient: a connection to an etcd cluster over its v3 gRPC API
-// (proto/etcd), with failover across the cluster's members. No Debian
+// (third_party/etcd), with failover across the cluster's members. No Debian
 // package ships a C++ etcd client; this one covers what fencegate needs.
 //
 // Each call goes to the member that answered last. When that member cannot
