@@ -4,7 +4,7 @@
 #include <chrono>
 
 #include "absl/strings/str_cat.h"
-#include "common/etcd/etcd_client.h"
+#include "lockservice/etcd/etcd_client.h"
 #include "common/server_setup.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "lockservice/etcd/etcd_lock_node.h"

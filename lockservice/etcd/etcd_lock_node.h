@@ -27,7 +27,7 @@
 
 #include "absl/functional/any_invocable.h"
 #include "common/clock.h"
-#include "common/etcd/etcd_client.h"
+#include "lockservice/etcd/etcd_client.h"
 #include "common/token_signer.h"
 #include "lockservice/etcd/etcd_lock_store.h"
 #include "lockservice/etcd/leader_election.h"

@@ -38,7 +38,7 @@
 #include "absl/time/time.h"
 #include "common/clock.h"
 #include "common/monotonic_wait.h"
-#include "common/etcd/etcd_client.h"
+#include "lockservice/etcd/etcd_client.h"
 
 namespace fencegate::lockservice {
 

@@ -23,7 +23,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "common/etcd/etcd_client.h"
+#include "lockservice/etcd/etcd_client.h"
 #include "common/tls.h"
 
 namespace fencegate::testing {

@@ -19,7 +19,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "common/etcd/etcd_client.h"
+#include "lockservice/etcd/etcd_client.h"
 #include "gtest/gtest.h"
 #include "lockservice/etcd/leader_election.h"
 #include "lockservice/lock_store.h"

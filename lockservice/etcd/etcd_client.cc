@@ -1,4 +1,4 @@
-#include "common/etcd/etcd_client.h"
+#include "lockservice/etcd/etcd_client.h"
 
 #include <algorithm>
 #include <utility>
