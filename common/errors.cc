@@ -74,4 +74,24 @@ std::optional<ErrorInfo> GetErrorInfo(const absl::Status& status) {
   return info;
 }
 
+void ToRpcStatus(const absl::Status& status, v1::RpcStatus* out) {
+  out->set_code(static_cast<int>(status.code()));
+  out->set_message(std::string(status.message()));
+  auto payload = status.GetPayload(kErrorDetailUrl);
+  if (!payload) return;
+  google::protobuf::Any* any = out->add_details();
+  any->set_type_url(std::string(kErrorDetailUrl));
+  any->set_value(std::string(*payload));
+}
+
+absl::Status FromRpcStatus(const v1::RpcStatus& status) {
+  absl::Status result(static_cast<absl::StatusCode>(status.code()), status.message());
+  for (const google::protobuf::Any& any : status.details()) {
+    if (any.type_url() == kErrorDetailUrl) {
+      result.SetPayload(kErrorDetailUrl, absl::Cord(any.value()));
+    }
+  }
+  return result;
+}
+
 }  // namespace fencegate

@@ -16,6 +16,9 @@
 #include "absl/strings/string_view.h"
 
 namespace fencegate {
+namespace v1 {
+class RpcStatus;
+}
 
 enum class ErrorReason {
   kUnspecified = 0,
@@ -56,6 +59,14 @@ absl::Status BadSignatureError(absl::string_view message);
 void SetErrorInfo(absl::Status& status, const ErrorInfo& info);
 // The detail attached by one of the functions above, if any.
 std::optional<ErrorInfo> GetErrorInfo(const absl::Status& status);
+
+// A status as the wire's RpcStatus (errors.proto): code, message, and the
+// ErrorInfo, if any, as an ErrorDetail in `details`. The same form travels
+// in a failed unary call's trailer (common/grpc_status.h) and in a failed
+// request's answer on a stream. `status` must not be OK.
+void ToRpcStatus(const absl::Status& status, v1::RpcStatus* out);
+// The reverse; details other than an ErrorDetail are dropped.
+absl::Status FromRpcStatus(const v1::RpcStatus& status);
 
 }  // namespace fencegate
 

@@ -5,15 +5,31 @@
 // commit of its own batch. Batches are flushed one at a time, in submission
 // order.
 //
-// Thread safety: Submit() may be called from any thread, also while holding
-// the caller's own locks (it only takes the queue's internal mutex briefly).
-// `flush` runs on the writer thread with no lock of the queue held.
+// Adaptive batches. The writer starts a batch when the queue holds
+// max_batch items (full), or when no more items are on their way: a caller
+// that has received requests and is about to submit them (parsing,
+// validating, deciding) holds an Arrival while it does, and while any
+// Arrival is held the writer waits for it rather than start a batch that is
+// not full. So requests that reach the server together commit together,
+// without a fixed pause: an idle server commits a lone request at once, and
+// nothing waits for requests that have not arrived. The writer waits only
+// for the Arrivals held when it found work queued, never for later ones, so
+// a steady stream of overlapping Arrivals cannot hold it back. An Arrival
+// must only cover work that does not wait for a commit (it would wait for
+// itself).
+//
+// Thread safety: Submit() and Arriving() may be called from any thread,
+// also while holding the caller's own locks (they only take the queue's
+// internal mutex briefly). `flush` runs on the writer thread with no lock of
+// the queue held.
 #ifndef FENCEGATE_COMMON_GROUP_COMMIT_H_
 #define FENCEGATE_COMMON_GROUP_COMMIT_H_
 
 #include <pthread.h>
 
 #include <cstddef>
+#include <cstdint>
+#include <deque>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -29,6 +45,26 @@ class GroupCommitQueue {
  public:
   using FlushFn = absl::AnyInvocable<void(std::vector<Item>& batch)>;
 
+  // Holds the writer back from starting a batch that is not full, from
+  // construction to destruction (see the header). Movable; a moved-from
+  // Arrival holds nothing.
+  class Arrival {
+   public:
+    Arrival(Arrival&& other) noexcept
+        : queue_(std::exchange(other.queue_, nullptr)), epoch_(other.epoch_) {}
+    Arrival& operator=(Arrival&&) = delete;
+    Arrival(const Arrival&) = delete;
+    ~Arrival() {
+      if (queue_ != nullptr) queue_->EndArrival(epoch_);
+    }
+
+   private:
+    friend class GroupCommitQueue;
+    Arrival(GroupCommitQueue* queue, uint64_t epoch) : queue_(queue), epoch_(epoch) {}
+    GroupCommitQueue* queue_;
+    uint64_t epoch_;
+  };
+
   // `max_batch` bounds how many items one flush receives. `thread_name`
   // (at most 15 characters) names the writer thread in ps, top and perf.
   GroupCommitQueue(FlushFn flush, size_t max_batch, const char* thread_name = "fg-commit")
@@ -40,6 +76,7 @@ class GroupCommitQueue {
   }
 
   // Flushes everything submitted so far, then stops the writer thread.
+  // REQUIRES: no Arrival of this queue is still held.
   ~GroupCommitQueue() {
     {
       absl::MutexLock lock(&mu_);
@@ -56,6 +93,22 @@ class GroupCommitQueue {
     queue_.push_back(std::move(item));
   }
 
+  // Announces items on their way; see Arrival.
+  Arrival Arriving() {
+    absl::MutexLock lock(&mu_);
+    if (held_.empty()) first_epoch_ = epoch_;
+    while (first_epoch_ + held_.size() <= epoch_) held_.push_back(0);
+    ++held_[epoch_ - first_epoch_];
+    return Arrival(this, epoch_);
+  }
+
+  // Whether the writer has work queued and waits for Arrivals to end (for
+  // tests and metrics).
+  bool WaitingForArrivals() {
+    absl::MutexLock lock(&mu_);
+    return waiting_;
+  }
+
   // Items submitted but not yet handed to `flush` (for overload checks).
   size_t Pending() {
     absl::MutexLock lock(&mu_);
@@ -63,12 +116,27 @@ class GroupCommitQueue {
   }
 
  private:
+  void EndArrival(uint64_t epoch) {
+    absl::MutexLock lock(&mu_);
+    --held_[epoch - first_epoch_];
+    while (!held_.empty() && held_.front() == 0) {
+      held_.pop_front();
+      ++first_epoch_;
+    }
+  }
+
   void Loop() {
     std::vector<Item> batch;
     for (;;) {
       {
         absl::MutexLock lock(&mu_);
-        mu_.Await(absl::Condition(this, &GroupCommitQueue::HasWorkOrStopping));
+        mu_.Await(absl::Condition(this, &GroupCommitQueue::WorkOrStopping));
+        // Wait for the Arrivals held now; those that begin from here on
+        // belong to a later epoch and are not waited for.
+        wait_through_ = epoch_++;
+        waiting_ = true;
+        mu_.Await(absl::Condition(this, &GroupCommitQueue::ReadyOrStopping));
+        waiting_ = false;
         if (queue_.empty()) return;  // stopping, and everything is flushed
         if (queue_.size() <= max_batch_) {
           batch.swap(queue_);
@@ -83,14 +151,30 @@ class GroupCommitQueue {
     }
   }
 
-  bool HasWorkOrStopping() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+  bool WorkOrStopping() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     return stopping_ || !queue_.empty();
+  }
+
+  // The batch is ready when it is full, or when the Arrivals the writer
+  // waits for have all ended. Stopping flushes what is queued at once.
+  bool ReadyOrStopping() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return stopping_ || held_.empty() || first_epoch_ > wait_through_ ||
+           queue_.size() >= max_batch_;
   }
 
   FlushFn flush_;
   const size_t max_batch_;
   absl::Mutex mu_;
   std::vector<Item> queue_ ABSL_GUARDED_BY(mu_);
+  // Arrivals held now, by epoch: a new Arrival belongs to epoch_, which the
+  // writer moves on each time it finds work; held_[i] counts those of epoch
+  // first_epoch_ + i (empty: none held, and first_epoch_ means nothing).
+  uint64_t epoch_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t first_epoch_ ABSL_GUARDED_BY(mu_) = 0;
+  std::deque<int> held_ ABSL_GUARDED_BY(mu_);
+  // The writer waits for the Arrivals of this epoch and earlier ones.
+  uint64_t wait_through_ ABSL_GUARDED_BY(mu_) = 0;
+  bool waiting_ ABSL_GUARDED_BY(mu_) = false;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::thread thread_;
 };

@@ -8,6 +8,7 @@
 #include "common/errors.h"
 #include "common/log.h"
 #include "common/test_hooks.h"
+#include "gateway/reply_batch.h"
 #include "gateway/request_validation.h"
 
 namespace fencegate::gateway {
@@ -223,7 +224,9 @@ void FencedStore::Flush(std::vector<Item>& batch) {
              static_cast<int>(batch.size()), commit.ToString());
     commit = CommitError(commit);
   }
-  // Replies only now: every one of them is about committed state.
+  // Replies only now: every one of them is about committed state. Streams
+  // send the replies of one batch in one message each (reply_batch.h).
+  ReplyBatch replies;
   for (Item& item : batch) {
     Deliver(item, commit.ok() ? std::move(item.status) : commit);
   }

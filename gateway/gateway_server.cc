@@ -72,7 +72,8 @@ absl::StatusOr<std::unique_ptr<GatewayServer>> GatewayServer::Start(
     follow.credentials = *lockservice_credentials;
     server->follower_ = std::make_unique<FenceFollower>(server->store_.get(), follow);
   }
-  server->service_ = std::make_unique<GatewayServiceImpl>(server->store_.get());
+  server->service_ =
+      std::make_unique<GatewayServiceImpl>(server->store_.get(), options.session_limits);
 
   // The receive limit is large enough that an oversized value still arrives
   // and gets our INVALID_ARGUMENT naming the field and the limit.
@@ -104,7 +105,9 @@ absl::Status GatewayServer::ReloadSigningKeys() {
 void GatewayServer::Shutdown() {
   if (server_ == nullptr) return;
   follower_.reset();  // before the store it raises fences in
-  // Calls already received still reach the store and wait for their commit.
+  // Streams stop reading, answer what they read, and end; calls already
+  // received still reach the store and wait for their commit.
+  service_->CloseSessions();
   server_->Shutdown(std::chrono::system_clock::now() +
                     absl::ToChronoMilliseconds(shutdown_grace_));
   server_.reset();

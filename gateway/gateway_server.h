@@ -21,6 +21,7 @@
 #include "gateway/fenced_store.h"
 #include "gateway/gateway_limits.h"
 #include "gateway/gateway_service.h"
+#include "gateway/session.h"
 #include "gateway/storage_backend.h"
 #include "grpcpp/server.h"
 
@@ -51,6 +52,8 @@ struct GatewayServerOptions {
   std::string lockservice;
   ClientTlsFiles lockservice_tls;
   GatewayLimits limits;
+  // Bounds of each Session stream (--max_stream_in_flight).
+  SessionLimits session_limits;
 };
 
 class GatewayServer {

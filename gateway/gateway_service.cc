@@ -1,5 +1,6 @@
 #include "gateway/gateway_service.h"
 
+#include <optional>
 #include <utility>
 
 #include "common/grpc_status.h"
@@ -26,6 +27,7 @@ grpc::ServerUnaryReactor* GatewayServiceImpl::Write(
     grpc::CallbackServerContext* context, const v1::WriteRequest* request,
     v1::WriteResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  FencedStore::Arrival arrival = store_->Arriving();
   if (RejectedUnknown(*request, reactor)) return reactor;
   store_->Write(WriteArgsFromProto(*request),
                 [reactor, response](absl::StatusOr<WriteResult> result) {
@@ -39,6 +41,7 @@ grpc::ServerUnaryReactor* GatewayServiceImpl::MultiWrite(
     grpc::CallbackServerContext* context, const v1::MultiWriteRequest* request,
     v1::MultiWriteResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  FencedStore::Arrival arrival = store_->Arriving();
   if (RejectedUnknown(*request, reactor)) return reactor;
   const int count = request->mutations_size();
   store_->Write(MultiWriteArgsFromProto(*request),
@@ -53,6 +56,9 @@ grpc::ServerUnaryReactor* GatewayServiceImpl::Read(
     grpc::CallbackServerContext* context, const v1::ReadRequest* request,
     v1::ReadResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  // A plain read (token 0) commits nothing: it holds no batch back.
+  std::optional<FencedStore::Arrival> arrival;
+  if (request->token() != 0) arrival.emplace(store_->Arriving());
   if (RejectedUnknown(*request, reactor)) return reactor;
   store_->Read(ReadArgsFromProto(*request),
                [reactor, response](absl::StatusOr<ReadResult> result) {
@@ -66,6 +72,7 @@ grpc::ServerUnaryReactor* GatewayServiceImpl::Fence(
     grpc::CallbackServerContext* context, const v1::FenceRequest* request,
     v1::FenceResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  FencedStore::Arrival arrival = store_->Arriving();
   if (RejectedUnknown(*request, reactor)) return reactor;
   store_->Fence(FenceArgsFromProto(*request),
                 [reactor, response](absl::StatusOr<FenceResult> result) {
@@ -96,6 +103,11 @@ grpc::ServerUnaryReactor* GatewayServiceImpl::Describe(
   if (stats.ok()) FillDescribeResponse(*stats, response);
   reactor->Finish(ToGrpcStatus(stats.status()));
   return reactor;
+}
+
+grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* GatewayServiceImpl::Session(
+    grpc::CallbackServerContext* /*context*/) {
+  return new SessionReactor(store_, session_limits_, &sessions_);
 }
 
 }  // namespace fencegate::gateway

@@ -2,21 +2,40 @@
 // translates: proto in, FencedStore call, proto out, and refuses requests
 // with fields it does not know. A fenced call holds no thread while it waits
 // for its group commit: its reactor is finished from the store's callback.
+// The Session stream is a SessionReactor (session_reactor.h) on raw bytes.
 //
 // Ownership: `store` must outlive the service. The FencedStore args point
 // into the request message, which gRPC keeps alive until Finish().
-// Thread safety: gRPC calls it from many threads; all state is in the store.
+// Thread safety: gRPC calls it from many threads; all state is in the store
+// and the sessions.
 #ifndef FENCEGATE_GATEWAY_GATEWAY_SERVICE_H_
 #define FENCEGATE_GATEWAY_GATEWAY_SERVICE_H_
 
 #include "fencegate/v1/gateway.grpc.pb.h"
 #include "gateway/fenced_store.h"
+#include "gateway/session.h"
+#include "gateway/session_reactor.h"
 
 namespace fencegate::gateway {
 
-class GatewayServiceImpl final : public fencegate::v1::Gateway::CallbackService {
+// Every method on the callback API; Session on raw bytes.
+using GatewayCallbackService = fencegate::v1::Gateway::WithCallbackMethod_Write<
+    fencegate::v1::Gateway::WithCallbackMethod_MultiWrite<
+        fencegate::v1::Gateway::WithCallbackMethod_Read<
+            fencegate::v1::Gateway::WithCallbackMethod_Fence<
+                fencegate::v1::Gateway::WithCallbackMethod_List<
+                    fencegate::v1::Gateway::WithCallbackMethod_Describe<
+                        fencegate::v1::Gateway::WithRawCallbackMethod_Session<
+                            fencegate::v1::Gateway::Service>>>>>>>;
+
+class GatewayServiceImpl final : public GatewayCallbackService {
  public:
-  explicit GatewayServiceImpl(FencedStore* store) : store_(store) {}
+  GatewayServiceImpl(FencedStore* store, const SessionLimits& session_limits)
+      : store_(store), session_limits_(session_limits) {}
+
+  // Ends every Session stream (now and later) with UNAVAILABLE once it has
+  // answered the requests it read. Call before shutting the server down.
+  void CloseSessions() { sessions_.CloseAll(); }
 
   grpc::ServerUnaryReactor* Write(grpc::CallbackServerContext* context,
                                   const fencegate::v1::WriteRequest* request,
@@ -38,9 +57,13 @@ class GatewayServiceImpl final : public fencegate::v1::Gateway::CallbackService 
       grpc::CallbackServerContext* context,
       const fencegate::v1::DescribeResourceRequest* request,
       fencegate::v1::DescribeResourceResponse* response) override;
+  grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* Session(
+      grpc::CallbackServerContext* context) override;
 
  private:
   FencedStore* const store_;
+  const SessionLimits session_limits_;
+  SessionRegistry sessions_;
 };
 
 }  // namespace fencegate::gateway

@@ -44,6 +44,10 @@ ABSL_FLAG(size_t, max_batch, kLimits.max_batch,
           "most requests committed in one group-commit transaction");
 ABSL_FLAG(size_t, max_pending, kLimits.max_pending,
           "requests waiting to commit before new ones get RESOURCE_EXHAUSTED");
+ABSL_FLAG(size_t, max_stream_in_flight, kDefaults.session_limits.max_in_flight,
+          "requests of one Session stream waiting for their answers before new ones "
+          "get RESOURCE_EXHAUSTED; also the most requests in one stream message, and "
+          "how many unsent answers make the gateway stop reading a stream");
 ABSL_FLAG(size_t, read_connections, kDefaults.read_connections,
           "read-only storage connections for plain reads, List and Describe");
 ABSL_FLAG(absl::Duration, shutdown_grace, kDefaults.shutdown_grace,
@@ -84,6 +88,7 @@ std::string CheckOptions(const fencegate::gateway::GatewayServerOptions& o) {
   }
   if (l.max_batch == 0) return "--max_batch must be at least 1";
   if (l.max_pending == 0) return "--max_pending must be at least 1";
+  if (o.session_limits.max_in_flight == 0) return "--max_stream_in_flight must be at least 1";
   if (o.read_connections == 0) return "--read_connections must be at least 1";
   return "";
 }
@@ -126,6 +131,7 @@ int main(int argc, char** argv) {
   limits.max_page_size = absl::GetFlag(FLAGS_max_page_size);
   limits.max_batch = absl::GetFlag(FLAGS_max_batch);
   limits.max_pending = absl::GetFlag(FLAGS_max_pending);
+  options.session_limits.max_in_flight = absl::GetFlag(FLAGS_max_stream_in_flight);
   if (std::string problem = CheckOptions(options); !problem.empty()) {
     fencegate::LogError("%s", problem);
     return EXIT_FAILURE;
@@ -142,14 +148,15 @@ int main(int argc, char** argv) {
       "fencegate-gateway serving on port %d (listen=%s storage=%s "
       "max_resource_bytes=%d max_key_bytes=%d max_value_bytes=%d "
       "max_mutations=%d max_request_bytes=%d default_page_size=%d "
-      "max_page_size=%d max_batch=%d max_pending=%d read_connections=%d "
+      "max_page_size=%d max_batch=%d max_pending=%d max_stream_in_flight=%d "
+      "read_connections=%d "
       "shutdown_grace=%s max_receive_message_bytes=%d transport=%s signing=%s "
       "grant_time_fencing=%s)",
       (*server)->port(), options.listen, (*server)->storage_description(),
       limits.max_resource_bytes, limits.max_key_bytes, limits.max_value_bytes,
       limits.max_mutations, limits.max_request_bytes, limits.default_page_size,
       limits.max_page_size, limits.max_batch, limits.max_pending,
-      options.read_connections, absl::FormatDuration(options.shutdown_grace),
+      options.session_limits.max_in_flight, options.read_connections, absl::FormatDuration(options.shutdown_grace),
       fencegate::gateway::MaxReceiveMessageBytes(limits),
       fencegate::DescribeTls(options.tls), (*server)->DescribeSigning(),
       options.lockservice.empty() ? std::string("off")

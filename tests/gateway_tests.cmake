@@ -13,8 +13,11 @@ fencegate_cc_test(gateway_unit_tests
     unit/gateway_group_commit_test.cc
     unit/gateway_postgres_setup_test.cc
     unit/gateway_postgres_test.cc
+    unit/gateway_session_test.cc
     unit/gateway_test_backends.cc
     unit/gateway_validation_test.cc
+    unit/group_commit_queue_test.cc
+    unit/session_harness.cc
   DEPS fencegate_gatewaycore fencegate_gateway_postgres fencegate_testing_postgres
   LABELS unit
   TEST_PREFIX "gateway.")

@@ -1,0 +1,145 @@
+// GroupCommitQueue (common/group_commit.h) on its own: batches are taken
+// when full or when nothing more is on its way (no Arrival held), and the
+// writer waits only for the Arrivals held when it found work, so
+// overlapping Arrivals cannot hold a batch back for ever. The writer is
+// parked inside a flush to line items up; nothing sleeps.
+#include <memory>
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/time.h"
+#include "common/group_commit.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/testing/poll.h"
+#include "tests/testing/status_matchers.h"
+
+namespace fencegate {
+namespace {
+
+using ::fencegate::testing::IsOk;
+using ::fencegate::testing::PollUntil;
+using ::testing::ElementsAre;
+
+constexpr absl::Duration kSafetyNet = absl::Seconds(60);
+
+// A queue of ints whose flushes are recorded; a flush of item -1 parks the
+// writer until Release().
+class Recorder {
+ public:
+  explicit Recorder(size_t max_batch = 1024)
+      : queue_([this](std::vector<int>& batch) { Flush(batch); }, max_batch) {}
+  ~Recorder() { Release(); }
+
+  GroupCommitQueue<int>& queue() { return queue_; }
+
+  // Parks the writer inside a flush; returns once it is there.
+  void Park() {
+    queue_.Submit(-1);
+    parked_.WaitForNotification();
+  }
+  void Release() {
+    if (!release_.HasBeenNotified()) release_.Notify();
+  }
+  // Waits until `n` batches (the parking one included) were flushed.
+  std::vector<std::vector<int>> WaitForBatches(size_t n) {
+    absl::MutexLock lock(&mu_);
+    auto done = [this, n]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return batches_.size() >= n; };
+    mu_.AwaitWithTimeout(absl::Condition(&done), kSafetyNet);
+    return batches_;
+  }
+  size_t batches() {
+    absl::MutexLock lock(&mu_);
+    return batches_.size();
+  }
+
+ private:
+  void Flush(std::vector<int>& batch) {
+    {
+      absl::MutexLock lock(&mu_);
+      batches_.push_back(batch);
+    }
+    if (batch.front() == -1) {
+      parked_.Notify();
+      release_.WaitForNotification();
+    }
+  }
+
+  absl::Notification parked_;
+  absl::Notification release_;
+  absl::Mutex mu_;
+  std::vector<std::vector<int>> batches_ ABSL_GUARDED_BY(mu_);
+  GroupCommitQueue<int> queue_;  // last: its writer uses the members above
+};
+
+TEST(GroupCommitQueueTest, ALoneItemIsFlushedAtOnce) {
+  Recorder r;
+  r.queue().Submit(1);
+  EXPECT_THAT(r.WaitForBatches(1), ElementsAre(ElementsAre(1)));
+}
+
+TEST(GroupCommitQueueTest, ItemsOnTheirWayJoinTheBatchInsteadOfWaitingForTheNext) {
+  Recorder r;
+  {
+    auto arrival = r.queue().Arriving();
+    r.queue().Submit(1);
+    ASSERT_THAT(PollUntil([&] { return r.queue().WaitingForArrivals(); }, kSafetyNet,
+                          "the writer waiting for the arrival"),
+                IsOk());
+    EXPECT_EQ(r.batches(), 0u);  // 1 waits for what is on its way
+    r.queue().Submit(2);
+    r.queue().Submit(3);
+  }
+  EXPECT_THAT(r.WaitForBatches(1), ElementsAre(ElementsAre(1, 2, 3)));
+}
+
+TEST(GroupCommitQueueTest, AFullBatchDoesNotWaitForArrivals) {
+  Recorder r(/*max_batch=*/3);
+  auto arrival = r.queue().Arriving();
+  for (int i = 1; i <= 4; ++i) r.queue().Submit(i);
+  // 1-3 fill a batch and go; 4 waits for the arrival to end.
+  EXPECT_THAT(r.WaitForBatches(1), ElementsAre(ElementsAre(1, 2, 3)));
+  ASSERT_THAT(PollUntil([&] { return r.queue().WaitingForArrivals(); }, kSafetyNet,
+                        "the writer waiting for the arrival"),
+              IsOk());
+  EXPECT_EQ(r.batches(), 1u);
+  { auto ended = std::move(arrival); }
+  EXPECT_THAT(r.WaitForBatches(2), ElementsAre(ElementsAre(1, 2, 3), ElementsAre(4)));
+}
+
+// With a rule of "no Arrival held at all", arrivals that keep overlapping
+// (a busy server) would hold item 1 back for ever.
+TEST(GroupCommitQueueTest, ArrivalsThatBeginLaterDoNotHoldTheBatchBack) {
+  Recorder r;
+  auto first = std::make_unique<GroupCommitQueue<int>::Arrival>(r.queue().Arriving());
+  r.queue().Submit(1);
+  ASSERT_THAT(PollUntil([&] { return r.queue().WaitingForArrivals(); }, kSafetyNet,
+                        "the writer waiting for the first arrival"),
+              IsOk());
+  GroupCommitQueue<int>::Arrival later = r.queue().Arriving();  // overlaps the first
+  first.reset();
+  EXPECT_THAT(r.WaitForBatches(1), ElementsAre(ElementsAre(1)));
+}
+
+TEST(GroupCommitQueueTest, ArrivalsHeldWhenTheWriterFoundWorkAreWaitedFor) {
+  Recorder r;
+  r.Park();
+  // Both begin while the writer is busy flushing: on their way when it
+  // comes back for the next batch.
+  auto a = std::make_unique<GroupCommitQueue<int>::Arrival>(r.queue().Arriving());
+  auto b = std::make_unique<GroupCommitQueue<int>::Arrival>(r.queue().Arriving());
+  r.queue().Submit(1);
+  r.Release();
+  ASSERT_THAT(PollUntil([&] { return r.queue().WaitingForArrivals(); }, kSafetyNet,
+                        "the writer waiting for the arrivals"),
+              IsOk());
+  a.reset();
+  r.queue().Submit(2);  // b's item
+  EXPECT_EQ(r.batches(), 1u);
+  b.reset();
+  EXPECT_THAT(r.WaitForBatches(2), ElementsAre(ElementsAre(-1), ElementsAre(1, 2)));
+}
+
+}  // namespace
+}  // namespace fencegate
