@@ -8,8 +8,8 @@
 // Adaptive batches. The writer starts a batch when the queue holds
 // max_batch items (full), or when no more items are on their way: a caller
 // that has received requests and is about to submit them (parsing,
-// validating, deciding) holds an Arrival while it does, and while any
-// Arrival is held the writer waits for it rather than start a batch that is
+// validating, deciding) holds a CommitArrival while it does, and while
+// one is held the writer waits for it rather than start a batch that is
 // not full. So requests that reach the server together commit together,
 // without a fixed pause: an idle server commits a lone request at once, and
 // nothing waits for requests that have not arrived. The writer waits only
@@ -40,30 +40,91 @@
 
 namespace fencegate {
 
+class CommitArrival;
+
+// The part of GroupCommitQueue that does not depend on its items: the
+// mutex, and the Arrivals held, by epoch. A new Arrival belongs to epoch_,
+// which the writer moves on each time it finds work; held_[i] counts those
+// of epoch first_epoch_ + i (empty: none held; first_epoch_ means nothing).
+class GroupCommitQueueBase {
+ public:
+  // Announces items on their way; see CommitArrival.
+  CommitArrival Arriving();
+
+  // Whether the writer has work queued and waits for Arrivals to end (for
+  // tests and metrics).
+  bool WaitingForArrivals() {
+    absl::MutexLock lock(&mu_);
+    return waiting_;
+  }
+
+ protected:
+  GroupCommitQueueBase() = default;
+  ~GroupCommitQueueBase() = default;
+
+  void EndArrival(uint64_t epoch) {
+    absl::MutexLock lock(&mu_);
+    --held_[epoch - first_epoch_];
+    while (!held_.empty() && held_.front() == 0) {
+      held_.pop_front();
+      ++first_epoch_;
+    }
+  }
+  // The writer found work: from now on it waits for the Arrivals held now.
+  void StartWaiting() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    wait_through_ = epoch_++;
+    waiting_ = true;
+  }
+  // Whether every Arrival the writer waits for has ended.
+  bool ArrivedAll() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return held_.empty() || first_epoch_ > wait_through_;
+  }
+
+  absl::Mutex mu_;
+  bool waiting_ ABSL_GUARDED_BY(mu_) = false;
+
+ private:
+  friend class CommitArrival;
+
+  uint64_t epoch_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t first_epoch_ ABSL_GUARDED_BY(mu_) = 0;
+  std::deque<int> held_ ABSL_GUARDED_BY(mu_);
+  // The writer waits for the Arrivals of this epoch and earlier ones.
+  uint64_t wait_through_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+// Holds a queue's writer back from starting a batch that is not full, from
+// construction to destruction (see the header). Movable; a moved-from
+// CommitArrival holds nothing.
+class CommitArrival {
+ public:
+  CommitArrival(CommitArrival&& other) noexcept
+      : queue_(std::exchange(other.queue_, nullptr)), epoch_(other.epoch_) {}
+  CommitArrival& operator=(CommitArrival&&) = delete;
+  CommitArrival(const CommitArrival&) = delete;
+  ~CommitArrival() {
+    if (queue_ != nullptr) queue_->EndArrival(epoch_);
+  }
+
+ private:
+  friend class GroupCommitQueueBase;
+  CommitArrival(GroupCommitQueueBase* queue, uint64_t epoch) : queue_(queue), epoch_(epoch) {}
+  GroupCommitQueueBase* queue_;
+  uint64_t epoch_;
+};
+
+inline CommitArrival GroupCommitQueueBase::Arriving() {
+  absl::MutexLock lock(&mu_);
+  if (held_.empty()) first_epoch_ = epoch_;
+  while (first_epoch_ + held_.size() <= epoch_) held_.push_back(0);
+  ++held_[epoch_ - first_epoch_];
+  return CommitArrival(this, epoch_);
+}
+
 template <typename Item>
-class GroupCommitQueue {
+class GroupCommitQueue final : public GroupCommitQueueBase {
  public:
   using FlushFn = absl::AnyInvocable<void(std::vector<Item>& batch)>;
-
-  // Holds the writer back from starting a batch that is not full, from
-  // construction to destruction (see the header). Movable; a moved-from
-  // Arrival holds nothing.
-  class Arrival {
-   public:
-    Arrival(Arrival&& other) noexcept
-        : queue_(std::exchange(other.queue_, nullptr)), epoch_(other.epoch_) {}
-    Arrival& operator=(Arrival&&) = delete;
-    Arrival(const Arrival&) = delete;
-    ~Arrival() {
-      if (queue_ != nullptr) queue_->EndArrival(epoch_);
-    }
-
-   private:
-    friend class GroupCommitQueue;
-    Arrival(GroupCommitQueue* queue, uint64_t epoch) : queue_(queue), epoch_(epoch) {}
-    GroupCommitQueue* queue_;
-    uint64_t epoch_;
-  };
 
   // `max_batch` bounds how many items one flush receives. `thread_name`
   // (at most 15 characters) names the writer thread in ps, top and perf.
@@ -76,7 +137,7 @@ class GroupCommitQueue {
   }
 
   // Flushes everything submitted so far, then stops the writer thread.
-  // REQUIRES: no Arrival of this queue is still held.
+  // REQUIRES: no CommitArrival of this queue is still held.
   ~GroupCommitQueue() {
     {
       absl::MutexLock lock(&mu_);
@@ -93,22 +154,6 @@ class GroupCommitQueue {
     queue_.push_back(std::move(item));
   }
 
-  // Announces items on their way; see Arrival.
-  Arrival Arriving() {
-    absl::MutexLock lock(&mu_);
-    if (held_.empty()) first_epoch_ = epoch_;
-    while (first_epoch_ + held_.size() <= epoch_) held_.push_back(0);
-    ++held_[epoch_ - first_epoch_];
-    return Arrival(this, epoch_);
-  }
-
-  // Whether the writer has work queued and waits for Arrivals to end (for
-  // tests and metrics).
-  bool WaitingForArrivals() {
-    absl::MutexLock lock(&mu_);
-    return waiting_;
-  }
-
   // Items submitted but not yet handed to `flush` (for overload checks).
   size_t Pending() {
     absl::MutexLock lock(&mu_);
@@ -116,15 +161,6 @@ class GroupCommitQueue {
   }
 
  private:
-  void EndArrival(uint64_t epoch) {
-    absl::MutexLock lock(&mu_);
-    --held_[epoch - first_epoch_];
-    while (!held_.empty() && held_.front() == 0) {
-      held_.pop_front();
-      ++first_epoch_;
-    }
-  }
-
   void Loop() {
     std::vector<Item> batch;
     for (;;) {
@@ -133,8 +169,7 @@ class GroupCommitQueue {
         mu_.Await(absl::Condition(this, &GroupCommitQueue::WorkOrStopping));
         // Wait for the Arrivals held now; those that begin from here on
         // belong to a later epoch and are not waited for.
-        wait_through_ = epoch_++;
-        waiting_ = true;
+        StartWaiting();
         mu_.Await(absl::Condition(this, &GroupCommitQueue::ReadyOrStopping));
         waiting_ = false;
         if (queue_.empty()) return;  // stopping, and everything is flushed
@@ -158,23 +193,12 @@ class GroupCommitQueue {
   // The batch is ready when it is full, or when the Arrivals the writer
   // waits for have all ended. Stopping flushes what is queued at once.
   bool ReadyOrStopping() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    return stopping_ || held_.empty() || first_epoch_ > wait_through_ ||
-           queue_.size() >= max_batch_;
+    return stopping_ || ArrivedAll() || queue_.size() >= max_batch_;
   }
 
   FlushFn flush_;
   const size_t max_batch_;
-  absl::Mutex mu_;
   std::vector<Item> queue_ ABSL_GUARDED_BY(mu_);
-  // Arrivals held now, by epoch: a new Arrival belongs to epoch_, which the
-  // writer moves on each time it finds work; held_[i] counts those of epoch
-  // first_epoch_ + i (empty: none held, and first_epoch_ means nothing).
-  uint64_t epoch_ ABSL_GUARDED_BY(mu_) = 0;
-  uint64_t first_epoch_ ABSL_GUARDED_BY(mu_) = 0;
-  std::deque<int> held_ ABSL_GUARDED_BY(mu_);
-  // The writer waits for the Arrivals of this epoch and earlier ones.
-  uint64_t wait_through_ ABSL_GUARDED_BY(mu_) = 0;
-  bool waiting_ ABSL_GUARDED_BY(mu_) = false;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::thread thread_;
 };

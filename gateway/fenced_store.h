@@ -92,6 +92,12 @@ class FencedStore {
   // are answered. Idempotent.
   void Shutdown();
 
+  // Announces fenced ops on their way (common/group_commit.h): while it is
+  // held, the writer does not start a batch that is not full. Hold it while
+  // handling requests just received, never while waiting for an answer.
+  using Arrival = CommitArrival;
+  Arrival Arriving() { return commits_->Arriving(); }
+
  private:
   // One fenced op waiting for, or inside, a batch.
   struct Item {
@@ -102,14 +108,6 @@ class FencedStore {
         done;
   };
 
- public:
-  // Announces fenced ops on their way (common/group_commit.h): while it is
-  // held, the writer does not start a batch that is not full. Hold it while
-  // handling requests just received, never while waiting for an answer.
-  using Arrival = GroupCommitQueue<Item>::Arrival;
-  Arrival Arriving() { return commits_->Arriving(); }
-
- private:
   absl::Status CheckSignature(absl::string_view resource, uint64_t token,
                               const SignatureView& signature) const;
   // Queues `item`, or answers it at once if the store is closed or full.

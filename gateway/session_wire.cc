@@ -7,6 +7,7 @@
 #include "common/validation.h"
 #include "fencegate/v1/errors.pb.h"
 #include "gateway/request_protos.h"
+#include "google/protobuf/descriptor.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/wire_format_lite.h"
 
@@ -46,32 +47,55 @@ bool SplitCalls(absl::string_view bytes, std::vector<absl::string_view>* calls) 
   }
 }
 
-// The request_id of a GatewayCall that does not parse, as far as it can be
-// read (0 if not at all).
-uint64_t PeekRequestId(absl::string_view call) {
+// What can be read of a GatewayCall that does not parse: its request_id
+// (0 if none) and its request field (0 if none).
+struct CallHeader {
+  uint64_t request_id = 0;
+  int request_field = 0;
+};
+
+CallHeader PeekCall(absl::string_view call) {
   CodedInputStream in = InputOf(call);
-  uint64_t id = 0;
+  CallHeader header;
   for (;;) {
     const uint32_t tag = in.ReadTag();
-    if (tag == 0) return id;
-    if (WireFormatLite::GetTagFieldNumber(tag) == kFirstField &&
-        WireFormatLite::GetTagWireType(tag) == WireFormatLite::WIRETYPE_VARINT) {
-      if (!in.ReadVarint64(&id)) return 0;
-    } else if (!WireFormatLite::SkipField(&in, tag)) {
-      return id;
+    if (tag == 0) return header;
+    const int number = WireFormatLite::GetTagFieldNumber(tag);
+    const auto type = WireFormatLite::GetTagWireType(tag);
+    if (number == kFirstField && type == WireFormatLite::WIRETYPE_VARINT) {
+      if (!in.ReadVarint64(&header.request_id)) return header;
+      continue;
     }
+    const google::protobuf::FieldDescriptor* field =
+        v1::GatewayCall::descriptor()->FindFieldByNumber(number);
+    if (field != nullptr && field->containing_oneof() != nullptr &&
+        type == WireFormatLite::WIRETYPE_LENGTH_DELIMITED) {
+      header.request_field = number;
+    }
+    if (!WireFormatLite::SkipField(&in, tag)) return header;
   }
+}
+
+// Names the request inside the call when that is what does not parse, so
+// the message reads as the unary call's would ("is not a valid
+// fencegate.v1.WriteRequest").
+absl::Status UnparseableCall(const CallHeader& header) {
+  const google::protobuf::FieldDescriptor* field =
+      header.request_field == 0
+          ? nullptr
+          : v1::GatewayCall::descriptor()->FindFieldByNumber(header.request_field);
+  const std::string what =
+      field != nullptr ? absl::StrCat(": its ", field->name(), " is not a valid ",
+                                      field->message_type()->full_name())
+                       : " is not a valid fencegate.v1.GatewayCall";
+  return absl::InvalidArgumentError(absl::StrCat(
+      "request ", header.request_id, " of this stream", what,
+      ": its bytes do not parse as that protobuf message; fix the client's encoding and "
+      "do not retry it unchanged"));
 }
 
 bool HasUnknownFields(const google::protobuf::Message& message) {
   return !message.GetReflection()->GetUnknownFields(message).empty();
-}
-
-absl::Status UnparseableCall(uint64_t request_id) {
-  return absl::InvalidArgumentError(absl::StrCat(
-      "request ", request_id,
-      " of this stream is not a valid fencegate.v1.GatewayCall: its bytes do not parse as "
-      "that protobuf message; fix the client's encoding and do not retry it unchanged"));
 }
 
 absl::Status NoRequest() {
@@ -144,8 +168,9 @@ void IncomingMessage::ParseCallsOneByOne(absl::string_view bytes) {
     auto* call = google::protobuf::Arena::CreateMessage<v1::GatewayCall>(&arena_);
     IncomingCall& in = calls_.emplace_back();
     if (!call->ParseFromArray(piece.data(), static_cast<int>(piece.size()))) {
-      in.request_id = PeekRequestId(piece);
-      in.error = UnparseableCall(in.request_id);
+      const CallHeader header = PeekCall(piece);
+      in.request_id = header.request_id;
+      in.error = UnparseableCall(header);
       continue;
     }
     in.request_id = call->request_id();

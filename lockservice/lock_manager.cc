@@ -81,6 +81,7 @@ void LockManager::Acquire(CallId id, AcquireArgs args,
                           Callback<AcquireResult> done) {
   absl::Status error = ValidateAcquire(args);
   if (error.ok()) {
+    CommitArrival arrival = Arriving();  // the decision's items commit together
     absl::MutexLock lock(&mu_);
     error = AcquireLocked(id, args, done);
   }

@@ -194,6 +194,13 @@ class LockManager {
   // Blocks until every reply decided before the call has been delivered.
   void Sync();
 
+  // Announces calls on their way (common/group_commit.h): while it is held,
+  // the group-commit writer does not start a batch that is not full. Acquire,
+  // Renew and Release hold one while they decide; a handler may hold one
+  // across the requests it has just received. Never while waiting for an
+  // answer.
+  CommitArrival Arriving() { return commits_->Arriving(); }
+
  private:
   struct Waiter;
   using WaiterList = std::list<Waiter>;

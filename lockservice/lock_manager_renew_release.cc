@@ -18,6 +18,7 @@ void LockManager::Renew(RenewArgs args, Callback<RenewResult> done) {
     error = ValidateDuration("ttl_ms", args.ttl, limits_.min_ttl, limits_.max_ttl);
   }
   if (error.ok()) {
+    CommitArrival arrival = Arriving();  // the decision's items commit together
     absl::MutexLock lock(&mu_);
     error = broken_;
     if (error.ok()) {
@@ -57,6 +58,7 @@ void LockManager::Release(ReleaseArgs args, Callback<ReleaseResult> done) {
                                  limits_.max_request_id_bytes);
   }
   if (error.ok()) {
+    CommitArrival arrival = Arriving();  // the decision's items commit together
     absl::MutexLock lock(&mu_);
     error = broken_;
     if (error.ok()) {

@@ -7,6 +7,9 @@
 // they held before, read back the same way, must not have changed: no lease,
 // hold count, waiter, key, value, version or fence, and no token drawn.
 //
+// The gateway's cases are sent a second time over the Session stream, where
+// each must get the same answer under its request id.
+//
 // Run twice: plain, and with signed tokens (--signing_keys on both servers),
 // where the signature cases apply too. Every request carries a valid
 // signature unless the case is about the signature; servers without keys
@@ -27,6 +30,7 @@
 #include "gtest/gtest.h"
 #include "tests/integration/bad_requests.h"
 #include "tests/integration/server_snapshot.h"
+#include "tests/integration/session_bad_requests.h"
 #include "tests/testing/health_check.h"
 #include "tests/testing/own_channel.h"
 #include "tests/testing/raw_call.h"
@@ -40,42 +44,6 @@ namespace {
 using ::fencegate::testing::IsOk;
 using ::testing::HasSubstr;
 using ::testing::Not;
-
-// What differs between the answer to `c` and the documented one; "" if
-// nothing does.
-std::string Deviation(const BadRequest& c, const testing::RawReply& reply) {
-  const grpc::Status& s = reply.status;
-  if (s.error_code() != c.code) {
-    return absl::StrCat("answered code ", s.error_code(), " (", s.error_message(),
-                        "); docs/errors.md says ", c.code);
-  }
-  if (s.ok()) return c.check_response ? c.check_response(reply.response) : "";
-  if (!absl::StrContains(s.error_message(), c.message_has)) {
-    return absl::StrCat("the message does not say '", c.message_has, "': ", s.error_message());
-  }
-  if (c.reason == ErrorReason::kUnspecified) return "";
-  const absl::Status status = FromGrpcStatus(s);
-  const ErrorInfo info = GetErrorInfo(status).value_or(ErrorInfo());
-  if (info.reason != c.reason) {
-    return absl::StrCat("ErrorDetail reason ", static_cast<int>(info.reason), ", expected ",
-                        static_cast<int>(c.reason), " (", s.error_message(), ")");
-  }
-  if (info.field != c.field) {
-    return absl::StrCat("names field '", info.field, "', expected '", c.field, "'");
-  }
-  // The message must say which field too: by name, or by number when the
-  // server does not know it ("Mutation.42").
-  const std::string number = c.field.substr(c.field.rfind('.') + 1);
-  if (c.reason == ErrorReason::kInvalidField && !absl::StrContains(s.error_message(), c.field) &&
-      !absl::StrContains(s.error_message(), "unknown field number " + number)) {
-    return absl::StrCat("the message does not name ", c.field, ": ", s.error_message());
-  }
-  if (c.current_token && info.current_token != *c.current_token) {
-    return absl::StrCat("current token ", info.current_token, ", expected ",
-                        *c.current_token);
-  }
-  return "";
-}
 
 class BadInputConformanceTest : public ::testing::TestWithParam<bool> {
  protected:
@@ -173,6 +141,64 @@ TEST_P(BadInputConformanceTest, EveryBadRequestGetsItsDocumentedCodeAndChangesNo
   const size_t kWholeLog = std::string::npos;
   EXPECT_THAT(lockservice_->LogTail(kWholeLog), Not(HasSubstr("libprotobuf ERROR")));
   EXPECT_THAT(gateway_->LogTail(kWholeLog), Not(HasSubstr("libprotobuf ERROR")));
+}
+
+// The same gateway cases over the Session stream, all on one stream, many
+// in flight at once (several to a message): each must get, under its
+// request id, the answer documented for its unary call, the stream must end
+// OK after the client's half-close, and again nothing may change.
+TEST_P(BadInputConformanceTest, EveryBadRequestOnTheSessionStreamGetsItsDocumentedAnswer) {
+  ASSERT_OK_AND_ASSIGN(KnownState known, snapshot_->Prepare());
+  ASSERT_OK_AND_ASSIGN(std::string before, snapshot_->Take());
+
+  std::vector<BadRequest> cases;
+  for (BadRequest& c : GatewayBadRequests(known)) {
+    if (OnTheStream(c) && (signing() || !c.signed_only)) cases.push_back(std::move(c));
+  }
+  // Messages of up to 5 calls, each within the gateway's receive limit: a
+  // call of a megabyte or more goes alone.
+  std::vector<std::string> messages;
+  std::vector<std::string> calls;
+  size_t bytes = 0;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    std::string call = CallOf(cases[i], i);
+    if (!calls.empty() && bytes + call.size() > (1 << 20)) {
+      messages.push_back(MessageOf(calls));
+      calls.clear();
+      bytes = 0;
+    }
+    bytes += call.size();
+    calls.push_back(std::move(call));
+    if (calls.size() == 5) {
+      messages.push_back(MessageOf(calls));
+      calls.clear();
+      bytes = 0;
+    }
+  }
+  if (!calls.empty()) messages.push_back(MessageOf(calls));
+  const testing::RawStreamReply reply =
+      testing::RawStreamingCall(snapshot_->gateway_channel(), kSessionMethod, messages,
+                                absl::Seconds(120));
+  ASSERT_TRUE(reply.status.ok()) << reply.status.error_code() << ": "
+                                 << reply.status.error_message();
+  ASSERT_OK_AND_ASSIGN(auto answers, AnswersOf(reply.responses));
+
+  std::vector<std::string> deviations;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    auto it = answers.find(i);
+    std::string deviation = it == answers.end() ? "no answer" : Deviation(cases[i], it->second);
+    if (!deviation.empty()) deviations.push_back(absl::StrCat(cases[i].name, ": ", deviation));
+  }
+  std::cout << "sent " << cases.size() << " bad requests over one Session stream in "
+            << messages.size() << " messages" << (signing() ? " (signed tokens)" : "") << "\n";
+  EXPECT_GE(cases.size(), 150u);
+  EXPECT_EQ(answers.size(), cases.size());
+  EXPECT_THAT(deviations, ::testing::IsEmpty()) << absl::StrJoin(deviations, "\n");
+
+  ASSERT_OK_AND_ASSIGN(std::string after, snapshot_->Take());
+  EXPECT_EQ(after, before);
+  EXPECT_THAT(snapshot_->StillServes(known), IsOk());
+  EXPECT_THAT(gateway_->LogTail(std::string::npos), Not(HasSubstr("libprotobuf ERROR")));
 }
 
 // gRPC shuts its library down when its last object goes, and 1.51 then

@@ -1,8 +1,44 @@
 #include "tests/integration/bad_requests.h"
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "common/grpc_status.h"
 
 namespace fencegate::conformance {
+
+std::string Deviation(const BadRequest& c, const testing::RawReply& reply) {
+  const grpc::Status& s = reply.status;
+  if (s.error_code() != c.code) {
+    return absl::StrCat("answered code ", s.error_code(), " (", s.error_message(),
+                        "); docs/errors.md says ", c.code);
+  }
+  if (s.ok()) return c.check_response ? c.check_response(reply.response) : "";
+  if (!absl::StrContains(s.error_message(), c.message_has)) {
+    return absl::StrCat("the message does not say '", c.message_has, "': ", s.error_message());
+  }
+  if (c.reason == ErrorReason::kUnspecified) return "";
+  const absl::Status status = FromGrpcStatus(s);
+  const ErrorInfo info = GetErrorInfo(status).value_or(ErrorInfo());
+  if (info.reason != c.reason) {
+    return absl::StrCat("ErrorDetail reason ", static_cast<int>(info.reason), ", expected ",
+                        static_cast<int>(c.reason), " (", s.error_message(), ")");
+  }
+  if (info.field != c.field) {
+    return absl::StrCat("names field '", info.field, "', expected '", c.field, "'");
+  }
+  // The message must say which field too: by name, or by number when the
+  // server does not know it ("Mutation.42").
+  const std::string number = c.field.substr(c.field.rfind('.') + 1);
+  if (c.reason == ErrorReason::kInvalidField && !absl::StrContains(s.error_message(), c.field) &&
+      !absl::StrContains(s.error_message(), "unknown field number " + number)) {
+    return absl::StrCat("the message does not name ", c.field, ": ", s.error_message());
+  }
+  if (c.current_token && info.current_token != *c.current_token) {
+    return absl::StrCat("current token ", info.current_token, ", expected ",
+                        *c.current_token);
+  }
+  return "";
+}
 
 std::string Varint(uint64_t value) {
   std::string out;

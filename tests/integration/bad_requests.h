@@ -23,6 +23,7 @@
 #include "fencegate/v1/token.pb.h"
 #include "google/protobuf/message.h"
 #include "grpcpp/support/status.h"
+#include "tests/testing/raw_call.h"
 
 namespace fencegate::conformance {
 
@@ -63,6 +64,10 @@ struct KnownState {
 
 std::vector<BadRequest> LockServiceBadRequests(const KnownState& known);
 std::vector<BadRequest> GatewayBadRequests(const KnownState& known);
+
+// What differs between the answer to `c` and the documented one; "" if
+// nothing does.
+std::string Deviation(const BadRequest& c, const testing::RawReply& reply);
 
 // ------------------------------------------- helpers for the case tables
 

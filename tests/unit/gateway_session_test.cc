@@ -125,7 +125,8 @@ TEST_F(SessionTest, ACallThatDoesNotParseIsRefusedAloneWithItsRequestId) {
   s->Send(message);
 
   EXPECT_THAT(AnswerStatus(*s, 7), StatusIs(absl::StatusCode::kInvalidArgument,
-                                            HasSubstr("request 7 of this stream")));
+                                            HasSubstr("request 7 of this stream: its write is not a "
+                                                      "valid fencegate.v1.WriteRequest")));
   EXPECT_THAT(AnswerStatus(*s, 8), IsOk());
   EXPECT_EQ(ValueOf("r", "k"), "v");
   EXPECT_FALSE(s->finished());

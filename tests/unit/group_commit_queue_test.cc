@@ -112,12 +112,12 @@ TEST(GroupCommitQueueTest, AFullBatchDoesNotWaitForArrivals) {
 // (a busy server) would hold item 1 back for ever.
 TEST(GroupCommitQueueTest, ArrivalsThatBeginLaterDoNotHoldTheBatchBack) {
   Recorder r;
-  auto first = std::make_unique<GroupCommitQueue<int>::Arrival>(r.queue().Arriving());
+  auto first = std::make_unique<CommitArrival>(r.queue().Arriving());
   r.queue().Submit(1);
   ASSERT_THAT(PollUntil([&] { return r.queue().WaitingForArrivals(); }, kSafetyNet,
                         "the writer waiting for the first arrival"),
               IsOk());
-  GroupCommitQueue<int>::Arrival later = r.queue().Arriving();  // overlaps the first
+  CommitArrival later = r.queue().Arriving();  // overlaps the first
   first.reset();
   EXPECT_THAT(r.WaitForBatches(1), ElementsAre(ElementsAre(1)));
 }
@@ -127,8 +127,8 @@ TEST(GroupCommitQueueTest, ArrivalsHeldWhenTheWriterFoundWorkAreWaitedFor) {
   r.Park();
   // Both begin while the writer is busy flushing: on their way when it
   // comes back for the next batch.
-  auto a = std::make_unique<GroupCommitQueue<int>::Arrival>(r.queue().Arriving());
-  auto b = std::make_unique<GroupCommitQueue<int>::Arrival>(r.queue().Arriving());
+  auto a = std::make_unique<CommitArrival>(r.queue().Arriving());
+  auto b = std::make_unique<CommitArrival>(r.queue().Arriving());
   r.queue().Submit(1);
   r.Release();
   ASSERT_THAT(PollUntil([&] { return r.queue().WaitingForArrivals(); }, kSafetyNet,
