@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/malformed_request_interceptor.h"
+#include "common/server_info_service.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "grpcpp/security/server_credentials.h"
@@ -34,6 +35,7 @@ absl::StatusOr<std::unique_ptr<grpc::Server>> StartGrpcServer(
   // 10 s; gRPC's default would treat those as abuse (one per 5 minutes).
   builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 5000);
   builder.RegisterService(service);
+  builder.RegisterService(&ProcessServerInfoService());
   std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>
       interceptors;
   interceptors.push_back(std::make_unique<MalformedRequestInterceptorFactory>());

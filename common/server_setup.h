@@ -1,5 +1,6 @@
 // What every fencegate gRPC server has, set up in one place: the gRPC health
-// service, server reflection (so grpcurl can list and call the API), a
+// service, server reflection (so grpcurl can list and call the API),
+// fencegate.v1.ServerInfo (its version; server_info_service.h), a
 // file that publishes the bound port (listen on port 0 in tests, then read
 // the port from the file), and INVALID_ARGUMENT for requests that do not
 // parse (malformed_request_interceptor.h).
@@ -22,8 +23,8 @@ namespace fencegate {
 // call. Idempotent and thread-safe.
 void EnableHealthAndReflection();
 
-// Builds and starts a server on `listen` serving `service`, with health and
-// reflection, `credentials` (null: plaintext; see common/tls.h) and a
+// Builds and starts a server on `listen` serving `service`, with health,
+// reflection and ServerInfo, `credentials` (null: plaintext; see common/tls.h) and a
 // receive limit of `max_receive_bytes` (0: gRPC's default). Sets *port to
 // the bound port and publishes it in `port_file` (if not empty).
 // UNAVAILABLE naming --listen if it cannot listen. `service` must outlive

@@ -9,6 +9,7 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/synchronization/mutex.h"
+#include "common/build_info.h"
 #include "common/log.h"
 #include "common/signals.h"
 #include "gateway/gateway_server.h"
@@ -92,6 +93,7 @@ std::string CheckOptions(const fencegate::gateway::GatewayServerOptions& o) {
 
 int main(int argc, char** argv) {
   fencegate::BlockShutdownSignals();  // before any thread starts
+  fencegate::InitBuildInfo("fencegate-gateway");
   absl::SetProgramUsageMessage(
       "fencegate-gateway: fenced storage over gRPC.\n"
       "Usage: fencegate-gateway [--listen=127.0.0.1:7071] [--db=FILE | "
@@ -139,13 +141,14 @@ int main(int argc, char** argv) {
     return EXIT_FAILURE;
   }
   fencegate::LogInfo(
-      "fencegate-gateway serving on port %d (listen=%s storage=%s "
+      "%s serving on port %d (listen=%s storage=%s "
       "max_resource_bytes=%d max_key_bytes=%d max_value_bytes=%d "
       "max_mutations=%d max_request_bytes=%d default_page_size=%d "
       "max_page_size=%d max_batch=%d max_pending=%d read_connections=%d "
       "shutdown_grace=%s max_receive_message_bytes=%d transport=%s signing=%s "
       "grant_time_fencing=%s)",
-      (*server)->port(), options.listen, (*server)->storage_description(),
+      fencegate::VersionLine(), (*server)->port(), options.listen,
+      (*server)->storage_description(),
       limits.max_resource_bytes, limits.max_key_bytes, limits.max_value_bytes,
       limits.max_mutations, limits.max_request_bytes, limits.default_page_size,
       limits.max_page_size, limits.max_batch, limits.max_pending,

@@ -7,6 +7,7 @@
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "common/build_info.h"
 #include "common/log.h"
 #include "common/signals.h"
 #include "lockservice/lock_server.h"
@@ -85,6 +86,7 @@ ABSL_FLAG(std::string, tls_client_ca, "",
 
 int main(int argc, char** argv) {
   fencegate::BlockShutdownSignals();  // before any thread starts
+  fencegate::InitBuildInfo("fencegate-lockservice");
   absl::SetProgramUsageMessage(
       "fencegate-lockservice: leases with monotonic fencing tokens over gRPC.\n"
       "Usage: fencegate-lockservice [--listen=127.0.0.1:7070] [--db=FILE] ...\n"
@@ -154,11 +156,11 @@ int main(int argc, char** argv) {
                          " advertise=", options.advertise.empty() ? "(listen)" : options.advertise,
                          " etcd_transport=", options.etcd_tls.enabled() ? "TLS" : "plaintext");
   fencegate::LogInfo(
-      "fencegate-lockservice serving on port %d (listen=%s store=%s ttl=[%s, %s] "
+      "%s serving on port %d (listen=%s store=%s ttl=[%s, %s] "
       "max_wait=%s lock_delay=%s max_hold=%s max_waiters_per_resource=%d "
       "max_waiters_total=%d max_resources=%d max_batch=%d transport=%s "
       "signing=%s)",
-      (*server)->port(), options.listen, store,
+      fencegate::VersionLine(), (*server)->port(), options.listen, store,
       absl::FormatDuration(limits.min_ttl), absl::FormatDuration(limits.max_ttl),
       absl::FormatDuration(limits.max_wait), absl::FormatDuration(limits.lock_delay),
       absl::FormatDuration(limits.max_hold), limits.max_waiters_per_resource,
