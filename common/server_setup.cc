@@ -14,6 +14,22 @@
 
 namespace fencegate {
 
+absl::Status ServingOptions::Validate() const {
+  if (listen.empty() || listen.rfind(':') == std::string::npos) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--listen='", listen, "' is not host:port (port 0 picks a free port)"));
+  }
+  if (shutdown_grace < absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("--shutdown_grace must not be negative");
+  }
+  if (tls.enabled() && (tls.cert.empty() || tls.key.empty())) {
+    return absl::InvalidArgumentError(
+        "TLS needs both --tls_cert and --tls_key (--tls_client_ca alone is not "
+        "enough: the server needs a certificate of its own)");
+  }
+  return absl::OkStatus();
+}
+
 void EnableHealthAndReflection() {
   static std::once_flag once;
   std::call_once(once, [] {
