@@ -4,6 +4,7 @@
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
+#include "common/build_info.h"
 #include "common/log.h"
 #include "common/server_setup.h"
 #include "common/signals.h"
@@ -30,6 +31,7 @@ class EchoService final : public fencegate::bench::Echo::CallbackService {
 
 int main(int argc, char** argv) {
   fencegate::BlockShutdownSignals();
+  fencegate::InitBuildInfo("fencegate-echo-server");
   absl::ParseCommandLine(argc, argv);
   EchoService service;
   grpc::ServerBuilder builder;

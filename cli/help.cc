@@ -33,6 +33,7 @@ void PrintGeneralHelp(std::ostream& out) {
          "\n"
          "Usage: fencegate COMMAND [--flag=value ...]\n"
          "       fencegate help COMMAND      (or: fencegate COMMAND --help)\n"
+         "       fencegate --version         (or: fencegate version)\n"
          "\n"
          "Commands:\n";
   for (const Command* c : AllCommands()) {

@@ -15,6 +15,7 @@
 #include "cli/flag_parser.h"
 #include "cli/help.h"
 #include "cli/output.h"
+#include "common/build_info.h"
 
 namespace fencegate::cli {
 namespace {
@@ -49,6 +50,10 @@ int Main(const std::vector<std::string>& args) {
     return kExitUsage;
   }
   const std::string& first = args[0];
+  if (first == "--version" || first == "version") {
+    std::cout << VersionLine() << "\n";
+    return kExitOk;
+  }
   if (first == "help" || first == "--help" || first == "-h") {
     if (args.size() == 1) {
       PrintGeneralHelp(std::cout);
@@ -107,5 +112,6 @@ int Main(const std::vector<std::string>& args) {
 }  // namespace fencegate::cli
 
 int main(int argc, char** argv) {
+  fencegate::InitBuildInfo("fencegate");
   return fencegate::cli::Main(std::vector<std::string>(argv + 1, argv + argc));
 }

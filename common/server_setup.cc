@@ -7,11 +7,28 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/malformed_request_interceptor.h"
+#include "common/server_info_service.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "grpcpp/security/server_credentials.h"
 
 namespace fencegate {
+
+absl::Status ServingOptions::Validate() const {
+  if (listen.empty() || listen.rfind(':') == std::string::npos) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--listen='", listen, "' is not host:port (port 0 picks a free port)"));
+  }
+  if (shutdown_grace < absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("--shutdown_grace must not be negative");
+  }
+  if (tls.enabled() && (tls.cert.empty() || tls.key.empty())) {
+    return absl::InvalidArgumentError(
+        "TLS needs both --tls_cert and --tls_key (--tls_client_ca alone is not "
+        "enough: the server needs a certificate of its own)");
+  }
+  return absl::OkStatus();
+}
 
 void EnableHealthAndReflection() {
   static std::once_flag once;
@@ -34,6 +51,7 @@ absl::StatusOr<std::unique_ptr<grpc::Server>> StartGrpcServer(
   // 10 s; gRPC's default would treat those as abuse (one per 5 minutes).
   builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 5000);
   builder.RegisterService(service);
+  builder.RegisterService(&ProcessServerInfoService());
   std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>
       interceptors;
   interceptors.push_back(std::make_unique<MalformedRequestInterceptorFactory>());

@@ -1,8 +1,12 @@
-// What every fencegate gRPC server has, set up in one place: the gRPC health
-// service, server reflection (so grpcurl can list and call the API), a
+// What every fencegate gRPC server has, set up in one place: the options
+// both servers take (ServingOptions: address, TLS, signing keys, port file,
+// shutdown grace), what their mains drive (ServerControl), the gRPC health
+// service, server reflection (so grpcurl can list and call the API),
+// fencegate.v1.ServerInfo (its version; server_info_service.h), a
 // file that publishes the bound port (listen on port 0 in tests, then read
 // the port from the file), and INVALID_ARGUMENT for requests that do not
-// parse (malformed_request_interceptor.h).
+// parse (malformed_request_interceptor.h). The flags that fill
+// ServingOptions and the mains' signal loop are in server_main.h.
 //
 // Thread safety: call from the thread that builds the server.
 #ifndef FENCEGATE_COMMON_SERVER_SETUP_H_
@@ -13,17 +17,55 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "common/tls.h"
 #include "grpcpp/server.h"
 #include "grpcpp/server_builder.h"
 
 namespace fencegate {
 
+// The options both servers take, each filled from the flag of the same name
+// (server_main.h). Each server's Options holds one, with its own default
+// address.
+struct ServingOptions {
+  // --listen: host:port; port 0 picks a free port (see port_file).
+  std::string listen;
+  // --port_file: if set, the bound port is written here once serving.
+  std::string port_file;
+  // --shutdown_grace: how long Shutdown() lets calls in flight finish
+  // before cancelling them.
+  absl::Duration shutdown_grace = absl::Seconds(5);
+  // --signing_keys: key file (common/signing_keys.h); set = signed tokens.
+  std::string signing_keys_path;
+  // --tls_cert, --tls_key, --tls_client_ca (common/tls.h).
+  ServerTlsFiles tls;
+
+  // INVALID_ARGUMENT naming the flag when a value cannot work. Reads no
+  // file (Start() reads them, and names the flag if one is unreadable).
+  absl::Status Validate() const;
+};
+
+// What a server's main() drives once the server started: reload on SIGHUP,
+// shut down on SIGTERM/SIGINT (server_main.h). Both servers implement it.
+class ServerControl {
+ public:
+  virtual ~ServerControl() = default;
+  // Re-reads the key file; on error the keys in use stay and the error is
+  // returned; without signing, FAILED_PRECONDITION.
+  virtual absl::Status ReloadSigningKeys() = 0;
+  // The keys in use, for logs ("k1 (sign), k2"), or "off".
+  virtual std::string DescribeSigning() const = 0;
+  // Stops taking calls, lets calls in flight finish (up to the shutdown
+  // grace). Idempotent.
+  virtual void Shutdown() = 0;
+};
+
 // Enables health checking and reflection for every server built after the
 // call. Idempotent and thread-safe.
 void EnableHealthAndReflection();
 
-// Builds and starts a server on `listen` serving `service`, with health and
-// reflection, `credentials` (null: plaintext; see common/tls.h) and a
+// Builds and starts a server on `listen` serving `service`, with health,
+// reflection and ServerInfo, `credentials` (null: plaintext; see common/tls.h) and a
 // receive limit of `max_receive_bytes` (0: gRPC's default). Sets *port to
 // the bound port and publishes it in `port_file` (if not empty).
 // UNAVAILABLE naming --listen if it cannot listen. `service` must outlive

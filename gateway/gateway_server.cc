@@ -11,11 +11,8 @@
 namespace fencegate::gateway {
 namespace {
 
-// PostgreSQL's btree index entries hold at most 2704 bytes, and a key's
-// entry holds its resource name too (objects' primary key).
-constexpr size_t kPostgresMaxNameBytes = 2600;
-
 // The backend `options` ask for; `description` says which, for logs.
+// REQUIRES: options.Validate() is OK.
 absl::StatusOr<std::unique_ptr<StorageBackend>> OpenStorage(
     const GatewayServerOptions& options, std::string* description) {
   if (options.storage.empty()) {
@@ -30,12 +27,6 @@ absl::StatusOr<std::unique_ptr<StorageBackend>> OpenStorage(
     return absl::InvalidArgumentError(absl::StrCat("--storage: ", target.status().message()));
   }
   *description = absl::StrCat("postgres(", target->description(), ")");
-  const GatewayLimits& limits = options.limits;
-  if (limits.max_resource_bytes + limits.max_key_bytes > kPostgresMaxNameBytes) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "with PostgreSQL storage, --max_resource_bytes + --max_key_bytes must be at most ",
-        kPostgresMaxNameBytes, " (PostgreSQL's index entries hold at most 2704 bytes)"));
-  }
   absl::StatusOr<std::unique_ptr<PostgresStorage>> postgres =
       PostgresStorage::Open(*target, options.read_connections);
   if (!postgres.ok()) return postgres.status();
@@ -46,20 +37,21 @@ absl::StatusOr<std::unique_ptr<StorageBackend>> OpenStorage(
 
 absl::StatusOr<std::unique_ptr<GatewayServer>> GatewayServer::Start(
     const GatewayServerOptions& options) {
+  if (absl::Status valid = options.Validate(); !valid.ok()) return valid;
   std::unique_ptr<GatewayServer> server(new GatewayServer());
-  server->shutdown_grace_ = options.shutdown_grace;
+  server->shutdown_grace_ = options.serving.shutdown_grace;
   absl::StatusOr<std::unique_ptr<StorageBackend>> storage =
       OpenStorage(options, &server->storage_description_);
   if (!storage.ok()) return storage.status();
   server->storage_ = *std::move(storage);
-  if (!options.signing_keys_path.empty()) {
-    server->signing_keys_path_ = options.signing_keys_path;
-    absl::StatusOr<KeyRing> keys = KeyRing::Load(options.signing_keys_path);
+  if (!options.serving.signing_keys_path.empty()) {
+    server->signing_keys_path_ = options.serving.signing_keys_path;
+    absl::StatusOr<KeyRing> keys = KeyRing::Load(options.serving.signing_keys_path);
     if (!keys.ok()) return keys.status();
     server->signer_ = std::make_unique<TokenSigner>(*std::move(keys));
   }
   absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> credentials =
-      MakeServerCredentials(options.tls);
+      MakeServerCredentials(options.serving.tls);
   if (!credentials.ok()) return credentials.status();
   server->store_ = std::make_unique<FencedStore>(server->storage_.get(), options.limits,
                                                  server->signer_.get());
@@ -78,7 +70,8 @@ absl::StatusOr<std::unique_ptr<GatewayServer>> GatewayServer::Start(
   // The receive limit is large enough that an oversized value still arrives
   // and gets our INVALID_ARGUMENT naming the field and the limit.
   absl::StatusOr<std::unique_ptr<grpc::Server>> grpc_server = StartGrpcServer(
-      options.listen, server->service_.get(), &server->port_, options.port_file,
+      options.serving.listen, server->service_.get(), &server->port_,
+      options.serving.port_file,
       MaxReceiveMessageBytes(options.limits), *credentials);
   if (!grpc_server.ok()) return grpc_server.status();
   server->server_ = *std::move(grpc_server);

@@ -30,16 +30,18 @@ absl::StatusOr<std::string> AdvertisedAddress(const std::string& listen, int por
 
 absl::StatusOr<std::unique_ptr<LockServer>> LockServer::Start(
     const LockServerOptions& options) {
+  if (absl::Status valid = options.Validate(); !valid.ok()) return valid;
   std::unique_ptr<LockServer> server(new LockServer());
-  server->shutdown_grace_ = options.shutdown_grace;
+  server->shutdown_grace_ = options.serving.shutdown_grace;
   server->clock_ = NewRealClock();
-  if (!options.signing_keys_path.empty()) {
-    server->signing_keys_path_ = options.signing_keys_path;
-    absl::StatusOr<KeyRing> keys = KeyRing::Load(options.signing_keys_path);
+  const std::string& keys_path = options.serving.signing_keys_path;
+  if (!keys_path.empty()) {
+    server->signing_keys_path_ = keys_path;
+    absl::StatusOr<KeyRing> keys = KeyRing::Load(keys_path);
     if (!keys.ok()) return keys.status();
     if (keys->signing_key() == nullptr) {
       return absl::InvalidArgumentError(absl::StrCat(
-          options.signing_keys_path,
+          keys_path,
           ": no key is marked 'sign'; the lock service needs one to sign grants"));
     }
     server->signer_ = std::make_unique<TokenSigner>(*std::move(keys));
@@ -47,7 +49,7 @@ absl::StatusOr<std::unique_ptr<LockServer>> LockServer::Start(
   absl::Status status;
   if (options.store == "sqlite") {
     absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> credentials =
-        MakeServerCredentials(options.tls);
+        MakeServerCredentials(options.serving.tls);
     if (!credentials.ok()) return credentials.status();
     status = server->StartSqlite(options, *std::move(credentials));
   } else {
@@ -69,9 +71,10 @@ absl::Status LockServer::StartSqlite(const LockServerOptions& options,
   manager_ = *std::move(manager);
   max_batch_ = options.limits.max_batch;
   service_ = std::make_unique<LockServiceImpl>(manager_, store_.get(), &feed_, signer_.get(),
-                                               CallerIdentity{options.tls.mutual(), ""});
+                                               CallerIdentity{options.serving.tls.mutual(), ""});
   absl::StatusOr<std::unique_ptr<grpc::Server>> grpc_server =
-      StartGrpcServer(options.listen, service_.get(), &port_, options.port_file,
+      StartGrpcServer(options.serving.listen, service_.get(), &port_,
+                      options.serving.port_file,
                       /*max_receive_bytes=*/0, std::move(credentials));
   if (!grpc_server.ok()) return grpc_server.status();
   server_ = *std::move(grpc_server);
@@ -79,32 +82,26 @@ absl::Status LockServer::StartSqlite(const LockServerOptions& options,
 }
 
 absl::Status LockServer::StartEtcd(const LockServerOptions& options) {
+  // Validate() checked the URL.
   absl::StatusOr<std::vector<std::string>> endpoints =
       etcd::ParseEtcdUrl(options.store, "--store");
-  if (!endpoints.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        endpoints.status().message(), " (or --store=sqlite, the default)"));
-  }
+  if (!endpoints.ok()) return endpoints.status();
   absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> credentials =
-      MakeServerCredentials(options.tls);
+      MakeServerCredentials(options.serving.tls);
   if (!credentials.ok()) return credentials.status();
   // Standbys forward to the leader over TLS too, as a client of it.
   std::shared_ptr<grpc::ChannelCredentials> peer_credentials;
-  CallerIdentity identity{options.tls.mutual(), ""};
-  if (options.tls.enabled()) {
-    const std::string ca =
-        options.peer_tls_ca.empty() ? options.tls.client_ca : options.peer_tls_ca;
-    if (ca.empty()) {
-      return absl::InvalidArgumentError(
-          "with TLS, --store=etcd needs --peer_tls_ca (or --tls_client_ca): the CA "
-          "that signed the other instances' certificates, to forward to the leader");
-    }
+  const ServerTlsFiles& tls = options.serving.tls;
+  CallerIdentity identity{tls.mutual(), ""};
+  if (tls.enabled()) {
+    // Validate() checked that there is a CA.
+    const std::string ca = options.peer_tls_ca.empty() ? tls.client_ca : options.peer_tls_ca;
     absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> peers =
-        MakeChannelCredentials(ClientTlsFiles{ca, options.tls.cert, options.tls.key});
+        MakeChannelCredentials(ClientTlsFiles{ca, tls.cert, tls.key});
     if (!peers.ok()) return peers.status();
     peer_credentials = *std::move(peers);
     if (identity.mutual_tls) {
-      absl::StatusOr<std::string> subject = CertificateSubject(options.tls.cert);
+      absl::StatusOr<std::string> subject = CertificateSubject(tls.cert);
       if (!subject.ok()) return subject.status();
       identity.peer_subject = *std::move(subject);
     }
@@ -114,18 +111,6 @@ absl::Status LockServer::StartEtcd(const LockServerOptions& options) {
   if (!etcd_credentials.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat("--etcd_tls_*: ", etcd_credentials.status().message()));
-  }
-  if (options.etcd_session_ttl < absl::Seconds(1)) {
-    return absl::InvalidArgumentError(
-        "--etcd_session_ttl must be at least 1s (etcd leases have whole seconds)");
-  }
-  if (options.etcd_max_txn_ops < 2 + kEtcdMaxOpsPerItem) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--etcd_max_txn_ops must be at least ", 2 + kEtcdMaxOpsPerItem,
-        " (it is etcd's --max-txn-ops, default 128)"));
-  }
-  if (options.etcd_prefix.empty()) {
-    return absl::InvalidArgumentError("--etcd_prefix must not be empty");
   }
   EtcdLockNodeOptions node;
   node.endpoints = *std::move(endpoints);
@@ -143,14 +128,15 @@ absl::Status LockServer::StartEtcd(const LockServerOptions& options) {
 
   router_ = std::make_unique<RoutingLockService>(std::move(peer_credentials));
   absl::StatusOr<std::unique_ptr<grpc::Server>> grpc_server =
-      StartGrpcServer(options.listen, router_.get(), &port_, options.port_file,
+      StartGrpcServer(options.serving.listen, router_.get(), &port_,
+                      options.serving.port_file,
                       /*max_receive_bytes=*/0, *std::move(credentials));
   if (!grpc_server.ok()) return grpc_server.status();
   server_ = *std::move(grpc_server);
   server_->GetHealthCheckService()->SetServingStatus(false);  // until a leader is known
 
   if (options.advertise.empty()) {
-    absl::StatusOr<std::string> advertise = AdvertisedAddress(options.listen, port_);
+    absl::StatusOr<std::string> advertise = AdvertisedAddress(options.serving.listen, port_);
     if (!advertise.ok()) return advertise.status();
     node.advertise = *advertise;
   } else {

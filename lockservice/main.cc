@@ -1,14 +1,13 @@
 // fencegate-lockservice: leases with monotonic fencing tokens over gRPC.
-// Flags fill LockServerOptions; everything else is in lock_server.h.
+// Flags fill LockServerOptions (those both servers take are in
+// common/server_main.h); everything else is in lock_server.h.
 #include <cstdlib>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
-#include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/mutex.h"
+#include "common/build_info.h"
 #include "common/log.h"
-#include "common/signals.h"
+#include "common/server_main.h"
 #include "lockservice/lock_server.h"
 
 namespace {
@@ -16,8 +15,7 @@ const fencegate::lockservice::LockServerOptions kDefaults;
 const fencegate::lockservice::LockLimits& kLimits = kDefaults.limits;
 }  // namespace
 
-ABSL_FLAG(std::string, listen, kDefaults.listen,
-          "host:port to serve on; port 0 picks a free port");
+ABSL_FLAG(std::string, listen, kDefaults.serving.listen, fencegate::kListenFlagHelp);
 ABSL_FLAG(std::string, store, kDefaults.store,
           "where tokens and leases live: sqlite (the file --db; one instance) or "
           "etcd://host:port[,host:port...] (an etcd cluster that several "
@@ -44,8 +42,6 @@ ABSL_FLAG(std::string, peer_tls_ca, "",
           "etcd store with TLS: PEM CA of the other instances' certificates, for "
           "forwarding to the leader (default: --tls_client_ca). Every instance "
           "presents --tls_cert, and all share one certificate subject");
-ABSL_FLAG(std::string, port_file, "",
-          "if set, write the bound port to this file once serving");
 ABSL_FLAG(absl::Duration, min_ttl, kLimits.min_ttl, "smallest lease TTL accepted");
 ABSL_FLAG(absl::Duration, max_ttl, kLimits.max_ttl, "largest lease TTL accepted");
 ABSL_FLAG(absl::Duration, max_wait, kLimits.max_wait,
@@ -72,30 +68,16 @@ ABSL_FLAG(absl::Duration, waiter_reattach_grace, kLimits.waiter_reattach_grace,
           "for its client's retry (the queue waits for it meanwhile)");
 ABSL_FLAG(size_t, max_batch, kLimits.max_batch,
           "most requests committed in one group-commit transaction");
-ABSL_FLAG(absl::Duration, shutdown_grace, kDefaults.shutdown_grace,
-          "on SIGTERM/SIGINT, how long calls in flight may finish");
-ABSL_FLAG(std::string, signing_keys, "",
-          "key file (docs/security.md); set = sign every grant and require the "
-          "signature on Renew/Release. SIGHUP reloads it");
-ABSL_FLAG(std::string, tls_cert, "", "PEM certificate chain; with --tls_key turns TLS on");
-ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls_cert");
-ABSL_FLAG(std::string, tls_client_ca, "",
-          "PEM CA bundle; set = mutual TLS: clients must present a certificate "
-          "it signed, and its subject becomes the lease holder");
 
 int main(int argc, char** argv) {
-  fencegate::BlockShutdownSignals();  // before any thread starts
-  absl::SetProgramUsageMessage(
+  fencegate::InitServerMain(
+      "fencegate-lockservice", argc, argv,
       "fencegate-lockservice: leases with monotonic fencing tokens over gRPC.\n"
       "Usage: fencegate-lockservice [--listen=127.0.0.1:7070] [--db=FILE] ...\n"
       "   or: fencegate-lockservice --store=etcd://host:port[,host:port...] ...");
-  absl::ParseCommandLine(argc, argv);
-  // Debian's Abseil checks every mutex acquisition for lock-order cycles,
-  // about 3% of the server's CPU under load. Tests keep the check on.
-  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
 
   fencegate::lockservice::LockServerOptions options;
-  options.listen = absl::GetFlag(FLAGS_listen);
+  options.serving = fencegate::ServingOptionsFromFlags(absl::GetFlag(FLAGS_listen));
   options.store = absl::GetFlag(FLAGS_store);
   options.db_path = absl::GetFlag(FLAGS_db);
   options.advertise = absl::GetFlag(FLAGS_advertise);
@@ -106,12 +88,6 @@ int main(int argc, char** argv) {
   options.etcd_tls.cert = absl::GetFlag(FLAGS_etcd_tls_cert);
   options.etcd_tls.key = absl::GetFlag(FLAGS_etcd_tls_key);
   options.peer_tls_ca = absl::GetFlag(FLAGS_peer_tls_ca);
-  options.port_file = absl::GetFlag(FLAGS_port_file);
-  options.shutdown_grace = absl::GetFlag(FLAGS_shutdown_grace);
-  options.signing_keys_path = absl::GetFlag(FLAGS_signing_keys);
-  options.tls.cert = absl::GetFlag(FLAGS_tls_cert);
-  options.tls.key = absl::GetFlag(FLAGS_tls_key);
-  options.tls.client_ca = absl::GetFlag(FLAGS_tls_client_ca);
   fencegate::lockservice::LockLimits& limits = options.limits;
   limits.min_ttl = absl::GetFlag(FLAGS_min_ttl);
   limits.max_ttl = absl::GetFlag(FLAGS_max_ttl);
@@ -126,18 +102,6 @@ int main(int argc, char** argv) {
   limits.max_hold = absl::GetFlag(FLAGS_max_hold);
   limits.max_batch = absl::GetFlag(FLAGS_max_batch);
   limits.waiter_reattach_grace = absl::GetFlag(FLAGS_waiter_reattach_grace);
-  if (limits.min_ttl <= absl::ZeroDuration() || limits.min_ttl > limits.max_ttl) {
-    fencegate::LogError("--min_ttl must be > 0 and <= --max_ttl");
-    return EXIT_FAILURE;
-  }
-  if (limits.waiter_reattach_grace < absl::ZeroDuration()) {
-    fencegate::LogError("--waiter_reattach_grace must not be negative");
-    return EXIT_FAILURE;
-  }
-  if (limits.max_batch == 0) {
-    fencegate::LogError("--max_batch must be at least 1");
-    return EXIT_FAILURE;
-  }
 
   absl::StatusOr<std::unique_ptr<fencegate::lockservice::LockServer>> server =
       fencegate::lockservice::LockServer::Start(options);
@@ -154,29 +118,15 @@ int main(int argc, char** argv) {
                          " advertise=", options.advertise.empty() ? "(listen)" : options.advertise,
                          " etcd_transport=", options.etcd_tls.enabled() ? "TLS" : "plaintext");
   fencegate::LogInfo(
-      "fencegate-lockservice serving on port %d (listen=%s store=%s ttl=[%s, %s] "
+      "%s serving on port %d (listen=%s store=%s ttl=[%s, %s] "
       "max_wait=%s lock_delay=%s max_hold=%s max_waiters_per_resource=%d "
       "max_waiters_total=%d max_resources=%d max_batch=%d transport=%s "
       "signing=%s)",
-      (*server)->port(), options.listen, store,
+      fencegate::VersionLine(), (*server)->port(), options.serving.listen, store,
       absl::FormatDuration(limits.min_ttl), absl::FormatDuration(limits.max_ttl),
       absl::FormatDuration(limits.max_wait), absl::FormatDuration(limits.lock_delay),
       absl::FormatDuration(limits.max_hold), limits.max_waiters_per_resource,
       limits.max_waiters_total, limits.max_resources, (*server)->max_batch(),
-      fencegate::DescribeTls(options.tls), (*server)->DescribeSigning());
-
-  int signal = fencegate::WaitForShutdownSignal([&server] {
-    absl::Status reloaded = (*server)->ReloadSigningKeys();
-    if (reloaded.ok()) {
-      fencegate::LogInfo("SIGHUP: signing keys reloaded: %s",
-                         (*server)->DescribeSigning());
-    } else {
-      fencegate::LogError("SIGHUP: keys not reloaded, the old ones stay: %s",
-                          reloaded.ToString());
-    }
-  });
-  fencegate::LogInfo("signal %d: shutting down", signal);
-  (*server)->Shutdown();
-  fencegate::LogInfo("fencegate-lockservice stopped cleanly");
-  return EXIT_SUCCESS;
+      fencegate::DescribeTls(options.serving.tls), (*server)->DescribeSigning());
+  return fencegate::ServeUntilShutdownSignal("fencegate-lockservice", **server);
 }

@@ -32,6 +32,7 @@
 #include "bench/loadgen/fencegate_driver.h"
 #include "bench/loadgen/fsync_loop.h"
 #include "bench/loadgen/workloads.h"
+#include "common/build_info.h"
 #ifdef FENCEGATE_BENCH_HAVE_HIREDIS
 #include "bench/loadgen/redis_driver.h"
 #endif
@@ -109,6 +110,7 @@ int Fail(const absl::Status& status) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  fencegate::InitBuildInfo("fencegate-loadgen");
   absl::ParseCommandLine(argc, argv);
   const std::string workload = absl::GetFlag(FLAGS_workload);
   fencegate::bench::RunLabels labels;

@@ -17,6 +17,7 @@
 #include "absl/time/clock.h"
 #include "client/errors.h"
 #include "client/lock_client.h"
+#include "common/build_info.h"
 #include "common/clock.h"
 #include "common/tls.h"
 #include "common/token_signer.h"
@@ -285,6 +286,7 @@ int Main() {
 }  // namespace fencegate::demo
 
 int main(int argc, char** argv) {
+  fencegate::InitBuildInfo("fencegate-demo-client");
   absl::SetProgramUsageMessage(
       "fencegate-demo-client: a lock holder driven over stdin; see "
       "examples/demo/client_protocol.h");

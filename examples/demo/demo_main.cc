@@ -16,6 +16,7 @@
 #include <iostream>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/flags/flag.h"
@@ -27,6 +28,7 @@
 #include "absl/strings/str_split.h"
 #include "client/gateway_client.h"
 #include "client/lock_client.h"
+#include "common/build_info.h"
 #include "examples/demo/acts.h"
 #include "examples/demo/interrupt.h"
 #include "common/signing_keys.h"
@@ -274,7 +276,7 @@ int main(int argc, char** argv) {
     return absl::StrContains(file, "demo_main.cc");
   };
   usage.contains_helpshort_flags = usage.contains_help_flags;
-  absl::SetFlagsUsageConfig(usage);
+  fencegate::InitBuildInfo("fencegate-demo", std::move(usage));
   absl::SetProgramUsageMessage(
       "a paused lock holder vs. fencing tokens, with real processes.\n"
       "Usage: fencegate-demo [--out=FILE.svg] [--ttl=2s] [--acts=1,2,3] [--tls]\n"

@@ -30,7 +30,7 @@ class FenceWatchTest : public ::testing::Test {
  protected:
   void SetUp() override {
     LockServerOptions options;
-    options.listen = "127.0.0.1:0";
+    options.serving.listen = "127.0.0.1:0";
     options.db_path = dir_.File("locks.db");
     auto server = LockServer::Start(options);
     ASSERT_THAT(server, IsOk());

@@ -33,17 +33,17 @@ class GatewayClientTest : public ::testing::Test {
     std::ofstream(dir_.File("keys.txt")) << *key << "\n";
 
     lockservice::LockServerOptions lock_options;
-    lock_options.listen = "127.0.0.1:0";
+    lock_options.serving.listen = "127.0.0.1:0";
     lock_options.db_path = dir_.File("locks.db");
-    lock_options.signing_keys_path = dir_.File("keys.txt");
+    lock_options.serving.signing_keys_path = dir_.File("keys.txt");
     auto locks = lockservice::LockServer::Start(lock_options);
     ASSERT_THAT(locks, IsOk());
     locks_ = *std::move(locks);
 
     gateway::GatewayServerOptions gateway_options;
-    gateway_options.listen = "127.0.0.1:0";
+    gateway_options.serving.listen = "127.0.0.1:0";
     gateway_options.db_path = dir_.File("gateway.db");
-    gateway_options.signing_keys_path = dir_.File("keys.txt");
+    gateway_options.serving.signing_keys_path = dir_.File("keys.txt");
     auto gateway = gateway::GatewayServer::Start(gateway_options);
     ASSERT_THAT(gateway, IsOk());
     gateway_ = *std::move(gateway);

@@ -25,7 +25,7 @@ class LockClientTest : public ::testing::Test {
  protected:
   void SetUp() override {
     lockservice::LockServerOptions options;
-    options.listen = "127.0.0.1:0";
+    options.serving.listen = "127.0.0.1:0";
     options.db_path = dir_.File("locks.db");
     options.limits.min_ttl = absl::Milliseconds(50);
     auto server = lockservice::LockServer::Start(options);

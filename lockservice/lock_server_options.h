@@ -1,0 +1,69 @@
+// LockServerOptions: everything a fencegate-lockservice is started with,
+// each field filled by the flag of the same name (main.cc). The defaults
+// here are the flags' defaults.
+//
+// Validate() is the one place a setting that cannot work is refused:
+// LockServer::Start() calls it first, so a server started in-process (the
+// tests) gets the same checks as one started by main().
+#ifndef FENCEGATE_LOCKSERVICE_LOCK_SERVER_OPTIONS_H_
+#define FENCEGATE_LOCKSERVICE_LOCK_SERVER_OPTIONS_H_
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "common/server_setup.h"
+#include "common/tls.h"
+#include "lockservice/lock_limits.h"
+
+namespace fencegate::lockservice {
+
+struct LockServerOptions {
+  // --listen (default 127.0.0.1:7070), --port_file, --shutdown_grace,
+  // --signing_keys (set = every grant is signed, and Renew/Release must
+  // carry the signature), --tls_* (server_setup.h).
+  ServingOptions serving = DefaultServing();
+  // Where tokens and leases live: "sqlite" (the file db_path), or
+  // "etcd://host:port[,host:port...]" (an etcd cluster; see
+  // docs/operations.md).
+  std::string store = "sqlite";
+  // SQLite database file; created if missing.
+  std::string db_path = "fencegate-locks.db";
+  LockLimits limits;
+
+  // etcd store only.
+  // The address other instances forward calls to ("host:port"). Empty: the
+  // listen address with the bound port (a wildcard host needs an explicit
+  // address).
+  std::string advertise;
+  // Every key of this deployment starts with it.
+  std::string etcd_prefix = "/fencegate/lockservice/";
+  // The leader's etcd lease: how long a dead leader blocks a new one.
+  absl::Duration etcd_session_ttl = absl::Seconds(5);
+  // etcd's --max-txn-ops: one group commit is one txn of at most this many
+  // operations, so it caps limits.max_batch.
+  int etcd_max_txn_ops = 128;
+  // TLS to the etcd members; empty: plaintext.
+  ClientTlsFiles etcd_tls;
+  // With TLS: the CA that signed the other instances' certificates, for
+  // forwarding to the leader (default: serving.tls.client_ca). Standbys
+  // present serving.tls.cert as their client certificate, and a leader
+  // believes the caller a forwarded call names only from a peer whose
+  // certificate subject is that of its own certificate: all instances share
+  // one certificate subject.
+  std::string peer_tls_ca;
+
+  // OK, or INVALID_ARGUMENT naming the flag and the limit it breaks. Reads
+  // no file and opens no connection.
+  absl::Status Validate() const;
+
+  static ServingOptions DefaultServing() {
+    ServingOptions serving;
+    serving.listen = "127.0.0.1:7070";
+    return serving;
+  }
+};
+
+}  // namespace fencegate::lockservice
+
+#endif  // FENCEGATE_LOCKSERVICE_LOCK_SERVER_OPTIONS_H_

@@ -1,0 +1,226 @@
+// The options both servers are started with: Validate() refuses what cannot
+// work with INVALID_ARGUMENT naming the flag, Start() calls it before it
+// opens anything (so a server started in-process gets main()'s checks), and
+// main() reports the same refusal and exits non-zero.
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <fstream>
+#include <functional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "examples/demo/child_process.h"
+#include "gateway/gateway_server.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "lockservice/lock_server.h"
+#include "tests/testing/status_matchers.h"
+#include "tests/testing/temp_dir.h"
+
+namespace fencegate {
+namespace {
+
+using ::fencegate::testing::IsOk;
+using ::fencegate::testing::StatusIs;
+using ::testing::HasSubstr;
+
+bool Exists(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0;
+}
+
+struct LockCase {
+  std::string flag;  // what the error must name
+  std::function<void(lockservice::LockServerOptions&)> spoil;
+};
+
+std::vector<LockCase> LockCases() {
+  using O = lockservice::LockServerOptions;
+  return {
+      {"--listen", [](O& o) { o.serving.listen = ""; }},
+      {"--listen", [](O& o) { o.serving.listen = "localhost"; }},
+      {"--shutdown_grace", [](O& o) { o.serving.shutdown_grace = absl::Seconds(-1); }},
+      {"--tls_key", [](O& o) { o.serving.tls.cert = "cert.pem"; }},
+      {"--tls_cert", [](O& o) { o.serving.tls.client_ca = "ca.pem"; }},
+      {"--min_ttl", [](O& o) { o.limits.min_ttl = absl::ZeroDuration(); }},
+      {"--min_ttl", [](O& o) { o.limits.min_ttl = o.limits.max_ttl + absl::Seconds(1); }},
+      {"--max_wait", [](O& o) { o.limits.max_wait = absl::Seconds(-1); }},
+      {"--lock_delay", [](O& o) { o.limits.lock_delay = absl::Seconds(-1); }},
+      {"--max_hold", [](O& o) { o.limits.max_hold = absl::Seconds(-1); }},
+      {"--waiter_reattach_grace",
+       [](O& o) { o.limits.waiter_reattach_grace = absl::Seconds(-1); }},
+      {"--max_resource_bytes", [](O& o) { o.limits.max_resource_bytes = 0; }},
+      {"--max_holder_bytes", [](O& o) { o.limits.max_holder_bytes = 0; }},
+      {"--max_resources", [](O& o) { o.limits.max_resources = 0; }},
+      {"--max_batch", [](O& o) { o.limits.max_batch = 0; }},
+      {"--db", [](O& o) { o.db_path = ""; }},
+      {"--store", [](O& o) { o.store = "mysql://db"; }},
+      {"--etcd_session_ttl",
+       [](O& o) {
+         o.store = "etcd://127.0.0.1:1";
+         o.etcd_session_ttl = absl::Milliseconds(500);
+       }},
+      {"--etcd_max_txn_ops",
+       [](O& o) {
+         o.store = "etcd://127.0.0.1:1";
+         o.etcd_max_txn_ops = 3;
+       }},
+      {"--etcd_prefix",
+       [](O& o) {
+         o.store = "etcd://127.0.0.1:1";
+         o.etcd_prefix = "";
+       }},
+      {"--peer_tls_ca",
+       [](O& o) {
+         o.store = "etcd://127.0.0.1:1";
+         o.serving.tls.cert = "cert.pem";
+         o.serving.tls.key = "key.pem";
+       }},
+  };
+}
+
+TEST(LockServerOptionsTest, DefaultsAreValid) {
+  EXPECT_THAT(lockservice::LockServerOptions().Validate(), IsOk());
+}
+
+TEST(LockServerOptionsTest, EachImpossibleSettingIsRefusedNamingItsFlag) {
+  for (const LockCase& c : LockCases()) {
+    lockservice::LockServerOptions options;
+    c.spoil(options);
+    EXPECT_THAT(options.Validate(), StatusIs(absl::StatusCode::kInvalidArgument,
+                                             HasSubstr(c.flag)))
+        << "case naming " << c.flag;
+  }
+}
+
+TEST(LockServerOptionsTest, StartRefusesBeforeItOpensTheDatabase) {
+  testing::TempDir dir;
+  for (const LockCase& c : LockCases()) {
+    lockservice::LockServerOptions options;
+    options.serving.listen = "127.0.0.1:0";
+    options.db_path = dir.File("locks.db");
+    c.spoil(options);
+    if (options.db_path.empty()) continue;  // the --db case itself
+    EXPECT_THAT(lockservice::LockServer::Start(options),
+                StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(c.flag)));
+    EXPECT_FALSE(Exists(dir.File("locks.db"))) << "case naming " << c.flag;
+  }
+}
+
+struct GatewayCase {
+  std::string flag;
+  std::function<void(gateway::GatewayServerOptions&)> spoil;
+};
+
+std::vector<GatewayCase> GatewayCases() {
+  using O = gateway::GatewayServerOptions;
+  return {
+      {"--listen", [](O& o) { o.serving.listen = ""; }},
+      {"--shutdown_grace", [](O& o) { o.serving.shutdown_grace = absl::Seconds(-1); }},
+      {"--tls_cert", [](O& o) { o.serving.tls.key = "key.pem"; }},
+      {"--max_key_bytes", [](O& o) { o.limits.max_key_bytes = 0; }},
+      {"--max_mutations", [](O& o) { o.limits.max_mutations = 0; }},
+      {"--max_request_bytes",
+       [](O& o) { o.limits.max_request_bytes = o.limits.max_value_bytes - 1; }},
+      {"--max_request_bytes", [](O& o) { o.limits.max_request_bytes = (1u << 30) + 1; }},
+      {"--default_page_size", [](O& o) { o.limits.default_page_size = 0; }},
+      {"--default_page_size",
+       [](O& o) { o.limits.default_page_size = o.limits.max_page_size + 1; }},
+      {"--max_batch", [](O& o) { o.limits.max_batch = 0; }},
+      {"--max_pending", [](O& o) { o.limits.max_pending = 0; }},
+      {"--max_stream_in_flight", [](O& o) { o.session_limits.max_in_flight = 0; }},
+      {"--read_connections", [](O& o) { o.read_connections = 0; }},
+      {"--db", [](O& o) { o.db_path = ""; }},
+      {"--storage", [](O& o) { o.storage = "mysql://db"; }},
+      {"--max_key_bytes",
+       [](O& o) {
+         o.storage = "postgres://fg@127.0.0.1:1/fg";
+         o.limits.max_key_bytes = gateway::kPostgresMaxNameBytes;
+       }},
+  };
+}
+
+TEST(GatewayServerOptionsTest, DefaultsAreValid) {
+  EXPECT_THAT(gateway::GatewayServerOptions().Validate(), IsOk());
+}
+
+TEST(GatewayServerOptionsTest, EachImpossibleSettingIsRefusedNamingItsFlag) {
+  for (const GatewayCase& c : GatewayCases()) {
+    gateway::GatewayServerOptions options;
+    c.spoil(options);
+    EXPECT_THAT(options.Validate(), StatusIs(absl::StatusCode::kInvalidArgument,
+                                             HasSubstr(c.flag)))
+        << "case naming " << c.flag;
+  }
+}
+
+TEST(GatewayServerOptionsTest, StartRefusesBeforeItOpensTheDatabase) {
+  testing::TempDir dir;
+  for (const GatewayCase& c : GatewayCases()) {
+    gateway::GatewayServerOptions options;
+    options.serving.listen = "127.0.0.1:0";
+    options.db_path = dir.File("gateway.db");
+    c.spoil(options);
+    if (options.db_path.empty()) continue;
+    EXPECT_THAT(gateway::GatewayServer::Start(options),
+                StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(c.flag)));
+    EXPECT_FALSE(Exists(dir.File("gateway.db"))) << "case naming " << c.flag;
+  }
+}
+
+// Runs `argv` to its end; returns its exit status and sets *output to what
+// it printed (stdout and stderr).
+int RunToEnd(std::vector<std::string> argv, const testing::TempDir& dir,
+             std::string* output) {
+  demo::ChildProcess::Options options;
+  options.argv = std::move(argv);
+  options.stderr_path = dir.File("output.txt");
+  auto child = demo::ChildProcess::Start(options);
+  EXPECT_THAT(child, IsOk());
+  if (!child.ok()) return -1;
+  absl::StatusOr<int> status = (*child)->Wait(absl::Seconds(60));
+  EXPECT_THAT(status, IsOk());
+  std::stringstream text;
+  text << std::ifstream(options.stderr_path).rdbuf();
+  *output = text.str();
+  return status.ok() && WIFEXITED(*status) ? WEXITSTATUS(*status) : -1;
+}
+
+TEST(ServerMainTest, MainRefusesWhatValidateRefusesAndCreatesNothing) {
+  testing::TempDir dir;
+  std::string output;
+  EXPECT_EQ(RunToEnd({FENCEGATE_LOCKSERVICE_BIN, "--listen=127.0.0.1:0", "--min_ttl=0s",
+                      "--db=" + dir.File("locks.db")},
+                     dir, &output),
+            1);
+  EXPECT_THAT(output, HasSubstr("failed to start"));
+  EXPECT_THAT(output, HasSubstr("--min_ttl"));
+  EXPECT_FALSE(Exists(dir.File("locks.db")));
+
+  EXPECT_EQ(RunToEnd({FENCEGATE_GATEWAY_BIN, "--listen=127.0.0.1:0", "--read_connections=0",
+                      "--db=" + dir.File("gateway.db")},
+                     dir, &output),
+            1);
+  EXPECT_THAT(output, HasSubstr("--read_connections"));
+  EXPECT_FALSE(Exists(dir.File("gateway.db")));
+}
+
+TEST(ServerMainTest, HelpListsTheSharedFlagsAndTheServersOwn) {
+  testing::TempDir dir;
+  std::string output;
+  for (const char* binary : {FENCEGATE_LOCKSERVICE_BIN, FENCEGATE_GATEWAY_BIN}) {
+    RunToEnd({binary, "--help"}, dir, &output);  // Abseil exits 1 after --help
+    for (const char* flag : {"--listen", "--port_file", "--shutdown_grace",
+                             "--signing_keys", "--tls_cert", "--tls_key",
+                             "--tls_client_ca", "--max_batch", "--db"}) {
+      EXPECT_THAT(output, HasSubstr(flag)) << binary;
+    }
+  }
+  EXPECT_THAT(output, HasSubstr("default: \"127.0.0.1:7071\""));
+}
+
+}  // namespace
+}  // namespace fencegate
