@@ -35,11 +35,15 @@ void Session::Unref() {
 // ------------------------------------------------------------- reading
 
 void Session::OnMessage(absl::string_view bytes) {
+  // reading_ stays true until the message is handled: nobody may ask for
+  // the next message before then (one read at a time, in order).
   {
     absl::MutexLock lock(&mu_);
-    reading_ = false;
     // The stream is ending: what arrives now is neither applied nor answered.
-    if (closing_ || cancelled_ || finished_) return;
+    if (closing_ || cancelled_ || finished_) {
+      reading_ = false;
+      return;
+    }
   }
   // Declared first, so it flushes last: every answer decided while this
   // message is handled goes out in one message.
@@ -55,7 +59,9 @@ void Session::OnMessage(absl::string_view bytes) {
   }
   if (!error.ok()) {
     message->Unref();
-    Close(error);
+    absl::MutexLock lock(&mu_);
+    reading_ = false;
+    CloseLocked(error);
     return;
   }
   // Fenced calls first, while the store's writer waits for them to arrive
@@ -75,6 +81,7 @@ void Session::OnMessage(absl::string_view bytes) {
   for (const IncomingCall* in : plain_reads) Dispatch(message, *in);
   message->Unref();
   absl::MutexLock lock(&mu_);
+  reading_ = false;
   ResumeReadingLocked();
 }
 

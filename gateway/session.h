@@ -173,6 +173,7 @@ class Session final : public Flushable {
   size_t unsent_ ABSL_GUARDED_BY(mu_) = 0;
   size_t writing_count_ ABSL_GUARDED_BY(mu_) = 0;  // answers in the write in progress
   bool writing_ ABSL_GUARDED_BY(mu_) = false;
+  // A read is asked for, or its message is being handled.
   bool reading_ ABSL_GUARDED_BY(mu_) = false;
   bool reads_done_ ABSL_GUARDED_BY(mu_) = false;
   bool deferred_ ABSL_GUARDED_BY(mu_) = false;  // in a ReplyBatch

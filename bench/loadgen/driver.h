@@ -22,6 +22,7 @@
 #include <optional>
 #include <string>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -71,6 +72,23 @@ class Driver {
   // The empty round trip (only the echo driver has it).
   virtual absl::Status EmptyCall() {
     return absl::UnimplementedError("this system has no empty call");
+  }
+
+  // The pipelined_write workload: keeps `depth` fenced writes in flight on
+  // this one connection, sending a new one as each answer comes, until
+  // `end`; then takes the last answers and returns. Write k (0, 1, ...)
+  // goes to lock_of(k) under `key`. `done(k, sent, outcome)` is called once
+  // per write as its answer arrives (`sent`: when it was handed to the
+  // connection). An error return means the connection failed; writes that
+  // got no answer then got no `done` either. UNIMPLEMENTED where the
+  // system's driver cannot pipeline.
+  using LockOf = absl::FunctionRef<const HeldLock&(uint64_t k)>;
+  using PipelineDone =
+      absl::FunctionRef<void(uint64_t k, absl::Time sent, const absl::Status& outcome)>;
+  virtual absl::Status PipelinedWrites(LockOf lock_of, absl::string_view key,
+                                       absl::string_view value, int depth, absl::Time end,
+                                       PipelineDone done) {
+    return absl::UnimplementedError("this system's driver cannot pipeline");
   }
 };
 

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
 #include "bench/loadgen/grpc_util.h"
 
 namespace fencegate::bench {
@@ -10,25 +12,73 @@ namespace {
 
 // Every non-waiting call finishes well within this, even on a busy machine.
 constexpr absl::Duration kCallTimeout = absl::Seconds(10);
+// A driver's Session stream outlives any run (40 s at most) and its setup.
+constexpr absl::Duration kSessionLifetime = absl::Minutes(10);
+
+// A GatewayResult's outcome: OK for a write's response, else its status.
+absl::Status OutcomeOf(const v1::GatewayResult& result) {
+  if (result.result_case() == v1::GatewayResult::kWrite) return absl::OkStatus();
+  if (result.result_case() != v1::GatewayResult::kError) {
+    return absl::InternalError("Session: a write was answered with another response");
+  }
+  return absl::Status(static_cast<absl::StatusCode>(result.error().code()),
+                      absl::StrCat("Session write: ", result.error().message()));
+}
 
 }  // namespace
 
-FencegateDriver::FencegateDriver(std::string lock_target,
-                                 std::string gateway_target, std::string holder)
+FencegateDriver::FencegateDriver(std::string lock_target, std::string gateway_target,
+                                 std::string holder, GatewayTransport transport)
     : lock_target_(std::move(lock_target)),
       gateway_target_(std::move(gateway_target)),
-      holder_(std::move(holder)) {}
+      holder_(std::move(holder)),
+      transport_(transport) {}
+
+FencegateDriver::~FencegateDriver() { Close(); }
 
 absl::Status FencegateDriver::Open(absl::Duration /*session_ttl*/) {
   auto lock_channel = ConnectOwnChannel(lock_target_, kCallTimeout);
   if (!lock_channel.ok()) return lock_channel.status();
   locks_ = v1::LockService::NewStub(*lock_channel);
-  if (!gateway_target_.empty()) {
-    auto gateway_channel = ConnectOwnChannel(gateway_target_, kCallTimeout);
-    if (!gateway_channel.ok()) return gateway_channel.status();
-    gateway_ = v1::Gateway::NewStub(*gateway_channel);
+  if (gateway_target_.empty()) return absl::OkStatus();
+  auto gateway_channel = ConnectOwnChannel(gateway_target_, kCallTimeout);
+  if (!gateway_channel.ok()) return gateway_channel.status();
+  gateway_ = v1::Gateway::NewStub(*gateway_channel);
+  if (transport_ == GatewayTransport::kStream) {
+    session_context_ = std::make_unique<grpc::ClientContext>();
+    SetDeadline(*session_context_, absl::Now() + kSessionLifetime);
+    session_ = gateway_->Session(session_context_.get());
+    if (session_ == nullptr) return absl::UnavailableError("Session: no stream");
   }
   return absl::OkStatus();
+}
+
+void FencegateDriver::Close() {
+  if (session_ == nullptr) return;
+  session_->WritesDone();
+  while (session_->Read(&in_)) {
+  }
+  session_->Finish().IgnoreError();
+  session_.reset();
+  session_context_.reset();
+}
+
+void FencegateDriver::SetWrite(v1::GatewayCall& call, uint64_t id, const HeldLock& lock,
+                               absl::string_view key, absl::string_view value) {
+  call.set_request_id(id);
+  v1::WriteRequest* write = call.mutable_write();
+  write->set_resource(lock.resource);
+  write->set_token(lock.token);
+  v1::Mutation* mutation = write->mutable_mutation();
+  mutation->set_key(key.data(), key.size());
+  mutation->set_value(value.data(), value.size());
+}
+
+absl::Status FencegateDriver::SessionEnded() {
+  absl::Status status = FromGrpc("Session", session_->Finish());
+  session_.reset();
+  if (status.ok()) return absl::UnavailableError("Session: the stream ended early");
+  return status;
 }
 
 absl::StatusOr<std::optional<HeldLock>> FencegateDriver::Acquire(
@@ -66,6 +116,17 @@ absl::Status FencegateDriver::FencedWrite(const HeldLock& lock,
   if (gateway_ == nullptr) {
     return absl::FailedPreconditionError("FencedWrite: no --gateway_target given");
   }
+  if (transport_ == GatewayTransport::kStream) {
+    if (session_ == nullptr) return absl::UnavailableError("Session: the stream has ended");
+    const uint64_t id = next_id_++;
+    if (out_.calls_size() == 0) out_.add_calls();
+    SetWrite(*out_.mutable_calls(0), id, lock, key, value);
+    if (!session_->Write(out_) || !session_->Read(&in_)) return SessionEnded();
+    if (in_.results_size() != 1 || in_.results(0).request_id() != id) {
+      return absl::InternalError("Session: the answer is not the write's");
+    }
+    return OutcomeOf(in_.results(0));
+  }
   write_.set_resource(lock.resource);
   write_.set_token(lock.token);
   v1::Mutation* mutation = write_.mutable_mutation();
@@ -74,6 +135,45 @@ absl::Status FencegateDriver::FencedWrite(const HeldLock& lock,
   grpc::ClientContext context;
   SetDeadline(context, absl::Now() + kCallTimeout);
   return FromGrpc("Write", gateway_->Write(&context, write_, &written_));
+}
+
+}  // namespace fencegate::bench
+
+namespace fencegate::bench {
+
+absl::Status FencegateDriver::PipelinedWrites(LockOf lock_of, absl::string_view key,
+                                              absl::string_view value, int depth,
+                                              absl::Time end, PipelineDone done) {
+  if (transport_ != GatewayTransport::kStream || session_ == nullptr) {
+    return absl::UnimplementedError("pipelined writes need the gateway's Session stream");
+  }
+  // The k of each call in flight, and when it was sent, by request id.
+  absl::flat_hash_map<uint64_t, std::pair<uint64_t, absl::Time>> in_flight;
+  uint64_t k = 0;
+  int to_send = depth;
+  v1::GatewaySessionRequest message;
+  for (;;) {
+    message.clear_calls();
+    const absl::Time now = absl::Now();
+    for (; to_send > 0 && now < end; --to_send, ++k) {
+      const uint64_t id = next_id_++;
+      SetWrite(*message.add_calls(), id, lock_of(k), key, value);
+      in_flight.emplace(id, std::make_pair(k, now));
+    }
+    to_send = 0;
+    if (message.calls_size() > 0 && !session_->Write(message)) return SessionEnded();
+    if (in_flight.empty()) return absl::OkStatus();
+    if (!session_->Read(&in_)) return SessionEnded();
+    for (const v1::GatewayResult& result : in_.results()) {
+      auto it = in_flight.find(result.request_id());
+      if (it == in_flight.end()) {
+        return absl::InternalError("Session: an answer to no write in flight");
+      }
+      done(it->second.first, it->second.second, OutcomeOf(result));
+      in_flight.erase(it);
+      ++to_send;
+    }
+  }
 }
 
 }  // namespace fencegate::bench

@@ -5,9 +5,17 @@
 //   Acquire      LockService.Acquire(resource, holder, ttl_ms, wait_ms). A
 //                wait parks the call in the server's FIFO queue (no polling).
 //   Release      LockService.Release(resource, token): owner-checked.
-//   FencedWrite  Gateway.Write(resource, token, key, value): the fence check
-//                (token >= max token) and the write are one SQLite
-//                transaction, acknowledged after its group commit (fsync).
+//   FencedWrite  kUnary: Gateway.Write(resource, token, key, value), one call
+//                per write. kStream: the same WriteRequest as one call on the
+//                driver's Session stream to the gateway (opened once, in
+//                Open()), one message each way per write. Either way the
+//                fence check (token >= max token) and the write are one
+//                SQLite transaction, acknowledged after its group commit
+//                (fsync).
+//   PipelinedWrites (kStream only): `depth` calls in flight on the stream.
+//                One thread: it reads a message of answers, then sends one
+//                message with as many new calls as were answered, as a
+//                pipelining Redis client reads a reply and appends a command.
 //
 // Thread safety: none (see driver.h).
 #ifndef FENCEGATE_BENCH_LOADGEN_FENCEGATE_DRIVER_H_
@@ -22,20 +30,36 @@
 
 namespace fencegate::bench {
 
+enum class GatewayTransport { kUnary, kStream };
+
 class FencegateDriver final : public Driver {
  public:
   // `holder` names this client to the lock service; unique per driver.
   FencegateDriver(std::string lock_target, std::string gateway_target,
-                  std::string holder);
+                  std::string holder, GatewayTransport transport);
+  ~FencegateDriver() override;
 
   absl::Status Open(absl::Duration session_ttl) override;
+  void Close() override;
   absl::StatusOr<std::optional<HeldLock>> Acquire(
       const std::string& resource, const AcquireOptions& options) override;
   absl::Status Release(const HeldLock& lock) override;
   absl::Status FencedWrite(const HeldLock& lock, absl::string_view key,
                            absl::string_view value) override;
+  absl::Status PipelinedWrites(LockOf lock_of, absl::string_view key,
+                               absl::string_view value, int depth, absl::Time end,
+                               PipelineDone done) override;
 
  private:
+  using Session = grpc::ClientReaderWriter<v1::GatewaySessionRequest,
+                                           v1::GatewaySessionResponse>;
+
+  // Fills `call` as the write of `value` under (lock.resource, key).
+  static void SetWrite(v1::GatewayCall& call, uint64_t id, const HeldLock& lock,
+                       absl::string_view key, absl::string_view value);
+  // The stream's end, as an error (it ended while answers were due).
+  absl::Status SessionEnded();
+
   const std::string lock_target_;
   const std::string gateway_target_;
   const std::string holder_;
@@ -48,6 +72,14 @@ class FencegateDriver final : public Driver {
   v1::ReleaseResponse released_;
   v1::WriteRequest write_;
   v1::WriteResponse written_;
+
+  const GatewayTransport transport_;
+  // kStream: the Session stream, for the whole life of the driver.
+  std::unique_ptr<grpc::ClientContext> session_context_;
+  std::unique_ptr<Session> session_;
+  v1::GatewaySessionRequest out_;
+  v1::GatewaySessionResponse in_;
+  uint64_t next_id_ = 1;
 };
 
 }  // namespace fencegate::bench

@@ -8,6 +8,9 @@
 //   fencegate-loadgen --system=fencegate --target=127.0.0.1:7070
 //       --gateway_target=127.0.0.1:7071 --workload=fenced_write
 //       --clients=32 --resources=1000 --duration=2s
+//   fencegate-loadgen --system=fencegate-stream --target=127.0.0.1:7070
+//       --gateway_target=127.0.0.1:7071 --workload=pipelined_write --depth=32
+//       --clients=1 --resources=1000
 //   fencegate-loadgen --system=etcd --target=127.0.0.1:2379 --workload=handoff
 //       --clients=32 --resources=1
 //   fencegate-loadgen --system=redis --target=127.0.0.1:6379 ...
@@ -37,12 +40,16 @@
 #include "bench/loadgen/redis_driver.h"
 #endif
 
-ABSL_FLAG(std::string, system, "fencegate", "fencegate, etcd, redis or grpc-empty");
+ABSL_FLAG(std::string, system, "fencegate",
+          "fencegate, fencegate-stream (gateway writes over its Session stream), etcd, "
+          "redis or grpc-empty");
 ABSL_FLAG(std::string, target, "",
           "host:port of the system (fencegate: its lock service)");
 ABSL_FLAG(std::string, gateway_target, "", "fencegate only: host:port of its gateway");
 ABSL_FLAG(std::string, workload, "lock_cycle",
-          "lock_cycle, fenced_write, handoff, rpc, or fsync (the disk ceiling)");
+          "lock_cycle, fenced_write, pipelined_write, handoff, rpc, or fsync (the disk "
+          "ceiling)");
+ABSL_FLAG(int, depth, 32, "pipelined_write: writes in flight per client");
 ABSL_FLAG(std::string, durability, "",
           "label copied into the output (e.g. fsync, everysec)");
 ABSL_FLAG(std::string, system_label, "",
@@ -69,12 +76,16 @@ using fencegate::bench::DriverFactory;
 absl::StatusOr<DriverFactory> MakeFactory(const std::string& system,
                                           const std::string& target) {
   if (target.empty()) return absl::InvalidArgumentError("--target is required");
-  if (system == "fencegate") {
+  if (system == "fencegate" || system == "fencegate-stream") {
     std::string gateway = absl::GetFlag(FLAGS_gateway_target);
-    return DriverFactory([target, gateway](int index) -> absl::StatusOr<std::unique_ptr<Driver>> {
-      return std::make_unique<fencegate::bench::FencegateDriver>(
-          target, gateway, absl::StrCat("loadgen-", getpid(), "-", index));
-    });
+    const auto transport = system == "fencegate"
+                               ? fencegate::bench::GatewayTransport::kUnary
+                               : fencegate::bench::GatewayTransport::kStream;
+    return DriverFactory(
+        [target, gateway, transport](int index) -> absl::StatusOr<std::unique_ptr<Driver>> {
+          return std::make_unique<fencegate::bench::FencegateDriver>(
+              target, gateway, absl::StrCat("loadgen-", getpid(), "-", index), transport);
+        });
   }
   if (system == "etcd") {
     return DriverFactory([target](int) -> absl::StatusOr<std::unique_ptr<Driver>> {
@@ -99,7 +110,8 @@ absl::StatusOr<DriverFactory> MakeFactory(const std::string& system,
     });
   }
   return absl::InvalidArgumentError(absl::StrCat(
-      "--system: unknown '", system, "'; one of fencegate, etcd, redis, grpc-empty"));
+      "--system: unknown '", system,
+      "'; one of fencegate, fencegate-stream, etcd, redis, grpc-empty"));
 }
 
 int Fail(const absl::Status& status) {
@@ -135,6 +147,7 @@ int main(int argc, char** argv) {
     config.warmup = absl::GetFlag(FLAGS_warmup);
     config.duration = absl::GetFlag(FLAGS_duration);
     config.value_bytes = static_cast<size_t>(absl::GetFlag(FLAGS_value_bytes));
+    config.depth = absl::GetFlag(FLAGS_depth);
     config.run_id = absl::GetFlag(FLAGS_run_id);
     if (config.run_id.empty()) {
       config.run_id = absl::StrCat("b", absl::ToUnixMicros(absl::Now()));

@@ -14,6 +14,10 @@
 //                our owner value.
 //   FencedWrite  EVALSHA: if token >= fence:<r> then raise the fence to the
 //                token and SET data:<r>:<key>, else refuse; atomic in Redis.
+//   PipelinedWrites  the same EVALSHA, `depth` of them in flight on the one
+//                connection (hiredis pipelining: append `depth` commands,
+//                then for each reply read, append the next one; hiredis
+//                sends what is appended before it reads).
 //
 // Durability is the server's: appendfsync always (fsync before replying,
 // batched per event-loop pass) or everysec (not durable: a crash loses up
@@ -47,8 +51,16 @@ class RedisDriver final : public Driver {
   absl::Status Release(const HeldLock& lock) override;
   absl::Status FencedWrite(const HeldLock& lock, absl::string_view key,
                            absl::string_view value) override;
+  absl::Status PipelinedWrites(LockOf lock_of, absl::string_view key,
+                               absl::string_view value, int depth, absl::Time end,
+                               PipelineDone done) override;
 
  private:
+  // Appends the fenced set of `value` under (lock, key) without sending it.
+  absl::Status AppendFencedWrite(const HeldLock& lock, absl::string_view key,
+                                 absl::string_view value);
+  // The outcome of one fenced set's reply.
+  absl::Status FencedWriteOutcome(const redisReply* reply) const;
   // Loads `script` into the server's cache; its SHA1 in *sha.
   absl::Status LoadScript(const char* script, std::string* sha);
   // The connection's error, or `what` with the reply's error text.

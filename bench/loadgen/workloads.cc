@@ -139,6 +139,28 @@ class Client {
         last_holder_(last_holder),
         holders_(holders) {}
 
+  // pipelined_write: the whole run on this client's connection, each write
+  // recorded like an op of the closed loop.
+  void RunPipelined(absl::Time start, ClientTally& tally, FirstError& errors) {
+    auto lock_of = [this](uint64_t k) -> const HeldLock& { return leases_.lock(Resource(k)); };
+    auto done = [&](uint64_t, absl::Time sent, const absl::Status& outcome) {
+      const absl::Time answered = absl::Now();
+      if (!outcome.ok()) {
+        errors.Record(outcome);
+        ++tally.errors;
+        return;
+      }
+      if (answered < start || answered >= end_) return;
+      tally.latency_ns.push_back(absl::ToInt64Nanoseconds(answered - sent));
+    };
+    absl::Status status =
+        driver_.PipelinedWrites(lock_of, key_, value_, config_.depth, end_, done);
+    if (!status.ok()) {
+      errors.Record(status);
+      ++tally.errors;
+    }
+  }
+
   OpResult Run(uint64_t k) {
     switch (config_.workload) {
       case Workload::kLockCycle:
@@ -149,6 +171,8 @@ class Client {
         return Handoff();
       case Workload::kRpc:
         return Status(driver_.EmptyCall());
+      case Workload::kPipelinedWrite:
+        break;  // RunPipelined()
     }
     return Failed(absl::InternalError("unknown workload"));
   }
@@ -232,10 +256,12 @@ class Client {
 absl::StatusOr<Workload> ParseWorkload(absl::string_view name) {
   if (name == "lock_cycle") return Workload::kLockCycle;
   if (name == "fenced_write") return Workload::kFencedWrite;
+  if (name == "pipelined_write") return Workload::kPipelinedWrite;
   if (name == "handoff") return Workload::kHandoff;
   if (name == "rpc") return Workload::kRpc;
   return absl::InvalidArgumentError(absl::StrCat(
-      "--workload: unknown '", name, "'; one of lock_cycle, fenced_write, handoff, rpc, fsync"));
+      "--workload: unknown '", name,
+      "'; one of lock_cycle, fenced_write, pipelined_write, handoff, rpc, fsync"));
 }
 
 absl::Status ValidateRunConfig(const RunConfig& config) {
@@ -259,6 +285,9 @@ absl::Status ValidateRunConfig(const RunConfig& config) {
         "--warmup + --duration must be at most 40s (fenced_write leases last 60s "
         "and are not renewed)");
   }
+  if (config.depth < 1 || config.depth > 256) {
+    return absl::InvalidArgumentError("--depth must be in [1, 256]");
+  }
   if (config.value_bytes < 1 || config.value_bytes > (1 << 20)) {
     return absl::InvalidArgumentError("--value_bytes must be in [1, 1 MiB]");
   }
@@ -270,7 +299,8 @@ absl::StatusOr<RunSummary> RunWorkload(const RunConfig& config,
                                        std::string* first_error) {
   if (absl::Status valid = ValidateRunConfig(config); !valid.ok()) return valid;
   HeldLeases leases;
-  if (config.workload == Workload::kFencedWrite) {
+  if (config.workload == Workload::kFencedWrite ||
+      config.workload == Workload::kPipelinedWrite) {
     if (absl::Status taken = leases.Take(config, make_driver); !taken.ok()) {
       leases.Release();
       return taken;
@@ -303,6 +333,11 @@ absl::StatusOr<RunSummary> RunWorkload(const RunConfig& config,
       if (!opened[c].ok()) return;
       Client client(config, c, *driver, leases, value, end, last_holder, holders);
       ClientTally& tally = tallies[c];
+      if (config.workload == Workload::kPipelinedWrite) {
+        client.RunPipelined(start, tally, errors);
+        driver->Close();
+        return;
+      }
       for (uint64_t k = 0;; ++k) {
         const absl::Time before = absl::Now();
         if (before >= end) break;

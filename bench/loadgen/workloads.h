@@ -20,6 +20,11 @@
 //                 another client (a real hand-off: a lock that lets its
 //                 releaser barge back in does fewer); the waiting times and
 //                 per-client counts show fairness.
+//   pipelined_write  fenced_write's leases and writes, but each client keeps
+//                 `depth` writes in flight on its one connection (a new one
+//                 as each answer comes: Driver::PipelinedWrites), so one
+//                 client can keep the disk busy. Latency: from a write's
+//                 send to its answer.
 //   rpc           an empty call (grpc-empty only): the ceiling.
 //
 // On the hot resource every workload also checks mutual exclusion from the
@@ -46,7 +51,7 @@
 
 namespace fencegate::bench {
 
-enum class Workload { kLockCycle, kFencedWrite, kHandoff, kRpc };
+enum class Workload { kLockCycle, kFencedWrite, kPipelinedWrite, kHandoff, kRpc };
 
 absl::StatusOr<Workload> ParseWorkload(absl::string_view name);
 
@@ -60,6 +65,7 @@ struct RunConfig {
   std::string run_id = "run";
   absl::Duration lock_ttl = absl::Seconds(10);  // lock_cycle, handoff
   absl::Duration hold_ttl = absl::Seconds(60);  // fenced_write's setup leases
+  int depth = 32;  // pipelined_write: writes in flight per client
   int setup_threads = 16;
   // The servers under test, for the CPU figures of the summary (optional).
   std::vector<pid_t> server_pids;

@@ -8,7 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "absl/functional/any_invocable.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
 #include "common/errors.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -28,6 +30,16 @@ ErrorInfo InfoOf(const absl::Status& status) {
 
 class SessionTest : public GatewayStoreTest {
  protected:
+  void SetUp() override {
+    GatewayStoreTest::SetUp();
+    protocol_errors_before_ = SessionHarness::ProtocolErrors();
+  }
+  void TearDown() override {
+    GatewayStoreTest::TearDown();
+    EXPECT_EQ(SessionHarness::ProtocolErrors(), protocol_errors_before_)
+        << "a session broke the transport's rules (see the log)";
+  }
+
   std::unique_ptr<SessionHarness> NewSession(size_t max_in_flight = 256) {
     SessionLimits limits;
     limits.max_in_flight = max_in_flight;
@@ -40,6 +52,8 @@ class SessionTest : public GatewayStoreTest {
     if (!answer.ok()) return answer.status();
     return StatusOf(*answer);
   }
+
+  int protocol_errors_before_ = 0;
 };
 
 TEST_F(SessionTest, EachRequestGetsTheAnswerItsUnaryCallWouldGet) {
@@ -262,6 +276,97 @@ TEST_F(SessionTest, FencedRequestsOfOneStreamTakeEffectInTheOrderSent) {
     last_version = answer.write().version();
   }
   EXPECT_EQ(ValueOf("r", "k"), "20");
+}
+
+// Many messages while the writer delivers answers on its own thread: the
+// session must not ask for the next message before the last one is handled
+// (the harness counts any read asked for meanwhile), so messages are
+// handled one at a time, in order, and every request is answered once.
+TEST_F(SessionTest, MessagesAreHandledOneAtATimeWhileAnswersArriveConcurrently) {
+  auto s = NewSession();
+  constexpr uint64_t kMessages = 300;
+  constexpr uint64_t kPerMessage = 4;
+  uint64_t id = 0;
+  for (uint64_t m = 0; m < kMessages; ++m) {
+    std::vector<v1::GatewayCall> calls;
+    for (uint64_t i = 0; i < kPerMessage; ++i) {
+      ++id;
+      calls.push_back(Call(id, PutRequest(absl::StrCat("r", id % 3), 1, "k", absl::StrCat(id))));
+    }
+    // A reading client: answers are taken while the next message goes in.
+    ASSERT_TRUE(s->ReadPending()) << "message " << m;
+    s->Send(calls);
+    if (m % 16 == 0) {
+      ASSERT_THAT(s->WaitForAnswer(id), IsOk());
+    }
+  }
+  s->HalfClose();
+  ASSERT_OK_AND_ASSIGN(absl::Status end, s->WaitForFinish());
+  EXPECT_THAT(end, IsOk());
+  std::vector<v1::GatewayResult> answers = s->answers();
+  EXPECT_EQ(answers.size(), kMessages * kPerMessage);
+  for (uint64_t i = 1; i <= id; ++i) EXPECT_EQ(s->AnswersTo(i).size(), 1u) << i;
+  // In send order: each resource holds its last write.
+  for (uint64_t last = id; last > id - 3; --last) {
+    EXPECT_EQ(ValueOf(absl::StrCat("r", last % 3), "k"), absl::StrCat(last));
+  }
+}
+
+// Forwards to another backend, and runs `on_read` inside every plain read:
+// a way to act while a session is in the middle of handling a message.
+class ReadHook final : public StorageBackend {
+ public:
+  ReadHook(StorageBackend* inner, absl::AnyInvocable<void()> on_read)
+      : inner_(inner), on_read_(std::move(on_read)) {}
+  absl::Status BeginBatch(absl::Span<const absl::string_view> r) override {
+    return inner_->BeginBatch(r);
+  }
+  absl::Status Apply(const FencedOp& op, OpResult* result) override {
+    return inner_->Apply(op, result);
+  }
+  absl::Status CommitBatch() override { return inner_->CommitBatch(); }
+  void AbortBatch() override { inner_->AbortBatch(); }
+  absl::StatusOr<ReadResult> ReadCommitted(absl::string_view resource,
+                                           absl::string_view key) override {
+    on_read_();
+    return inner_->ReadCommitted(resource, key);
+  }
+  absl::StatusOr<ListPage> ListCommitted(absl::string_view resource, absl::string_view after,
+                                         size_t limit) override {
+    return inner_->ListCommitted(resource, after, limit);
+  }
+  absl::StatusOr<ResourceStats> DescribeCommitted(absl::string_view resource) override {
+    return inner_->DescribeCommitted(resource);
+  }
+
+ private:
+  StorageBackend* const inner_;
+  absl::AnyInvocable<void()> on_read_;
+};
+
+// The interleaving of the test above, forced: while the session handles a
+// message (inside its plain read), an earlier request's batch commits and
+// its answer goes out from the writer thread. The session must not ask for
+// the next message from there (a second read in flight would let two
+// messages be handled at once, out of order, and gRPC allows one).
+TEST_F(SessionTest, AnAnswerSentWhileAMessageIsHandledDoesNotStartTheNextRead) {
+  absl::Notification entered, proceed;
+  SessionHarness* harness = nullptr;
+  ReadHook hook(faulty_.get(), [&] {
+    if (proceed.HasBeenNotified()) return;
+    proceed.Notify();  // the held batch commits and answers request 1
+    EXPECT_TRUE(harness->WaitForWritesStarted(1));
+  });
+  FencedStore store(&hook, limits_);
+  SessionHarness s(&store);
+  harness = &s;
+  faulty_->HoldNextCommit(&entered, &proceed);
+  s.Send({Call(1, PutRequest("r", 1, "k", "v"))});
+  entered.WaitForNotification();
+  s.Send({Call(2, ReadRequest("r", "k"))});
+  EXPECT_THAT(AnswerStatus(s, 1), IsOk());
+  EXPECT_THAT(AnswerStatus(s, 2), IsOk());
+  EXPECT_EQ(s.reads_started(), 3);  // one per message, each after the last
 }
 
 TEST_F(SessionTest, AnswersDecidedTogetherGoOutInOneMessage) {

@@ -1,5 +1,7 @@
 #include "tests/unit/session_harness.h"
 
+#include <atomic>
+#include <cstdio>
 #include <utility>
 
 #include "common/errors.h"
@@ -9,7 +11,16 @@ namespace {
 
 constexpr absl::Duration kSafetyNet = absl::Seconds(60);
 
+std::atomic<int> protocol_errors{0};
+
 }  // namespace
+
+int SessionHarness::ProtocolErrors() { return protocol_errors.load(); }
+
+void SessionHarness::Breach(const char* what) {
+  ++protocol_errors;
+  std::fprintf(stderr, "session harness: the session broke the transport's rules: %s\n", what);
+}
 
 // ---------------------------------------------------------------- messages
 
@@ -102,8 +113,11 @@ void SessionHarness::Send(const std::string& bytes) {
   {
     absl::MutexLock lock(&mu_);
     read_pending_ = false;
+    sending_ = std::this_thread::get_id();
   }
   session_->OnMessage(bytes);
+  absl::MutexLock lock(&mu_);
+  sending_.reset();
 }
 
 void SessionHarness::HalfClose() {
@@ -231,18 +245,27 @@ bool SessionHarness::PumpUntil(absl::FunctionRef<bool()> done) {
 
 void SessionHarness::StartRead() {
   absl::MutexLock lock(&mu_);
+  if (read_pending_) Breach("a second read while one is pending");
+  if (sending_ && *sending_ != std::this_thread::get_id()) {
+    Breach("a read asked for by another thread while a message is being handled");
+  }
+  if (finished_) Breach("a read after Finish");
   read_pending_ = true;
   ++reads_started_;
 }
 
 void SessionHarness::StartWrite(std::string bytes) {
   absl::MutexLock lock(&mu_);
+  if (pending_write_) Breach("a second write while one is in progress");
+  if (finished_) Breach("a write after Finish");
   pending_write_ = std::move(bytes);
   ++writes_started_;
 }
 
 void SessionHarness::Finish(const absl::Status& status) {
   absl::MutexLock lock(&mu_);
+  if (finished_) Breach("Finish twice");
+  if (pending_write_) Breach("Finish with a write in progress");
   finished_ = status;
 }
 

@@ -6,6 +6,13 @@
 // are taken by the waiting test thread (Pump), and every wait has a
 // generous deadline as a safety net.
 //
+// It also checks the session keeps the transport's rules (as gRPC's reactor
+// needs them): one read at a time, and none asked for by another thread
+// while a message is being handled; one write at a time; Finish once, with
+// no write in progress, and nothing after it. Each breach is counted in
+// ProtocolErrors() (process-wide, so a fixture can check it once per test)
+// and printed.
+//
 // Also builds and decodes the stream's messages for tests that speak to a
 // real server (Call(), Encode(), Decode()).
 //
@@ -18,6 +25,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -93,6 +101,9 @@ class SessionHarness final : public SessionTransport {
   // Messages taken so far (each one write of the session).
   int messages_taken();
 
+  // Breaches of the transport's rules seen by every harness of the process.
+  static int ProtocolErrors();
+
   // SessionTransport (called by the session, under its lock).
   void StartRead() override;
   void StartWrite(std::string bytes) override;
@@ -102,9 +113,12 @@ class SessionHarness final : public SessionTransport {
   // Takes pending writes until `done` holds or the deadline passes.
   bool PumpUntil(absl::FunctionRef<bool()> done) ABSL_LOCKS_EXCLUDED(mu_);
 
+  void Breach(const char* what) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
   Session* session_ = nullptr;
-  bool detached_ = false;
   absl::Mutex mu_;
+  // The thread inside Send(), if any.
+  std::optional<std::thread::id> sending_ ABSL_GUARDED_BY(mu_);
   bool read_pending_ ABSL_GUARDED_BY(mu_) = false;
   int reads_started_ ABSL_GUARDED_BY(mu_) = 0;
   int writes_started_ ABSL_GUARDED_BY(mu_) = 0;
