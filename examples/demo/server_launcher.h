@@ -14,7 +14,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "examples/demo/child_process.h"
+#include "tests/testing/child_process.h"
 
 namespace fencegate::demo {
 

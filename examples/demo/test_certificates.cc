@@ -8,7 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
-#include "examples/demo/child_process.h"
+#include "tests/testing/child_process.h"
 
 namespace fencegate::demo {
 namespace {

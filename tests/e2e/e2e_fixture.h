@@ -19,7 +19,7 @@
 #include "absl/time/time.h"
 #include "client/gateway_client.h"
 #include "client/lock_client.h"
-#include "examples/demo/child_process.h"
+#include "tests/testing/child_process.h"
 #include "examples/demo/client_process.h"
 #include "gtest/gtest.h"
 #include "tests/testing/server_process.h"

@@ -12,7 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "client/errors.h"
 #include "examples/demo/counter_store.h"
-#include "examples/demo/tcp_proxy.h"
+#include "tests/testing/tcp_proxy.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/e2e/e2e_fixture.h"

@@ -17,7 +17,7 @@
 #include "client/errors.h"
 #include "client/gateway_client.h"
 #include "client/lock_client.h"
-#include "examples/demo/tcp_proxy.h"
+#include "tests/testing/tcp_proxy.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/testing/poll.h"

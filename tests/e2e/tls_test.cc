@@ -9,7 +9,7 @@
 #include "client/errors.h"
 #include "client/gateway_client.h"
 #include "client/lock_client.h"
-#include "examples/demo/child_process.h"
+#include "tests/testing/child_process.h"
 #include "examples/demo/test_certificates.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

@@ -36,7 +36,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "examples/demo/child_process.h"
+#include "tests/testing/child_process.h"
 
 namespace fencegate::torture {
 

@@ -1,4 +1,4 @@
-#include "examples/demo/child_process.h"
+#include "tests/testing/child_process.h"
 
 #include <errno.h>
 #include <fcntl.h>

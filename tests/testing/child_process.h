@@ -16,8 +16,8 @@
 // Thread safety: pid(), Signal() and Running() are thread-safe; the rest is
 // for the owning thread. The destructor SIGKILLs a child that still runs and
 // reaps it.
-#ifndef FENCEGATE_EXAMPLES_DEMO_CHILD_PROCESS_H_
-#define FENCEGATE_EXAMPLES_DEMO_CHILD_PROCESS_H_
+#ifndef FENCEGATE_TESTS_TESTING_CHILD_PROCESS_H_
+#define FENCEGATE_TESTS_TESTING_CHILD_PROCESS_H_
 
 #include <signal.h>
 #include <sys/types.h>
@@ -105,4 +105,4 @@ absl::StatusOr<ProgramResult> RunProgram(const std::vector<std::string>& argv,
 
 }  // namespace fencegate::demo
 
-#endif  // FENCEGATE_EXAMPLES_DEMO_CHILD_PROCESS_H_
+#endif  // FENCEGATE_TESTS_TESTING_CHILD_PROCESS_H_

@@ -1,4 +1,4 @@
-#include "examples/demo/tcp_proxy.h"
+#include "tests/testing/tcp_proxy.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

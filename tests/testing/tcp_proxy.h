@@ -7,8 +7,8 @@
 //
 // Thread safety: thread-safe. One thread moves the bytes; the destructor
 // stops it and closes every socket.
-#ifndef FENCEGATE_EXAMPLES_DEMO_TCP_PROXY_H_
-#define FENCEGATE_EXAMPLES_DEMO_TCP_PROXY_H_
+#ifndef FENCEGATE_TESTS_TESTING_TCP_PROXY_H_
+#define FENCEGATE_TESTS_TESTING_TCP_PROXY_H_
 
 #include <memory>
 #include <string>
@@ -56,4 +56,4 @@ class TcpProxy {
 
 }  // namespace fencegate::demo
 
-#endif  // FENCEGATE_EXAMPLES_DEMO_TCP_PROXY_H_
+#endif  // FENCEGATE_TESTS_TESTING_TCP_PROXY_H_
