@@ -2,22 +2,23 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
+#include <grp.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <algorithm>
-#include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <mutex>
-#include <sstream>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 
-namespace fencegate::demo {
+extern char** environ;
+
+namespace fencegate::testing {
 namespace {
 
 // Writing to a child that has died must fail with EPIPE, not kill us.
@@ -26,22 +27,87 @@ void IgnoreSigpipeOnce() {
   std::call_once(once, [] { signal(SIGPIPE, SIG_IGN); });
 }
 
+// The thread every child is forked from: it lives as long as the process,
+// so a child's death signal comes when the process dies, not when the
+// thread that asked for the child ends (see the header).
+class Spawner {
+ public:
+  static Spawner& Get() {
+    static Spawner* spawner = new Spawner();  // never destroyed: the thread runs on
+    return *spawner;
+  }
+
+  // Runs `job` on the spawner thread and returns when it has run.
+  void Run(const std::function<void()>& job) {
+    absl::MutexLock lock(&mu_);
+    auto idle = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return job_ == nullptr; };
+    mu_.Await(absl::Condition(&idle));
+    job_ = &job;
+    const uint64_t ticket = ++submitted_;
+    auto done = [this, ticket]()
+                    ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return finished_ >= ticket; };
+    mu_.Await(absl::Condition(&done));
+  }
+
+ private:
+  Spawner() {
+    std::thread([this] { Loop(); }).detach();
+  }
+
+  void Loop() {
+    absl::MutexLock lock(&mu_);
+    for (;;) {
+      auto has_job = [this]()
+                         ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return job_ != nullptr; };
+      mu_.Await(absl::Condition(&has_job));
+      (*job_)();  // a fork: quick, and no other lock is taken
+      job_ = nullptr;
+      ++finished_;
+    }
+  }
+
+  absl::Mutex mu_;
+  const std::function<void()>* job_ ABSL_GUARDED_BY(mu_) = nullptr;
+  uint64_t submitted_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t finished_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+// What the child needs, prepared before fork(): after it, only
+// async-signal-safe calls.
+struct ExecPlan {
+  std::vector<char*> argv;
+  std::vector<char*> envp;
+  int stdin_fd = -1;
+  int stdout_fd = -1;
+  int stderr_fd = -1;
+  int death_signal = SIGKILL;
+  RunAs run_as;
+  pid_t parent = -1;
+};
+
 // Runs in the child between fork() and exec(): async-signal-safe calls only.
-[[noreturn]] void ExecChild(char* const* argv, int stdin_fd, int stdout_fd, int stderr_fd,
-                            int death_signal, pid_t parent) {
+[[noreturn]] void ExecChild(const ExecPlan& plan) {
   setpgid(0, 0);
-  prctl(PR_SET_PDEATHSIG, death_signal);
-  if (getppid() != parent) _exit(127);  // the parent died before prctl
   struct sigaction dfl = {};
   dfl.sa_handler = SIG_DFL;
   for (int s = 1; s < NSIG; ++s) sigaction(s, &dfl, nullptr);
   sigset_t none;
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, nullptr);
-  if (stdin_fd >= 0) dup2(stdin_fd, STDIN_FILENO);
-  if (stdout_fd >= 0) dup2(stdout_fd, STDOUT_FILENO);
-  if (stderr_fd >= 0) dup2(stderr_fd, STDERR_FILENO);
-  execv(argv[0], argv);
+  if (plan.stdin_fd >= 0) dup2(plan.stdin_fd, STDIN_FILENO);
+  if (plan.stdout_fd >= 0) dup2(plan.stdout_fd, STDOUT_FILENO);
+  if (plan.stderr_fd >= 0) dup2(plan.stderr_fd, STDERR_FILENO);
+  if (plan.run_as.uid != 0 &&
+      (setgroups(1, &plan.run_as.gid) != 0 || setgid(plan.run_as.gid) != 0 ||
+       setuid(plan.run_as.uid) != 0)) {
+    static const char kMessage[] = "cannot switch user\n";
+    (void)!write(STDERR_FILENO, kMessage, sizeof(kMessage) - 1);
+    _exit(126);
+  }
+  // After setuid, which clears it.
+  prctl(PR_SET_PDEATHSIG, plan.death_signal);
+  if (getppid() != plan.parent) _exit(127);  // the parent died before prctl
+  execve(plan.argv[0], plan.argv.data(), plan.envp.data());
   static const char kMessage[] = "exec failed\n";
   (void)!write(STDERR_FILENO, kMessage, sizeof(kMessage) - 1);
   _exit(127);
@@ -51,45 +117,78 @@ absl::Status ErrnoError(absl::string_view what) {
   return absl::InternalError(absl::StrCat(what, ": ", strerror(errno)));
 }
 
+// This process's environment with `overrides` ("NAME=value") set.
+std::vector<std::string> ChildEnvironment(const std::vector<std::string>& overrides) {
+  auto name_of = [](absl::string_view entry) { return entry.substr(0, entry.find('=')); };
+  std::vector<std::string> env;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    bool replaced = false;
+    for (const std::string& o : overrides) replaced |= name_of(o) == name_of(*e);
+    if (!replaced) env.emplace_back(*e);
+  }
+  env.insert(env.end(), overrides.begin(), overrides.end());
+  return env;
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<ChildProcess>> ChildProcess::Start(Options options) {
   if (options.argv.empty()) return absl::InvalidArgumentError("no program given");
+  if (access(options.argv[0].c_str(), X_OK) != 0) {
+    return absl::NotFoundError(absl::StrCat("no executable at ", options.argv[0]));
+  }
   IgnoreSigpipeOnce();
   std::unique_ptr<ChildProcess> child(new ChildProcess());
   child->name_ = options.argv[0].substr(options.argv[0].rfind('/') + 1);
 
-  // Everything the child needs is prepared before fork().
-  std::vector<char*> argv;
-  for (std::string& arg : options.argv) argv.push_back(arg.data());
-  argv.push_back(nullptr);
+  ExecPlan plan;
+  for (std::string& arg : options.argv) plan.argv.push_back(arg.data());
+  plan.argv.push_back(nullptr);
+  std::vector<std::string> env = ChildEnvironment(options.env);
+  for (std::string& entry : env) plan.envp.push_back(entry.data());
+  plan.envp.push_back(nullptr);
+  plan.death_signal = options.death_signal;
+  plan.run_as = options.run_as;
   int in_pipe[2] = {-1, -1}, out_pipe[2] = {-1, -1};
-  int child_in = -1, child_out = -1, child_err = -1;
+  auto close_all = [&] {
+    for (int fd : {in_pipe[0], in_pipe[1], out_pipe[0], out_pipe[1], plan.stdin_fd,
+                   plan.stderr_fd}) {
+      if (fd >= 0) close(fd);
+    }
+  };
   if (options.pipe_stdin) {
     if (pipe2(in_pipe, O_CLOEXEC) != 0) return ErrnoError("pipe");
-    child_in = in_pipe[0];
   } else {
-    child_in = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    plan.stdin_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
   }
   if (!options.stderr_path.empty()) {
-    child_err = open(options.stderr_path.c_str(),
-                     O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (child_err < 0) return ErrnoError(absl::StrCat("open ", options.stderr_path));
+    plan.stderr_fd = open(options.stderr_path.c_str(),
+                          O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (plan.stderr_fd < 0) {
+      absl::Status error = ErrnoError(absl::StrCat("open ", options.stderr_path));
+      close_all();
+      return error;
+    }
   }
-  if (options.pipe_stdout) {
-    if (pipe2(out_pipe, O_CLOEXEC) != 0) return ErrnoError("pipe");
-    child_out = out_pipe[1];
-  } else {
-    child_out = child_err;  // -1: inherit ours
+  if (options.pipe_stdout && pipe2(out_pipe, O_CLOEXEC) != 0) {
+    absl::Status error = ErrnoError("pipe");
+    close_all();
+    return error;
   }
+  if (options.pipe_stdin) plan.stdin_fd = in_pipe[0];
+  plan.stdout_fd =
+      options.pipe_stdout ? out_pipe[1] : plan.stderr_fd;  // -1: inherit ours
 
-  const pid_t parent = getpid();
-  const pid_t pid = fork();
-  if (pid == 0) {
-    ExecChild(argv.data(), child_in, child_out, child_err, options.death_signal, parent);
-  }
-  const int fork_errno = errno;
-  for (int fd : {child_in, child_err, out_pipe[1]}) {
+  pid_t pid = -1;
+  int fork_errno = 0;
+  Spawner::Get().Run([&] {
+    plan.parent = getpid();
+    pid = fork();
+    if (pid == 0) ExecChild(plan);
+    fork_errno = errno;
+    if (pid > 0) setpgid(pid, pid);  // also here, so it holds before either side goes on
+  });
+  for (int fd : {plan.stdin_fd, plan.stderr_fd, out_pipe[1]}) {
     if (fd >= 0) close(fd);
   }
   child->stdin_fd_ = in_pipe[1];
@@ -98,7 +197,6 @@ absl::StatusOr<std::unique_ptr<ChildProcess>> ChildProcess::Start(Options option
     errno = fork_errno;
     return ErrnoError("fork");
   }
-  setpgid(pid, pid);  // also here, so it holds before either side goes on
   child->pid_ = pid;
   return child;
 }
@@ -109,16 +207,16 @@ ChildProcess::~ChildProcess() {
   absl::MutexLock lock(&mu_);
   if (pid_ > 0 && !reaped_) {
     kill(pid_, SIGKILL);
-    ReapLocked(/*block=*/true);
+    ReapLocked(Reap::kBlock);
   }
 }
 
-bool ChildProcess::ReapLocked(bool block) {
+bool ChildProcess::ReapLocked(Reap how) {
   if (reaped_) return true;
   int status = 0;
   pid_t r;
   do {
-    r = waitpid(pid_, &status, block ? 0 : WNOHANG);
+    r = waitpid(pid_, &status, how == Reap::kBlock ? 0 : WNOHANG);
   } while (r < 0 && errno == EINTR);
   if (r == pid_) {
     reaped_ = true;
@@ -129,8 +227,17 @@ bool ChildProcess::ReapLocked(bool block) {
 
 bool ChildProcess::Signal(int signal) {
   absl::MutexLock lock(&mu_);
-  if (ReapLocked(/*block=*/false)) return false;
+  if (ReapLocked(Reap::kIfExited)) return false;
   return kill(pid_, signal) == 0;
+}
+
+int ChildProcess::Kill() {
+  absl::MutexLock lock(&mu_);
+  if (!ReapLocked(Reap::kIfExited)) {
+    kill(pid_, SIGKILL);
+    ReapLocked(Reap::kBlock);
+  }
+  return wait_status_;
 }
 
 absl::Status ChildProcess::StopAndWait(absl::Duration timeout) {
@@ -149,7 +256,7 @@ absl::Status ChildProcess::StopAndWait(absl::Duration timeout) {
 
 bool ChildProcess::Running() {
   absl::MutexLock lock(&mu_);
-  return !ReapLocked(/*block=*/false);
+  return !ReapLocked(Reap::kIfExited);
 }
 
 absl::StatusOr<int> ChildProcess::Wait(absl::Duration timeout) {
@@ -157,7 +264,7 @@ absl::StatusOr<int> ChildProcess::Wait(absl::Duration timeout) {
   for (;;) {
     {
       absl::MutexLock lock(&mu_);
-      if (ReapLocked(/*block=*/false)) return wait_status_;
+      if (ReapLocked(Reap::kIfExited)) return wait_status_;
     }
     if (absl::Now() >= give_up) {
       return absl::DeadlineExceededError(absl::StrCat(
@@ -167,15 +274,12 @@ absl::StatusOr<int> ChildProcess::Wait(absl::Duration timeout) {
   }
 }
 
-int ChildProcess::Terminate(absl::Duration grace) {
-  Signal(SIGCONT);  // a stopped process could not act on SIGTERM
-  Signal(SIGTERM);
+int ChildProcess::Terminate(absl::Duration grace, int signal) {
+  Signal(SIGCONT);  // a stopped process could not act on the signal
+  Signal(signal);
   absl::StatusOr<int> status = Wait(grace);
   if (status.ok()) return *status;
-  Signal(SIGKILL);
-  absl::MutexLock lock(&mu_);
-  ReapLocked(/*block=*/true);
-  return wait_status_;
+  return Kill();
 }
 
 void ChildProcess::CloseStdin() {
@@ -202,60 +306,8 @@ std::string DescribeWaitStatus(int wait_status) {
   return absl::StrCat("wait status ", wait_status);
 }
 
-absl::StatusOr<ProgramResult> RunProgram(const std::vector<std::string>& argv,
-                                         absl::Duration timeout,
-                                         const std::string& stdin_text) {
-  const char* tmp = std::getenv("TMPDIR");
-  std::string err_path = absl::StrCat(tmp != nullptr ? tmp : "/tmp", "/fg-run-XXXXXX");
-  const int err_fd = mkstemp(err_path.data());
-  if (err_fd < 0) return ErrnoError("mkstemp");
-  close(err_fd);
-
-  ChildProcess::Options options;
-  options.argv = argv;
-  options.stderr_path = err_path;
-  options.pipe_stdin = true;
-  options.pipe_stdout = true;
-  absl::StatusOr<std::unique_ptr<ChildProcess>> child = ChildProcess::Start(options);
-  if (!child.ok()) {
-    unlink(err_path.c_str());
-    return child.status();
-  }
-  if (!stdin_text.empty()) {
-    (void)!write((*child)->stdin_fd(), stdin_text.data(), stdin_text.size());
-  }
-  (*child)->CloseStdin();
-
-  ProgramResult result;
-  const absl::Time give_up = absl::Now() + timeout;
-  char buffer[4096];
-  for (;;) {
-    const absl::Duration left = give_up - absl::Now();
-    if (left <= absl::ZeroDuration()) break;
-    struct pollfd p = {(*child)->stdout_fd(), POLLIN, 0};
-    const int ready = poll(&p, 1, static_cast<int>(absl::ToInt64Milliseconds(left)) + 1);
-    if (ready < 0 && errno == EINTR) continue;
-    if (ready <= 0) break;
-    const ssize_t n = read((*child)->stdout_fd(), buffer, sizeof(buffer));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;  // EOF: the child closed stdout (it is exiting)
-    result.stdout_text.append(buffer, n);
-  }
-  absl::StatusOr<int> status =
-      (*child)->Wait(std::max(give_up - absl::Now(), absl::Milliseconds(100)));
-  if (!status.ok()) {
-    (*child)->Terminate(absl::ZeroDuration());
-    unlink(err_path.c_str());
-    return absl::DeadlineExceededError(
-        absl::StrCat(argv[0], " did not finish within ", absl::FormatDuration(timeout)));
-  }
-  std::ifstream err_in(err_path);
-  std::stringstream err;
-  err << err_in.rdbuf();
-  result.stderr_text = err.str();
-  unlink(err_path.c_str());
-  result.exit_code = WIFEXITED(*status) ? WEXITSTATUS(*status) : -1;
-  return result;
+bool ExitedCleanly(int wait_status) {
+  return WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 0;
 }
 
-}  // namespace fencegate::demo
+}  // namespace fencegate::testing

@@ -1,21 +1,31 @@
-// ChildProcess: a program run as a child process, for the demo and the
-// end-to-end tests. The child gets
+// ChildProcess: a program run as a child process: the one place in the tree
+// that forks and execs (the process harness of the tests, the demo and the
+// torture suite; docs/testing.md, "Starting processes"). Servers awaited
+// until they serve are ServerProcess (server_process.h), built on this.
+//
+// The child gets
 //   - its own process group, so a Ctrl-C at the terminal reaches only the
 //     parent, which then stops its children in order;
 //   - default signal dispositions and an empty signal mask, whatever the
 //     parent blocked or ignored;
-//   - a death signal (PR_SET_PDEATHSIG): if the parent dies, even by
-//     SIGKILL, the child is signalled too, so nothing is left behind;
+//   - a death signal (PR_SET_PDEATHSIG, `death_signal`): if this process
+//     dies, even by SIGKILL, the child is signalled too, so nothing is left
+//     behind. The kernel sends it when the *thread* that forked the child
+//     ends, so every child is forked by one thread of the harness's own that
+//     lives as long as the process: a child started from a short-lived
+//     thread outlives that thread, not the process;
 //   - optionally a pipe to its stdin and one from its stdout; its stderr
-//     goes to a file (or is inherited).
+//     (and its stdout, unless piped) goes to a file, or is inherited;
+//   - optionally more environment variables, and another user (`run_as`:
+//     PostgreSQL refuses to run as root).
 // Only the process this object started is ever signalled, by its PID, and
 // never after it has been reaped (so never a recycled PID).
 // Starting a child makes this process ignore SIGPIPE, so that writing to a
 // child that died fails with EPIPE instead of killing the writer.
 //
-// Thread safety: pid(), Signal() and Running() are thread-safe; the rest is
-// for the owning thread. The destructor SIGKILLs a child that still runs and
-// reaps it.
+// Thread safety: pid(), Signal(), Kill(), StopAndWait(), Running(), Wait()
+// and Terminate() are thread-safe; the pipes are for the owning thread. The
+// destructor SIGKILLs a child that still runs and reaps it.
 #ifndef FENCEGATE_TESTS_TESTING_CHILD_PROCESS_H_
 #define FENCEGATE_TESTS_TESTING_CHILD_PROCESS_H_
 
@@ -31,16 +41,26 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 
-namespace fencegate::demo {
+namespace fencegate::testing {
+
+// Whom a child runs as. 0: as this process.
+struct RunAs {
+  uid_t uid = 0;
+  gid_t gid = 0;
+};
 
 class ChildProcess {
  public:
   struct Options {
     std::vector<std::string> argv;  // argv[0]: the program's path
-    std::string stderr_path;        // empty: inherit the parent's stderr
-    bool pipe_stdin = false;        // else /dev/null
-    bool pipe_stdout = false;       // else stdout goes to stderr_path (or ours)
-    int death_signal = SIGKILL;     // sent to the child when the parent dies
+    // "NAME=value": set in the child's environment (this process's, plus
+    // these; a name given here replaces the inherited one).
+    std::vector<std::string> env;
+    std::string stderr_path;     // appended to; empty: inherit the parent's stderr
+    bool pipe_stdin = false;     // else /dev/null
+    bool pipe_stdout = false;    // else stdout goes to stderr_path (or ours)
+    int death_signal = SIGKILL;  // sent to the child when this process dies
+    RunAs run_as;
   };
 
   static absl::StatusOr<std::unique_ptr<ChildProcess>> Start(Options options);
@@ -53,6 +73,9 @@ class ChildProcess {
 
   // Sends `signal`. False if the child has already been reaped.
   bool Signal(int signal);
+  // SIGKILL, and waits for the exit; returns the wait status (that of an
+  // earlier exit if it had already exited).
+  int Kill();
   // SIGSTOP, and waits up to `timeout` until the kernel shows the child
   // stopped (signals are delivered asynchronously). SIGCONT undoes it.
   absl::Status StopAndWait(absl::Duration timeout = absl::Seconds(10));
@@ -61,9 +84,9 @@ class ChildProcess {
   // Waits up to `timeout` for the child to exit; returns its wait status
   // (see DescribeWaitStatus), or DEADLINE_EXCEEDED if it still runs.
   absl::StatusOr<int> Wait(absl::Duration timeout);
-  // SIGTERM, then SIGKILL if it has not exited within `grace`; returns the
-  // wait status.
-  int Terminate(absl::Duration grace);
+  // SIGCONT and `signal`, then SIGKILL if it has not exited within `grace`;
+  // returns the wait status.
+  int Terminate(absl::Duration grace, int signal = SIGTERM);
 
   // -1 when not piped. The parent owns these ends.
   int stdin_fd() const { return stdin_fd_; }
@@ -73,8 +96,9 @@ class ChildProcess {
 
  private:
   ChildProcess() = default;
-  // Reaps the child if it has exited; mu_ held.
-  bool ReapLocked(bool block) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  enum class Reap { kIfExited, kBlock };
+  // True once the child is reaped.
+  bool ReapLocked(Reap how) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   pid_t pid_ = -1;
   std::string name_;
@@ -91,18 +115,9 @@ char ProcessState(pid_t pid);
 
 // "exited with status 0", "killed by signal 9 (Killed)".
 std::string DescribeWaitStatus(int wait_status);
+// True iff the wait status says: exited with status 0.
+bool ExitedCleanly(int wait_status);
 
-// Runs a program to completion and collects its output (for the CLI in
-// tests). The child is killed if it outlives `timeout`.
-struct ProgramResult {
-  int exit_code = -1;  // -1: killed by a signal
-  std::string stdout_text;
-  std::string stderr_text;
-};
-absl::StatusOr<ProgramResult> RunProgram(const std::vector<std::string>& argv,
-                                         absl::Duration timeout,
-                                         const std::string& stdin_text = "");
-
-}  // namespace fencegate::demo
+}  // namespace fencegate::testing
 
 #endif  // FENCEGATE_TESTS_TESTING_CHILD_PROCESS_H_

@@ -44,7 +44,7 @@ class WorkerProcess {
   const std::string& name() const { return name_; }
   pid_t pid() const { return process_->pid(); }
   WorkerControl& control() { return **control_; }
-  demo::ChildProcess& process() { return *process_; }
+  testing::ChildProcess& process() { return *process_; }
 
   // Asks it to finish its round and exit; waits up to `timeout`, then kills
   // it. OK iff it exited 0 by itself.
@@ -57,7 +57,7 @@ class WorkerProcess {
 
   std::string name_;
   std::unique_ptr<SharedWorkerControl> control_;
-  std::unique_ptr<demo::ChildProcess> process_;
+  std::unique_ptr<testing::ChildProcess> process_;
 };
 
 }  // namespace fencegate::torture
