@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <sched.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -82,6 +83,7 @@ struct ExecPlan {
   int stderr_fd = -1;
   int death_signal = SIGKILL;
   RunAs run_as;
+  int netns_fd = -1;  // -1: stay in the forking thread's namespace
   pid_t parent = -1;
 };
 
@@ -97,6 +99,11 @@ struct ExecPlan {
   if (plan.stdin_fd >= 0) dup2(plan.stdin_fd, STDIN_FILENO);
   if (plan.stdout_fd >= 0) dup2(plan.stdout_fd, STDOUT_FILENO);
   if (plan.stderr_fd >= 0) dup2(plan.stderr_fd, STDERR_FILENO);
+  if (plan.netns_fd >= 0 && setns(plan.netns_fd, CLONE_NEWNET) != 0) {
+    static const char kMessage[] = "cannot enter the network namespace\n";
+    (void)!write(STDERR_FILENO, kMessage, sizeof(kMessage) - 1);
+    _exit(125);
+  }
   if (plan.run_as.uid != 0 &&
       (setgroups(1, &plan.run_as.gid) != 0 || setgid(plan.run_as.gid) != 0 ||
        setuid(plan.run_as.uid) != 0)) {
@@ -152,7 +159,7 @@ absl::StatusOr<std::unique_ptr<ChildProcess>> ChildProcess::Start(Options option
   int in_pipe[2] = {-1, -1}, out_pipe[2] = {-1, -1};
   auto close_all = [&] {
     for (int fd : {in_pipe[0], in_pipe[1], out_pipe[0], out_pipe[1], plan.stdin_fd,
-                   plan.stderr_fd}) {
+                   plan.stderr_fd, plan.netns_fd}) {
       if (fd >= 0) close(fd);
     }
   };
@@ -175,6 +182,15 @@ absl::StatusOr<std::unique_ptr<ChildProcess>> ChildProcess::Start(Options option
     close_all();
     return error;
   }
+  if (!options.network_namespace.empty()) {
+    const std::string path = "/run/netns/" + options.network_namespace;
+    plan.netns_fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (plan.netns_fd < 0) {
+      absl::Status error = ErrnoError(absl::StrCat("open ", path));
+      close_all();
+      return error;
+    }
+  }
   if (options.pipe_stdin) plan.stdin_fd = in_pipe[0];
   plan.stdout_fd =
       options.pipe_stdout ? out_pipe[1] : plan.stderr_fd;  // -1: inherit ours
@@ -188,7 +204,7 @@ absl::StatusOr<std::unique_ptr<ChildProcess>> ChildProcess::Start(Options option
     fork_errno = errno;
     if (pid > 0) setpgid(pid, pid);  // also here, so it holds before either side goes on
   });
-  for (int fd : {plan.stdin_fd, plan.stderr_fd, out_pipe[1]}) {
+  for (int fd : {plan.stdin_fd, plan.stderr_fd, out_pipe[1], plan.netns_fd}) {
     if (fd >= 0) close(fd);
   }
   child->stdin_fd_ = in_pipe[1];

@@ -16,8 +16,13 @@
 //     thread outlives that thread, not the process;
 //   - optionally a pipe to its stdin and one from its stdout; its stderr
 //     (and its stdout, unless piped) goes to a file, or is inherited;
-//   - optionally more environment variables, and another user (`run_as`:
-//     PostgreSQL refuses to run as root).
+//   - optionally more environment variables, another user (`run_as`:
+//     PostgreSQL refuses to run as root), and another network namespace
+//     (`network_namespace`, a name `ip netns` made, e.g. by
+//     VirtualNetwork in network_namespaces.h): the one place where a
+//     process is put into a namespace. Without one, a child gets the
+//     namespace of the harness's forking thread: the one this process was
+//     in when it first started a child.
 // Only the process this object started is ever signalled, by its PID, and
 // never after it has been reaped (so never a recycled PID).
 // Starting a child makes this process ignore SIGPIPE, so that writing to a
@@ -61,6 +66,9 @@ class ChildProcess {
     bool pipe_stdout = false;    // else stdout goes to stderr_path (or ours)
     int death_signal = SIGKILL;  // sent to the child when this process dies
     RunAs run_as;
+    // Empty: see above. Else /run/netns/<network_namespace>, joined before
+    // the exec.
+    std::string network_namespace;
   };
 
   static absl::StatusOr<std::unique_ptr<ChildProcess>> Start(Options options);

@@ -19,14 +19,22 @@ namespace fencegate::testing {
 absl::StatusOr<ProgramResult> RunProgram(const std::vector<std::string>& argv,
                                          absl::Duration timeout,
                                          const std::string& stdin_text) {
+  ChildProcess::Options options;
+  options.argv = argv;
+  return RunProgram(std::move(options), timeout, stdin_text);
+}
+
+absl::StatusOr<ProgramResult> RunProgram(ChildProcess::Options options,
+                                         absl::Duration timeout,
+                                         const std::string& stdin_text) {
+  if (options.argv.empty()) return absl::InvalidArgumentError("no program given");
+  const std::string program = options.argv[0];
   const char* tmp = std::getenv("TMPDIR");
   std::string err_path = absl::StrCat(tmp != nullptr ? tmp : "/tmp", "/fg-run-XXXXXX");
   const int err_fd = mkstemp(err_path.data());
   if (err_fd < 0) return absl::InternalError("mkstemp failed");
   close(err_fd);
 
-  ChildProcess::Options options;
-  options.argv = argv;
   options.stderr_path = err_path;
   options.pipe_stdin = true;
   options.pipe_stdout = true;
@@ -61,7 +69,7 @@ absl::StatusOr<ProgramResult> RunProgram(const std::vector<std::string>& argv,
     (*child)->Kill();
     unlink(err_path.c_str());
     return absl::DeadlineExceededError(
-        absl::StrCat(argv[0], " did not finish within ", absl::FormatDuration(timeout)));
+        absl::StrCat(program, " did not finish within ", absl::FormatDuration(timeout)));
   }
   result.stderr_text = ReadWholeFile(err_path);
   unlink(err_path.c_str());

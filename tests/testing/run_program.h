@@ -11,6 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "tests/testing/child_process.h"
 
 namespace fencegate::testing {
 
@@ -23,6 +24,11 @@ struct ProgramResult {
 // argv[0]: the program's path. DEADLINE_EXCEEDED if it did not finish in
 // time (it is killed then).
 absl::StatusOr<ProgramResult> RunProgram(const std::vector<std::string>& argv,
+                                         absl::Duration timeout,
+                                         const std::string& stdin_text = "");
+// The same, with the child's options (its environment, namespace, user);
+// stderr_path and the pipes are RunProgram's.
+absl::StatusOr<ProgramResult> RunProgram(ChildProcess::Options options,
                                          absl::Duration timeout,
                                          const std::string& stdin_text = "");
 
