@@ -1,7 +1,7 @@
 // Act 2: an expired lease, with fencing (acts.h).
 #include "absl/strings/str_cat.h"
 #include "examples/demo/acts.h"
-#include "examples/demo/tcp_proxy.h"
+#include "tests/testing/tcp_proxy.h"
 
 namespace fencegate::demo {
 
@@ -14,7 +14,7 @@ absl::StatusOr<ActResult> RunExpiredLeaseAct(const DemoSetup& setup) {
       "Client 1 is cut off from the lock service (a network partition): its renewals "
       "fail and its lease expires. Client 2 takes over. Client 1's late calls follow.");
   // Client 1 reaches the lock service through a link the demo can cut.
-  DEMO_ASSIGN_OR_RETURN(link, TcpProxy::Start(setup.lockservice_port));
+  DEMO_ASSIGN_OR_RETURN(link, testing::TcpProxy::Start(setup.lockservice_port));
   DEMO_ASSIGN_OR_RETURN(c1, act.StartClient(Lane::kClient1, link->address()));
   DEMO_ASSIGN_OR_RETURN(c2, act.StartClient(Lane::kClient2));
 

@@ -22,7 +22,7 @@ constexpr absl::Duration kSlice = absl::Milliseconds(50);
 absl::StatusOr<std::unique_ptr<ClientProcess>> ClientProcess::Start(
     const ClientProcessOptions& options, EventCallback on_event, absl::Duration timeout) {
   std::unique_ptr<ClientProcess> client(new ClientProcess(options, std::move(on_event)));
-  ChildProcess::Options child;
+  testing::ChildProcess::Options child;
   child.argv = {options.binary, "--name=" + options.name,
                 "--lockservice=" + options.lockservice, "--resource=" + options.resource};
   if (!options.gateway.empty()) child.argv.push_back("--gateway=" + options.gateway);
@@ -33,7 +33,8 @@ absl::StatusOr<std::unique_ptr<ClientProcess>> ClientProcess::Start(
   child.stderr_path = options.stderr_path;
   child.pipe_stdin = true;
   child.pipe_stdout = true;
-  absl::StatusOr<std::unique_ptr<ChildProcess>> process = ChildProcess::Start(child);
+  absl::StatusOr<std::unique_ptr<testing::ChildProcess>> process =
+      testing::ChildProcess::Start(child);
   if (!process.ok()) return process.status();
   client->child_ = *std::move(process);
   client->reader_ = std::thread([c = client.get()] { c->ReadLoop(); });
@@ -83,7 +84,7 @@ absl::Status ClientProcess::ExitedError() {
   absl::StatusOr<int> status = child_->Wait(absl::Seconds(2));
   return absl::InternalError(
       absl::StrCat(options_.name, " (pid ", child_->pid(), ") ended unexpectedly",
-                   status.ok() ? absl::StrCat(": ", DescribeWaitStatus(*status)) : "",
+                   status.ok() ? absl::StrCat(": ", testing::DescribeWaitStatus(*status)) : "",
                    "; its stderr ends with:\n", StderrTail()));
 }
 

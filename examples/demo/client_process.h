@@ -21,9 +21,9 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "examples/demo/child_process.h"
 #include "common/tls.h"
 #include "examples/demo/client_protocol.h"
+#include "tests/testing/child_process.h"
 
 namespace fencegate::demo {
 
@@ -81,7 +81,7 @@ class ClientProcess {
 
   const ClientProcessOptions options_;
   const EventCallback on_event_;
-  std::unique_ptr<ChildProcess> child_;
+  std::unique_ptr<testing::ChildProcess> child_;
   std::thread reader_;
   absl::Mutex mu_;
   std::deque<Message> replies_ ABSL_GUARDED_BY(mu_);

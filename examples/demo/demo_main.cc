@@ -7,6 +7,7 @@
 // Exit status: 0 every act came out as expected; 1 an act did not; 2 the
 // demo could not run (a binary missing, a server failing); 128 + signal
 // when interrupted.
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -23,6 +24,7 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/flags/usage_config.h"
+#include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -34,9 +36,9 @@
 #include "common/signing_keys.h"
 #include "common/tls.h"
 #include "examples/demo/sequence_svg.h"
-#include "examples/demo/server_launcher.h"
 #include "examples/demo/test_certificates.h"
 #include "examples/demo/timeline.h"
+#include "tests/testing/server_process.h"
 
 ABSL_FLAG(std::string, out, FENCEGATE_DEMO_DEFAULT_OUT,
           "where to write the SVG sequence diagram of the run");
@@ -133,15 +135,35 @@ absl::StatusOr<Security> MakeSecurity(const std::string& dir, bool tls) {
   return security;
 }
 
-// Stops a server with SIGTERM and says so if it did not exit cleanly.
-void StopServer(RunningServer& server, const char* name) {
-  if (server.process == nullptr) return;
-  const int status = server.process->Terminate(absl::Seconds(10));
-  if (DescribeWaitStatus(status) != "exited with status 0") {
-    std::cerr << "warning: " << name << " " << DescribeWaitStatus(status) << "; log:\n"
-              << FileTail(server.log_path) << "\n";
+using Server = std::unique_ptr<testing::ServerProcess>;
+
+// One of fencegate's servers on 127.0.0.1, port 0 (a free port), its
+// database and its log in the work directory.
+absl::StatusOr<Server> StartServer(const std::string& binary, const std::string& name,
+                                   const std::string& work_dir,
+                                   const std::vector<std::string>& extra_args) {
+  testing::ServerProcessOptions options;
+  options.process.argv = {binary, absl::StrCat("--db=", work_dir, "/", name, ".db")};
+  options.process.argv.insert(options.process.argv.end(), extra_args.begin(),
+                              extra_args.end());
+  options.process.death_signal = SIGTERM;  // if the demo dies, the server stops cleanly
+  options.dir = work_dir;
+  options.name = name;
+  options.check_cancelled = CheckInterrupted;
+  absl::StatusOr<Server> server = testing::ServerProcess::Start(std::move(options));
+  if (absl::IsNotFound(server.status())) {
+    return absl::NotFoundError(
+        absl::StrCat(server.status().message(), "; build it first (./scripts/build)"));
   }
-  server.process.reset();
+  return server;
+}
+
+// Stops a server with SIGTERM and says so if it did not exit cleanly.
+void StopServer(Server& server, const char* name) {
+  if (server == nullptr) return;
+  absl::Status stopped = server->Terminate(absl::Seconds(10));
+  if (!stopped.ok()) std::cerr << "warning: " << name << ": " << stopped.message() << "\n";
+  server.reset();
 }
 
 int Run() {
@@ -169,10 +191,10 @@ int Run() {
               << "\n";
     return kExitCannotRun;
   }
-  absl::StatusOr<RunningServer> locks = StartServer(
+  absl::StatusOr<Server> locks = StartServer(
       absl::GetFlag(FLAGS_lockservice_bin), "lockservice", (*dir)->path(),
       security->server_args);
-  absl::StatusOr<RunningServer> gateway =
+  absl::StatusOr<Server> gateway =
       locks.ok() ? StartServer(absl::GetFlag(FLAGS_gateway_bin), "gateway",
                                (*dir)->path(), security->server_args)
                  : locks.status();
@@ -182,18 +204,18 @@ int Run() {
     if (locks.ok()) StopServer(*locks, "lock service");
     return Interrupted() ? 128 + InterruptSignal() : kExitCannotRun;
   }
-  std::cout << "\nlock service: pid " << locks->process->pid() << " on " << locks->address
-            << "    gateway: pid " << gateway->process->pid() << " on "
-            << gateway->address << "\nwork dir: " << (*dir)->path() << "\n"
+  std::cout << "\nlock service: pid " << (*locks)->pid() << " on " << (*locks)->address()
+            << "    gateway: pid " << (*gateway)->pid() << " on " << (*gateway)->address()
+            << "\nwork dir: " << (*dir)->path() << "\n"
             << security->description << "\n";
 
   Timeline timeline(&std::cout, absl::GetFlag(FLAGS_color) && isatty(STDOUT_FILENO));
   client::ClientOptions own;
   own.tls = security->demo_tls;
   absl::StatusOr<std::unique_ptr<client::LockClient>> lock_client =
-      client::LockClient::Connect(locks->address, own);
+      client::LockClient::Connect((*locks)->address(), own);
   absl::StatusOr<std::unique_ptr<client::GatewayClient>> gateway_client =
-      client::GatewayClient::Connect(gateway->address, own);
+      client::GatewayClient::Connect((*gateway)->address(), own);
   if (!lock_client.ok() || !gateway_client.ok()) {
     std::cerr << "cannot connect: "
               << (lock_client.ok() ? gateway_client.status() : lock_client.status())
@@ -207,9 +229,9 @@ int Run() {
   setup.client_tls[1] = security->client_tls[1];
   setup.client_binary = absl::GetFlag(FLAGS_client_bin);
   setup.work_dir = (*dir)->path();
-  setup.lockservice_port = locks->port;
-  setup.lockservice = locks->address;
-  setup.gateway = gateway->address;
+  setup.lockservice_port = (*locks)->port();
+  setup.lockservice = (*locks)->address();
+  setup.gateway = (*gateway)->address();
   setup.ttl = ttl;
   setup.timeline = &timeline;
   setup.lock = lock_client->get();

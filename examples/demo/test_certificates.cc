@@ -8,7 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
-#include "examples/demo/child_process.h"
+#include "tests/testing/run_program.h"
 
 namespace fencegate::demo {
 namespace {
@@ -26,7 +26,7 @@ std::string OpensslPath() {
 
 absl::Status Openssl(std::vector<std::string> args) {
   args.insert(args.begin(), OpensslPath());
-  absl::StatusOr<ProgramResult> run = RunProgram(args, absl::Seconds(60));
+  absl::StatusOr<testing::ProgramResult> run = testing::RunProgram(args, absl::Seconds(60));
   if (!run.ok()) {
     return absl::FailedPreconditionError(absl::StrCat(
         "cannot run the openssl tool (Debian package openssl): ", run.status().message()));

@@ -100,12 +100,12 @@ absl::Status LockServiceCluster::WaitServing(int i, absl::Duration timeout) {
 }
 
 void LockServiceCluster::Kill(int i) {
-  instances_[i]->Signal(SIGKILL);
+  instances_[i]->Kill();
   instances_[i].reset();
 }
 
-void LockServiceCluster::Pause(int i) { kill(instances_[i]->pid(), SIGSTOP); }
-void LockServiceCluster::Resume(int i) { kill(instances_[i]->pid(), SIGCONT); }
+absl::Status LockServiceCluster::Pause(int i) { return instances_[i]->Pause(); }
+void LockServiceCluster::Resume(int i) { instances_[i]->Resume(); }
 
 absl::Status LockServiceCluster::Restart(int i) { return StartInstance(i); }
 

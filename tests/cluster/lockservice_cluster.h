@@ -54,7 +54,7 @@ class LockServiceCluster {
   absl::Status WaitServing(int i, absl::Duration timeout = absl::Seconds(60));
   // SIGKILL (no hand-over), or SIGSTOP / SIGCONT (a paused process).
   void Kill(int i);
-  void Pause(int i);
+  absl::Status Pause(int i);
   void Resume(int i);
   // Starts instance i again (on a new port).
   absl::Status Restart(int i);

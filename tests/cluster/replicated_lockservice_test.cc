@@ -107,7 +107,7 @@ TEST_F(ReplicatedLockServiceTest, PausedLeaderLosesItsTermAndTheStandbyTakesOver
   ASSERT_TRUE(held->acquired());
 
   // A GC pause of the lock service itself, longer than its etcd session.
-  cluster_->Pause(leader_);
+  ASSERT_THAT(cluster_->Pause(leader_), IsOk());
   uint64_t probe_token = 0;
   const absl::Time give_up = absl::Now() + kPatience;
   while (probe_token == 0 && absl::Now() < give_up) {
@@ -170,7 +170,7 @@ TEST_F(ReplicatedLockServiceTest, APausedLeaderWhoseClockStoppedTooIsStoppedByTh
     absl::SleepFor(absl::Milliseconds(20));  // poll interval, under a deadline
   }
 
-  cluster_->Pause(leader_);
+  ASSERT_THAT(cluster_->Pause(leader_), IsOk());
   // Meanwhile its term ends in etcd (its key is gone; its lease lives on)
   // and the standby takes over.
   etcdserverpb::TxnRequest txn;

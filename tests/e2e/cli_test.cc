@@ -36,14 +36,14 @@ class CliTest : public E2eTest {
  protected:
   // Runs the CLI; returns its exit code, keeping its output in last_.
   int Run(std::vector<std::string> args, bool connect = true) {
-    absl::StatusOr<demo::ProgramResult> result = Cli(std::move(args), connect);
+    absl::StatusOr<testing::ProgramResult> result = Cli(std::move(args), connect);
     EXPECT_TRUE(result.ok()) << result.status();
-    last_ = result.ok() ? *result : demo::ProgramResult{};
+    last_ = result.ok() ? *result : testing::ProgramResult{};
     return last_.exit_code;
   }
   std::string Output() const { return last_.stdout_text + last_.stderr_text; }
 
-  demo::ProgramResult last_;
+  testing::ProgramResult last_;
 };
 
 TEST_F(CliTest, ExitCodesForOkStaleNotAcquiredAndLeaseLost) {

@@ -77,7 +77,7 @@ class ClientOutageTest : public E2eTest {
  protected:
   void KillLockService() {
     port_ = lockservice_->port();
-    lockservice_->Signal(SIGKILL);  // by its PID; reaps it
+    lockservice_->Kill();  // by its PID; reaps it
     lockservice_.reset();
   }
 

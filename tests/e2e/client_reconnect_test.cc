@@ -37,7 +37,7 @@ class ClientReconnectTest : public E2eTest {
                                 const std::function<absl::Status()>& call) {
     EXPECT_THAT(call(), IsOk());
     const int port = server->port();
-    server->Signal(SIGKILL);
+    server->Kill();
     server.reset();
     EXPECT_FALSE(call().ok());
     auto restarted =

@@ -98,10 +98,10 @@ absl::Status E2eTest::WaitUntilLeaseGone(const std::string& resource, uint64_t t
   }
 }
 
-absl::StatusOr<demo::ProgramResult> E2eTest::Cli(std::vector<std::string> args,
+absl::StatusOr<testing::ProgramResult> E2eTest::Cli(std::vector<std::string> args,
                                                  bool connect) {
   args.insert(args.begin(), FENCEGATE_CLI_BIN);
-  if (!connect) return demo::RunProgram(args, absl::Seconds(60));
+  if (!connect) return testing::RunProgram(args, absl::Seconds(60));
   args.push_back("--timeout=10s");
   const std::string& command = args[1];
   const bool lock_command = command == "acquire" || command == "renew" ||
@@ -116,7 +116,7 @@ absl::StatusOr<demo::ProgramResult> E2eTest::Cli(std::vector<std::string> args,
     args.push_back(lock_command ? "--lockservice=" + lockservice_->address()
                                 : "--gateway=" + gateway_->address());
   }
-  return demo::RunProgram(args, absl::Seconds(60));
+  return testing::RunProgram(args, absl::Seconds(60));
 }
 
 uint64_t JsonUint(const std::string& json, const std::string& key) {

@@ -19,9 +19,9 @@
 #include "absl/time/time.h"
 #include "client/gateway_client.h"
 #include "client/lock_client.h"
-#include "examples/demo/child_process.h"
 #include "examples/demo/client_process.h"
 #include "gtest/gtest.h"
+#include "tests/testing/run_program.h"
 #include "tests/testing/server_process.h"
 #include "tests/testing/temp_dir.h"
 
@@ -53,7 +53,7 @@ class E2eTest : public ::testing::Test {
 
   // Runs the fencegate CLI with `args`, plus --timeout and the server's
   // address (--lockservice or --gateway, unless given) when `connect`.
-  absl::StatusOr<demo::ProgramResult> Cli(std::vector<std::string> args,
+  absl::StatusOr<testing::ProgramResult> Cli(std::vector<std::string> args,
                                           bool connect = true);
 
   std::string lockservice_address() const { return lockservice_->address(); }

@@ -12,11 +12,11 @@
 #include "absl/strings/str_cat.h"
 #include "client/errors.h"
 #include "examples/demo/counter_store.h"
-#include "examples/demo/tcp_proxy.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/e2e/e2e_fixture.h"
 #include "tests/testing/status_matchers.h"
+#include "tests/testing/tcp_proxy.h"
 
 namespace fencegate::e2e {
 namespace {
@@ -55,9 +55,9 @@ TEST_F(FencingScenarioTest, GcPausedHolderIsRefusedAfterANewerHolderWrote) {
 
   // The pause: the whole process, its renewal thread included.
   ASSERT_THAT(c1->Freeze(), testing::IsOk());
-  ASSERT_EQ(demo::ProcessState(c1->pid()), 'T') << "client 1 is not stopped";
+  ASSERT_EQ(testing::ProcessState(c1->pid()), 'T') << "client 1 is not stopped";
   ASSERT_THAT(WaitUntilLeaseGone(r, t1), testing::IsOk());
-  ASSERT_EQ(demo::ProcessState(c1->pid()), 'T') << "client 1 ran during the pause";
+  ASSERT_EQ(testing::ProcessState(c1->pid()), 'T') << "client 1 ran during the pause";
 
   ASSERT_OK_AND_ASSIGN(Message grant2, Acquire(*c2));
   const uint64_t t2 = grant2.GetUint("token");
@@ -86,7 +86,7 @@ TEST_F(FencingScenarioTest, GcPausedHolderIsRefusedAfterANewerHolderWrote) {
 TEST_F(FencingScenarioTest, ExpiredLeaseLateWriteRenewAndReleaseAreRefused) {
   const std::string r = "expired-lease";
   // Client 1 reaches the lock service only through a link the test cuts.
-  ASSERT_OK_AND_ASSIGN(auto link, demo::TcpProxy::Start(lockservice_->port()));
+  ASSERT_OK_AND_ASSIGN(auto link, testing::TcpProxy::Start(lockservice_->port()));
   ASSERT_OK_AND_ASSIGN(auto c1, StartClient("client 1", r, false, link->address()));
   ASSERT_OK_AND_ASSIGN(auto c2, StartClient("client 2", r));
 

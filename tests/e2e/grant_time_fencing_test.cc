@@ -17,12 +17,12 @@
 #include "client/errors.h"
 #include "client/gateway_client.h"
 #include "client/lock_client.h"
-#include "examples/demo/tcp_proxy.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/testing/poll.h"
 #include "tests/testing/server_process.h"
 #include "tests/testing/status_matchers.h"
+#include "tests/testing/tcp_proxy.h"
 #include "tests/testing/temp_dir.h"
 
 namespace fencegate::e2e {
@@ -145,7 +145,7 @@ TEST_F(GrantTimeFencingTest, ExpiredHolderIsRefusedBeforeItsSuccessorWrites) {
 
 TEST_F(GrantTimeFencingTest, CutStreamCatchesUpWithEveryGrantAndExpiry) {
   StartLockService();
-  ASSERT_OK_AND_ASSIGN(auto link, demo::TcpProxy::Start(lockservice_->port()));
+  ASSERT_OK_AND_ASSIGN(auto link, testing::TcpProxy::Start(lockservice_->port()));
   StartGateway(link->address());
   const uint64_t first = MustAcquire("before-cut");
   ASSERT_THAT(WaitForFenceAtLeast("before-cut", first), IsOk());
@@ -177,7 +177,7 @@ TEST_F(GrantTimeFencingTest, LockServiceKilledWhileFollowedIsCaughtUpAfterRestar
   const uint64_t held = MustAcquire("held-at-crash", absl::Seconds(2));
   ASSERT_THAT(WaitForFenceAtLeast("held-at-crash", held), IsOk());
 
-  lockservice_->Signal(SIGKILL);
+  lockservice_->Kill();
   lockservice_.reset();
   StartLockService(port);  // same address, same database
 

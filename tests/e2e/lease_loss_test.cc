@@ -68,9 +68,10 @@ class LeaseLossTest : public E2eTest {
     last_sent = SteadyClock().Now();
     ASSERT_THAT(lease->Renew(), testing::IsOk());
     if (signal == SIGSTOP) {
-      ASSERT_EQ(kill(lockservice_->pid(), SIGSTOP), 0);
+      ASSERT_THAT(lockservice_->Pause(), testing::IsOk());
     } else {
-      lockservice_->Signal(signal);  // and reaps it
+      ASSERT_EQ(signal, SIGKILL);
+      lockservice_->Kill();  // and reaps it
     }
     // Otherwise a background renew may have succeeded after ours.
     ASSERT_LT(SteadyClock().Now() - last_sent, kLeaseTtl * 0.9)
@@ -100,7 +101,7 @@ TEST_F(LeaseLossTest, StoppedLockServiceLeaseReportsLostWithinTtlOfLastRenewSent
   AcquireRenewAndStopServer(SIGSTOP, record, lease, last_sent);
   if (HasFatalFailure()) return;
   ExpectLostWithinTtlOfLastRenewSent(record, *lease, last_sent);
-  kill(lockservice_->pid(), SIGCONT);  // let it release and shut down normally
+  lockservice_->Resume();  // let it release and shut down normally
 }
 
 TEST_F(LeaseLossTest, KilledLockServiceLeaseReportsLostWithinTtlOfLastRenewSent) {
@@ -121,7 +122,7 @@ TEST_F(LeaseLossTest, RefusedRenewIsReportedAtOnce) {
       auto lease, lock_->AcquireLease("r", "alice", options, record.Options(1.0 / 3)));
   // An operator frees the lock behind the lease's back, with the CLI.
   ASSERT_OK_AND_ASSIGN(
-      demo::ProgramResult release,
+      testing::ProgramResult release,
       Cli({"release", "--resource=r", absl::StrCat("--token=", lease->token())}));
   ASSERT_EQ(release.exit_code, 0) << release.stderr_text;
   const absl::Time released = SteadyClock().Now();

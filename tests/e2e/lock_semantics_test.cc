@@ -19,7 +19,7 @@ class LockSemanticsTest : public E2eTest {};
 TEST_F(LockSemanticsTest, StaleReleaseCannotFreeTheNewerHolder) {
   // The old holder's lease runs out (nobody renews a CLI's lease).
   ASSERT_OK_AND_ASSIGN(
-      demo::ProgramResult old_grant,
+      testing::ProgramResult old_grant,
       Cli({"acquire", "--resource=r", "--holder=old", "--ttl=300ms", "--json"}));
   ASSERT_EQ(old_grant.exit_code, 0) << old_grant.stderr_text;
   const uint64_t old_token = JsonUint(old_grant.stdout_text, "token");
@@ -27,7 +27,7 @@ TEST_F(LockSemanticsTest, StaleReleaseCannotFreeTheNewerHolder) {
   ASSERT_THAT(WaitUntilLeaseGone("r", old_token), testing::IsOk());
 
   ASSERT_OK_AND_ASSIGN(
-      demo::ProgramResult new_grant,
+      testing::ProgramResult new_grant,
       Cli({"acquire", "--resource=r", "--holder=new", "--ttl=60s", "--json"}));
   ASSERT_EQ(new_grant.exit_code, 0) << new_grant.stderr_text;
   const uint64_t new_token = JsonUint(new_grant.stdout_text, "token");
@@ -35,7 +35,7 @@ TEST_F(LockSemanticsTest, StaleReleaseCannotFreeTheNewerHolder) {
 
   // The old holder's late release: refused, and it names the holder.
   ASSERT_OK_AND_ASSIGN(
-      demo::ProgramResult stale,
+      testing::ProgramResult stale,
       Cli({"release", "--resource=r", absl::StrCat("--token=", old_token), "--json"}));
   EXPECT_EQ(stale.exit_code, 2) << stale.stdout_text;
   EXPECT_THAT(stale.stdout_text, HasSubstr("\"reason\":\"lease_lost\""));
@@ -50,7 +50,7 @@ TEST_F(LockSemanticsTest, StaleReleaseCannotFreeTheNewerHolder) {
 
   // The new holder's own release still works.
   ASSERT_OK_AND_ASSIGN(
-      demo::ProgramResult release,
+      testing::ProgramResult release,
       Cli({"release", "--resource=r", absl::StrCat("--token=", new_token)}));
   EXPECT_EQ(release.exit_code, 0) << release.stderr_text;
   ASSERT_OK_AND_ASSIGN(client::LockState after, lock_->Describe("r"));

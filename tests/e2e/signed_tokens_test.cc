@@ -109,7 +109,7 @@ class SignedTokensTest : public ::testing::Test {
   }
 
   // SIGHUP: the server re-reads its key file.
-  static void Reload(testing::ServerProcess& server) { ::kill(server.pid(), SIGHUP); }
+  static void Reload(testing::ServerProcess& server) { server.process().Signal(SIGHUP); }
 
   testing::TempDir dir_;
   std::unique_ptr<testing::ServerProcess> lockservice_;

@@ -9,10 +9,10 @@
 #include "client/errors.h"
 #include "client/gateway_client.h"
 #include "client/lock_client.h"
-#include "examples/demo/child_process.h"
 #include "examples/demo/test_certificates.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/testing/run_program.h"
 #include "tests/testing/server_process.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/temp_dir.h"
@@ -67,12 +67,12 @@ class TlsTest : public ::testing::Test {
   // --timeout bounds the whole call, retries included: a call that is to
   // fail (a handshake that cannot succeed is UNAVAILABLE, retried) gets
   // less than one that is to succeed.
-  absl::StatusOr<demo::ProgramResult> Cli(std::vector<std::string> args,
+  absl::StatusOr<testing::ProgramResult> Cli(std::vector<std::string> args,
                                           const std::string& timeout = "10s") {
     args.insert(args.begin(), FENCEGATE_CLI_BIN);
     args.push_back("--lockservice=" + lockservice_->address());
     args.push_back("--timeout=" + timeout);
-    return demo::RunProgram(args, absl::Seconds(60));
+    return testing::RunProgram(args, absl::Seconds(60));
   }
 
   testing::TempDir dir_;
@@ -85,7 +85,7 @@ TEST_F(TlsTest, PlaintextClientToATlsServerFailsWithAClearError) {
   std::unique_ptr<client::LockClient> plaintext = LockClientWith(ClientTlsFiles{});
   EXPECT_THAT(plaintext->Describe("r"), StatusIs(absl::StatusCode::kUnavailable));
 
-  ASSERT_OK_AND_ASSIGN(demo::ProgramResult cli, Cli({"describe", "--resource=r"}, "1s"));
+  ASSERT_OK_AND_ASSIGN(testing::ProgramResult cli, Cli({"describe", "--resource=r"}, "1s"));
   EXPECT_EQ(cli.exit_code, 5) << cli.stderr_text;
   EXPECT_THAT(cli.stderr_text, HasSubstr("The CLI used plaintext: if the server uses "
                                          "TLS, pass --tls_ca"));
@@ -95,7 +95,7 @@ TEST_F(TlsTest, MutualTlsWithoutAClientCertificateFails) {
   std::unique_ptr<client::LockClient> no_certificate =
       LockClientWith(ClientTlsFiles{certs_.ca, "", ""});
   EXPECT_THAT(no_certificate->Describe("r"), StatusIs(absl::StatusCode::kUnavailable));
-  ASSERT_OK_AND_ASSIGN(demo::ProgramResult cli,
+  ASSERT_OK_AND_ASSIGN(testing::ProgramResult cli,
                        Cli({"describe", "--resource=r", "--tls_ca=" + certs_.ca}, "1s"));
   EXPECT_EQ(cli.exit_code, 5) << cli.stderr_text;
   EXPECT_THAT(cli.stderr_text, HasSubstr("--tls_cert/--tls_key if it requires mutual TLS"));

@@ -161,7 +161,7 @@ void GatewayDurabilityTest::WriteUntilStoppedThenCheck(int signal) {
   const bool reached = enough_acks.WaitForNotificationWithTimeout(absl::Seconds(120));
   // Mid-load: requests are in flight.
   if (signal == SIGKILL) {
-    server_->Signal(SIGKILL);
+    server_->Kill();
   } else {
     EXPECT_THAT(server_->Terminate(), IsOk());
   }

@@ -91,7 +91,7 @@ TEST_F(GatewaysOnPostgresTest, KillNineOfOneGatewayLosesNoAcknowledgedWrite) {
   }
   const bool reached = enough_acks.WaitForNotificationWithTimeout(absl::Seconds(120));
   killed = true;
-  gateways_[0]->Signal(SIGKILL);  // mid-load: requests are in flight
+  gateways_[0]->Kill();  // mid-load: requests are in flight
   const bool b_on = b_went_on.WaitForNotificationWithTimeout(absl::Seconds(120));
   stop = true;
   for (std::thread& t : threads) t.join();

@@ -181,7 +181,7 @@ TEST_F(LockServiceTest, KillNineMidLoadThenRestartKeepsTokensAndLeases) {
     absl::SleepFor(absl::Milliseconds(5));  // poll interval, under a deadline
   }
   ASSERT_GE(acknowledged.load(), 300) << "load did not get going";
-  server_->Signal(SIGKILL);
+  server_->Kill();
   stop = true;
   for (auto& th : load) th.join();
   const uint64_t max_before = max_returned.load();

@@ -1,54 +1,22 @@
 #include "tests/testing/etcd_cluster.h"
 
-#include <fcntl.h>
-#include <netinet/in.h>
-#include <signal.h>
-#include <sys/prctl.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <fstream>
 #include <map>
-#include <sstream>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
+#include "tests/testing/free_port.h"
+#include "tests/testing/log_file.h"
 
 namespace fencegate::testing {
 namespace {
 
-// A port that was free a moment ago (etcd cannot listen on port 0 and say
-// which port it got).
-absl::StatusOr<int> FreePort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return absl::InternalError("socket() failed");
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  socklen_t len = sizeof(addr);
-  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
-      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    close(fd);
-    return absl::InternalError("cannot bind a free port on 127.0.0.1");
-  }
-  int port = ntohs(addr.sin_port);
-  close(fd);
-  return port;
-}
-
 // What etcd 3.4 logs once it serves clients.
 constexpr char kServing[] = "serving client traffic";
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
+std::string MemberName(int i) { return absl::StrCat("etcd-m", i); }
 
 }  // namespace
 
@@ -63,20 +31,20 @@ absl::StatusOr<std::unique_ptr<EtcdCluster>> EtcdCluster::Start(
   }
   std::unique_ptr<EtcdCluster> cluster(new EtcdCluster());
   cluster->options_ = options;
-  cluster->token_ = absl::StrCat("fencegate-test-", getpid(), "-",
-                                 absl::ToUnixNanos(absl::Now()));
+  cluster->dir_ = dir;
+  cluster->token_ =
+      absl::StrCat("fencegate-test-", getpid(), "-", absl::ToUnixNanos(absl::Now()));
   std::vector<std::string> peers;
   for (int i = 0; i < options.members; ++i) {
     Member member;
     member.name = absl::StrCat("m", i);
-    absl::StatusOr<int> client_port = FreePort();
-    absl::StatusOr<int> peer_port = FreePort();
+    absl::StatusOr<int> client_port = PickFreePort();
+    absl::StatusOr<int> peer_port = PickFreePort();
     if (!client_port.ok()) return client_port.status();
     if (!peer_port.ok()) return peer_port.status();
     member.client_port = *client_port;
     member.peer_port = *peer_port;
     member.data_dir = absl::StrCat(dir, "/etcd-", member.name);
-    member.log_path = absl::StrCat(dir, "/etcd-", member.name, ".log");
     peers.push_back(absl::StrCat(member.name, "=http://127.0.0.1:", member.peer_port));
     cluster->members_.push_back(std::move(member));
   }
@@ -92,12 +60,13 @@ absl::StatusOr<std::unique_ptr<EtcdCluster>> EtcdCluster::Start(
     client_options.credentials = *std::move(credentials);
   }
   cluster->client_ = std::make_unique<etcd::EtcdClient>(client_options);
+  // All members first: a member of three serves only once it has a quorum.
   for (int i = 0; i < options.members; ++i) {
-    absl::Status status = cluster->Spawn(i);
+    absl::Status status = cluster->Launch(i, options.start_timeout);
     if (!status.ok()) return status;
   }
   for (int i = 0; i < options.members; ++i) {
-    absl::Status status = cluster->WaitReady(i, options.start_timeout);
+    absl::Status status = cluster->members_[i].process->AwaitReady();
     if (!status.ok()) return status;
   }
   return cluster;
@@ -121,15 +90,17 @@ std::string EtcdCluster::url() const {
   return absl::StrCat("etcd://", absl::StrJoin(endpoints(), ","));
 }
 
-pid_t EtcdCluster::pid(int i) const { return members_[i].pid; }
+pid_t EtcdCluster::pid(int i) const {
+  return running(i) ? members_[i].process->pid() : -1;
+}
 
-absl::Status EtcdCluster::Spawn(int i) {
+absl::Status EtcdCluster::Launch(int i, absl::Duration timeout) {
   Member& m = members_[i];
-  m.log_offset = ReadFile(m.log_path).size();
-  const std::string client_url = absl::StrCat(
-      options_.tls.enabled() ? "https" : "http", "://127.0.0.1:", m.client_port);
+  const std::string client_url = absl::StrCat(options_.tls.enabled() ? "https" : "http",
+                                              "://127.0.0.1:", m.client_port);
   const std::string peer_url = absl::StrCat("http://127.0.0.1:", m.peer_port);
-  std::vector<std::string> args = {
+  ServerProcessOptions server;
+  server.process.argv = {
       kEtcdBinary,
       "--name=" + m.name,
       "--data-dir=" + m.data_dir,
@@ -140,91 +111,72 @@ absl::Status EtcdCluster::Spawn(int i) {
       "--initial-cluster=" + initial_cluster_,
       "--initial-cluster-token=" + token_,
       "--initial-cluster-state=new",  // ignored once the data dir exists
-      absl::StrCat("--heartbeat-interval=", absl::ToInt64Milliseconds(options_.heartbeat)),
+      absl::StrCat("--heartbeat-interval=",
+                   absl::ToInt64Milliseconds(options_.heartbeat)),
       absl::StrCat("--election-timeout=",
                    absl::ToInt64Milliseconds(options_.election_timeout)),
       "--logger=zap",
       "--log-outputs=stderr",
   };
   if (options_.tls.enabled()) {
-    args.push_back("--cert-file=" + options_.tls.cert);
-    args.push_back("--key-file=" + options_.tls.key);
-    args.push_back("--trusted-ca-file=" + options_.tls.client_ca);
-    args.push_back("--client-cert-auth");
+    server.process.argv.push_back("--cert-file=" + options_.tls.cert);
+    server.process.argv.push_back("--key-file=" + options_.tls.key);
+    server.process.argv.push_back("--trusted-ca-file=" + options_.tls.client_ca);
+    server.process.argv.push_back("--client-cert-auth");
   }
-  std::vector<char*> argv;
-  for (std::string& arg : args) argv.push_back(arg.data());
-  argv.push_back(nullptr);
-  const int log = open(m.log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  const int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
-  if (log < 0 || null < 0) {
-    if (log >= 0) close(log);
-    if (null >= 0) close(null);
-    return absl::InternalError(absl::StrCat("cannot open ", m.log_path));
-  }
-  const pid_t parent = getpid();
-  const pid_t pid = fork();
-  if (pid == 0) {
-    // Only async-signal-safe calls until exec. If the test process dies
-    // (a crash, or ctest's timeout), etcd goes with it instead of staying
-    // behind on the machine.
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != parent) _exit(127);
-    dup2(log, STDERR_FILENO);
-    dup2(null, STDOUT_FILENO);
-    execv(kEtcdBinary, argv.data());
-    _exit(127);
-  }
-  close(log);
-  close(null);
-  if (pid < 0) return absl::InternalError("cannot fork to start etcd");
-  m.pid = pid;
+  server.dir = dir_;
+  server.name = MemberName(i);
+  server.host = "127.0.0.1";
+  server.port = m.client_port;
+  server.start_timeout = timeout;
+  server.readiness =
+      Probe{[this, i](const ServerProcess& process) { return MemberReady(i, process); }};
+  absl::StatusOr<std::unique_ptr<ServerProcess>> process =
+      ServerProcess::Launch(std::move(server));
+  if (!process.ok()) return process.status();
+  m.process = *std::move(process);
   return absl::OkStatus();
 }
 
-absl::Status EtcdCluster::WaitReady(int i, absl::Duration timeout) {
-  const absl::Time give_up = absl::Now() + timeout;
-  absl::Status last = absl::DeadlineExceededError("not asked yet");
-  while (absl::Now() < give_up) {
-    int status = 0;
-    if (waitpid(members_[i].pid, &status, WNOHANG) == members_[i].pid) {
-      members_[i].pid = -1;
-      return absl::InternalError(absl::StrCat("etcd member ", i, " exited while starting:\n",
-                                              LogTail(i)));
-    }
-    // etcd listens long before it serves, and a gRPC connection made in
-    // between stalls for seconds: ask only once this start says it serves.
-    if (ReadFile(members_[i].log_path).find(kServing, members_[i].log_offset) ==
-        std::string::npos) {
-      absl::SleepFor(absl::Milliseconds(20));  // poll interval, under a deadline
-      continue;
-    }
-    absl::StatusOr<etcdserverpb::StatusResponse> answer =
-        client_->MemberStatus(endpoint(i), absl::Now() + absl::Seconds(1));
-    if (answer.ok() && answer->leader() != 0) return absl::OkStatus();
-    if (!answer.ok()) last = answer.status();
-    absl::SleepFor(absl::Milliseconds(20));  // poll interval, under a deadline
+absl::Status EtcdCluster::MemberReady(int i, const ServerProcess& process) {
+  // etcd listens long before it serves, and a gRPC connection made in
+  // between stalls for seconds: ask only once this start says it serves.
+  if (process.LogSinceStart().find(kServing) == std::string::npos) {
+    return absl::UnavailableError("it does not serve clients yet");
   }
-  return absl::DeadlineExceededError(absl::StrCat(
-      "etcd member ", i, " not ready within ", absl::FormatDuration(timeout), " (",
-      last.message(), "):\n", LogTail(i)));
+  absl::StatusOr<etcdserverpb::StatusResponse> answer =
+      client_->MemberStatus(endpoint(i), absl::Now() + absl::Seconds(1));
+  if (!answer.ok()) return answer.status();
+  if (answer->leader() == 0) return absl::UnavailableError("it knows no leader");
+  return absl::OkStatus();
 }
 
 absl::Status EtcdCluster::Kill(int i) {
   Member& m = members_[i];
-  if (m.pid <= 0) return absl::FailedPreconditionError("not running");
-  kill(m.pid, SIGKILL);
-  int status = 0;
-  waitpid(m.pid, &status, 0);
-  m.pid = -1;
+  if (m.process == nullptr) return absl::FailedPreconditionError("not running");
+  m.process->Kill();
+  m.process.reset();
+  return absl::OkStatus();
+}
+
+absl::Status EtcdCluster::Pause(int i) {
+  if (!running(i)) return absl::FailedPreconditionError("not running");
+  return members_[i].process->Pause();
+}
+
+absl::Status EtcdCluster::Resume(int i) {
+  if (!running(i)) return absl::FailedPreconditionError("not running");
+  members_[i].process->Resume();
   return absl::OkStatus();
 }
 
 absl::Status EtcdCluster::Restart(int i, absl::Duration timeout) {
-  if (members_[i].pid > 0) return absl::FailedPreconditionError("still running");
-  absl::Status status = Spawn(i);
+  if (running(i)) return absl::FailedPreconditionError("still running");
+  absl::Status status = Launch(i, timeout);
   if (!status.ok()) return status;
-  return WaitReady(i, timeout);
+  status = members_[i].process->AwaitReady();
+  if (!status.ok()) members_[i].process.reset();
+  return status;
 }
 
 absl::StatusOr<int> EtcdCluster::Leader(absl::Duration timeout) {
@@ -247,13 +199,13 @@ absl::StatusOr<int> EtcdCluster::Leader(absl::Duration timeout) {
     }
     absl::SleepFor(absl::Milliseconds(20));  // poll interval, under a deadline
   }
-  return absl::DeadlineExceededError(absl::StrCat(
-      "the etcd members did not agree on a leader within ", absl::FormatDuration(timeout)));
+  return absl::DeadlineExceededError(
+      absl::StrCat("the etcd members did not agree on a leader within ",
+                   absl::FormatDuration(timeout)));
 }
 
 std::string EtcdCluster::LogTail(int i, size_t bytes) const {
-  std::string log = ReadFile(members_[i].log_path);
-  return log.size() > bytes ? log.substr(log.size() - bytes) : log;
+  return FileTail(absl::StrCat(dir_, "/", MemberName(i), ".log"), bytes);
 }
 
 }  // namespace fencegate::testing

@@ -1,16 +1,16 @@
 // EtcdCluster: an etcd cluster of 1 or 3 members for tests: Debian's
-// /usr/bin/etcd processes on 127.0.0.1, free ports picked at start, data and
-// logs in a directory of the test's, heartbeat and election timeout tuned
-// down so a new etcd leader is elected within a second. Members can be
-// killed and restarted (same ports, same data); Leader() says which member
+// /usr/bin/etcd processes (ServerProcess) on 127.0.0.1, free ports picked at
+// start (below the ephemeral range, free_port.h), data and logs in a
+// directory of the test's, heartbeat and election timeout tuned down so a
+// new etcd leader is elected within a second. Members can be killed,
+// paused and restarted (same ports, same data); Leader() says which member
 // the cluster follows.
 //
 // Only processes this object started are signalled, by PID; the destructor
-// SIGKILLs those still running, and a member dies with the thread that
-// started it (PR_SET_PDEATHSIG), so a crashed test leaves no etcd behind.
+// SIGKILLs those still running, and a member dies with the test process
+// (ChildProcess's death signal), so a crashed test leaves no etcd behind.
 //
-// Thread safety: one thread drives a cluster, the one that started it
-// (see above); endpoint queries are const.
+// Thread safety: one thread drives a cluster; endpoint queries are const.
 #ifndef FENCEGATE_TESTS_TESTING_ETCD_CLUSTER_H_
 #define FENCEGATE_TESTS_TESTING_ETCD_CLUSTER_H_
 
@@ -23,8 +23,9 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "lockservice/etcd/etcd_client.h"
 #include "common/tls.h"
+#include "lockservice/etcd/etcd_client.h"
+#include "tests/testing/server_process.h"
 
 namespace fencegate::testing {
 
@@ -59,11 +60,15 @@ class EtcdCluster {
   std::vector<std::string> endpoints() const;
   // "etcd://a,b,c": fencegate-lockservice's --store.
   std::string url() const;
+  // -1 when member i is not running.
   pid_t pid(int i) const;
-  bool running(int i) const { return pid(i) > 0; }
+  bool running(int i) const { return members_[i].process != nullptr; }
 
   // SIGKILL; the data stays for Restart().
   absl::Status Kill(int i);
+  // SIGSTOP (returns once it is stopped) and SIGCONT.
+  absl::Status Pause(int i);
+  absl::Status Resume(int i);
   // Starts member i again on its ports and data; waits until it answers.
   absl::Status Restart(int i, absl::Duration timeout = absl::Seconds(60));
   // The member every running member names as raft leader, once they agree.
@@ -79,17 +84,18 @@ class EtcdCluster {
     int client_port = 0;
     int peer_port = 0;
     std::string data_dir;
-    std::string log_path;
-    size_t log_offset = 0;  // where the current run's log starts
-    pid_t pid = -1;
+    std::unique_ptr<ServerProcess> process;  // null: not running
   };
 
   EtcdCluster() = default;
-  absl::Status Spawn(int i);
-  // Waits until member i answers Status and names a leader.
-  absl::Status WaitReady(int i, absl::Duration timeout);
+  // Starts member i; AwaitReady() then waits until it serves clients and
+  // names a leader.
+  absl::Status Launch(int i, absl::Duration timeout);
+  // OK once member i's current start serves clients and names a leader.
+  absl::Status MemberReady(int i, const ServerProcess& process);
 
   EtcdClusterOptions options_;
+  std::string dir_;
   std::string initial_cluster_;
   std::string token_;
   std::vector<Member> members_;

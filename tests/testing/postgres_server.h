@@ -2,8 +2,9 @@
 // binaries (/usr/lib/postgresql/<version>/bin, the newest installed, or
 // $FENCEGATE_PG_BINDIR): initdb into a fresh temp dir, then `postgres` as a
 // child process on a free 127.0.0.1 port with its unix socket in that temp
-// dir. No system PostgreSQL service is used or needed. It is stopped by its
-// PID (fast shutdown) when destroyed, and the temp dir removed.
+// dir. No system PostgreSQL service is used or needed. It runs as a
+// ServerProcess (server_process.h), stopped by its PID (fast shutdown) when
+// destroyed, and the temp dir removed.
 //
 // PostgreSQL refuses to run as root: when the test runs as root (CI),
 // initdb and the server run as the `postgres` user that Debian's package
@@ -15,9 +16,9 @@
 // linguistic order ("a" < "B"), so a test sees it if code relies on the
 // database's collation where it needs byte order.
 //
-// The server gets SIGKILL if the thread that started it exits first
-// (PR_SET_PDEATHSIG), so a test process that dies leaves no server behind:
-// start it from the test's main thread.
+// The server gets SIGINT (fast shutdown) if the test process dies
+// (ChildProcess's death signal), so a test process that dies leaves no
+// server behind.
 //
 // Thread safety: Start(), Stop() and the destructor from one thread; the
 // accessors and NewSchemaUri() / Execute() from any.
@@ -34,6 +35,8 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "tests/testing/child_process.h"
+#include "tests/testing/server_process.h"
 #include "tests/testing/temp_dir.h"
 
 namespace fencegate::testing {
@@ -51,7 +54,8 @@ class PostgresServer {
   PostgresServer(const PostgresServer&) = delete;
   PostgresServer& operator=(const PostgresServer&) = delete;
 
-  pid_t pid() const { return pid_; }
+  // -1 once stopped.
+  pid_t pid() const { return server_ != nullptr ? server_->pid() : -1; }
   int port() const { return port_; }
   // postgresql://fencegate@127.0.0.1:<port>/postgres
   std::string Uri() const;
@@ -75,10 +79,9 @@ class PostgresServer {
 
   TempDir dir_;
   std::string bindir_;
-  uid_t uid_ = 0;  // whom initdb and postgres run as (0: the caller)
-  gid_t gid_ = 0;
+  RunAs run_as_;  // whom initdb and postgres run as
   std::vector<std::string> settings_;
-  pid_t pid_ = -1;
+  std::unique_ptr<ServerProcess> server_;
   int port_ = 0;
   std::atomic<int> schemas_{0};
 };

@@ -1,117 +1,149 @@
 #include "tests/testing/server_process.h"
 
-#include <fcntl.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <fstream>
-#include <sstream>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
-
-extern char** environ;
+#include "tests/testing/log_file.h"
 
 namespace fencegate::testing {
 namespace {
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
+size_t FileSize(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0 ? static_cast<size_t>(st.st_size) : 0;
 }
 
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<ServerProcess>> ServerProcess::Start(
-    const std::string& binary, std::vector<std::string> args,
-    const std::string& work_dir, const std::string& name, int port,
-    absl::Duration deadline) {
-  std::unique_ptr<ServerProcess> process(new ServerProcess());
-  const std::string port_file = absl::StrCat(work_dir, "/", name, ".port");
-  process->log_path_ = absl::StrCat(work_dir, "/", name, ".log");
-  unlink(port_file.c_str());
-  args.insert(args.begin(), binary);
-  args.push_back(absl::StrCat("--listen=127.0.0.1:", port));
-  args.push_back(absl::StrCat("--port_file=", port_file));
-  std::vector<char*> argv;
-  for (std::string& arg : args) argv.push_back(arg.data());
-  argv.push_back(nullptr);
+    ServerProcessOptions options) {
+  absl::StatusOr<std::unique_ptr<ServerProcess>> server = Launch(std::move(options));
+  if (!server.ok()) return server.status();
+  absl::Status ready = (*server)->AwaitReady();
+  if (!ready.ok()) return ready;
+  return server;
+}
 
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO,
-                                   process->log_path_.c_str(),
-                                   O_WRONLY | O_CREAT | O_APPEND, 0644);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
-  int rc = posix_spawn(&process->pid_, binary.c_str(), &actions, nullptr,
-                       argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0) {
-    process->pid_ = -1;
-    return absl::InternalError(absl::StrCat("cannot spawn ", binary, ": errno ", rc));
-  }
+absl::StatusOr<std::unique_ptr<ServerProcess>> ServerProcess::Start(
+    const std::string& binary, std::vector<std::string> args, const std::string& work_dir,
+    const std::string& name, int port, absl::Duration deadline) {
+  ServerProcessOptions options;
+  options.process.argv = std::move(args);
+  options.process.argv.insert(options.process.argv.begin(), binary);
+  options.dir = work_dir;
+  options.name = name;
+  options.port = port;
+  options.start_timeout = deadline;
+  return Start(std::move(options));
+}
 
-  const absl::Time give_up = absl::Now() + deadline;
-  while (absl::Now() < give_up) {
-    int status = 0;
-    if (waitpid(process->pid_, &status, WNOHANG) == process->pid_) {
-      process->pid_ = -1;
-      return absl::InternalError(absl::StrCat(name, " exited during start-up:\n",
-                                              process->LogTail()));
-    }
-    int bound = 0;
-    if (absl::SimpleAtoi(absl::StripAsciiWhitespace(ReadFile(port_file)), &bound) &&
-        bound > 0) {
-      process->port_ = bound;
-      return process;
-    }
-    absl::SleepFor(absl::Milliseconds(10));  // poll interval, under a deadline
+absl::StatusOr<std::unique_ptr<ServerProcess>> ServerProcess::Launch(
+    ServerProcessOptions options) {
+  std::unique_ptr<ServerProcess> server(new ServerProcess(std::move(options)));
+  const ServerProcessOptions& o = server->options_;
+  server->log_path_ = absl::StrCat(o.dir, "/", o.name, ".log");
+  server->log_offset_ = FileSize(server->log_path_);
+  server->port_ = o.port;
+  ChildProcess::Options child = o.process;
+  child.stderr_path = server->log_path_;
+  child.pipe_stdin = false;
+  child.pipe_stdout = false;
+  if (std::holds_alternative<PortFile>(o.readiness)) {
+    unlink(server->PortFilePath().c_str());
+    child.argv.push_back(absl::StrCat("--listen=", o.host, ":", o.port));
+    child.argv.push_back(absl::StrCat("--port_file=", server->PortFilePath()));
   }
-  return absl::DeadlineExceededError(absl::StrCat(
-      name, " did not publish its port within ", absl::FormatDuration(deadline),
-      ":\n", process->LogTail()));
+  absl::StatusOr<std::unique_ptr<ChildProcess>> process = ChildProcess::Start(child);
+  if (!process.ok()) return process.status();
+  server->process_ = *std::move(process);
+  return server;
+}
+
+absl::Status ServerProcess::AwaitReady() {
+  const absl::Time give_up = absl::Now() + options_.start_timeout;
+  absl::Status last = absl::UnavailableError("not asked yet");
+  for (;;) {
+    if (options_.check_cancelled) {
+      if (absl::Status cancelled = options_.check_cancelled(); !cancelled.ok()) {
+        process_->Kill();
+        return cancelled;
+      }
+    }
+    if (!process_->Running()) {
+      absl::StatusOr<int> status = process_->Wait(absl::ZeroDuration());
+      return absl::InternalError(absl::StrCat(
+          options_.name, " ", status.ok() ? DescribeWaitStatus(*status) : "exited",
+          " during start-up; its log:\n", LogTail()));
+    }
+    last = CheckReady();
+    if (last.ok()) return last;
+    if (absl::Now() > give_up) break;
+    absl::SleepFor(absl::Milliseconds(20));  // poll interval, under a deadline
+  }
+  process_->Kill();
+  return absl::DeadlineExceededError(
+      absl::StrCat(options_.name, " did not start serving within ",
+                   absl::FormatDuration(options_.start_timeout), " (", last.message(),
+                   "); its log:\n", LogTail()));
+}
+
+absl::Status ServerProcess::CheckReady() {
+  if (const Probe* probe = std::get_if<Probe>(&options_.readiness)) {
+    return probe->ready(*this);
+  }
+  int bound = 0;
+  if (!absl::SimpleAtoi(absl::StripAsciiWhitespace(ReadWholeFile(PortFilePath())),
+                        &bound) ||
+      bound <= 0) {
+    return absl::UnavailableError("no port in its port file yet");
+  }
+  if (options_.port != 0 && bound != options_.port) {
+    return absl::InternalError(
+        absl::StrCat("it serves on port ", bound, ", not ", options_.port));
+  }
+  port_ = bound;
+  return absl::OkStatus();
 }
 
 ServerProcess::~ServerProcess() {
-  if (pid_ > 0) Signal(SIGKILL);
+  if (process_ != nullptr) process_->Kill();
 }
 
-std::string ServerProcess::address() const { return absl::StrCat("127.0.0.1:", port_); }
+std::string ServerProcess::PortFilePath() const {
+  return absl::StrCat(options_.dir, "/", options_.name, ".port");
+}
 
-int ServerProcess::Signal(int signal) {
-  if (pid_ <= 0) return 0;
-  kill(pid_, signal);
-  int status = 0;
-  waitpid(pid_, &status, 0);
-  pid_ = -1;
-  return status;
+std::string ServerProcess::address() const {
+  return absl::StrCat(options_.host, ":", port_);
 }
 
 absl::Status ServerProcess::Terminate(absl::Duration deadline) {
-  if (pid_ <= 0) return absl::FailedPreconditionError("not running");
-  kill(pid_, SIGTERM);
-  const absl::Time give_up = absl::Now() + deadline;
-  int status = 0;
-  while (waitpid(pid_, &status, WNOHANG) == 0) {
-    if (absl::Now() > give_up) {
-      Signal(SIGKILL);
-      return absl::DeadlineExceededError("did not exit after SIGTERM:\n" + LogTail());
-    }
-    absl::SleepFor(absl::Milliseconds(10));  // poll interval, under a deadline
+  if (!process_->Running()) {
+    return absl::FailedPreconditionError(absl::StrCat(options_.name, " is not running"));
   }
-  pid_ = -1;
-  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return absl::OkStatus();
-  return absl::InternalError(absl::StrCat("exit status ", status, ":\n", LogTail()));
+  process_->Signal(SIGCONT);
+  process_->Signal(options_.stop_signal);
+  absl::StatusOr<int> status = process_->Wait(deadline);
+  if (!status.ok()) {
+    process_->Kill();
+    return absl::DeadlineExceededError(absl::StrCat(
+        options_.name, " did not exit within ", absl::FormatDuration(deadline),
+        " of signal ", options_.stop_signal, "; killed it. Its log:\n", LogTail()));
+  }
+  if (ExitedCleanly(*status)) return absl::OkStatus();
+  return absl::InternalError(absl::StrCat(
+      options_.name, " did not shut down cleanly: ", DescribeWaitStatus(*status),
+      "; its log:\n", LogTail()));
 }
 
 absl::StatusOr<int> ServerProcess::ThreadCount() const {
-  std::ifstream in(absl::StrCat("/proc/", pid_, "/status"));
+  std::ifstream in(absl::StrCat("/proc/", pid(), "/status"));
   std::string line;
   while (std::getline(in, line)) {
     absl::string_view rest = line;
@@ -124,8 +156,12 @@ absl::StatusOr<int> ServerProcess::ThreadCount() const {
 }
 
 std::string ServerProcess::LogTail(size_t bytes) const {
-  std::string log = ReadFile(log_path_);
-  return log.size() > bytes ? log.substr(log.size() - bytes) : log;
+  return FileTail(log_path_, bytes);
+}
+
+std::string ServerProcess::LogSinceStart() const {
+  std::string log = ReadWholeFile(log_path_);
+  return log.size() > log_offset_ ? log.substr(log_offset_) : "";
 }
 
 }  // namespace fencegate::testing

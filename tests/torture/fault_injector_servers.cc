@@ -44,7 +44,7 @@ std::string FaultInjector::FailpointCrash(const Fault& fault) {
     missed = "no commit reached the failpoint";
   } else if (!WIFEXITED(*exit) || WEXITSTATUS(*exit) != test_hooks::kFailpointExitCode) {
     Error(absl::StrCat("the ", server.name(), " died while armed at ", fault.failpoint,
-                       " but not at it: ", demo::DescribeWaitStatus(*exit), "\n",
+                       " but not at it: ", testing::DescribeWaitStatus(*exit), "\n",
                        server.LogTail()));
   } else {
     Count(&FaultTally::failpoint_crashes);

@@ -109,7 +109,7 @@ std::string FaultInjector::StopBeforeWrite(WorkerProcess& worker) {
   WorkerControl& control = worker.control();
   auto stopped = [&] {
     return Phase(worker) == WorkerPhase::kStoppedBeforeWrite &&
-           demo::ProcessState(worker.pid()) == 'T';
+           testing::ProcessState(worker.pid()) == 'T';
   };
   control.stop_before_write.store(1);
   if (WaitFor(stopped, reach_timeout_)) return "";

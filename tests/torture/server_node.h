@@ -1,22 +1,20 @@
 // ServerNode: one server of a torture run (a test build of the lock service
-// or the gateway) as a child process, and the faults that can be done to it.
+// or the gateway) as a ServerProcess (tests/testing/server_process.h), and
+// the faults that can be done to it.
 //
 // It keeps one address for the whole run, so the workers find it again
 // after every restart: a free port picked below the kernel's ephemeral
-// range (where no port-0 listener or outgoing connection lands), checked
-// free at the first start. Its log, failpoint file and libfaketime timestamp
-// file live in the run directory; where it keeps its data is up to the
-// caller's arguments (a SQLite file there, or a PostgreSQL URI). With fake
-// time on it runs as
-//   env LD_PRELOAD=<libfaketime> FAKETIME_TIMESTAMP_FILE=<file>
-//       FAKETIME_NO_CACHE=1 DONT_FAKE_MONOTONIC=1 <binary> ...
-// so SetClockOffset() moves its CLOCK_REALTIME at once and leaves
-// CLOCK_MONOTONIC (its lease clock) alone.
+// range (tests/testing/free_port.h) at the first start. Its log, failpoint
+// file and libfaketime timestamp file live in the run directory; where it
+// keeps its data is up to the caller's arguments (a SQLite file there, or a
+// PostgreSQL URI). With fake time on it runs with
+//   LD_PRELOAD=<libfaketime> FAKETIME_TIMESTAMP_FILE=<file>
+//   FAKETIME_NO_CACHE=1 FAKETIME_DONT_FAKE_MONOTONIC=1
+// in its environment, so SetClockOffset() moves its CLOCK_REALTIME at once
+// and leaves CLOCK_MONOTONIC (its lease clock) alone.
 //
-// Only the process this node started is ever signalled, by its PID (see
-// examples/demo/child_process.h); it dies with the harness. The kernel sends
-// that death signal when the *thread* that started the child ends, so every
-// start runs on the node's own thread, which lives as long as the node.
+// Only the process this node started is ever signalled, by its PID; it
+// dies with the harness (tests/testing/child_process.h).
 //
 // Thread safety: thread-safe; the faults of one node are meant to be driven
 // from one thread at a time (FaultInjector does).
@@ -25,10 +23,8 @@
 
 #include <sys/types.h>
 
-#include <functional>
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -36,7 +32,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "examples/demo/child_process.h"
+#include "tests/testing/server_process.h"
 
 namespace fencegate::torture {
 
@@ -45,7 +41,7 @@ struct ServerNodeOptions {
   std::string binary;  // the test build
   std::string run_dir;
   std::vector<std::string> extra_args;  // storage (--db=...), bugs, security
-  std::string faketime_library;  // empty: no fake time
+  std::string faketime_library;         // empty: no fake time
 };
 
 class ServerNode {
@@ -94,20 +90,12 @@ class ServerNode {
   std::string File(const std::string& suffix) const;
   absl::Status StartLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status StartOnce() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Runs `job` on the starter thread and waits for it.
-  void OnStarterThread(std::function<void()> job);
-  void StarterLoop();
 
   const ServerNodeOptions options_;
   mutable absl::Mutex mu_;
-  std::unique_ptr<demo::ChildProcess> process_ ABSL_GUARDED_BY(mu_);
+  std::unique_ptr<testing::ServerProcess> process_ ABSL_GUARDED_BY(mu_);
   int port_ ABSL_GUARDED_BY(mu_) = 0;
   bool killed_ ABSL_GUARDED_BY(mu_) = false;  // by us: an expected exit
-
-  absl::Mutex starter_mu_;
-  std::function<void()> job_ ABSL_GUARDED_BY(starter_mu_);
-  bool stopping_ ABSL_GUARDED_BY(starter_mu_) = false;
-  std::thread starter_;  // last: it uses the members above
 };
 
 }  // namespace fencegate::torture

@@ -18,7 +18,7 @@ absl::StatusOr<std::unique_ptr<WorkerProcess>> WorkerProcess::Start(
   if (!control.ok()) return control.status();
   worker->control_ = *std::move(control);
 
-  demo::ChildProcess::Options child;
+  testing::ChildProcess::Options child;
   child.argv = {options.binary,
                 absl::StrCat("--name=", options.name),
                 absl::StrCat("--lockservice=", options.lockservice),
@@ -33,8 +33,8 @@ absl::StatusOr<std::unique_ptr<WorkerProcess>> WorkerProcess::Start(
                 absl::StrCat("--history=", prefix, ".history"),
                 absl::StrCat("--control=", prefix, ".control")};
   child.stderr_path = prefix + ".log";
-  absl::StatusOr<std::unique_ptr<demo::ChildProcess>> process =
-      demo::ChildProcess::Start(child);
+  absl::StatusOr<std::unique_ptr<testing::ChildProcess>> process =
+      testing::ChildProcess::Start(child);
   if (!process.ok()) return process.status();
   worker->process_ = *std::move(process);
   return worker;
@@ -53,7 +53,7 @@ absl::Status WorkerProcess::Quit(absl::Duration timeout) {
   }
   if (WIFEXITED(*status) && WEXITSTATUS(*status) == 0) return absl::OkStatus();
   return absl::InternalError(
-      absl::StrCat("worker ", name_, " ", demo::DescribeWaitStatus(*status)));
+      absl::StrCat("worker ", name_, " ", testing::DescribeWaitStatus(*status)));
 }
 
 }  // namespace fencegate::torture

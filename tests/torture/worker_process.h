@@ -17,7 +17,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "examples/demo/child_process.h"
+#include "tests/testing/child_process.h"
 #include "tests/torture/worker_control.h"
 
 namespace fencegate::torture {
@@ -44,7 +44,7 @@ class WorkerProcess {
   const std::string& name() const { return name_; }
   pid_t pid() const { return process_->pid(); }
   WorkerControl& control() { return **control_; }
-  demo::ChildProcess& process() { return *process_; }
+  testing::ChildProcess& process() { return *process_; }
 
   // Asks it to finish its round and exit; waits up to `timeout`, then kills
   // it. OK iff it exited 0 by itself.
@@ -57,7 +57,7 @@ class WorkerProcess {
 
   std::string name_;
   std::unique_ptr<SharedWorkerControl> control_;
-  std::unique_ptr<demo::ChildProcess> process_;
+  std::unique_ptr<testing::ChildProcess> process_;
 };
 
 }  // namespace fencegate::torture

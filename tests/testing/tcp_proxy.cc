@@ -1,4 +1,4 @@
-#include "examples/demo/tcp_proxy.h"
+#include "tests/testing/tcp_proxy.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -14,7 +14,7 @@
 
 #include "absl/strings/str_cat.h"
 
-namespace fencegate::demo {
+namespace fencegate::testing {
 namespace {
 
 // One forwarded connection: `in` was accepted, `out` goes to the target.
@@ -190,4 +190,4 @@ void TcpProxy::Run() {
   for (Link& link : links) CloseLink(link);
 }
 
-}  // namespace fencegate::demo
+}  // namespace fencegate::testing

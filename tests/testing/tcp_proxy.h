@@ -2,13 +2,14 @@
 // free port) and forwards every connection to a target port. Cut() drops
 // every connection and refuses new ones, as a network partition would
 // between whoever connects through it and the target; Heal() forwards
-// again. The demo puts one between client 1 and the lock service, so that
-// client 1 alone is cut off while everyone else still reaches the service.
+// again. The demo and the end-to-end tests put one between client 1 and
+// the lock service, so that client 1 alone is cut off while everyone else
+// still reaches the service.
 //
 // Thread safety: thread-safe. One thread moves the bytes; the destructor
 // stops it and closes every socket.
-#ifndef FENCEGATE_EXAMPLES_DEMO_TCP_PROXY_H_
-#define FENCEGATE_EXAMPLES_DEMO_TCP_PROXY_H_
+#ifndef FENCEGATE_TESTS_TESTING_TCP_PROXY_H_
+#define FENCEGATE_TESTS_TESTING_TCP_PROXY_H_
 
 #include <memory>
 #include <string>
@@ -18,7 +19,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 
-namespace fencegate::demo {
+namespace fencegate::testing {
 
 class TcpProxy {
  public:
@@ -54,6 +55,6 @@ class TcpProxy {
   int cuts_done_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
-}  // namespace fencegate::demo
+}  // namespace fencegate::testing
 
-#endif  // FENCEGATE_EXAMPLES_DEMO_TCP_PROXY_H_
+#endif  // FENCEGATE_TESTS_TESTING_TCP_PROXY_H_
