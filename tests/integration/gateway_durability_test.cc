@@ -324,7 +324,7 @@ TEST_F(GatewayDurabilityTest, KillNineWith32WritesInFlightOnOneStreamLosesNoAckn
   StartServer();
   PipelinedStream stream(*stub_, /*depth=*/32);
   ASSERT_TRUE(stream.WaitForAcks(300));
-  server_->Signal(SIGKILL);  // mid-load: up to 32 writes in flight
+  server_->Kill();  // mid-load: up to 32 writes in flight
   EXPECT_FALSE(stream.Join().ok());
   EXPECT_THAT(stream.unexpected(), ::testing::IsEmpty());
 

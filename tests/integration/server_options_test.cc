@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "examples/demo/child_process.h"
+#include "tests/testing/child_process.h"
 #include "gateway/gateway_server.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -175,10 +175,10 @@ TEST(GatewayServerOptionsTest, StartRefusesBeforeItOpensTheDatabase) {
 // it printed (stdout and stderr).
 int RunToEnd(std::vector<std::string> argv, const testing::TempDir& dir,
              std::string* output) {
-  demo::ChildProcess::Options options;
+  testing::ChildProcess::Options options;
   options.argv = std::move(argv);
   options.stderr_path = dir.File("output.txt");
-  auto child = demo::ChildProcess::Start(options);
+  auto child = testing::ChildProcess::Start(options);
   EXPECT_THAT(child, IsOk());
   if (!child.ok()) return -1;
   absl::StatusOr<int> status = (*child)->Wait(absl::Seconds(60));
