@@ -193,19 +193,21 @@ absl::Status VirtualNetwork::ChangeCuts(
     const char* verb, const std::vector<std::pair<std::string, std::string>>& links,
     CutDirection direction) {
   const bool add = std::string(verb) == "add";
+  std::vector<std::pair<std::string, std::string>> wanted;
+  for (const auto& [from, to] : links) {
+    for (const std::string* name : {&from, &to}) {
+      if (hosts_.count(*name) == 0) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("no host '", *name, "' in this network (see Create())"));
+      }
+    }
+    wanted.emplace_back(Veth(from), Veth(to));
+    if (direction == CutDirection::kBothWays) wanted.emplace_back(Veth(to), Veth(from));
+  }
   absl::MutexLock lock(&mu_);
   std::vector<std::pair<std::string, std::string>> change;
-  auto consider = [&](const std::string& from, const std::string& to) {
-    const std::pair<std::string, std::string> pair{Veth(from), Veth(to)};
-    if ((cuts_.count(pair) > 0) != add) change.push_back(pair);
-  };
-  for (const auto& [from, to] : links) {
-    if (hosts_.count(from) == 0 || hosts_.count(to) == 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("no host '", from, "' or '", to, "'"));
-    }
-    consider(from, to);
-    if (direction == CutDirection::kBothWays) consider(to, from);
+  for (auto& pair : wanted) {
+    if ((cuts_.count(pair) > 0) != add) change.push_back(std::move(pair));
   }
   if (change.empty()) return absl::OkStatus();
   std::vector<std::string> elements;
