@@ -1,19 +1,12 @@
-#include "gateway/session_reactor.h"
+#include "common/stream_reactor.h"
 
 #include <utility>
 
 #include "common/grpc_status.h"
 #include "grpcpp/support/slice.h"
 
-namespace fencegate::gateway {
+namespace fencegate {
 namespace {
-
-absl::Status ShuttingDown() {
-  return absl::UnavailableError(
-      "the gateway is shutting down; every request of this stream that got no answer "
-      "was not applied: resend it on a new stream, to another instance or after the "
-      "restart");
-}
 
 void DeleteString(void* bytes) { delete static_cast<std::string*>(bytes); }
 
@@ -21,34 +14,40 @@ void DeleteString(void* bytes) { delete static_cast<std::string*>(bytes); }
 
 // ------------------------------------------------------------ registry
 
-void SessionRegistry::CloseAll() {
+void StreamRegistry::CloseAll(const absl::Status& status) {
   absl::MutexLock lock(&mu_);
+  if (closed_) return;
   closed_ = true;
-  for (Session* session : sessions_) session->Close(ShuttingDown());
+  close_status_ = status;
+  for (StreamSession* session : sessions_) session->Close(status);
 }
 
-bool SessionRegistry::Add(Session* session) {
+bool StreamRegistry::Add(StreamSession* session, absl::Status* status) {
   absl::MutexLock lock(&mu_);
-  if (closed_) return false;
+  if (closed_) {
+    *status = close_status_;
+    return false;
+  }
   sessions_.insert(session);
   return true;
 }
 
-void SessionRegistry::Remove(Session* session) {
+void StreamRegistry::Remove(StreamSession* session) {
   absl::MutexLock lock(&mu_);
   sessions_.erase(session);
 }
 
 // ------------------------------------------------------------- reactor
 
-SessionReactor::SessionReactor(FencedStore* store, const SessionLimits& limits,
-                               SessionRegistry* registry)
+StreamReactor::StreamReactor(absl::FunctionRef<StreamSession*(StreamTransport*)> start,
+                             StreamRegistry* registry)
     : registry_(registry) {
-  session_ = Session::Start(store, limits, &transport_);
-  if (!registry_->Add(session_)) session_->Close(ShuttingDown());
+  session_ = start(&transport_);
+  absl::Status closed;
+  if (registry_ != nullptr && !registry_->Add(session_, &closed)) session_->Close(closed);
 }
 
-void SessionReactor::OnReadDone(bool ok) {
+void StreamReactor::OnReadDone(bool ok) {
   if (!ok) {
     session_->OnReadsDone();
     return;
@@ -63,22 +62,22 @@ void SessionReactor::OnReadDone(bool ok) {
                                         slice.size()));
 }
 
-void SessionReactor::OnWriteDone(bool ok) {
+void StreamReactor::OnWriteDone(bool ok) {
   out_.Clear();
   session_->OnWriteDone(ok);
 }
 
-void SessionReactor::OnCancel() { session_->OnCancel(); }
+void StreamReactor::OnCancel() { session_->OnCancel(); }
 
-void SessionReactor::OnDone() {
-  registry_->Remove(session_);
+void StreamReactor::OnDone() {
+  if (registry_ != nullptr) registry_->Remove(session_);
   session_->Detach();
   delete this;
 }
 
-void SessionReactor::Transport::StartRead() { reactor_->StartRead(&reactor_->in_); }
+void StreamReactor::Transport::StartRead() { reactor_->StartRead(&reactor_->in_); }
 
-void SessionReactor::Transport::StartWrite(std::string bytes) {
+void StreamReactor::Transport::StartWrite(std::string bytes) {
   // The slice takes the bytes over: no copy.
   auto* owned = new std::string(std::move(bytes));
   grpc::Slice slice(owned->data(), owned->size(), &DeleteString, owned);
@@ -86,8 +85,8 @@ void SessionReactor::Transport::StartWrite(std::string bytes) {
   reactor_->StartWrite(&reactor_->out_);
 }
 
-void SessionReactor::Transport::Finish(const absl::Status& status) {
+void StreamReactor::Transport::Finish(const absl::Status& status) {
   reactor_->Finish(ToGrpcStatus(status));
 }
 
-}  // namespace fencegate::gateway
+}  // namespace fencegate
