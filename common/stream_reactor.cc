@@ -58,8 +58,8 @@ void StreamReactor::OnReadDone(bool ok) {
     return;
   }
   in_.Clear();
-  session_->OnMessage(absl::string_view(reinterpret_cast<const char*>(slice.begin()),
-                                        slice.size()));
+  session_->OnMessage(
+      absl::string_view(reinterpret_cast<const char*>(slice.begin()), slice.size()));
 }
 
 void StreamReactor::OnWriteDone(bool ok) {

@@ -28,7 +28,8 @@ struct CallHeader {
   int request_field = 0;
 };
 
-CallHeader PeekCall(absl::string_view call, const google::protobuf::Descriptor& call_type) {
+CallHeader PeekCall(absl::string_view call,
+                    const google::protobuf::Descriptor& call_type) {
   CodedInputStream in = InputOf(call);
   CallHeader header;
   for (;;) {
@@ -57,7 +58,8 @@ bool SplitCalls(absl::string_view bytes, std::vector<absl::string_view>* calls) 
     const uint32_t tag = in.ReadTag();
     if (tag == 0) return in.CurrentPosition() == static_cast<int>(bytes.size());
     if (WireFormatLite::GetTagFieldNumber(tag) != kFirstField ||
-        WireFormatLite::GetTagWireType(tag) != WireFormatLite::WIRETYPE_LENGTH_DELIMITED) {
+        WireFormatLite::GetTagWireType(tag) !=
+            WireFormatLite::WIRETYPE_LENGTH_DELIMITED) {
       if (!WireFormatLite::SkipField(&in, tag)) return false;
       continue;
     }
@@ -77,12 +79,12 @@ absl::Status UnparseableCall(absl::string_view call_bytes,
   // Names the request inside the call when that is what does not parse, so
   // the message reads as the unary call's would.
   const google::protobuf::FieldDescriptor* field =
-      header.request_field == 0 ? nullptr : call_type.FindFieldByNumber(header.request_field);
-  const std::string what =
-      field != nullptr && field->message_type() != nullptr
-          ? absl::StrCat(": its ", field->name(), " is not a valid ",
-                         field->message_type()->full_name())
-          : absl::StrCat(" is not a valid ", call_type.full_name());
+      header.request_field == 0 ? nullptr
+                                : call_type.FindFieldByNumber(header.request_field);
+  const std::string what = field != nullptr && field->message_type() != nullptr
+                               ? absl::StrCat(": its ", field->name(), " is not a valid ",
+                                              field->message_type()->full_name())
+                               : absl::StrCat(" is not a valid ", call_type.full_name());
   return absl::InvalidArgumentError(absl::StrCat(
       "request ", header.request_id, " of this stream", what,
       ": its bytes do not parse as that protobuf message; fix the client's encoding and "
@@ -93,15 +95,16 @@ absl::Status NoRequest(const google::protobuf::Descriptor& call_type) {
   std::vector<std::string> names;
   if (call_type.oneof_decl_count() > 0) {
     const google::protobuf::OneofDescriptor& request = *call_type.oneof_decl(0);
-    for (int i = 0; i < request.field_count(); ++i) names.push_back(request.field(i)->name());
+    for (int i = 0; i < request.field_count(); ++i)
+      names.push_back(request.field(i)->name());
   }
   std::string choices = names.empty() ? std::string() : names.back();
   if (names.size() > 1) {
-    choices = absl::StrCat(
-        absl::StrJoin(names.begin(), names.end() - 1, ", "), " or ", names.back());
+    choices = absl::StrCat(absl::StrJoin(names.begin(), names.end() - 1, ", "), " or ",
+                           names.back());
   }
-  return InvalidFieldError("request",
-                           absl::StrCat("the call carries no request: set one of ", choices));
+  return InvalidFieldError(
+      "request", absl::StrCat("the call carries no request: set one of ", choices));
 }
 
 absl::Status UnparseableMessage(const google::protobuf::Descriptor& request_type) {

@@ -118,7 +118,8 @@ class IncomingMessage {
     // with an unknown field is.
     absl::Status message_error;
     if (stream_wire::HasUnknownFields(*request)) {
-      message_error = RejectUnknownFields(*request);  // names the message's own field first
+      message_error =
+          RejectUnknownFields(*request);  // names the message's own field first
     }
     calls_.reserve(request->calls_size());
     for (const Call& call : request->calls()) {
@@ -141,7 +142,8 @@ class IncomingMessage {
       auto* call = google::protobuf::Arena::CreateMessage<Call>(&arena_);
       IncomingCall<Call>& in = calls_.emplace_back();
       if (!call->ParseFromArray(piece.data(), static_cast<int>(piece.size()))) {
-        in.error = stream_wire::UnparseableCall(piece, *Call::descriptor(), &in.request_id);
+        in.error =
+            stream_wire::UnparseableCall(piece, *Call::descriptor(), &in.request_id);
         continue;
       }
       in.request_id = call->request_id();
@@ -151,7 +153,8 @@ class IncomingMessage {
   }
 
   static absl::Status CheckCall(const Call& call) {
-    if (call.request_case() == Call::REQUEST_NOT_SET && !stream_wire::HasUnknownFields(call)) {
+    if (call.request_case() == Call::REQUEST_NOT_SET &&
+        !stream_wire::HasUnknownFields(call)) {
       return stream_wire::NoRequest(*Call::descriptor());
     }
     return RejectUnknownFields(call);

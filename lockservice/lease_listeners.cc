@@ -32,7 +32,7 @@ std::vector<LeaseListener*> LeaseListeners::RemoveAll() {
 
 void LeaseListeners::Listen(LeaseListener* listener, uint64_t token) {
   auto it = by_listener_.find(listener);
-  if (it == by_listener_.end()) return;  // not added, or removed since
+  if (it == by_listener_.end()) return;          // not added, or removed since
   if (!it->second.insert(token).second) return;  // listens already
   by_lease_[token].push_back(listener);
 }
@@ -59,8 +59,8 @@ absl::Status LeaseListeners::CheckInvariant() const {
             absl::StrCat("lease ", token, " lists a listener that was not added"));
       }
       if (!it->second.contains(token)) {
-        return absl::InternalError(absl::StrCat(
-            "lease ", token, " lists a listener that does not list it"));
+        return absl::InternalError(
+            absl::StrCat("lease ", token, " lists a listener that does not list it"));
       }
       ++registrations;
     }

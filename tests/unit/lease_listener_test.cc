@@ -36,7 +36,8 @@ using ::testing::IsEmpty;
 // Records what it is told; its references must come back to one (its own).
 class RecordingListener final : public LeaseListener {
  public:
-  explicit RecordingListener(std::vector<std::string>* log = nullptr, std::string name = "")
+  explicit RecordingListener(std::vector<std::string>* log = nullptr,
+                             std::string name = "")
       : log_(log), name_(std::move(name)) {}
   ~RecordingListener() { EXPECT_EQ(refs_, 1) << "a reference was not given back"; }
 
@@ -50,8 +51,9 @@ class RecordingListener final : public LeaseListener {
   }
   void OnLeaseLost(const LeaseLoss& loss) override {
     absl::MutexLock lock(&mu_);
-    losses_.push_back(absl::StrCat(loss.resource, "/", loss.token, " ",
-                                   loss.why == LeaseEnd::kExpired ? "expired" : "released"));
+    losses_.push_back(
+        absl::StrCat(loss.resource, "/", loss.token, " ",
+                     loss.why == LeaseEnd::kExpired ? "expired" : "released"));
     if (log_ != nullptr) log_->push_back(absl::StrCat(name_, " lost ", loss.token));
   }
   void OnStopped(const absl::Status& why) override {
@@ -143,13 +145,15 @@ class LeaseListenerTest : public ::testing::TestWithParam<testing::StoreKind> {
   }
 
   absl::StatusOr<AcquireResult> Acquire(const std::string& resource,
-                                        const std::string& holder, LeaseListener* listener,
+                                        const std::string& holder,
+                                        LeaseListener* listener,
                                         absl::Duration ttl = Seconds(10)) {
     absl::StatusOr<AcquireResult> result = absl::InternalError("no reply");
     AcquireArgs args{resource, holder, ttl, absl::ZeroDuration(), ""};
     args.listener = listener;
-    manager_->Acquire(manager_->NewCallId(), std::move(args),
-                      [&result](absl::StatusOr<AcquireResult> r) { result = std::move(r); });
+    manager_->Acquire(
+        manager_->NewCallId(), std::move(args),
+        [&result](absl::StatusOr<AcquireResult> r) { result = std::move(r); });
     manager_->Sync();
     return result;
   }
@@ -170,12 +174,14 @@ class LeaseListenerTest : public ::testing::TestWithParam<testing::StoreKind> {
     manager_->Sync();
     return status;
   }
-  absl::Status Release(const std::string& resource, uint64_t token, LeaseListener* listener) {
+  absl::Status Release(const std::string& resource, uint64_t token,
+                       LeaseListener* listener) {
     absl::Status status = absl::InternalError("no reply");
     ReleaseArgs args{resource, token, "", ""};
     args.listener = listener;
-    manager_->Release(std::move(args),
-                      [&status](absl::StatusOr<ReleaseResult> r) { status = r.status(); });
+    manager_->Release(std::move(args), [&status](absl::StatusOr<ReleaseResult> r) {
+      status = r.status();
+    });
     manager_->Sync();
     return status;
   }
@@ -207,7 +213,7 @@ TEST_P(LeaseListenerTest, ARenewalMovesTheInstant) {
   const uint64_t token = MustAcquire("r", "alice", &a_, Seconds(10));
   Advance(Seconds(8));
   ASSERT_THAT(Renew("r", token, Seconds(10), &a_), IsOk());  // now ends at 18 s
-  Advance(Seconds(2));                                        // the first expiry, 10 s
+  Advance(Seconds(2));                                       // the first expiry, 10 s
   EXPECT_THAT(a_.losses(), IsEmpty());
   Advance(Seconds(8) - Milliseconds(1));
   EXPECT_THAT(a_.losses(), IsEmpty());
@@ -263,8 +269,9 @@ TEST_P(LeaseListenerTest, AParkedAcquireListensFromItsGrant) {
   std::optional<absl::StatusOr<AcquireResult>> parked;
   AcquireArgs args{"r", "alice", Seconds(3), Seconds(30), ""};
   args.listener = &a_;
-  manager_->Acquire(manager_->NewCallId(), args,
-                    [&parked](absl::StatusOr<AcquireResult> r) { parked = std::move(r); });
+  manager_->Acquire(
+      manager_->NewCallId(), args,
+      [&parked](absl::StatusOr<AcquireResult> r) { parked = std::move(r); });
   manager_->Sync();
   ASSERT_FALSE(parked.has_value());
   ASSERT_THAT(Release("r", bobs, nullptr), IsOk());
@@ -278,8 +285,9 @@ TEST_P(LeaseListenerTest, AListenerRemovedWhileItsAcquireIsParkedHearsNothingOfI
   std::optional<absl::StatusOr<AcquireResult>> parked;
   AcquireArgs args{"r", "alice", Seconds(3), Seconds(30), ""};
   args.listener = &a_;
-  manager_->Acquire(manager_->NewCallId(), args,
-                    [&parked](absl::StatusOr<AcquireResult> r) { parked = std::move(r); });
+  manager_->Acquire(
+      manager_->NewCallId(), args,
+      [&parked](absl::StatusOr<AcquireResult> r) { parked = std::move(r); });
   manager_->RemoveListener(&a_);  // the stream ended
   ASSERT_THAT(Release("r", bobs, nullptr), IsOk());
   ASSERT_TRUE(parked.has_value() && parked->ok() && (*parked)->acquired);
