@@ -10,6 +10,8 @@
 #include "absl/synchronization/mutex.h"
 #include "common/tls.h"
 #include "grpcpp/client_context.h"
+#include "grpcpp/generic/generic_stub.h"
+#include "grpcpp/support/byte_buffer.h"
 
 namespace fencegate::lockservice {
 
@@ -57,6 +59,7 @@ void MarkForwarded(const grpc::CallbackServerContext& from, grpc::ClientContext&
 struct ForwardingLockService::Shared {
   std::string target;
   std::unique_ptr<v1::LockService::Stub> stub;
+  std::unique_ptr<grpc::GenericStub> raw;  // for Session, on raw bytes
   absl::Mutex mu;
   absl::flat_hash_set<ForwardedCall*> calls ABSL_GUARDED_BY(mu);
   bool abandoned ABSL_GUARDED_BY(mu) = false;
@@ -179,11 +182,149 @@ class ForwardingLockService::StreamReactor final
   std::atomic<bool> abandoned_{false};
 };
 
+// One relayed Session stream: the caller's messages go to the leader and
+// the leader's to the caller, each one at a time and as raw bytes (the next
+// is read only once the last was written), so both ends' flow control and
+// the leader's in-flight bound see the real client. Two reactors, since the
+// server and client sides' reactions share names: this object is the
+// server side (the caller's stream) and owns the client side (Upstream).
+// The stream ends with the leader's status, from the client side's OnDone;
+// the server side's OnDone comes after that and deletes the relay.
+//
+// The client side holds two holds, so its OnDone waits while this relay may
+// still start its operations from the server side's reactions: the write
+// hold (the caller's messages) goes once the caller half-closed or a write
+// to the leader failed or the leader's stream is over; the read hold (the
+// leader's messages) once a read from the leader failed or a write to the
+// caller did.
+class ForwardingLockService::SessionRelay final : public RawStreamReactor,
+                                                  public ForwardedCall {
+ public:
+  SessionRelay(grpc::CallbackServerContext* server_context, std::shared_ptr<Shared> shared)
+      : client_context_(grpc::ClientContext::FromCallbackServerContext(*server_context)),
+        shared_(std::move(shared)) {
+    MarkForwarded(*server_context, *client_context_);
+    shared_->Add(this);
+  }
+
+  void Start() {
+    shared_->raw->PrepareBidiStreamingCall(client_context_.get(),
+                                           "/fencegate.v1.LockService/Session",
+                                           grpc::StubOptions(), &upstream_);
+    upstream_.AddMultipleHolds(2);  // the write hold and the read hold
+    upstream_.StartRead(&down_);
+    upstream_.StartCall();
+    StartRead(&up_);
+  }
+
+  // The caller -> this instance.
+  void OnReadDone(bool ok) override {
+    bool write = false;
+    bool release = false;
+    {
+      absl::MutexLock lock(&mu_);
+      if (ok && !writes_over_) {
+        upstream_writing_ = true;
+        write = true;
+      } else if (!ok) {
+        release = EndWritesLocked();
+      }
+    }
+    if (write) {
+      upstream_.StartWrite(&up_);
+    } else if (release) {
+      upstream_.StartWritesDone();  // the caller half-closed, or went away
+      upstream_.RemoveHold();
+    }
+  }
+  // This instance -> the caller.
+  void OnWriteDone(bool ok) override {
+    if (ok) {
+      upstream_.StartRead(&down_);
+      return;
+    }
+    client_context_->TryCancel();
+    upstream_.RemoveHold();  // the read hold: no more reads
+  }
+  void OnCancel() override { client_context_->TryCancel(); }
+  void OnDone() override {
+    shared_->Remove(this);
+    delete this;
+  }
+
+  void Abandon() override {
+    abandoned_.store(true);
+    client_context_->TryCancel();
+  }
+
+ private:
+  class Upstream final : public grpc::ClientBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
+   public:
+    explicit Upstream(SessionRelay* relay) : relay_(relay) {}
+    // The leader -> this instance.
+    void OnReadDone(bool ok) override {
+      if (ok) {
+        relay_->StartWrite(&relay_->down_);
+        return;
+      }
+      // The leader's stream is over: its status follows in OnDone.
+      bool release_writes;
+      {
+        absl::MutexLock lock(&relay_->mu_);
+        relay_->upstream_over_ = true;
+        release_writes = !relay_->upstream_writing_ && relay_->EndWritesLocked();
+      }
+      if (release_writes) RemoveHold();
+      RemoveHold();  // the read hold
+    }
+    // This instance -> the leader.
+    void OnWriteDone(bool ok) override {
+      bool read = false;
+      bool release = false;
+      {
+        absl::MutexLock lock(&relay_->mu_);
+        relay_->upstream_writing_ = false;
+        if (ok && !relay_->upstream_over_) {
+          read = true;
+        } else {
+          release = relay_->EndWritesLocked();
+        }
+      }
+      if (read) relay_->StartRead(&relay_->up_);
+      if (release) RemoveHold();
+    }
+    void OnDone(const grpc::Status& status) override {
+      // Last: the server side's OnDone, which deletes the relay, follows.
+      relay_->Finish(Forwarded(status, relay_->abandoned_.load(), relay_->shared_->target));
+    }
+
+   private:
+    SessionRelay* const relay_;
+  };
+
+  // Whether the write hold is still to be released (once).
+  bool EndWritesLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return !std::exchange(writes_over_, true);
+  }
+
+  const std::unique_ptr<grpc::ClientContext> client_context_;
+  const std::shared_ptr<Shared> shared_;
+  Upstream upstream_{this};
+  grpc::ByteBuffer up_;    // the caller's message being relayed
+  grpc::ByteBuffer down_;  // the leader's message being relayed
+  std::atomic<bool> abandoned_{false};
+  absl::Mutex mu_;
+  bool upstream_writing_ ABSL_GUARDED_BY(mu_) = false;
+  bool upstream_over_ ABSL_GUARDED_BY(mu_) = false;  // no more from the leader
+  bool writes_over_ ABSL_GUARDED_BY(mu_) = false;    // the write hold is gone
+};
+
 ForwardingLockService::ForwardingLockService(std::shared_ptr<grpc::Channel> channel,
                                              std::string target)
     : target_(std::move(target)), shared_(std::make_shared<Shared>()) {
   shared_->target = target_;
-  shared_->stub = v1::LockService::NewStub(std::move(channel));
+  shared_->stub = v1::LockService::NewStub(channel);
+  shared_->raw = std::make_unique<grpc::GenericStub>(std::move(channel));
 }
 
 ForwardingLockService::~ForwardingLockService() = default;
@@ -232,6 +373,12 @@ grpc::ServerWriteReactor<v1::WatchFencesResponse>* ForwardingLockService::WatchF
   auto* stream = new StreamReactor(context, shared_);
   stream->Start(request);
   return stream;
+}
+
+RawStreamReactor* ForwardingLockService::Session(grpc::CallbackServerContext* context) {
+  auto* relay = new SessionRelay(context, shared_);
+  relay->Start();
+  return relay;
 }
 
 }  // namespace fencegate::lockservice

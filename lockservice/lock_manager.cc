@@ -221,7 +221,9 @@ void LockManager::StopListeners(std::vector<LeaseListener*> listeners,
 
 // ------------------------------------------------------------- Lifecycle
 
-void LockManager::Shutdown() {
+void LockManager::Shutdown() { Shutdown(ShuttingDownError()); }
+
+void LockManager::Shutdown(const absl::Status& why) {
   std::vector<Callback<AcquireResult>> parked;
   std::vector<LeaseListener*> listeners;
   {
@@ -237,8 +239,8 @@ void LockManager::Shutdown() {
     }
     parked_.clear();
   }
-  for (auto& done : parked) done(ShuttingDownError());
-  StopListeners(std::move(listeners), ShuttingDownError());
+  for (auto& done : parked) done(why);
+  StopListeners(std::move(listeners), why);
 }
 
 void LockManager::Sync() {

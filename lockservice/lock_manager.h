@@ -219,8 +219,11 @@ class LockManager {
 
   // Ends every parked Acquire with UNAVAILABLE, tells every listener it
   // stopped (OnStopped, UNAVAILABLE) and removes it, and refuses new calls.
-  // Replies already decided are still delivered after their commit.
+  // Replies already decided are still delivered after their commit. `why`
+  // (UNAVAILABLE) says so to the parked calls and the listeners; by
+  // default, that the service is shutting down.
   void Shutdown();
+  void Shutdown(const absl::Status& why);
 
   // Blocks until every reply decided before the call has been delivered.
   void Sync();

@@ -56,6 +56,46 @@ ReleaseArgs ReleaseArgsFromProto(const v1::ReleaseRequest& request) {
   return args;
 }
 
+absl::StatusOr<AcquireArgs> AcquireArgsFor(const v1::AcquireRequest& request,
+                                           const TokenSigner* signer, const Caller& caller) {
+  if (signer != nullptr) {
+    if (absl::Status s = signer->CheckCanSign(); !s.ok()) {
+      return absl::UnavailableError(
+          absl::StrCat("the lock service cannot sign grants: ", s.message()));
+    }
+  }
+  AcquireArgs args = AcquireArgsFromProto(request);
+  if (caller.mutual_tls) {
+    // The identity is the certificate's; the request only tells apart
+    // processes that share a certificate.
+    args.holder = args.holder.empty() ? caller.subject
+                                      : absl::StrCat(caller.subject, "/", args.holder);
+  }
+  return args;
+}
+
+absl::StatusOr<RenewArgs> RenewArgsFor(const v1::RenewRequest& request,
+                                       const TokenSigner* signer, const LockLimits& limits,
+                                       const Caller& caller) {
+  RenewArgs args = RenewArgsFromProto(request);
+  absl::Status verified =
+      CheckTokenSignature(signer, limits, args.resource, args.token, request.signature());
+  if (!verified.ok()) return verified;
+  args.caller = caller.subject;
+  return args;
+}
+
+absl::StatusOr<ReleaseArgs> ReleaseArgsFor(const v1::ReleaseRequest& request,
+                                           const TokenSigner* signer,
+                                           const LockLimits& limits, const Caller& caller) {
+  ReleaseArgs args = ReleaseArgsFromProto(request);
+  absl::Status verified =
+      CheckTokenSignature(signer, limits, args.resource, args.token, request.signature());
+  if (!verified.ok()) return verified;
+  args.caller = caller.subject;
+  return args;
+}
+
 absl::Status CheckTokenSignature(const TokenSigner* signer, const LockLimits& limits,
                                  const std::string& resource, uint64_t token,
                                  const v1::TokenSignature& signature) {

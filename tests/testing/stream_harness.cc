@@ -36,7 +36,8 @@ void StreamHarness::Stop() {
   if (stopped_) return;
   stopped_ = true;
   if (!finished()) Cancel();
-  PumpUntil([this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return finished_.has_value(); });
+  PumpUntil([this]()
+                ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return finished_.has_value(); });
   session_->Detach();
 }
 
@@ -100,7 +101,8 @@ int StreamHarness::writes_started() {
 
 bool StreamHarness::WaitForWritesStarted(int n) {
   absl::MutexLock lock(&mu_);
-  auto started = [this, n]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return writes_started_ >= n; };
+  auto started = [this, n]()
+                     ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return writes_started_ >= n; };
   return mu_.AwaitWithTimeout(absl::Condition(&started), kSafetyNet);
 }
 
@@ -109,11 +111,18 @@ int StreamHarness::messages_taken() {
   return messages_taken_;
 }
 
+void StreamHarness::TakeAll() {
+  PumpUntil([this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return !take_writes_ || !pending_write_.has_value();
+  });
+}
+
 absl::StatusOr<absl::Status> StreamHarness::WaitForFinish() {
   if (!PumpUntil([this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
         return finished_.has_value();
       })) {
-    return absl::DeadlineExceededError("the session did not finish within the safety net");
+    return absl::DeadlineExceededError(
+        "the session did not finish within the safety net");
   }
   return *finished();
 }
@@ -137,7 +146,8 @@ bool StreamHarness::PumpUntil(absl::FunctionRef<bool()> done) {
       pending_write_.reset();
       ++messages_taken_;
       if (!Take(bytes)) {
-        std::fprintf(stderr, "stream harness: a message the session wrote does not parse\n");
+        std::fprintf(stderr,
+                     "stream harness: a message the session wrote does not parse\n");
         return false;
       }
     }

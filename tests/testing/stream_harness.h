@@ -64,6 +64,9 @@ class StreamHarness : public StreamTransport {
   std::optional<absl::Status> finished();
   // Messages taken so far (each one write of the session).
   int messages_taken();
+  // Takes every message the session has written so far (and those it
+  // writes as each is taken), unless writes are left unread.
+  void TakeAll();
 
   // Breaches of the transport's rules seen by every harness of the process.
   static int ProtocolErrors();
