@@ -37,15 +37,6 @@ grpc::Status Forwarded(grpc::Status status, bool abandoned, const std::string& t
   return status;
 }
 
-// A call in flight, as the service's registry sees it.
-class ForwardedCall {
- public:
-  virtual ~ForwardedCall() = default;
-  // Ends the call with UNAVAILABLE. Called with Shared::mu held, which keeps
-  // the call from being deleted meanwhile.
-  virtual void Abandon() = 0;
-};
-
 // Marks the leader-bound call as forwarded, with its caller's certificate
 // subject if it has one.
 void MarkForwarded(const grpc::CallbackServerContext& from, grpc::ClientContext& to) {
@@ -65,16 +56,57 @@ struct ForwardingLockService::Shared {
   bool abandoned ABSL_GUARDED_BY(mu) = false;
 
   // Registers `call`; abandons it at once if the service already was.
-  void Add(ForwardedCall* call) {
-    absl::MutexLock lock(&mu);
-    calls.insert(call);
-    if (abandoned) call->Abandon();
-  }
-  void Remove(ForwardedCall* call) {
-    absl::MutexLock lock(&mu);
-    calls.erase(call);
-  }
+  void Add(ForwardedCall* call);
+  void Remove(ForwardedCall* call);
 };
+
+// What every forwarded call has: the leader-bound call's context, which
+// carries the caller's deadline, cancellation and identity, and a place in
+// the service's registry of calls in flight (from construction until its
+// reactor's OnDone removes it), so Abandon() can end it.
+class ForwardingLockService::ForwardedCall {
+ public:
+  ForwardedCall(grpc::CallbackServerContext* server_context, std::shared_ptr<Shared> shared)
+      : client_context_(grpc::ClientContext::FromCallbackServerContext(*server_context)),
+        shared_(std::move(shared)) {
+    MarkForwarded(*server_context, *client_context_);
+    shared_->Add(this);
+  }
+  ForwardedCall(const ForwardedCall&) = delete;
+  ForwardedCall& operator=(const ForwardedCall&) = delete;
+
+  // Ends the call with UNAVAILABLE. Called with Shared::mu held, which keeps
+  // the call from being deleted meanwhile.
+  void Abandon() {
+    abandoned_.store(true);
+    client_context_->TryCancel();
+  }
+
+ protected:
+  ~ForwardedCall() = default;
+
+  // The status the caller gets for the leader's `status` (Forwarded()).
+  grpc::Status Outcome(grpc::Status status) const {
+    return Forwarded(std::move(status), abandoned_.load(), shared_->target);
+  }
+
+  const std::unique_ptr<grpc::ClientContext> client_context_;
+  const std::shared_ptr<Shared> shared_;
+
+ private:
+  std::atomic<bool> abandoned_{false};
+};
+
+void ForwardingLockService::Shared::Add(ForwardedCall* call) {
+  absl::MutexLock lock(&mu);
+  calls.insert(call);
+  if (abandoned) call->Abandon();
+}
+
+void ForwardingLockService::Shared::Remove(ForwardedCall* call) {
+  absl::MutexLock lock(&mu);
+  calls.erase(call);
+}
 
 // One forwarded unary call: the server side's reactor, which owns the
 // client side's context. It is deleted in OnDone, which gRPC runs only after
@@ -82,39 +114,21 @@ struct ForwardingLockService::Shared {
 class ForwardingLockService::CallReactor final : public grpc::ServerUnaryReactor,
                                                  public ForwardedCall {
  public:
-  CallReactor(grpc::CallbackServerContext* server_context,
-              std::shared_ptr<Shared> shared)
-      // Carries the caller's deadline, and its cancellation.
-      : client_context_(grpc::ClientContext::FromCallbackServerContext(*server_context)),
-        shared_(std::move(shared)) {
-    MarkForwarded(*server_context, *client_context_);
-    shared_->Add(this);
-  }
+  CallReactor(grpc::CallbackServerContext* server_context, std::shared_ptr<Shared> shared)
+      : ForwardedCall(server_context, std::move(shared)) {}
 
   grpc::ClientContext* client_context() { return client_context_.get(); }
   v1::LockService::Stub::async_interface* async() { return shared_->stub->async(); }
 
   // The client call's completion.
   std::function<void(grpc::Status)> Done() {
-    return [this](grpc::Status status) {
-      Finish(Forwarded(std::move(status), abandoned_.load(), shared_->target));
-    };
-  }
-
-  void Abandon() override {
-    abandoned_.store(true);
-    client_context_->TryCancel();
+    return [this](grpc::Status status) { Finish(Outcome(std::move(status))); };
   }
 
   void OnDone() override {
     shared_->Remove(this);
     delete this;
   }
-
- private:
-  const std::unique_ptr<grpc::ClientContext> client_context_;
-  const std::shared_ptr<Shared> shared_;
-  std::atomic<bool> abandoned_{false};
 };
 
 // One forwarded WatchFences stream: reads a message from the leader, writes
@@ -128,11 +142,7 @@ class ForwardingLockService::StreamReactor final
       public ForwardedCall {
  public:
   StreamReactor(grpc::CallbackServerContext* server_context, std::shared_ptr<Shared> shared)
-      : client_context_(grpc::ClientContext::FromCallbackServerContext(*server_context)),
-        shared_(std::move(shared)) {
-    MarkForwarded(*server_context, *client_context_);
-    shared_->Add(this);
-  }
+      : ForwardedCall(server_context, std::move(shared)) {}
 
   void Start(const v1::WatchFencesRequest* request) {
     shared_->stub->async()->WatchFences(client_context_.get(), request, this);
@@ -151,9 +161,7 @@ class ForwardingLockService::StreamReactor final
       RemoveHold();  // no more reads: the client side's OnDone follows
     }
   }
-  void OnDone(const grpc::Status& status) override {
-    Finish(Forwarded(status, abandoned_.load(), shared_->target));
-  }
+  void OnDone(const grpc::Status& status) override { Finish(Outcome(status)); }
 
   // This instance -> the caller.
   void OnWriteDone(bool ok) override {
@@ -170,16 +178,8 @@ class ForwardingLockService::StreamReactor final
     delete this;
   }
 
-  void Abandon() override {
-    abandoned_.store(true);
-    client_context_->TryCancel();
-  }
-
  private:
-  const std::unique_ptr<grpc::ClientContext> client_context_;
-  const std::shared_ptr<Shared> shared_;
   v1::WatchFencesResponse message_;
-  std::atomic<bool> abandoned_{false};
 };
 
 // One relayed Session stream: the caller's messages go to the leader and
@@ -201,11 +201,7 @@ class ForwardingLockService::SessionRelay final : public RawStreamReactor,
                                                   public ForwardedCall {
  public:
   SessionRelay(grpc::CallbackServerContext* server_context, std::shared_ptr<Shared> shared)
-      : client_context_(grpc::ClientContext::FromCallbackServerContext(*server_context)),
-        shared_(std::move(shared)) {
-    MarkForwarded(*server_context, *client_context_);
-    shared_->Add(this);
-  }
+      : ForwardedCall(server_context, std::move(shared)) {}
 
   void Start() {
     shared_->raw->PrepareBidiStreamingCall(client_context_.get(),
@@ -252,11 +248,6 @@ class ForwardingLockService::SessionRelay final : public RawStreamReactor,
     delete this;
   }
 
-  void Abandon() override {
-    abandoned_.store(true);
-    client_context_->TryCancel();
-  }
-
  private:
   class Upstream final : public grpc::ClientBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
    public:
@@ -295,7 +286,7 @@ class ForwardingLockService::SessionRelay final : public RawStreamReactor,
     }
     void OnDone(const grpc::Status& status) override {
       // Last: the server side's OnDone, which deletes the relay, follows.
-      relay_->Finish(Forwarded(status, relay_->abandoned_.load(), relay_->shared_->target));
+      relay_->Finish(relay_->Outcome(status));
     }
 
    private:
@@ -307,12 +298,9 @@ class ForwardingLockService::SessionRelay final : public RawStreamReactor,
     return !std::exchange(writes_over_, true);
   }
 
-  const std::unique_ptr<grpc::ClientContext> client_context_;
-  const std::shared_ptr<Shared> shared_;
   Upstream upstream_{this};
   grpc::ByteBuffer up_;    // the caller's message being relayed
   grpc::ByteBuffer down_;  // the leader's message being relayed
-  std::atomic<bool> abandoned_{false};
   absl::Mutex mu_;
   bool upstream_writing_ ABSL_GUARDED_BY(mu_) = false;
   bool upstream_over_ ABSL_GUARDED_BY(mu_) = false;  // no more from the leader

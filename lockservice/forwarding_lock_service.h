@@ -73,6 +73,7 @@ class ForwardingLockService final : public LockServiceBase {
   RawStreamReactor* Session(grpc::CallbackServerContext* context) override;
 
  private:
+  class ForwardedCall;  // what the three below share
   class CallReactor;
   class StreamReactor;
   class SessionRelay;

@@ -28,6 +28,19 @@ void SetSignature(const TokenSignature& signature, v1::TokenSignature* out) {
   out->set_mac(signature.mac);
 }
 
+// `args` of a Renew or Release once its signature is checked, with the
+// caller's subject for the manager's owner check.
+template <typename Args>
+absl::StatusOr<Args> Authorized(Args args, const v1::TokenSignature& signature,
+                                const TokenSigner* signer, const LockLimits& limits,
+                                const Caller& caller) {
+  absl::Status verified =
+      CheckTokenSignature(signer, limits, args.resource, args.token, signature);
+  if (!verified.ok()) return verified;
+  args.caller = caller.subject;
+  return args;
+}
+
 }  // namespace
 
 AcquireArgs AcquireArgsFromProto(const v1::AcquireRequest& request) {
@@ -77,23 +90,14 @@ absl::StatusOr<AcquireArgs> AcquireArgsFor(const v1::AcquireRequest& request,
 absl::StatusOr<RenewArgs> RenewArgsFor(const v1::RenewRequest& request,
                                        const TokenSigner* signer, const LockLimits& limits,
                                        const Caller& caller) {
-  RenewArgs args = RenewArgsFromProto(request);
-  absl::Status verified =
-      CheckTokenSignature(signer, limits, args.resource, args.token, request.signature());
-  if (!verified.ok()) return verified;
-  args.caller = caller.subject;
-  return args;
+  return Authorized(RenewArgsFromProto(request), request.signature(), signer, limits, caller);
 }
 
 absl::StatusOr<ReleaseArgs> ReleaseArgsFor(const v1::ReleaseRequest& request,
                                            const TokenSigner* signer,
                                            const LockLimits& limits, const Caller& caller) {
-  ReleaseArgs args = ReleaseArgsFromProto(request);
-  absl::Status verified =
-      CheckTokenSignature(signer, limits, args.resource, args.token, request.signature());
-  if (!verified.ok()) return verified;
-  args.caller = caller.subject;
-  return args;
+  return Authorized(ReleaseArgsFromProto(request), request.signature(), signer, limits,
+                    caller);
 }
 
 absl::Status CheckTokenSignature(const TokenSigner* signer, const LockLimits& limits,

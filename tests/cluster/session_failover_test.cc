@@ -18,6 +18,7 @@
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "tests/cluster/cluster_client.h"
+#include "tests/cluster/leader_and_standby.h"
 #include "tests/cluster/lockservice_cluster.h"
 #include "tests/testing/lock_session_calls.h"
 #include "tests/testing/poll.h"
@@ -47,7 +48,7 @@ class Session {
   ~Session() {
     if (!finished_) {
       ctx_.TryCancel();
-      End();
+      End().IgnoreError();  // cancelled
     }
   }
 
@@ -112,23 +113,8 @@ uint64_t GrantedToken(const absl::StatusOr<v1::LockResult>& answer) {
   return answer->acquire().token();
 }
 
-class SessionFailoverTest : public ::testing::Test {
+class SessionFailoverTest : public LeaderAndStandbyTest {
  protected:
-  void StartCluster() {
-    auto cluster = LockServiceCluster::Start(dir_.path(), LockServiceClusterOptions());
-    ASSERT_TRUE(cluster.ok()) << cluster.status();
-    cluster_ = *std::move(cluster);
-    auto leader = cluster_->WaitLeader();
-    ASSERT_TRUE(leader.ok()) << leader.status();
-    leader_ = *leader;
-    standby_ = 1 - leader_;
-    ASSERT_THAT(cluster_->WaitServing(standby_), IsOk()) << cluster_->LogTails();
-  }
-
-  void TearDown() override {
-    if (HasFailure() && cluster_ != nullptr) std::cerr << cluster_->LogTails();
-  }
-
   // A new stream to instance `i` on which renewing `token` of `resource`
   // succeeds (retried on fresh streams until the instance leads or knows
   // the leader): the client's re-attachment after a failover.
@@ -148,11 +134,6 @@ class SessionFailoverTest : public ::testing::Test {
     EXPECT_THAT(renewed, IsOk()) << last;
     return session;
   }
-
-  TempDir dir_;
-  std::unique_ptr<LockServiceCluster> cluster_;
-  int leader_ = -1;
-  int standby_ = -1;
 };
 
 TEST_F(SessionFailoverTest, AStandbyRelaysTheStreamAndItEndsWhenTheLeaderDies) {
@@ -164,7 +145,7 @@ TEST_F(SessionFailoverTest, AStandbyRelaysTheStreamAndItEndsWhenTheLeaderDies) {
   const uint64_t short_lived = GrantedToken(session->Answer(2));
   // The leader's push comes through the standby.
   EXPECT_TRUE(session->PushedLost(short_lived, v1::LeaseLost::EXPIRED));
-  auto seen = InstanceStub(cluster_->instance(leader_).address()).Describe("kept");
+  auto seen = Stub(leader_).Describe("kept");
   ASSERT_THAT(seen, IsOk());
   EXPECT_EQ(seen->token(), kept);
 
@@ -186,7 +167,7 @@ TEST_F(SessionFailoverTest,
   // The leader pauses past its etcd session: the standby takes over, and
   // the old leader's term ends as soon as it runs again.
   ASSERT_THAT(cluster_->Pause(leader_), IsOk());
-  InstanceStub standby(cluster_->instance(standby_).address());
+  InstanceStub standby = Stub(standby_);
   ASSERT_THAT(PollUntil(
                   [&] {
                     auto probe = standby.Acquire("probe", "p", Seconds(60),

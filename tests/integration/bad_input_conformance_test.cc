@@ -146,6 +146,41 @@ class BadInputConformanceTest : public ::testing::TestWithParam<bool> {
     return deviations;
   }
 
+  // Sends the cases `cases_of` makes that a stream carries over one
+  // Session stream of `method`, decoded with `answers_of`: each must get
+  // its documented answer, the stream must end OK, `server` must still
+  // serve with nothing changed, and log no protobuf error.
+  void ExpectEachAnsweredOnOneStream(
+      std::vector<BadRequest> (*cases_of)(const KnownState&),
+      const std::shared_ptr<grpc::Channel>& channel, const std::string& method,
+      absl::StatusOr<std::map<uint64_t, testing::RawReply>> (*answers_of)(
+          const std::vector<std::string>&),
+      testing::ServerProcess& server) {
+    ASSERT_OK_AND_ASSIGN(KnownState known, snapshot_->Prepare());
+    ASSERT_OK_AND_ASSIGN(std::string before, snapshot_->Take());
+
+    std::vector<BadRequest> cases;
+    const std::vector<std::string> messages = StreamMessages(cases_of(known), &cases);
+    const testing::RawStreamReply reply =
+        testing::RawStreamingCall(channel, method, messages, absl::Seconds(120));
+    ASSERT_TRUE(reply.status.ok()) << reply.status.error_code() << ": "
+                                   << reply.status.error_message();
+    ASSERT_OK_AND_ASSIGN(auto answers, answers_of(reply.responses));
+
+    const std::vector<std::string> deviations = Deviations(cases, answers);
+    std::cout << "sent " << cases.size() << " bad requests over one " << method
+              << " stream in " << messages.size() << " messages"
+              << (signing() ? " (signed tokens)" : "") << "\n";
+    EXPECT_GE(cases.size(), 150u);
+    EXPECT_EQ(answers.size(), cases.size());
+    EXPECT_THAT(deviations, ::testing::IsEmpty()) << absl::StrJoin(deviations, "\n");
+
+    ASSERT_OK_AND_ASSIGN(std::string after, snapshot_->Take());
+    EXPECT_EQ(after, before);
+    EXPECT_THAT(snapshot_->StillServes(known), IsOk());
+    EXPECT_THAT(server.LogTail(std::string::npos), Not(HasSubstr("libprotobuf ERROR")));
+  }
+
   testing::TempDir dir_;
   std::unique_ptr<TokenSigner> signer_;
   std::unique_ptr<testing::ServerProcess> lockservice_;
@@ -194,57 +229,14 @@ TEST_P(BadInputConformanceTest, EveryBadRequestGetsItsDocumentedCodeAndChangesNo
 // request id, the answer documented for its unary call, the stream must end
 // OK after the client's half-close, and again nothing may change.
 TEST_P(BadInputConformanceTest, EveryBadRequestOnTheSessionStreamGetsItsDocumentedAnswer) {
-  ASSERT_OK_AND_ASSIGN(KnownState known, snapshot_->Prepare());
-  ASSERT_OK_AND_ASSIGN(std::string before, snapshot_->Take());
-
-  std::vector<BadRequest> cases;
-  const std::vector<std::string> messages = StreamMessages(GatewayBadRequests(known), &cases);
-  const testing::RawStreamReply reply =
-      testing::RawStreamingCall(snapshot_->gateway_channel(), kSessionMethod, messages,
-                                absl::Seconds(120));
-  ASSERT_TRUE(reply.status.ok()) << reply.status.error_code() << ": "
-                                 << reply.status.error_message();
-  ASSERT_OK_AND_ASSIGN(auto answers, AnswersOf(reply.responses));
-
-  const std::vector<std::string> deviations = Deviations(cases, answers);
-  std::cout << "sent " << cases.size() << " bad requests over one Session stream in "
-            << messages.size() << " messages" << (signing() ? " (signed tokens)" : "") << "\n";
-  EXPECT_GE(cases.size(), 150u);
-  EXPECT_EQ(answers.size(), cases.size());
-  EXPECT_THAT(deviations, ::testing::IsEmpty()) << absl::StrJoin(deviations, "\n");
-
-  ASSERT_OK_AND_ASSIGN(std::string after, snapshot_->Take());
-  EXPECT_EQ(after, before);
-  EXPECT_THAT(snapshot_->StillServes(known), IsOk());
-  EXPECT_THAT(gateway_->LogTail(std::string::npos), Not(HasSubstr("libprotobuf ERROR")));
+  ExpectEachAnsweredOnOneStream(&GatewayBadRequests, snapshot_->gateway_channel(),
+                                kSessionMethod, &AnswersOf, *gateway_);
 }
 
-// The lock service's cases over its Session stream, the same way: one
-// stream, several calls to a message, each answered as its unary call.
+// The lock service's cases over its Session stream, the same way.
 TEST_P(BadInputConformanceTest, EveryLockBadRequestOnTheSessionStreamGetsItsDocumentedAnswer) {
-  ASSERT_OK_AND_ASSIGN(KnownState known, snapshot_->Prepare());
-  ASSERT_OK_AND_ASSIGN(std::string before, snapshot_->Take());
-
-  std::vector<BadRequest> cases;
-  const std::vector<std::string> messages = StreamMessages(LockServiceBadRequests(known), &cases);
-  const testing::RawStreamReply reply =
-      testing::RawStreamingCall(snapshot_->lock_channel(), kLockSessionMethod, messages,
-                                absl::Seconds(120));
-  ASSERT_TRUE(reply.status.ok()) << reply.status.error_code() << ": "
-                                 << reply.status.error_message();
-  ASSERT_OK_AND_ASSIGN(auto answers, LockAnswersOf(reply.responses));
-
-  const std::vector<std::string> deviations = Deviations(cases, answers);
-  std::cout << "sent " << cases.size() << " bad requests over one lock Session stream in "
-            << messages.size() << " messages" << (signing() ? " (signed tokens)" : "") << "\n";
-  EXPECT_GE(cases.size(), 150u);
-  EXPECT_EQ(answers.size(), cases.size());
-  EXPECT_THAT(deviations, ::testing::IsEmpty()) << absl::StrJoin(deviations, "\n");
-
-  ASSERT_OK_AND_ASSIGN(std::string after, snapshot_->Take());
-  EXPECT_EQ(after, before);
-  EXPECT_THAT(snapshot_->StillServes(known), IsOk());
-  EXPECT_THAT(lockservice_->LogTail(std::string::npos), Not(HasSubstr("libprotobuf ERROR")));
+  ExpectEachAnsweredOnOneStream(&LockServiceBadRequests, snapshot_->lock_channel(),
+                                kLockSessionMethod, &LockAnswersOf, *lockservice_);
 }
 
 // gRPC shuts its library down when its last object goes, and 1.51 then

@@ -109,7 +109,9 @@ class LockSessionConformanceTest : public ::testing::Test {
       ++held;
       EXPECT_EQ(described.holder(), kHolder);
       EXPECT_EQ(described.hold_count(), 1u) << "Acquire " << i << " was applied twice";
-      if (grant != granted.end()) EXPECT_EQ(described.token(), grant->second) << i;
+      if (grant != granted.end()) {
+        EXPECT_EQ(described.token(), grant->second) << i;
+      }
     }
     return held;
   }

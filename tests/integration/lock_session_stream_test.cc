@@ -10,17 +10,16 @@
 #include <map>
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "fencegate/v1/lock.grpc.pb.h"
 #include "gmock/gmock.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "tests/testing/lock_session_calls.h"
+#include "tests/testing/pipelined_stream.h"
 #include "tests/testing/server_process.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/temp_dir.h"
@@ -124,118 +123,52 @@ TEST_F(LockSessionStreamTest, AParkedAcquireHoldsUpNoOtherCallOfTheStream) {
   EXPECT_TRUE(stream->Finish().ok());
 }
 
-// One Session stream with up to `depth` Acquires in flight: a writer thread
-// sends Acquire i (resource "s<i>", holder "h", a TTL of 10 minutes) as one
-// message as soon as fewer than `depth` wait for their answers; a reader
-// thread takes the answers. Both stop when the stream ends.
-class PipelinedAcquires {
- public:
-  PipelinedAcquires(v1::LockService::Stub& stub, int depth) : depth_(depth) {
-    ctx_.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(120)));
-    stream_ = stub.Session(&ctx_);
-    writer_ = std::thread([this] { Write(); });
-    reader_ = std::thread([this] { Read(); });
-  }
-  ~PipelinedAcquires() { Join(); }
-
-  // Waits until `n` grants were answered; false after 120 s.
-  bool WaitForGrants(size_t n) {
-    absl::MutexLock lock(&mu_);
-    auto enough = [this, n]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-      return granted_.size() >= n || ended_;
-    };
-    mu_.AwaitWithTimeout(absl::Condition(&enough), absl::Seconds(120));
-    return granted_.size() >= n;
-  }
-  // Joins both threads (the stream must have ended) and returns its status.
-  grpc::Status Join() {
-    if (writer_.joinable()) writer_.join();
-    if (reader_.joinable()) reader_.join();
-    if (!finished_) {
-      status_ = stream_->Finish();
-      finished_ = true;
-    }
-    return status_;
-  }
-  // After Join(): the tokens granted, by id; the largest id sent; ids
-  // answered with an error, and how.
-  std::map<uint64_t, uint64_t> granted() {
-    absl::MutexLock lock(&mu_);
-    return granted_;
-  }
-  uint64_t sent() {
-    absl::MutexLock lock(&mu_);
-    return sent_;
-  }
-  std::map<uint64_t, v1::LockResult> refused() {
-    absl::MutexLock lock(&mu_);
-    return refused_;
-  }
-
- private:
-  void Write() {
-    for (uint64_t id = 1;; ++id) {
-      {
-        absl::MutexLock lock(&mu_);
-        auto room = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-          return in_flight_ < depth_ || ended_;
-        };
-        mu_.Await(absl::Condition(&room));
-        if (ended_) return;
-        ++in_flight_;
-        sent_ = id;
-      }
-      v1::LockSessionRequest message;
-      *message.add_calls() =
-          AcquireCall(id, absl::StrCat("s", id), "h", absl::Minutes(10));
-      if (!stream_->Write(message)) return;  // the stream ended
-    }
-  }
-
-  void Read() {
-    v1::LockSessionResponse response;
-    while (stream_->Read(&response)) {
-      absl::MutexLock lock(&mu_);
-      for (const v1::LockResult& result : response.results()) {
-        --in_flight_;
-        if (result.result_case() == v1::LockResult::kAcquire &&
-            result.acquire().acquired()) {
-          granted_[result.request_id()] = result.acquire().token();
-        } else {
-          refused_[result.request_id()] = result;
-        }
-      }
-    }
-    absl::MutexLock lock(&mu_);
-    ended_ = true;
-  }
-
-  const int depth_;
-  grpc::ClientContext ctx_;
-  std::unique_ptr<SessionStream> stream_;
-  std::thread writer_;
-  std::thread reader_;
-  grpc::Status status_;
-  bool finished_ = false;
-  absl::Mutex mu_;
-  int in_flight_ ABSL_GUARDED_BY(mu_) = 0;
-  uint64_t sent_ ABSL_GUARDED_BY(mu_) = 0;
-  bool ended_ ABSL_GUARDED_BY(mu_) = false;
-  std::map<uint64_t, uint64_t> granted_ ABSL_GUARDED_BY(mu_);
-  std::map<uint64_t, v1::LockResult> refused_ ABSL_GUARDED_BY(mu_);
+// What a stream of pipelined Acquires was answered: the tokens granted,
+// by id, and every other answer.
+struct StreamGrants {
+  std::map<uint64_t, uint64_t> granted;
+  std::map<uint64_t, v1::LockResult> refused;
 };
+using AcquireStream =
+    testing::PipelinedStream<v1::LockSessionRequest, v1::LockSessionResponse>;
+
+// One Session stream with up to `depth` Acquires in flight
+// (testing/pipelined_stream.h): Acquire i takes resource "s<i>" for holder
+// "h" for 10 minutes; its answers go to `grants`, which must outlive the
+// stream.
+std::unique_ptr<AcquireStream> PipelinedAcquires(v1::LockService::Stub& stub, int depth,
+                                                 StreamGrants* grants) {
+  return std::make_unique<AcquireStream>(
+      [&stub](grpc::ClientContext* ctx) { return stub.Session(ctx); }, depth,
+      [](uint64_t id) {
+        v1::LockSessionRequest message;
+        *message.add_calls() = AcquireCall(id, absl::StrCat("s", id), "h", absl::Minutes(10));
+        return message;
+      },
+      [grants](const v1::LockSessionResponse& response) {
+        for (const v1::LockResult& result : response.results()) {
+          if (result.result_case() == v1::LockResult::kAcquire && result.acquire().acquired()) {
+            grants->granted[result.request_id()] = result.acquire().token();
+          } else {
+            grants->refused[result.request_id()] = result;
+          }
+        }
+        return response.results_size();
+      });
+}
 
 TEST_F(LockSessionStreamTest, KillNineWith32AcquiresInFlightOnOneStreamLosesNoGrant) {
   StartServer();
-  PipelinedAcquires stream(*stub_, /*depth=*/32);
-  ASSERT_TRUE(stream.WaitForGrants(300));
+  StreamGrants grants;
+  std::unique_ptr<AcquireStream> stream = PipelinedAcquires(*stub_, /*depth=*/32, &grants);
+  ASSERT_TRUE(stream->WaitUntil([&] { return grants.granted.size() >= 300; }));
   server_->Kill();  // mid-load: up to 32 Acquires in flight
-  EXPECT_FALSE(stream.Join().ok());
-  EXPECT_THAT(stream.refused(), ::testing::IsEmpty());
+  EXPECT_FALSE(stream->Join().ok());
+  EXPECT_THAT(grants.refused, ::testing::IsEmpty());
 
   StartServer();
   uint64_t largest = 0;
-  for (const auto& [id, token] : stream.granted()) {
+  for (const auto& [id, token] : grants.granted) {
     ASSERT_OK_AND_ASSIGN(v1::DescribeResponse held, Describe(absl::StrCat("s", id)));
     EXPECT_TRUE(held.held()) << "acknowledged grant " << id << " is lost";
     EXPECT_EQ(held.token(), token) << id;
@@ -256,21 +189,22 @@ TEST_F(LockSessionStreamTest, KillNineWith32AcquiresInFlightOnOneStreamLosesNoGr
 TEST_F(LockSessionStreamTest,
        SigtermWithAStreamInFlightAnswersWhatItReadThenEndsUnavailable) {
   StartServer({"--shutdown_grace=10s"});
-  PipelinedAcquires stream(*stub_, /*depth=*/32);
-  ASSERT_TRUE(stream.WaitForGrants(300));
+  StreamGrants grants;
+  std::unique_ptr<AcquireStream> stream = PipelinedAcquires(*stub_, /*depth=*/32, &grants);
+  ASSERT_TRUE(stream->WaitUntil([&] { return grants.granted.size() >= 300; }));
   EXPECT_THAT(server_->Terminate(), IsOk());
-  grpc::Status status = stream.Join();
+  grpc::Status status = stream->Join();
   EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE) << status.error_message();
   EXPECT_THAT(status.error_message(), ::testing::HasSubstr("shutting down"));
   // A call read during the shutdown may be refused, with UNAVAILABLE.
-  for (const auto& [id, result] : stream.refused()) {
+  for (const auto& [id, result] : grants.refused) {
     EXPECT_EQ(result.error().code(), grpc::StatusCode::UNAVAILABLE)
         << result.ShortDebugString();
   }
 
   StartServer();
-  const std::map<uint64_t, uint64_t> granted = stream.granted();
-  for (uint64_t id = 1; id <= stream.sent(); ++id) {
+  const std::map<uint64_t, uint64_t>& granted = grants.granted;
+  for (uint64_t id = 1; id <= stream->sent(); ++id) {
     ASSERT_OK_AND_ASSIGN(v1::DescribeResponse held, Describe(absl::StrCat("s", id)));
     auto grant = granted.find(id);
     if (grant == granted.end()) {

@@ -1,8 +1,11 @@
 #include "tests/integration/session_bad_requests.h"
 
+#include <type_traits>
+
 #include "absl/strings/str_cat.h"
 #include "common/errors.h"
 #include "common/grpc_status.h"
+#include "fencegate/v1/errors.pb.h"
 #include "fencegate/v1/gateway.pb.h"
 #include "fencegate/v1/lock.pb.h"
 
@@ -29,12 +32,64 @@ int RequestField(const std::string& method) {
 }
 
 // Both calls have request_id = 1, and both requests calls = 1.
-static_assert(v1::GatewayCall::kRequestIdFieldNumber == v1::LockCall::kRequestIdFieldNumber);
-static_assert(v1::GatewaySessionRequest::kCallsFieldNumber ==
-              v1::LockSessionRequest::kCallsFieldNumber);
+static_assert(static_cast<int>(v1::GatewayCall::kRequestIdFieldNumber) ==
+              static_cast<int>(v1::LockCall::kRequestIdFieldNumber));
+static_assert(static_cast<int>(v1::GatewaySessionRequest::kCallsFieldNumber) ==
+              static_cast<int>(v1::LockSessionRequest::kCallsFieldNumber));
 
 std::string Delimited(int field, const std::string& bytes) {
   return Tag(field, 2) + Varint(bytes.size()) + bytes;
+}
+
+// A GatewayResult's or LockResult's answer as its unary call's reply:
+// the response's bytes, or the status from `error`.
+absl::StatusOr<testing::RawReply> ReplyOf(const google::protobuf::Message& result) {
+  const google::protobuf::Reflection& reflection = *result.GetReflection();
+  const google::protobuf::FieldDescriptor* answer = reflection.GetOneofFieldDescriptor(
+      result, result.GetDescriptor()->FindOneofByName("result"));
+  if (answer == nullptr) return absl::InternalError("an empty answer");
+  const google::protobuf::Message& value = reflection.GetMessage(result, answer);
+  testing::RawReply reply;
+  if (answer->message_type() == v1::RpcStatus::descriptor()) {
+    v1::RpcStatus status;
+    status.CopyFrom(value);
+    reply.status = ToGrpcStatus(FromRpcStatus(status));
+  } else {
+    reply.response = value.SerializeAsString();
+  }
+  return reply;
+}
+
+// Every answer of `messages` (Response bytes) by request id.
+template <typename Response>
+absl::StatusOr<std::map<uint64_t, testing::RawReply>> Collect(
+    const std::vector<std::string>& messages) {
+  std::map<uint64_t, testing::RawReply> answers;
+  for (const std::string& bytes : messages) {
+    Response message;
+    if (!message.ParseFromString(bytes)) {
+      return absl::InternalError(
+          absl::StrCat("a ", Response::descriptor()->full_name(), " does not parse"));
+    }
+    if constexpr (std::is_same_v<Response, v1::LockSessionResponse>) {
+      if (message.lost_size() > 0) {
+        return absl::InternalError(absl::StrCat("a lease was pushed as lost: ",
+                                                message.lost(0).ShortDebugString()));
+      }
+    }
+    for (const auto& result : message.results()) {
+      absl::StatusOr<testing::RawReply> reply = ReplyOf(result);
+      if (!reply.ok()) {
+        return absl::InternalError(
+            absl::StrCat("request ", result.request_id(), ": ", reply.status().message()));
+      }
+      if (!answers.emplace(result.request_id(), *std::move(reply)).second) {
+        return absl::InternalError(
+            absl::StrCat("request ", result.request_id(), " was answered twice"));
+      }
+    }
+  }
+  return answers;
 }
 
 }  // namespace
@@ -56,86 +111,14 @@ std::string MessageOf(const std::vector<std::string>& calls) {
   return message;
 }
 
-absl::StatusOr<std::map<uint64_t, testing::RawReply>> LockAnswersOf(
-    const std::vector<std::string>& messages) {
-  std::map<uint64_t, testing::RawReply> answers;
-  for (const std::string& bytes : messages) {
-    v1::LockSessionResponse message;
-    if (!message.ParseFromString(bytes)) {
-      return absl::InternalError("a LockSessionResponse does not parse");
-    }
-    if (message.lost_size() > 0) {
-      return absl::InternalError(absl::StrCat("a lease was pushed as lost: ",
-                                              message.lost(0).ShortDebugString()));
-    }
-    for (const v1::LockResult& result : message.results()) {
-      testing::RawReply reply;
-      switch (result.result_case()) {
-        case v1::LockResult::kAcquire:
-          reply.response = result.acquire().SerializeAsString();
-          break;
-        case v1::LockResult::kRenew:
-          reply.response = result.renew().SerializeAsString();
-          break;
-        case v1::LockResult::kRelease:
-          reply.response = result.release().SerializeAsString();
-          break;
-        case v1::LockResult::kDescribe:
-          reply.response = result.describe().SerializeAsString();
-          break;
-        case v1::LockResult::kError:
-          reply.status = ToGrpcStatus(FromRpcStatus(result.error()));
-          break;
-        case v1::LockResult::RESULT_NOT_SET:
-          return absl::InternalError(
-              absl::StrCat("request ", result.request_id(), " got an empty answer"));
-      }
-      if (!answers.emplace(result.request_id(), std::move(reply)).second) {
-        return absl::InternalError(
-            absl::StrCat("request ", result.request_id(), " was answered twice"));
-      }
-    }
-  }
-  return answers;
-}
-
 absl::StatusOr<std::map<uint64_t, testing::RawReply>> AnswersOf(
     const std::vector<std::string>& messages) {
-  std::map<uint64_t, testing::RawReply> answers;
-  for (const std::string& bytes : messages) {
-    v1::GatewaySessionResponse message;
-    if (!message.ParseFromString(bytes)) {
-      return absl::InternalError("a GatewaySessionResponse does not parse");
-    }
-    for (const v1::GatewayResult& result : message.results()) {
-      testing::RawReply reply;
-      switch (result.result_case()) {
-        case v1::GatewayResult::kWrite:
-          reply.response = result.write().SerializeAsString();
-          break;
-        case v1::GatewayResult::kMultiWrite:
-          reply.response = result.multi_write().SerializeAsString();
-          break;
-        case v1::GatewayResult::kRead:
-          reply.response = result.read().SerializeAsString();
-          break;
-        case v1::GatewayResult::kFence:
-          reply.response = result.fence().SerializeAsString();
-          break;
-        case v1::GatewayResult::kError:
-          reply.status = ToGrpcStatus(FromRpcStatus(result.error()));
-          break;
-        case v1::GatewayResult::RESULT_NOT_SET:
-          return absl::InternalError(
-              absl::StrCat("request ", result.request_id(), " got an empty answer"));
-      }
-      if (!answers.emplace(result.request_id(), std::move(reply)).second) {
-        return absl::InternalError(
-            absl::StrCat("request ", result.request_id(), " was answered twice"));
-      }
-    }
-  }
-  return answers;
+  return Collect<v1::GatewaySessionResponse>(messages);
+}
+
+absl::StatusOr<std::map<uint64_t, testing::RawReply>> LockAnswersOf(
+    const std::vector<std::string>& messages) {
+  return Collect<v1::LockSessionResponse>(messages);
 }
 
 }  // namespace fencegate::conformance

@@ -185,6 +185,16 @@ class LeaseListenerTest : public ::testing::TestWithParam<testing::StoreKind> {
     manager_->Sync();
     return status;
   }
+  // An Acquire of `resource` with a 3 s TTL that waits up to 30 s; its
+  // answer goes to `*answer` (on the commit thread: read it after Sync()).
+  void ParkAcquire(const std::string& resource, const std::string& holder,
+                   LeaseListener* listener,
+                   std::optional<absl::StatusOr<AcquireResult>>* answer) {
+    AcquireArgs args{resource, holder, Seconds(3), Seconds(30), ""};
+    args.listener = listener;
+    manager_->Acquire(manager_->NewCallId(), std::move(args),
+                      [answer](absl::StatusOr<AcquireResult> r) { *answer = std::move(r); });
+  }
   void Advance(absl::Duration d) {
     clock_.AdvanceBy(d);
     manager_->Sync();
@@ -267,11 +277,7 @@ TEST_P(LeaseListenerTest, EveryListenerThatAcquiredOrRenewedTheLeaseHearsItsEnd)
 TEST_P(LeaseListenerTest, AParkedAcquireListensFromItsGrant) {
   const uint64_t bobs = MustAcquire("r", "bob", nullptr);
   std::optional<absl::StatusOr<AcquireResult>> parked;
-  AcquireArgs args{"r", "alice", Seconds(3), Seconds(30), ""};
-  args.listener = &a_;
-  manager_->Acquire(
-      manager_->NewCallId(), args,
-      [&parked](absl::StatusOr<AcquireResult> r) { parked = std::move(r); });
+  ParkAcquire("r", "alice", &a_, &parked);
   manager_->Sync();
   ASSERT_FALSE(parked.has_value());
   ASSERT_THAT(Release("r", bobs, nullptr), IsOk());
@@ -283,11 +289,7 @@ TEST_P(LeaseListenerTest, AParkedAcquireListensFromItsGrant) {
 TEST_P(LeaseListenerTest, AListenerRemovedWhileItsAcquireIsParkedHearsNothingOfItsGrant) {
   const uint64_t bobs = MustAcquire("r", "bob", nullptr);
   std::optional<absl::StatusOr<AcquireResult>> parked;
-  AcquireArgs args{"r", "alice", Seconds(3), Seconds(30), ""};
-  args.listener = &a_;
-  manager_->Acquire(
-      manager_->NewCallId(), args,
-      [&parked](absl::StatusOr<AcquireResult> r) { parked = std::move(r); });
+  ParkAcquire("r", "alice", &a_, &parked);
   manager_->RemoveListener(&a_);  // the stream ended
   ASSERT_THAT(Release("r", bobs, nullptr), IsOk());
   ASSERT_TRUE(parked.has_value() && parked->ok() && (*parked)->acquired);
