@@ -8,7 +8,7 @@
 #include "common/errors.h"
 #include "common/log.h"
 #include "common/test_hooks.h"
-#include "gateway/reply_batch.h"
+#include "common/reply_batch.h"
 #include "gateway/request_validation.h"
 
 namespace fencegate::gateway {

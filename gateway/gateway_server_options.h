@@ -15,7 +15,7 @@
 #include "common/server_setup.h"
 #include "common/tls.h"
 #include "gateway/gateway_limits.h"
-#include "gateway/session.h"
+#include "common/stream_session.h"
 
 namespace fencegate::gateway {
 
@@ -40,7 +40,7 @@ struct GatewayServerOptions {
   ClientTlsFiles lockservice_tls;
   GatewayLimits limits;
   // Bounds of each Session stream (--max_stream_in_flight; gateway/session.h).
-  SessionLimits session_limits;
+  StreamLimits session_limits;
 
   // OK, or INVALID_ARGUMENT naming the flag and the limit it breaks. Reads
   // no file and opens no connection.

@@ -6,6 +6,7 @@
 #include "common/grpc_status.h"
 #include "common/validation.h"
 #include "gateway/request_protos.h"
+#include "gateway/session.h"
 
 namespace fencegate::gateway {
 namespace {
@@ -107,7 +108,18 @@ grpc::ServerUnaryReactor* GatewayServiceImpl::Describe(
 
 grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* GatewayServiceImpl::Session(
     grpc::CallbackServerContext* /*context*/) {
-  return new SessionReactor(store_, session_limits_, &sessions_);
+  return new StreamReactor(
+      [this](StreamTransport* transport) {
+        return gateway::Session::Start(store_, session_limits_, transport);
+      },
+      &sessions_);
+}
+
+void GatewayServiceImpl::CloseSessions() {
+  sessions_.CloseAll(absl::UnavailableError(
+      "the gateway is shutting down; every request of this stream that got no answer "
+      "was not applied: resend it on a new stream, to another instance or after the "
+      "restart"));
 }
 
 }  // namespace fencegate::gateway

@@ -2,7 +2,8 @@
 // translates: proto in, FencedStore call, proto out, and refuses requests
 // with fields it does not know. A fenced call holds no thread while it waits
 // for its group commit: its reactor is finished from the store's callback.
-// The Session stream is a SessionReactor (session_reactor.h) on raw bytes.
+// The Session stream is a Session (session.h) in a StreamReactor
+// (common/stream_reactor.h), on raw bytes.
 //
 // Ownership: `store` must outlive the service. The FencedStore args point
 // into the request message, which gRPC keeps alive until Finish().
@@ -12,9 +13,9 @@
 #define FENCEGATE_GATEWAY_GATEWAY_SERVICE_H_
 
 #include "fencegate/v1/gateway.grpc.pb.h"
+#include "common/stream_reactor.h"
+#include "common/stream_session.h"
 #include "gateway/fenced_store.h"
-#include "gateway/session.h"
-#include "gateway/session_reactor.h"
 
 namespace fencegate::gateway {
 
@@ -30,12 +31,12 @@ using GatewayCallbackService = fencegate::v1::Gateway::WithCallbackMethod_Write<
 
 class GatewayServiceImpl final : public GatewayCallbackService {
  public:
-  GatewayServiceImpl(FencedStore* store, const SessionLimits& session_limits)
+  GatewayServiceImpl(FencedStore* store, const StreamLimits& session_limits)
       : store_(store), session_limits_(session_limits) {}
 
   // Ends every Session stream (now and later) with UNAVAILABLE once it has
   // answered the requests it read. Call before shutting the server down.
-  void CloseSessions() { sessions_.CloseAll(); }
+  void CloseSessions();
 
   grpc::ServerUnaryReactor* Write(grpc::CallbackServerContext* context,
                                   const fencegate::v1::WriteRequest* request,
@@ -62,8 +63,8 @@ class GatewayServiceImpl final : public GatewayCallbackService {
 
  private:
   FencedStore* const store_;
-  const SessionLimits session_limits_;
-  SessionRegistry sessions_;
+  const StreamLimits session_limits_;
+  StreamRegistry sessions_;
 };
 
 }  // namespace fencegate::gateway

@@ -10,6 +10,8 @@
 #include "absl/synchronization/mutex.h"
 #include "common/tls.h"
 #include "grpcpp/client_context.h"
+#include "grpcpp/generic/generic_stub.h"
+#include "grpcpp/support/byte_buffer.h"
 
 namespace fencegate::lockservice {
 
@@ -35,15 +37,6 @@ grpc::Status Forwarded(grpc::Status status, bool abandoned, const std::string& t
   return status;
 }
 
-// A call in flight, as the service's registry sees it.
-class ForwardedCall {
- public:
-  virtual ~ForwardedCall() = default;
-  // Ends the call with UNAVAILABLE. Called with Shared::mu held, which keeps
-  // the call from being deleted meanwhile.
-  virtual void Abandon() = 0;
-};
-
 // Marks the leader-bound call as forwarded, with its caller's certificate
 // subject if it has one.
 void MarkForwarded(const grpc::CallbackServerContext& from, grpc::ClientContext& to) {
@@ -57,21 +50,63 @@ void MarkForwarded(const grpc::CallbackServerContext& from, grpc::ClientContext&
 struct ForwardingLockService::Shared {
   std::string target;
   std::unique_ptr<v1::LockService::Stub> stub;
+  std::unique_ptr<grpc::GenericStub> raw;  // for Session, on raw bytes
   absl::Mutex mu;
   absl::flat_hash_set<ForwardedCall*> calls ABSL_GUARDED_BY(mu);
   bool abandoned ABSL_GUARDED_BY(mu) = false;
 
   // Registers `call`; abandons it at once if the service already was.
-  void Add(ForwardedCall* call) {
-    absl::MutexLock lock(&mu);
-    calls.insert(call);
-    if (abandoned) call->Abandon();
-  }
-  void Remove(ForwardedCall* call) {
-    absl::MutexLock lock(&mu);
-    calls.erase(call);
-  }
+  void Add(ForwardedCall* call);
+  void Remove(ForwardedCall* call);
 };
+
+// What every forwarded call has: the leader-bound call's context, which
+// carries the caller's deadline, cancellation and identity, and a place in
+// the service's registry of calls in flight (from construction until its
+// reactor's OnDone removes it), so Abandon() can end it.
+class ForwardingLockService::ForwardedCall {
+ public:
+  ForwardedCall(grpc::CallbackServerContext* server_context, std::shared_ptr<Shared> shared)
+      : client_context_(grpc::ClientContext::FromCallbackServerContext(*server_context)),
+        shared_(std::move(shared)) {
+    MarkForwarded(*server_context, *client_context_);
+    shared_->Add(this);
+  }
+  ForwardedCall(const ForwardedCall&) = delete;
+  ForwardedCall& operator=(const ForwardedCall&) = delete;
+
+  // Ends the call with UNAVAILABLE. Called with Shared::mu held, which keeps
+  // the call from being deleted meanwhile.
+  void Abandon() {
+    abandoned_.store(true);
+    client_context_->TryCancel();
+  }
+
+ protected:
+  ~ForwardedCall() = default;
+
+  // The status the caller gets for the leader's `status` (Forwarded()).
+  grpc::Status Outcome(grpc::Status status) const {
+    return Forwarded(std::move(status), abandoned_.load(), shared_->target);
+  }
+
+  const std::unique_ptr<grpc::ClientContext> client_context_;
+  const std::shared_ptr<Shared> shared_;
+
+ private:
+  std::atomic<bool> abandoned_{false};
+};
+
+void ForwardingLockService::Shared::Add(ForwardedCall* call) {
+  absl::MutexLock lock(&mu);
+  calls.insert(call);
+  if (abandoned) call->Abandon();
+}
+
+void ForwardingLockService::Shared::Remove(ForwardedCall* call) {
+  absl::MutexLock lock(&mu);
+  calls.erase(call);
+}
 
 // One forwarded unary call: the server side's reactor, which owns the
 // client side's context. It is deleted in OnDone, which gRPC runs only after
@@ -79,39 +114,21 @@ struct ForwardingLockService::Shared {
 class ForwardingLockService::CallReactor final : public grpc::ServerUnaryReactor,
                                                  public ForwardedCall {
  public:
-  CallReactor(grpc::CallbackServerContext* server_context,
-              std::shared_ptr<Shared> shared)
-      // Carries the caller's deadline, and its cancellation.
-      : client_context_(grpc::ClientContext::FromCallbackServerContext(*server_context)),
-        shared_(std::move(shared)) {
-    MarkForwarded(*server_context, *client_context_);
-    shared_->Add(this);
-  }
+  CallReactor(grpc::CallbackServerContext* server_context, std::shared_ptr<Shared> shared)
+      : ForwardedCall(server_context, std::move(shared)) {}
 
   grpc::ClientContext* client_context() { return client_context_.get(); }
   v1::LockService::Stub::async_interface* async() { return shared_->stub->async(); }
 
   // The client call's completion.
   std::function<void(grpc::Status)> Done() {
-    return [this](grpc::Status status) {
-      Finish(Forwarded(std::move(status), abandoned_.load(), shared_->target));
-    };
-  }
-
-  void Abandon() override {
-    abandoned_.store(true);
-    client_context_->TryCancel();
+    return [this](grpc::Status status) { Finish(Outcome(std::move(status))); };
   }
 
   void OnDone() override {
     shared_->Remove(this);
     delete this;
   }
-
- private:
-  const std::unique_ptr<grpc::ClientContext> client_context_;
-  const std::shared_ptr<Shared> shared_;
-  std::atomic<bool> abandoned_{false};
 };
 
 // One forwarded WatchFences stream: reads a message from the leader, writes
@@ -125,11 +142,7 @@ class ForwardingLockService::StreamReactor final
       public ForwardedCall {
  public:
   StreamReactor(grpc::CallbackServerContext* server_context, std::shared_ptr<Shared> shared)
-      : client_context_(grpc::ClientContext::FromCallbackServerContext(*server_context)),
-        shared_(std::move(shared)) {
-    MarkForwarded(*server_context, *client_context_);
-    shared_->Add(this);
-  }
+      : ForwardedCall(server_context, std::move(shared)) {}
 
   void Start(const v1::WatchFencesRequest* request) {
     shared_->stub->async()->WatchFences(client_context_.get(), request, this);
@@ -148,9 +161,7 @@ class ForwardingLockService::StreamReactor final
       RemoveHold();  // no more reads: the client side's OnDone follows
     }
   }
-  void OnDone(const grpc::Status& status) override {
-    Finish(Forwarded(status, abandoned_.load(), shared_->target));
-  }
+  void OnDone(const grpc::Status& status) override { Finish(Outcome(status)); }
 
   // This instance -> the caller.
   void OnWriteDone(bool ok) override {
@@ -167,23 +178,141 @@ class ForwardingLockService::StreamReactor final
     delete this;
   }
 
-  void Abandon() override {
-    abandoned_.store(true);
+ private:
+  v1::WatchFencesResponse message_;
+};
+
+// One relayed Session stream: the caller's messages go to the leader and
+// the leader's to the caller, each one at a time and as raw bytes (the next
+// is read only once the last was written), so both ends' flow control and
+// the leader's in-flight bound see the real client. Two reactors, since the
+// server and client sides' reactions share names: this object is the
+// server side (the caller's stream) and owns the client side (Upstream).
+// The stream ends with the leader's status, from the client side's OnDone;
+// the server side's OnDone comes after that and deletes the relay.
+//
+// The client side holds two holds, so its OnDone waits while this relay may
+// still start its operations from the server side's reactions: the write
+// hold (the caller's messages) goes once the caller half-closed or a write
+// to the leader failed or the leader's stream is over; the read hold (the
+// leader's messages) once a read from the leader failed or a write to the
+// caller did.
+class ForwardingLockService::SessionRelay final : public RawStreamReactor,
+                                                  public ForwardedCall {
+ public:
+  SessionRelay(grpc::CallbackServerContext* server_context, std::shared_ptr<Shared> shared)
+      : ForwardedCall(server_context, std::move(shared)) {}
+
+  void Start() {
+    shared_->raw->PrepareBidiStreamingCall(client_context_.get(),
+                                           "/fencegate.v1.LockService/Session",
+                                           grpc::StubOptions(), &upstream_);
+    upstream_.AddMultipleHolds(2);  // the write hold and the read hold
+    upstream_.StartRead(&down_);
+    upstream_.StartCall();
+    StartRead(&up_);
+  }
+
+  // The caller -> this instance.
+  void OnReadDone(bool ok) override {
+    bool write = false;
+    bool release = false;
+    {
+      absl::MutexLock lock(&mu_);
+      if (ok && !writes_over_) {
+        upstream_writing_ = true;
+        write = true;
+      } else if (!ok) {
+        release = EndWritesLocked();
+      }
+    }
+    if (write) {
+      upstream_.StartWrite(&up_);
+    } else if (release) {
+      upstream_.StartWritesDone();  // the caller half-closed, or went away
+      upstream_.RemoveHold();
+    }
+  }
+  // This instance -> the caller.
+  void OnWriteDone(bool ok) override {
+    if (ok) {
+      upstream_.StartRead(&down_);
+      return;
+    }
     client_context_->TryCancel();
+    upstream_.RemoveHold();  // the read hold: no more reads
+  }
+  void OnCancel() override { client_context_->TryCancel(); }
+  void OnDone() override {
+    shared_->Remove(this);
+    delete this;
   }
 
  private:
-  const std::unique_ptr<grpc::ClientContext> client_context_;
-  const std::shared_ptr<Shared> shared_;
-  v1::WatchFencesResponse message_;
-  std::atomic<bool> abandoned_{false};
+  class Upstream final : public grpc::ClientBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
+   public:
+    explicit Upstream(SessionRelay* relay) : relay_(relay) {}
+    // The leader -> this instance.
+    void OnReadDone(bool ok) override {
+      if (ok) {
+        relay_->StartWrite(&relay_->down_);
+        return;
+      }
+      // The leader's stream is over: its status follows in OnDone.
+      bool release_writes;
+      {
+        absl::MutexLock lock(&relay_->mu_);
+        relay_->upstream_over_ = true;
+        release_writes = !relay_->upstream_writing_ && relay_->EndWritesLocked();
+      }
+      if (release_writes) RemoveHold();
+      RemoveHold();  // the read hold
+    }
+    // This instance -> the leader.
+    void OnWriteDone(bool ok) override {
+      bool read = false;
+      bool release = false;
+      {
+        absl::MutexLock lock(&relay_->mu_);
+        relay_->upstream_writing_ = false;
+        if (ok && !relay_->upstream_over_) {
+          read = true;
+        } else {
+          release = relay_->EndWritesLocked();
+        }
+      }
+      if (read) relay_->StartRead(&relay_->up_);
+      if (release) RemoveHold();
+    }
+    void OnDone(const grpc::Status& status) override {
+      // Last: the server side's OnDone, which deletes the relay, follows.
+      relay_->Finish(relay_->Outcome(status));
+    }
+
+   private:
+    SessionRelay* const relay_;
+  };
+
+  // Whether the write hold is still to be released (once).
+  bool EndWritesLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return !std::exchange(writes_over_, true);
+  }
+
+  Upstream upstream_{this};
+  grpc::ByteBuffer up_;    // the caller's message being relayed
+  grpc::ByteBuffer down_;  // the leader's message being relayed
+  absl::Mutex mu_;
+  bool upstream_writing_ ABSL_GUARDED_BY(mu_) = false;
+  bool upstream_over_ ABSL_GUARDED_BY(mu_) = false;  // no more from the leader
+  bool writes_over_ ABSL_GUARDED_BY(mu_) = false;    // the write hold is gone
 };
 
 ForwardingLockService::ForwardingLockService(std::shared_ptr<grpc::Channel> channel,
                                              std::string target)
     : target_(std::move(target)), shared_(std::make_shared<Shared>()) {
   shared_->target = target_;
-  shared_->stub = v1::LockService::NewStub(std::move(channel));
+  shared_->stub = v1::LockService::NewStub(channel);
+  shared_->raw = std::make_unique<grpc::GenericStub>(std::move(channel));
 }
 
 ForwardingLockService::~ForwardingLockService() = default;
@@ -232,6 +361,12 @@ grpc::ServerWriteReactor<v1::WatchFencesResponse>* ForwardingLockService::WatchF
   auto* stream = new StreamReactor(context, shared_);
   stream->Start(request);
   return stream;
+}
+
+RawStreamReactor* ForwardingLockService::Session(grpc::CallbackServerContext* context) {
+  auto* relay = new SessionRelay(context, shared_);
+  relay->Start();
+  return relay;
 }
 
 }  // namespace fencegate::lockservice

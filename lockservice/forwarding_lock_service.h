@@ -5,9 +5,12 @@
 // clients may call any instance.
 //
 // Both sides use gRPC's callback API, so a forwarded call holds no thread,
-// however long a parked Acquire waits or a WatchFences stream runs (its
-// messages are relayed one at a time: the leader's stream waits for the
-// caller to take each one). The forwarded call carries the
+// however long a parked Acquire waits or a stream runs. A WatchFences
+// stream's messages are relayed one at a time (the leader's stream waits
+// for the caller to take each one), and a Session stream's in both
+// directions the same way, as raw bytes (the leader parses and answers
+// them; its flow control and in-flight bound see the real client). The
+// forwarded call carries the
 // caller's deadline and is cancelled with it, and it carries the metadata
 // key kForwardedMetadata, so the receiving instance never forwards it again
 // (one hop at most: no loops while instances disagree about the leader),
@@ -17,7 +20,8 @@
 // Abandon() ends every call still in flight with UNAVAILABLE ("the leader
 // changed; retry"): a parked Acquire forwarded to a leader that has lost
 // its term (paused, say) then retries at once, and with the same request_id
-// finds its place at the new leader, instead of waiting out its deadline.
+// finds its place at the new leader, instead of waiting out its deadline;
+// a relayed Session stream ends, and its client reconnects.
 //
 // Thread safety: thread-safe. Lifetime: calls in flight keep what they use
 // alive, so the object may be destroyed while they run.
@@ -29,6 +33,7 @@
 
 #include "fencegate/v1/lock.grpc.pb.h"
 #include "grpcpp/channel.h"
+#include "lockservice/lock_service_base.h"
 
 namespace fencegate::lockservice {
 
@@ -39,7 +44,7 @@ inline constexpr char kForwardedMetadata[] = "fencegate-forwarded";
 // certificate has the deployment's subject (lock_service.h).
 inline constexpr char kForwardedSubjectMetadata[] = "fencegate-forwarded-subject-bin";
 
-class ForwardingLockService final : public fencegate::v1::LockService::CallbackService {
+class ForwardingLockService final : public LockServiceBase {
  public:
   // Forwards to `target` ("host:port") over `channel`.
   ForwardingLockService(std::shared_ptr<grpc::Channel> channel, std::string target);
@@ -65,10 +70,13 @@ class ForwardingLockService final : public fencegate::v1::LockService::CallbackS
   grpc::ServerWriteReactor<fencegate::v1::WatchFencesResponse>* WatchFences(
       grpc::CallbackServerContext* context,
       const fencegate::v1::WatchFencesRequest* request) override;
+  RawStreamReactor* Session(grpc::CallbackServerContext* context) override;
 
  private:
+  class ForwardedCall;  // what the three below share
   class CallReactor;
   class StreamReactor;
+  class SessionRelay;
   struct Shared;  // the stub and the calls in flight, shared with the calls
 
   const std::string target_;

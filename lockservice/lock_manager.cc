@@ -115,7 +115,7 @@ absl::Status LockManager::AcquireLocked(CallId id, const AcquireArgs& args,
         EraseWaiter(args.resource, *r, w);
       }
     }
-    Reenter(args.resource, *r, args.ttl, args.request_id, std::move(done));
+    Reenter(args.resource, *r, args.ttl, args.request_id, std::move(done), args.listener);
     return absl::OkStatus();
   }
   if (!args.request_id.empty()) {
@@ -126,7 +126,8 @@ absl::Status LockManager::AcquireLocked(CallId id, const AcquireArgs& args,
     }
   }
   if (!r->lease && r->waiters.empty() && now >= r->delay_until) {
-    Grant(args.resource, *r, args.holder, args.ttl, args.request_id, std::move(done));
+    Grant(args.resource, *r, args.holder, args.ttl, args.request_id, std::move(done),
+          args.listener);
     return absl::OkStatus();
   }
   if (args.wait == absl::ZeroDuration()) {
@@ -150,7 +151,7 @@ absl::Status LockManager::AcquireLocked(CallId id, const AcquireArgs& args,
   const uint64_t seq = args.request_id.empty() ? 0 : next_waiter_seq_++;
   auto waiter = LinkWaiter(*r, r->waiters.end(),
                            Waiter{id, args.holder, args.ttl, args.request_id,
-                                  std::move(done), 0, seq});
+                                  std::move(done), 0, seq, args.listener});
   waiter->timer =
       SetTimer(now + args.wait, [id](LockManager& m) { m.OnWaitTimeout(id); });
   parked_.emplace(id, std::make_pair(args.resource, waiter));
@@ -187,13 +188,48 @@ void LockManager::Describe(std::string resource, Callback<ResourceInfo> done) {
   if (!error.ok()) done(error);
 }
 
+// ------------------------------------------------------------- Listeners
+
+absl::Status LockManager::AddListener(LeaseListener* listener) {
+  absl::MutexLock lock(&mu_);
+  if (shutting_down_) return ShuttingDownError();
+  if (!broken_.ok()) return broken_;
+  listeners_.Add(listener);
+  return absl::OkStatus();
+}
+
+void LockManager::RemoveListener(LeaseListener* listener) {
+  absl::MutexLock lock(&mu_);
+  listeners_.Remove(listener);
+}
+
+std::vector<LeaseListener*> LockManager::TakeListeners() {
+  std::vector<LeaseListener*> taken = listeners_.RemoveAll();
+  // Each may be removing itself on another thread as soon as the lock is
+  // released, and go.
+  for (LeaseListener* listener : taken) listener->Ref();
+  return taken;
+}
+
+void LockManager::StopListeners(std::vector<LeaseListener*> listeners,
+                                const absl::Status& why) {
+  for (LeaseListener* listener : listeners) {
+    listener->OnStopped(why);
+    listener->Unref();
+  }
+}
+
 // ------------------------------------------------------------- Lifecycle
 
-void LockManager::Shutdown() {
+void LockManager::Shutdown() { Shutdown(ShuttingDownError()); }
+
+void LockManager::Shutdown(const absl::Status& why) {
   std::vector<Callback<AcquireResult>> parked;
+  std::vector<LeaseListener*> listeners;
   {
     absl::MutexLock lock(&mu_);
     shutting_down_ = true;
+    listeners = TakeListeners();
     // Their rows stay: the next leader, or this process restarted, keeps
     // their places for their retries.
     for (auto& [id, entry] : parked_) {
@@ -203,7 +239,8 @@ void LockManager::Shutdown() {
     }
     parked_.clear();
   }
-  for (auto& done : parked) done(ShuttingDownError());
+  for (auto& done : parked) done(why);
+  StopListeners(std::move(listeners), why);
 }
 
 void LockManager::Sync() {

@@ -18,6 +18,18 @@
 // given, for grant-time fencing. Releases move nothing: a holder that
 // released does not write again.
 //
+// Lease listeners (lease_listener.h). A listener added with AddListener() (a
+// Session stream) listens to every lease that a call carrying it acquires
+// (granted or reentrant) or renews, and hears when that lease ends: expiry,
+// or a release that came from anyone else (the releasing listener's own
+// answer says so). It hears after the end's batch commits, in decision
+// order. The index is a collaborator of its own (lease_listeners.h); a
+// grant or release with no listener anywhere costs one test of it. When
+// the manager shuts down, and when it rebuilds its state after a failed
+// commit, every listener gets OnStopped() and is removed: its leases stay
+// as the store has them, and a call that renews one on a listener added
+// later listens again.
+//
 // Wait queues. A parked Acquire that carries a request id is persisted
 // (its place in arrival order) with the batch it parks in, and deleted when
 // granted, timed out or cancelled; Shutdown() leaves it. A manager that
@@ -81,6 +93,8 @@
 #include "common/clock.h"
 #include "common/group_commit.h"
 #include "lockservice/fence_feed.h"
+#include "lockservice/lease_listener.h"
+#include "lockservice/lease_listeners.h"
 #include "lockservice/lock_limits.h"
 #include "lockservice/lock_store.h"
 
@@ -92,6 +106,9 @@ struct AcquireArgs {
   absl::Duration ttl;
   absl::Duration wait;     // zero: try-lock
   std::string request_id;  // optional
+  // Optional: listens to the lease this call gets (see the header). The
+  // call's callback must hold a reference on it until it runs.
+  LeaseListener* listener = nullptr;
 };
 
 enum class NotAcquiredReason { kNone, kHeld, kLockDelay };
@@ -113,6 +130,8 @@ struct RenewArgs {
   // The caller's authenticated identity (mutual TLS), or empty. When set,
   // the lease must belong to it (see HeldBy()).
   std::string caller;
+  // Optional, as in AcquireArgs: listens to the lease once renewed.
+  LeaseListener* listener = nullptr;
 };
 
 struct RenewResult {
@@ -124,6 +143,9 @@ struct ReleaseArgs {
   uint64_t token = 0;
   std::string request_id;  // optional
   std::string caller;      // as in RenewArgs
+  // Optional: whose call this is. If it ends the lease, this listener is
+  // not told (its answer says so); every other listener of the lease is.
+  LeaseListener* listener = nullptr;
 };
 
 // Whether a lease recorded for `holder` belongs to the authenticated
@@ -187,9 +209,21 @@ class LockManager {
 
   void Describe(std::string resource, Callback<ResourceInfo> done);
 
-  // Ends every parked Acquire with UNAVAILABLE and refuses new calls. Replies
-  // already decided are still delivered after their commit.
+  // Adds `listener` (see the header on lease listeners). UNAVAILABLE, and
+  // nothing added, when the manager shuts down or its store is broken.
+  // REQUIRES: RemoveListener() before `listener` goes.
+  absl::Status AddListener(LeaseListener* listener);
+  // Removes `listener` and every registration of it; ends already decided
+  // may still be told (they hold their own reference). Idempotent.
+  void RemoveListener(LeaseListener* listener);
+
+  // Ends every parked Acquire with UNAVAILABLE, tells every listener it
+  // stopped (OnStopped, UNAVAILABLE) and removes it, and refuses new calls.
+  // Replies already decided are still delivered after their commit. `why`
+  // (UNAVAILABLE) says so to the parked calls and the listeners; by
+  // default, that the service is shutting down.
   void Shutdown();
+  void Shutdown(const absl::Status& why);
 
   // Blocks until every reply decided before the call has been delivered.
   void Sync();
@@ -237,21 +271,31 @@ class LockManager {
                                  const HeldLease& lease, const std::string& caller);
 
   // ---- Leases (lock_manager_leases.cc)
-  // Grants a new lease on `r` (free) to `holder`, queueing its reply.
+  // Grants a new lease on `r` (free) to `holder`, queueing its reply;
+  // `listener` (may be null) listens to it.
   void Grant(const std::string& name, Resource& r, const std::string& holder,
              absl::Duration ttl, const std::string& request_id,
-             Callback<AcquireResult> done) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+             Callback<AcquireResult> done, LeaseListener* listener)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // A reentrant acquire of `r`'s lease by its holder: one more hold and a
   // lease at least `ttl` long, unless `request_id` was applied to it (a
-  // retry); queues the reply.
+  // retry); queues the reply. `listener` (may be null) listens to it.
   void Reenter(const std::string& name, Resource& r, absl::Duration ttl,
-               const std::string& request_id, Callback<AcquireResult> done)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+               const std::string& request_id, Callback<AcquireResult> done,
+               LeaseListener* listener) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The resource's entry with any lease past its expiry ended, or null.
   Resource* FindCurrent(const std::string& name) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Ends the lease on `r` (release or expiry) and hands it on.
-  void EndLease(const std::string& name, Resource& r, bool expired)
+  // Ends the lease on `r` and hands it on. Its listeners hear `why`, but
+  // `releaser` (the listener whose call released it; may be null).
+  void EndLease(const std::string& name, Resource& r, LeaseEnd why,
+                const LeaseListener* releaser = nullptr)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Queues telling `listener` of `loss`, after the batch commits.
+  void TellLost(LeaseListener* listener, LeaseLoss loss) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Removes every listener; returns them, each with a reference taken.
+  std::vector<LeaseListener*> TakeListeners() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Tells each of `listeners` (from TakeListeners) that it stopped, and why.
+  static void StopListeners(std::vector<LeaseListener*> listeners, const absl::Status& why);
   // Drops `r` from the table when nothing refers to it any more.
   void MaybeForget(const std::string& name) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Time CappedExpiry(const HeldLease& lease, absl::Duration ttl) const
@@ -349,6 +393,8 @@ class LockManager {
   uint64_t epoch_ ABSL_GUARDED_BY(mu_) = 0;
   // The next persisted waiter's place in arrival order.
   uint64_t next_waiter_seq_ ABSL_GUARDED_BY(mu_) = 1;
+  // Who hears when which lease ends.
+  LeaseListeners listeners_ ABSL_GUARDED_BY(mu_);
 
   // Last: its destructor flushes what is queued, using the members above.
   std::unique_ptr<GroupCommitQueue<CommitItem>> commits_;

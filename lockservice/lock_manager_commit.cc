@@ -6,8 +6,10 @@
 #include <utility>
 #include <vector>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "common/log.h"
+#include "common/reply_batch.h"
 #include "common/test_hooks.h"
 #include "lockservice/lock_manager.h"
 #include "lockservice/lock_manager_internal.h"
@@ -51,6 +53,17 @@ void LockManager::PersistWaiter(const std::string& name, const Waiter& w, bool p
   CommitItem item;
   item.waiter_seq = w.seq;
   if (present) item.waiter = WaiterRecord{w.seq, name, w.holder, w.ttl, w.request_id};
+  Enqueue(std::move(item));
+}
+
+void LockManager::TellLost(LeaseListener* listener, LeaseLoss loss) {
+  listener->Ref();  // until told, whatever happens to it meanwhile
+  CommitItem item;
+  item.reply = [listener, loss = std::move(loss)](const absl::Status& commit) {
+    // A failed commit is followed by a rebuild, which stops every listener.
+    if (commit.ok()) listener->OnLeaseLost(loss);
+    listener->Unref();
+  };
   Enqueue(std::move(item));
 }
 
@@ -126,13 +139,26 @@ void LockManager::Flush(std::vector<CommitItem>& batch) {
   const absl::Status stale = absl::UnavailableError(
       "the lock service's store failed before this request was committed; "
       "nothing was applied; retry");
+  // Each stream's replies of this batch go out in one message.
+  ReplyBatch replies;
   for (CommitItem& item : batch) {
     if (item.reply) item.reply(item.epoch == epoch ? commit : stale);
   }
 }
 
 void LockManager::Recover(const absl::Status& commit_error) {
+  std::vector<LeaseListener*> listeners;
+  absl::Cleanup stop = [&listeners, &commit_error] {
+    // What they listened to was decided on the state now discarded: they
+    // start again (a Session stream ends; its client renews on a new one).
+    StopListeners(std::move(listeners),
+                  absl::UnavailableError(absl::StrCat(
+                      "the lock service's store failed (", commit_error.message(),
+                      ") and it rebuilt its state from its last commit; leases are as "
+                      "committed: renew them on a new stream to hear of their end again")));
+  };
   absl::MutexLock lock(&mu_);
+  listeners = TakeListeners();
   LogError("lock store commit failed: %s; reloading the last committed state",
            commit_error.ToString());
   ++epoch_;

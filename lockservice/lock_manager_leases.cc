@@ -12,7 +12,7 @@ namespace fencegate::lockservice {
 void LockManager::Grant(const std::string& name, Resource& r,
                         const std::string& holder, absl::Duration ttl,
                         const std::string& request_id,
-                        Callback<AcquireResult> done) {
+                        Callback<AcquireResult> done, LeaseListener* listener) {
   const absl::Time now = clock_->Now();
   HeldLease lease;
   lease.holder = holder;
@@ -25,14 +25,17 @@ void LockManager::Grant(const std::string& name, Resource& r,
   FENCEGATE_LEASE_EVENT("grant", name, lease.token, ttl);  // test builds only
   r.lease = std::move(lease);
   ArmExpiry(name, *r.lease);
+  if (listener != nullptr) listeners_.Listen(listener, r.lease->token);
   Persist(name, r);
   MoveFence(FenceEvent{FenceEvent::Kind::kGranted, name, r.lease->token, r.lease->token});
   Reply(std::move(done), absl::StatusOr<AcquireResult>(Acquired(*r.lease, r.lease->expiry - now)));
 }
 
 void LockManager::Reenter(const std::string& name, Resource& r, absl::Duration ttl,
-                          const std::string& request_id, Callback<AcquireResult> done) {
+                          const std::string& request_id, Callback<AcquireResult> done,
+                          LeaseListener* listener) {
   HeldLease& lease = *r.lease;
+  if (listener != nullptr) listeners_.Listen(listener, lease.token);
   const bool retry = !request_id.empty() &&
                      std::find(lease.request_ids.begin(), lease.request_ids.end(),
                                request_id) != lease.request_ids.end();
@@ -52,14 +55,21 @@ LockManager::Resource* LockManager::FindCurrent(const std::string& name) {
   if (it == resources_.end()) return nullptr;
   Resource& r = it->second;
   // The expiry timer may not have run yet; a lease past its expiry is gone.
-  if (r.lease && clock_->Now() >= r.lease->expiry) EndLease(name, r, /*expired=*/true);
+  if (r.lease && clock_->Now() >= r.lease->expiry) EndLease(name, r, LeaseEnd::kExpired);
   return &r;
 }
 
-void LockManager::EndLease(const std::string& name, Resource& r, bool expired) {
+void LockManager::EndLease(const std::string& name, Resource& r, LeaseEnd why,
+                           const LeaseListener* releaser) {
+  const bool expired = why == LeaseEnd::kExpired;
   FENCEGATE_LEASE_EVENT(expired ? "expire" : "release", name, r.lease->token,
                         r.lease->ttl);  // test builds only
   clock_->Cancel(r.lease->expiry_timer);
+  if (!listeners_.NoLeases()) {
+    for (LeaseListener* listener : listeners_.End(r.lease->token)) {
+      if (listener != releaser) TellLost(listener, LeaseLoss{name, r.lease->token, why});
+    }
+  }
   if (expired) {
     // The expiry mark: a token of its own, so the expired holder is fenced
     // out and the next grant (a larger token) still passes.
@@ -87,7 +97,7 @@ void LockManager::OnLeaseTimer(const std::string& name, uint64_t token) {
     return;
   }
   it->second.lease->expiry_timer = 0;  // this one, now running
-  EndLease(name, it->second, /*expired=*/true);
+  EndLease(name, it->second, LeaseEnd::kExpired);
   MaybeForget(name);
 }
 

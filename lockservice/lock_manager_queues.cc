@@ -20,6 +20,7 @@ void LockManager::Supersede(Waiter& w) {
   Reply(std::move(w.done), absl::StatusOr<AcquireResult>(absl::CancelledError(
                                "superseded by a retry with the same request_id")));
   w.id = 0;
+  w.listener = nullptr;
 }
 
 void LockManager::Reattach(CallId id, const AcquireArgs& args, Resource& r,
@@ -27,6 +28,7 @@ void LockManager::Reattach(CallId id, const AcquireArgs& args, Resource& r,
   Supersede(*w);
   w->id = id;
   w->ttl = args.ttl;
+  w->listener = args.listener;
   w->done = std::move(done);
   w->timer = SetTimer(clock_->Now() + args.wait,
                       [id](LockManager& m) { m.OnWaitTimeout(id); });
@@ -121,11 +123,12 @@ void LockManager::GrantWaiters(const std::string& name, Resource& r) {
     const std::string holder = next.holder;
     const std::string request_id = next.request_id;
     const absl::Duration ttl = next.ttl;
+    LeaseListener* const listener = next.listener;
     Callback<AcquireResult> done = std::move(next.done);
     parked_.erase(next.id);
     clock_->Cancel(next.timer);
     EraseWaiter(name, r, r.waiters.begin());
-    Grant(name, r, holder, ttl, request_id, std::move(done));
+    Grant(name, r, holder, ttl, request_id, std::move(done), listener);
   }
   GrantHolderWaiters(name, r);
 }
@@ -139,11 +142,12 @@ void LockManager::GrantHolderWaiters(const std::string& name, Resource& r) {
       // As in GrantWaiters(): copy what EraseWaiter() still reads.
       const absl::Duration ttl = w->ttl;
       const std::string request_id = w->request_id;
+      LeaseListener* const listener = w->listener;
       Callback<AcquireResult> done = std::move(w->done);
       parked_.erase(w->id);
       clock_->Cancel(w->timer);
       EraseWaiter(name, r, w);
-      Reenter(name, r, ttl, request_id, std::move(done));
+      Reenter(name, r, ttl, request_id, std::move(done), listener);
     }
     w = next;
   }

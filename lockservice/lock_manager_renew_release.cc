@@ -41,6 +41,7 @@ void LockManager::Renew(RenewArgs args, Callback<RenewResult> done) {
           lease.ttl = args.ttl;
           Persist(args.resource, **r);
         }
+        if (args.listener != nullptr) listeners_.Listen(args.listener, lease.token);
         Reply(std::move(done), absl::StatusOr<RenewResult>(RenewResult{lease.expiry - now}));
       }
       MaybeForget(args.resource);
@@ -78,7 +79,7 @@ void LockManager::Release(ReleaseArgs args, Callback<ReleaseResult> done) {
         }
         const uint32_t left = lease.hold_count;
         if (left == 0) {
-          EndLease(args.resource, **r, /*expired=*/false);
+          EndLease(args.resource, **r, LeaseEnd::kReleased, args.listener);
         } else if (!retry) {
           Persist(args.resource, **r);
         }

@@ -28,6 +28,19 @@ void SetSignature(const TokenSignature& signature, v1::TokenSignature* out) {
   out->set_mac(signature.mac);
 }
 
+// `args` of a Renew or Release once its signature is checked, with the
+// caller's subject for the manager's owner check.
+template <typename Args>
+absl::StatusOr<Args> Authorized(Args args, const v1::TokenSignature& signature,
+                                const TokenSigner* signer, const LockLimits& limits,
+                                const Caller& caller) {
+  absl::Status verified =
+      CheckTokenSignature(signer, limits, args.resource, args.token, signature);
+  if (!verified.ok()) return verified;
+  args.caller = caller.subject;
+  return args;
+}
+
 }  // namespace
 
 AcquireArgs AcquireArgsFromProto(const v1::AcquireRequest& request) {
@@ -54,6 +67,37 @@ ReleaseArgs ReleaseArgsFromProto(const v1::ReleaseRequest& request) {
   args.token = request.token();
   args.request_id = request.request_id();
   return args;
+}
+
+absl::StatusOr<AcquireArgs> AcquireArgsFor(const v1::AcquireRequest& request,
+                                           const TokenSigner* signer, const Caller& caller) {
+  if (signer != nullptr) {
+    if (absl::Status s = signer->CheckCanSign(); !s.ok()) {
+      return absl::UnavailableError(
+          absl::StrCat("the lock service cannot sign grants: ", s.message()));
+    }
+  }
+  AcquireArgs args = AcquireArgsFromProto(request);
+  if (caller.mutual_tls) {
+    // The identity is the certificate's; the request only tells apart
+    // processes that share a certificate.
+    args.holder = args.holder.empty() ? caller.subject
+                                      : absl::StrCat(caller.subject, "/", args.holder);
+  }
+  return args;
+}
+
+absl::StatusOr<RenewArgs> RenewArgsFor(const v1::RenewRequest& request,
+                                       const TokenSigner* signer, const LockLimits& limits,
+                                       const Caller& caller) {
+  return Authorized(RenewArgsFromProto(request), request.signature(), signer, limits, caller);
+}
+
+absl::StatusOr<ReleaseArgs> ReleaseArgsFor(const v1::ReleaseRequest& request,
+                                           const TokenSigner* signer,
+                                           const LockLimits& limits, const Caller& caller) {
+  return Authorized(ReleaseArgsFromProto(request), request.signature(), signer, limits,
+                    caller);
 }
 
 absl::Status CheckTokenSignature(const TokenSigner* signer, const LockLimits& limits,

@@ -4,11 +4,13 @@
 // certificate identity. No gRPC types, so the fuzz target
 // (tests/fuzz/lock_service_fuzzer.cc) drives exactly the path a call takes.
 //
-// A call's path: RejectUnknownFields (common/validation.h), then for Acquire
-// CheckCanSign when signing; for Renew and Release CheckTokenSignature;
-// then *ArgsFromProto, the LockManager call, and Fill*Response with its
-// result. Bad values (empty names, out-of-range TTLs, token 0) pass through
-// unchanged: the manager refuses them with INVALID_ARGUMENT.
+// A call's path, the same for a unary call and a call on a Session stream:
+// RejectUnknownFields (common/validation.h), then *ArgsFor (for Acquire
+// CheckCanSign when signing; for Renew and Release CheckTokenSignature; then
+// *ArgsFromProto and the caller's identity), the LockManager call, and
+// Fill*Response with its result. Bad values (empty names, out-of-range TTLs,
+// token 0) pass through unchanged: the manager refuses them with
+// INVALID_ARGUMENT.
 //
 // Thread safety: pure functions, except that they read `signer`
 // (thread-safe).
@@ -26,8 +28,28 @@
 
 namespace fencegate::lockservice {
 
-// The holder is the request's; the service prefixes the caller's
-// certificate subject under mutual TLS.
+// Who makes a call, as the service established it from its connection.
+struct Caller {
+  bool mutual_tls = false;  // the server requires client certificates
+  std::string subject;      // the certificate's subject under mutual TLS, else empty
+};
+
+// The manager's args for a call of `caller`, or the status the call fails
+// with before it reaches the manager. Acquire: UNAVAILABLE when signing is
+// on and no grant could be signed (a grant nobody can use would block the
+// resource for its TTL); under mutual TLS the holder is the subject, plus
+// "/" + the request's holder if given. Renew, Release: CheckTokenSignature,
+// and the caller's subject for the manager's owner check.
+absl::StatusOr<AcquireArgs> AcquireArgsFor(const fencegate::v1::AcquireRequest& request,
+                                           const TokenSigner* signer, const Caller& caller);
+absl::StatusOr<RenewArgs> RenewArgsFor(const fencegate::v1::RenewRequest& request,
+                                       const TokenSigner* signer, const LockLimits& limits,
+                                       const Caller& caller);
+absl::StatusOr<ReleaseArgs> ReleaseArgsFor(const fencegate::v1::ReleaseRequest& request,
+                                           const TokenSigner* signer,
+                                           const LockLimits& limits, const Caller& caller);
+
+// The request's fields alone: the holder is the request's.
 AcquireArgs AcquireArgsFromProto(const fencegate::v1::AcquireRequest& request);
 RenewArgs RenewArgsFromProto(const fencegate::v1::RenewRequest& request);
 ReleaseArgs ReleaseArgsFromProto(const fencegate::v1::ReleaseRequest& request);

@@ -71,7 +71,8 @@ absl::Status LockServer::StartSqlite(const LockServerOptions& options,
   manager_ = *std::move(manager);
   max_batch_ = options.limits.max_batch;
   service_ = std::make_unique<LockServiceImpl>(manager_, store_.get(), &feed_, signer_.get(),
-                                               CallerIdentity{options.serving.tls.mutual(), ""});
+                                               CallerIdentity{options.serving.tls.mutual(), ""},
+                                               options.session_limits);
   absl::StatusOr<std::unique_ptr<grpc::Server>> grpc_server =
       StartGrpcServer(options.serving.listen, service_.get(), &port_,
                       options.serving.port_file,
@@ -117,6 +118,7 @@ absl::Status LockServer::StartEtcd(const LockServerOptions& options) {
   node.session_ttl = options.etcd_session_ttl;
   node.store.prefix = options.etcd_prefix;
   node.limits = options.limits;
+  node.session_limits = options.session_limits;
   node.signer = signer_.get();
   node.identity = identity;
   if (options.etcd_tls.enabled()) node.etcd_credentials = *etcd_credentials;
@@ -176,6 +178,8 @@ void LockServer::Shutdown() {
   if (server_ == nullptr) return;
   if (node_ != nullptr) node_->Stop();  // hands over to another instance
   feed_.Close();  // ends WatchFences streams, which would outlast the grace
+  // Parked Acquires end with UNAVAILABLE; Session streams stop reading,
+  // answer what they read and end with UNAVAILABLE.
   if (manager_ != nullptr) manager_->Shutdown();
   if (router_ != nullptr) router_->SetLeader("");  // ends forwarded streams
   server_->Shutdown(std::chrono::system_clock::now() +

@@ -75,6 +75,9 @@ absl::Status CheckEtcd(const LockServerOptions& options) {
 absl::Status LockServerOptions::Validate() const {
   if (absl::Status status = serving.Validate(); !status.ok()) return status;
   if (absl::Status status = CheckLimits(limits); !status.ok()) return status;
+  if (session_limits.max_in_flight == 0) {
+    return absl::InvalidArgumentError("--max_stream_in_flight must be at least 1");
+  }
   if (store == "sqlite") {
     if (db_path.empty()) return absl::InvalidArgumentError("--db must not be empty");
     return absl::OkStatus();

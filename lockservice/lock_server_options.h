@@ -13,6 +13,7 @@
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "common/server_setup.h"
+#include "common/stream_session.h"
 #include "common/tls.h"
 #include "lockservice/lock_limits.h"
 
@@ -30,6 +31,9 @@ struct LockServerOptions {
   // SQLite database file; created if missing.
   std::string db_path = "fencegate-locks.db";
   LockLimits limits;
+  // Bounds of each Session stream (--max_stream_in_flight;
+  // common/stream_session.h).
+  StreamLimits session_limits;
 
   // etcd store only.
   // The address other instances forward calls to ("host:port"). Empty: the

@@ -2,11 +2,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/grpc_status.h"
+#include "common/stream_reactor.h"
 #include "common/tls.h"
 #include "common/validation.h"
 #include "lockservice/fence_watch.h"
 #include "lockservice/forwarding_lock_service.h"
 #include "lockservice/lock_requests.h"
+#include "lockservice/lock_session.h"
 
 namespace fencegate::lockservice {
 namespace {
@@ -29,13 +31,10 @@ class AcquireReactor final : public grpc::ServerUnaryReactor {
 
 }  // namespace
 
-absl::StatusOr<std::string> LockServiceImpl::Authorize(
-    grpc::CallbackServerContext* context, const std::string& resource, uint64_t token,
-    const v1::TokenSignature& signature) {
-  absl::Status verified =
-      CheckTokenSignature(signer_, manager_->limits(), resource, token, signature);
-  if (!verified.ok()) return verified;
-  return CallerSubject(context);
+absl::StatusOr<Caller> LockServiceImpl::CallerOf(grpc::CallbackServerContext* context) const {
+  absl::StatusOr<std::string> subject = CallerSubject(context);
+  if (!subject.ok()) return subject.status();
+  return Caller{identity_.mutual_tls, *std::move(subject)};
 }
 
 absl::StatusOr<std::string> LockServiceImpl::CallerSubject(
@@ -65,29 +64,16 @@ grpc::ServerUnaryReactor* LockServiceImpl::Acquire(
     reactor->Finish(ToGrpcStatus(s));
     return reactor;
   }
-  if (signer_ != nullptr) {
-    // A grant nobody can use would block the resource for its TTL.
-    if (absl::Status s = signer_->CheckCanSign(); !s.ok()) {
-      reactor->Finish(ToGrpcStatus(absl::UnavailableError(
-          absl::StrCat("the lock service cannot sign grants: ", s.message()))));
-      return reactor;
-    }
-  }
-  AcquireArgs args = AcquireArgsFromProto(*request);
-  if (identity_.mutual_tls) {
-    // The identity is the certificate's; the request only tells apart
-    // processes that share a certificate.
-    absl::StatusOr<std::string> subject = CallerSubject(context);
-    if (!subject.ok()) {
-      reactor->Finish(ToGrpcStatus(subject.status()));
-      return reactor;
-    }
-    args.holder =
-        args.holder.empty() ? *subject : absl::StrCat(*subject, "/", args.holder);
+  absl::StatusOr<Caller> caller = CallerOf(context);
+  absl::StatusOr<AcquireArgs> args =
+      caller.ok() ? AcquireArgsFor(*request, signer_, *caller) : caller.status();
+  if (!args.ok()) {
+    reactor->Finish(ToGrpcStatus(args.status()));
+    return reactor;
   }
   const TokenSigner* signer = signer_;
-  std::string resource = args.resource;
-  manager_->Acquire(id, std::move(args),
+  std::string resource = args->resource;
+  manager_->Acquire(id, *std::move(args),
                     [reactor, response, signer, resource = std::move(resource)](
                         absl::StatusOr<AcquireResult> result) {
                       absl::Status status = result.status();
@@ -110,20 +96,20 @@ grpc::ServerUnaryReactor* LockServiceImpl::Renew(
     reactor->Finish(ToGrpcStatus(s));
     return reactor;
   }
-  RenewArgs args = RenewArgsFromProto(*request);
-  absl::StatusOr<std::string> caller =
-      Authorize(context, args.resource, args.token, request->signature());
-  if (!caller.ok()) {
-    reactor->Finish(ToGrpcStatus(caller.status()));
+  absl::StatusOr<Caller> caller = CallerOf(context);
+  absl::StatusOr<RenewArgs> args =
+      caller.ok() ? RenewArgsFor(*request, signer_, manager_->limits(), *caller)
+                  : caller.status();
+  if (!args.ok()) {
+    reactor->Finish(ToGrpcStatus(args.status()));
     return reactor;
   }
-  args.caller = *std::move(caller);
   const TokenSigner* signer = signer_;
-  std::string resource = args.resource;
-  const uint64_t token = args.token;
-  manager_->Renew(std::move(args), [reactor, response, signer, token,
-                                    resource = std::move(resource)](
-                                       absl::StatusOr<RenewResult> result) {
+  std::string resource = args->resource;
+  const uint64_t token = args->token;
+  manager_->Renew(*std::move(args), [reactor, response, signer, token,
+                                     resource = std::move(resource)](
+                                        absl::StatusOr<RenewResult> result) {
     if (result.ok()) FillRenewResponse(signer, resource, token, *result, response);
     reactor->Finish(ToGrpcStatus(result.status()));
   });
@@ -138,15 +124,15 @@ grpc::ServerUnaryReactor* LockServiceImpl::Release(
     reactor->Finish(ToGrpcStatus(s));
     return reactor;
   }
-  ReleaseArgs args = ReleaseArgsFromProto(*request);
-  absl::StatusOr<std::string> caller =
-      Authorize(context, args.resource, args.token, request->signature());
-  if (!caller.ok()) {
-    reactor->Finish(ToGrpcStatus(caller.status()));
+  absl::StatusOr<Caller> caller = CallerOf(context);
+  absl::StatusOr<ReleaseArgs> args =
+      caller.ok() ? ReleaseArgsFor(*request, signer_, manager_->limits(), *caller)
+                  : caller.status();
+  if (!args.ok()) {
+    reactor->Finish(ToGrpcStatus(args.status()));
     return reactor;
   }
-  args.caller = *std::move(caller);
-  manager_->Release(std::move(args),
+  manager_->Release(*std::move(args),
                     [reactor, response](absl::StatusOr<ReleaseResult> result) {
                       if (result.ok()) FillReleaseResponse(*result, response);
                       reactor->Finish(ToGrpcStatus(result.status()));
@@ -182,6 +168,15 @@ grpc::ServerWriteReactor<v1::WatchFencesResponse>* LockServiceImpl::WatchFences(
     return new Refused(s);
   }
   return StartFenceWatch(*request, store_, feed_);
+}
+
+RawStreamReactor* LockServiceImpl::Session(grpc::CallbackServerContext* context) {
+  const absl::StatusOr<Caller> caller = CallerOf(context);
+  return new StreamReactor(
+      [&](StreamTransport* transport) {
+        return LockSession::Start(manager_, signer_, caller, session_limits_, transport);
+      },
+      /*registry=*/nullptr);  // the manager ends its sessions when it stops
 }
 
 }  // namespace fencegate::lockservice

@@ -14,6 +14,9 @@
 // its caller's subject in metadata; it is believed only when the connection
 // itself comes from a certificate with the deployment's peer subject.
 //
+// Session streams are LockSessions (lock_session.h) in StreamReactors; the
+// manager ends them when it stops (Shutdown(), or the end of a term).
+//
 // Thread safety: gRPC calls it from many threads; all state is in the
 // manager. Ownership: the service and each parked Acquire's reactor share
 // the manager, so it lives until the last of them is done (an instance of
@@ -27,10 +30,13 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "common/stream_session.h"
 #include "common/token_signer.h"
 #include "fencegate/v1/lock.grpc.pb.h"
 #include "lockservice/fence_feed.h"
 #include "lockservice/lock_manager.h"
+#include "lockservice/lock_requests.h"
+#include "lockservice/lock_service_base.h"
 #include "lockservice/lock_store.h"
 
 namespace fencegate::lockservice {
@@ -43,15 +49,17 @@ struct CallerIdentity {
   std::string peer_subject;
 };
 
-class LockServiceImpl final : public fencegate::v1::LockService::CallbackService {
+class LockServiceImpl final : public LockServiceBase {
  public:
   LockServiceImpl(std::shared_ptr<LockManager> manager, LockStore* store, FenceFeed* feed,
-                  const TokenSigner* signer, CallerIdentity identity)
+                  const TokenSigner* signer, CallerIdentity identity,
+                  const StreamLimits& session_limits = StreamLimits())
       : manager_(std::move(manager)),
         store_(store),
         feed_(feed),
         signer_(signer),
-        identity_(std::move(identity)) {}
+        identity_(std::move(identity)),
+        session_limits_(session_limits) {}
 
   grpc::ServerUnaryReactor* Acquire(grpc::CallbackServerContext* context,
                                     const fencegate::v1::AcquireRequest* request,
@@ -68,14 +76,12 @@ class LockServiceImpl final : public fencegate::v1::LockService::CallbackService
   grpc::ServerWriteReactor<fencegate::v1::WatchFencesResponse>* WatchFences(
       grpc::CallbackServerContext* context,
       const fencegate::v1::WatchFencesRequest* request) override;
+  RawStreamReactor* Session(grpc::CallbackServerContext* context) override;
 
  private:
-  // Checks what a Renew or Release carries beyond its token: the signature
-  // when signing is on. Returns the caller identity for the manager's owner
-  // check (empty without mutual TLS).
-  absl::StatusOr<std::string> Authorize(grpc::CallbackServerContext* context,
-                                        const std::string& resource, uint64_t token,
-                                        const fencegate::v1::TokenSignature& signature);
+  // Who makes the call (lock_requests.h); PERMISSION_DENIED for a
+  // forwarded call that names no caller.
+  absl::StatusOr<Caller> CallerOf(grpc::CallbackServerContext* context) const;
   // The caller's certificate subject (empty without mutual TLS); for a call
   // a peer forwarded, the subject it names. PERMISSION_DENIED for a
   // forwarded call that names none.
@@ -86,6 +92,7 @@ class LockServiceImpl final : public fencegate::v1::LockService::CallbackService
   FenceFeed* const feed_;
   const TokenSigner* const signer_;
   const CallerIdentity identity_;
+  const StreamLimits session_limits_;
 };
 
 }  // namespace fencegate::lockservice

@@ -113,4 +113,18 @@ grpc::ServerWriteReactor<v1::WatchFencesResponse>* RoutingLockService::WatchFenc
   return target->WatchFences(context, request);
 }
 
+RawStreamReactor* RoutingLockService::Session(grpc::CallbackServerContext* context) {
+  absl::Status refusal;
+  std::shared_ptr<Service> target = Target(context, &refusal);
+  if (target == nullptr) {
+    class Refused final : public RawStreamReactor {
+     public:
+      explicit Refused(const absl::Status& status) { Finish(ToGrpcStatus(status)); }
+      void OnDone() override { delete this; }
+    };
+    return new Refused(refusal);
+  }
+  return target->Session(context);
+}
+
 }  // namespace fencegate::lockservice

@@ -6,7 +6,10 @@
 //   - else UNAVAILABLE: no leader is known, or the call was already
 //     forwarded once by another instance (it is never forwarded twice).
 // So clients may call any instance; UNAVAILABLE always means "retry"
-// (the client library does, with the same request_id).
+// (the client library does, with the same request_id). A Session stream is
+// routed when it starts, and stays with its target: a stream relayed to a
+// leader that is replaced ends with UNAVAILABLE, as does a stream served
+// here when this instance's term ends; the client reconnects.
 //
 // Thread safety: thread-safe. The role may change between calls; a call
 // keeps the service it was routed to alive until it is done.
@@ -21,13 +24,14 @@
 #include "absl/synchronization/mutex.h"
 #include "fencegate/v1/lock.grpc.pb.h"
 #include "lockservice/forwarding_lock_service.h"
+#include "lockservice/lock_service_base.h"
 #include "grpcpp/security/credentials.h"
 
 namespace fencegate::lockservice {
 
-class RoutingLockService final : public fencegate::v1::LockService::CallbackService {
+class RoutingLockService final : public LockServiceBase {
  public:
-  using Service = fencegate::v1::LockService::CallbackService;
+  using Service = LockServiceBase;
 
   // Calls are forwarded over channels with `peer_credentials` (TLS to the
   // other instances; null: plaintext).
@@ -59,6 +63,7 @@ class RoutingLockService final : public fencegate::v1::LockService::CallbackServ
   grpc::ServerWriteReactor<fencegate::v1::WatchFencesResponse>* WatchFences(
       grpc::CallbackServerContext* context,
       const fencegate::v1::WatchFencesRequest* request) override;
+  RawStreamReactor* Session(grpc::CallbackServerContext* context) override;
 
  private:
   template <typename Request, typename Response>

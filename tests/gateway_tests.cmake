@@ -19,6 +19,7 @@ fencegate_cc_test(gateway_unit_tests
     unit/group_commit_queue_test.cc
     unit/session_harness.cc
   DEPS fencegate_gatewaycore fencegate_gateway_postgres fencegate_testing_postgres
+    fencegate_stream_harness
   LABELS unit
   TEST_PREFIX "gateway.")
 

@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "common/log.h"
 #include "lockservice/lock_service.h"
 
@@ -69,7 +70,7 @@ absl::Status EtcdLockNode::StartTerm(const LeaderGuard& guard) {
   leader_.clear();
   router_->SetLocal(std::make_shared<LockServiceImpl>(
       std::move(shared), &fence_reader_, term->feed, options_.signer,
-      options_.identity));
+      options_.identity, options_.session_limits));
   term_ = std::move(term);
   LogInfo("leading term %d: lock state loaded from etcd; serving", guard.create_revision);
   ReportServing();
@@ -80,7 +81,15 @@ void EtcdLockNode::EndTerm(LeaderElection::TermEnd why) {
   router_->SetLocal(nullptr);
   std::shared_ptr<Term> term = std::move(term_);
   if (term != nullptr) {
-    term->manager->Shutdown();  // parked Acquires: UNAVAILABLE, retry elsewhere
+    // Parked Acquires: UNAVAILABLE, retry elsewhere. Session streams: end
+    // with UNAVAILABLE once they answered what they read; reconnect.
+    term->manager->Shutdown(absl::UnavailableError(absl::StrCat(
+        "this lock-service instance's term as leader ended (",
+        why == LeaderElection::TermEnd::kStopped       ? "it hands over"
+        : why == LeaderElection::TermEnd::kSessionLost ? "its etcd session was lost"
+                                                       : "a commit failed or was refused",
+        "); retry, or reconnect a stream: another instance leads, with every committed "
+        "lease")));
     if (why == LeaderElection::TermEnd::kStopped) {
       term->manager->Sync();  // a clean hand-over delivers what was decided
     }

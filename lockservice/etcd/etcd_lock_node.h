@@ -11,7 +11,9 @@
 // it fails or is refused (the store asks the election to step down), or on
 // Stop(). The manager of the ended term refuses everything with
 // UNAVAILABLE and ends its parked Acquires the same way; their clients
-// retry and reach the next leader. Its FenceFeed closes, which ends the
+// retry and reach the next leader. Its Session streams answer what they
+// read and end with UNAVAILABLE; their clients reconnect, and renew their
+// leases (which the next leader holds for a full TTL) on the new stream. Its FenceFeed closes, which ends the
 // WatchFences streams served in the term (UNAVAILABLE): their gateways
 // reconnect and catch up from etcd, where every term's positions are.
 //
@@ -45,6 +47,7 @@ struct EtcdLockNodeOptions {
   absl::Duration session_ttl = absl::Seconds(5);
   EtcdLockStoreOptions store;
   LockLimits limits;
+  StreamLimits session_limits;          // of the leader's Session streams
   const TokenSigner* signer = nullptr;  // null: no signing
   CallerIdentity identity;             // of the leader's service
   std::shared_ptr<grpc::ChannelCredentials> etcd_credentials;  // null: plaintext

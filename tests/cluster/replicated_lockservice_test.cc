@@ -20,6 +20,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/cluster/cluster_client.h"
+#include "tests/cluster/leader_and_standby.h"
 #include "tests/cluster/lockservice_cluster.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/temp_dir.h"
@@ -32,30 +33,7 @@ using ::testing::HasSubstr;
 
 constexpr absl::Duration kPatience = Seconds(60);
 
-class ReplicatedLockServiceTest : public ::testing::Test {
- protected:
-  void StartCluster(LockServiceClusterOptions options = LockServiceClusterOptions()) {
-    auto cluster = LockServiceCluster::Start(dir_.path(), options);
-    ASSERT_TRUE(cluster.ok()) << cluster.status();
-    cluster_ = *std::move(cluster);
-    auto leader = cluster_->WaitLeader();
-    ASSERT_TRUE(leader.ok()) << leader.status();
-    leader_ = *leader;
-    standby_ = 1 - leader_;
-    ASSERT_THAT(cluster_->WaitServing(standby_), IsOk()) << cluster_->LogTails();
-  }
-
-  void TearDown() override {
-    if (HasFailure() && cluster_ != nullptr) std::cerr << cluster_->LogTails();
-  }
-
-  InstanceStub Stub(int i) { return InstanceStub(cluster_->instance(i).address()); }
-
-  TempDir dir_;
-  std::unique_ptr<LockServiceCluster> cluster_;
-  int leader_ = -1;
-  int standby_ = -1;
-};
+using ReplicatedLockServiceTest = LeaderAndStandbyTest;
 
 TEST_F(ReplicatedLockServiceTest, StandbyForwardsEveryCallWithItsAnswer) {
   StartCluster();

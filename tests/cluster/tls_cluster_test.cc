@@ -18,6 +18,7 @@
 #include "gtest/gtest.h"
 #include "lockservice/forwarding_lock_service.h"
 #include "tests/cluster/lockservice_cluster.h"
+#include "tests/testing/lock_session_calls.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/temp_dir.h"
 
@@ -111,6 +112,31 @@ TEST_F(TlsClusterTest, AClientCannotClaimAnotherIdentityWithTheForwardingHeaders
   std::unique_ptr<client::LockClient> alice = Client(leader_, "alice");
   ASSERT_OK_AND_ASSIGN(client::LockState state, alice->Describe("r2"));
   EXPECT_EQ(state.holder, "CN=bob/x");  // the header was not believed
+}
+
+// The same over a Session stream: a standby relays it as raw bytes, and the
+// leader records the caller of the stream, not the standby, as the holder.
+TEST_F(TlsClusterTest, AStreamRelayedByAStandbyIsTheCallersToo) {
+  auto credentials = MakeChannelCredentials(certs_.clients["alice"]);
+  ASSERT_THAT(credentials, IsOk());
+  auto stub = v1::LockService::NewStub(
+      grpc::CreateChannel(cluster_->instance(standby_).address(), *credentials));
+  grpc::ClientContext context;
+  context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(30)));
+  auto stream = stub->Session(&context);
+  v1::LockSessionRequest message;
+  *message.add_calls() = AcquireCall(1, "r3", "worker-2", absl::Seconds(30));
+  ASSERT_TRUE(stream->Write(message));
+  v1::LockSessionResponse response;
+  ASSERT_TRUE(stream->Read(&response));
+  ASSERT_EQ(response.results_size(), 1);
+  EXPECT_TRUE(response.results(0).acquire().acquired()) << response.ShortDebugString();
+  stream->WritesDone();
+  EXPECT_TRUE(stream->Finish().ok());
+
+  std::unique_ptr<client::LockClient> bob = Client(leader_, "bob");
+  ASSERT_OK_AND_ASSIGN(client::LockState state, bob->Describe("r3"));
+  EXPECT_EQ(state.holder, "CN=alice/worker-2");
 }
 
 }  // namespace

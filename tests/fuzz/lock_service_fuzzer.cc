@@ -7,13 +7,19 @@
 // client that abandons a parked Acquire. LockModel (lock_model.h) judges
 // every reply; the fence feed's positions must grow; every call gets exactly
 // one reply. Config bits: 1 signed tokens, 2 a lock-delay of 1 s, 4 a
-// max_hold of 5 s.
+// max_hold of 5 s, 8 every call over one Session stream (LockSession,
+// lockservice/lock_session.h, on a fake transport; a restart or a cancel
+// starts a new stream): answers are judged the same way, in the order the
+// stream brings them, and its pushes must be exact: every lease the stream
+// acquired or renewed and that ended (all releases are its own) is pushed
+// EXPIRED, once, and no other.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -31,6 +37,7 @@
 #include "tests/fuzz/fuzz_frames.h"
 #include "tests/fuzz/fuzz_support.h"
 #include "tests/fuzz/lock_model.h"
+#include "tests/fuzz/lock_stream_client.h"
 #include "tests/testing/fake_clock.h"
 
 namespace fencegate::fuzz {
@@ -81,6 +88,7 @@ class LockHarness {
   explicit LockHarness(uint8_t config)
       : limits_(FuzzLimits(config)),
         signer_(FuzzSigner(config & 1)),
+        streamed_(config & 8),
         db_path_(ScratchDir() + "/locks.db"),
         model_(limits_) {
     RemoveDatabase(db_path_);
@@ -132,6 +140,8 @@ class LockHarness {
     std::string resource;  // Describe
     absl::Time started;
     bool abandoned = false;
+    // Streamed Renew or Release whose signature the session must refuse.
+    bool denied = false;
   };
   // A reply, in the order the manager delivered them.
   struct Reply {
@@ -149,16 +159,131 @@ class LockHarness {
         LockManager::Create(store_.get(), &clock_, limits_, &feed_);
     FUZZ_CHECK(manager.ok(), manager.status().ToString());
     manager_ = *std::move(manager);
+    if (streamed_) StartStream();
   }
 
   // As a crash would, minus losing what was already decided: parked
   // Acquires end with UNAVAILABLE, their rows stay for their retries.
   void Stop() {
     stopping_ = true;
+    if (stream_ != nullptr) {
+      manager_->Shutdown();  // the stream answers its parked calls, then ends
+      Settle();
+      FUZZ_CHECK(stream_->finished().has_value(),
+                 "a stream outlived its manager's shutdown");
+      EndStream();
+    }
     manager_.reset();
     Settle();
     stopping_ = false;
     store_.reset();
+  }
+
+  void StartStream() {
+    stream_ = std::make_unique<LockStreamClient>(manager_, signer_.get());
+    listened_.clear();
+  }
+  void EndStream() {
+    stream_.reset();
+    FUZZ_CHECK(testing::StreamHarness::ProtocolErrors() == 0,
+               "the session broke the transport's rules");
+  }
+
+  // Sends `call` on the stream, for `record`, and settles.
+  void SendOnStream(v1::LockCall call, Call record) {
+    const uint64_t id = next_request_id_++;
+    call.set_request_id(id);
+    calls_[id] = std::move(record);
+    FUZZ_CHECK(stream_->Send(call), "the session stopped reading a client that reads");
+    Settle();
+  }
+
+  // The stream's answers, queued as replies to judge in the order they
+  // came, and its pushes checked: each for a lease it listens to, EXPIRED,
+  // once (after the settle, the model must agree the lease ended).
+  void TakeStream(std::vector<uint64_t>* pushed) {
+    for (const v1::LockSessionResponse& message : stream_->TakeMessages()) {
+      for (const v1::LockResult& result : message.results()) TakeAnswer(result);
+      for (const v1::LeaseLost& lost : message.lost()) {
+        FUZZ_CHECK(listened_.erase(lost.token()) == 1, "lease ", lost.token(),
+                   " pushed lost, but the stream does not listen to it");
+        FUZZ_CHECK(lost.reason() == v1::LeaseLost::EXPIRED, "lease ", lost.token(),
+                   " pushed as ", v1::LeaseLost::Reason_Name(lost.reason()),
+                   "; every release of this run is the stream's own");
+        pushed->push_back(lost.token());
+      }
+    }
+  }
+
+  void TakeAnswer(const v1::LockResult& result) {
+    auto it = calls_.find(result.request_id());
+    FUZZ_CHECK(it != calls_.end(), "an answer to ", result.request_id(),
+               ", which is not in flight");
+    const Call& call = it->second;
+    const uint64_t id = result.request_id();
+    if (call.denied) {
+      CheckErrorShape("a refused signature", FromRpcStatus(result.error()), Denied(true));
+      FUZZ_CHECK(result.result_case() == v1::LockResult::kError,
+                 "a bad signature passed");
+      calls_.erase(it);
+      return;
+    }
+    switch (call.step) {
+      case LockStep::kAcquire: {
+        absl::StatusOr<lockservice::AcquireResult> r = AcquireResultOf(result);
+        if (r.ok() && r->acquired) {
+          listened_.insert(r->token);
+          if (signer_ != nullptr) {
+            FUZZ_CHECK(signer_->Verify(call.acquire.resource, r->token,
+                                       result.acquire().signature().key_id(),
+                                       result.acquire().signature().mac()).ok(),
+                       "a streamed grant's signature does not verify");
+          }
+        }
+        Queue({id, r.status(), [r](LockModel& model, const Call& call, absl::Time now) {
+                 model.OnAcquire(call.acquire, call.started, now, r);
+               }});
+        return;
+      }
+      case LockStep::kRenew: {
+        absl::StatusOr<lockservice::RenewResult> r = RenewResultOf(result);
+        if (r.ok()) listened_.insert(call.renew.token);
+        Queue({id, r.status(), [r](LockModel& model, const Call& call, absl::Time now) {
+                 model.OnRenew(call.renew, now, r);
+               }});
+        return;
+      }
+      case LockStep::kRelease: {
+        absl::StatusOr<lockservice::ReleaseResult> r = ReleaseResultOf(result);
+        // Its own end: answered, never pushed.
+        if (r.ok() && r->hold_count == 0) listened_.erase(call.release.token);
+        Queue({id, r.status(), [r](LockModel& model, const Call& call, absl::Time now) {
+                 model.OnRelease(call.release, now, r);
+               }});
+        return;
+      }
+      default: {
+        absl::StatusOr<lockservice::ResourceInfo> r = DescribeResultOf(result);
+        Queue({id, r.status(), [r](LockModel& model, const Call& call, absl::Time now) {
+                 model.OnDescribe(call.resource, now, r);
+               }});
+        return;
+      }
+    }
+  }
+
+  // The stream goes away: settled first, so the only calls still in flight
+  // are parked Acquires, which its end cancels before anything can grant
+  // them; their answers are dropped with it. A new stream follows.
+  void CancelStream() {
+    Settle();
+    for (auto it = calls_.begin(); it != calls_.end();) {
+      it = it->second.step == LockStep::kAcquire ? calls_.erase(it) : std::next(it);
+    }
+    stream_->Cancel();
+    EndStream();
+    StartStream();
+    Settle();
   }
 
   void Restarted() {
@@ -206,6 +331,15 @@ class LockHarness {
     v1::AcquireRequest request;
     if (!ParseRequest(payload, request)) return;
     if (signer_ != nullptr) FUZZ_CHECK(signer_->CheckCanSign().ok(), "cannot sign");
+    if (stream_ != nullptr) {
+      v1::LockCall call;
+      *call.mutable_acquire() = request;
+      Call record;
+      record.step = LockStep::kAcquire;
+      record.acquire = lockservice::AcquireArgsFromProto(request);
+      record.started = clock_.Now();
+      return SendOnStream(std::move(call), std::move(record));
+    }
     const LockManager::CallId id = manager_->NewCallId();
     Call& call = calls_[id];
     call.step = LockStep::kAcquire;
@@ -241,6 +375,13 @@ class LockHarness {
     absl::Status authorized = lockservice::CheckTokenSignature(
         signer_.get(), limits_, args.resource, args.token, request.signature());
     CheckErrorShape("renew", authorized, Denied(!signed_validly));
+    if (stream_ != nullptr) {
+      v1::LockCall call;
+      *call.mutable_renew() = request;
+      Call record{LockStep::kRenew, {}, args, {}, "", clock_.Now()};
+      record.denied = !authorized.ok();
+      return SendOnStream(std::move(call), std::move(record));
+    }
     if (!authorized.ok()) return;
     const LockManager::CallId id = manager_->NewCallId();
     calls_[id] = Call{LockStep::kRenew, {}, args, {}, "", clock_.Now()};
@@ -267,6 +408,13 @@ class LockHarness {
     absl::Status authorized = lockservice::CheckTokenSignature(
         signer_.get(), limits_, args.resource, args.token, request.signature());
     CheckErrorShape("release", authorized, Denied(!signed_validly));
+    if (stream_ != nullptr) {
+      v1::LockCall call;
+      *call.mutable_release() = request;
+      Call record{LockStep::kRelease, {}, {}, args, "", clock_.Now()};
+      record.denied = !authorized.ok();
+      return SendOnStream(std::move(call), std::move(record));
+    }
     if (!authorized.ok()) return;
     const LockManager::CallId id = manager_->NewCallId();
     calls_[id] = Call{LockStep::kRelease, {}, {}, args, "", clock_.Now()};
@@ -286,6 +434,12 @@ class LockHarness {
   void Describe(absl::string_view payload) {
     v1::DescribeRequest request;
     if (!ParseRequest(payload, request)) return;
+    if (stream_ != nullptr) {
+      v1::LockCall call;
+      *call.mutable_describe() = request;
+      return SendOnStream(std::move(call), Call{LockStep::kDescribe, {}, {}, {},
+                                                request.resource(), clock_.Now()});
+    }
     const LockManager::CallId id = manager_->NewCallId();
     calls_[id] = Call{LockStep::kDescribe, {}, {}, {}, request.resource(), clock_.Now()};
     manager_->Describe(request.resource(),
@@ -303,8 +457,10 @@ class LockHarness {
     Settle();
   }
 
-  // The client of the index-th parked Acquire goes away.
+  // The client of the index-th parked Acquire goes away (streamed: the
+  // stream, with every parked Acquire of it).
   void Cancel(uint8_t index) {
+    if (stream_ != nullptr) return CancelStream();
     std::vector<LockManager::CallId> parked;
     for (const auto& [id, call] : calls_) {
       if (call.step == LockStep::kAcquire) parked.push_back(id);
@@ -334,6 +490,12 @@ class LockHarness {
   // Waits for every reply decided so far and judges them in delivery order.
   void Settle() {
     if (manager_ != nullptr) manager_->Sync();
+    std::vector<uint64_t> pushed;
+    if (stream_ != nullptr) {
+      // The first Sync's batch has flushed its streams by then.
+      if (manager_ != nullptr) manager_->Sync();
+      TakeStream(&pushed);
+    }
     const absl::Time now = clock_.Now();
     std::vector<Reply> replies;
     {
@@ -371,17 +533,36 @@ class LockHarness {
       last_position_ = event.position;
     }
     model_.Expire(now);
+    if (stream_ == nullptr) return;
+    // A lease the stream listens to is pushed exactly when it ends.
+    std::set<uint64_t> held;
+    for (const auto& [name, token] : model_.Held()) held.insert(token);
+    for (uint64_t token : pushed) {
+      FUZZ_CHECK(held.count(token) == 0, "lease ", token,
+                 " pushed lost while still held");
+    }
+    if (stopping_) return;  // a stopped manager tells its streams nothing more
+    for (uint64_t token : listened_) {
+      FUZZ_CHECK(held.count(token) == 1, "lease ", token,
+                 " ended without its stream being told");
+    }
   }
 
   const LockLimits limits_;
   const std::unique_ptr<TokenSigner> signer_;
+  const bool streamed_;  // config bit 8
   const std::string db_path_;
   testing::FakeClock clock_;
   lockservice::FenceFeed feed_;
   const std::shared_ptr<FeedRecorder> feed_events_ = std::make_shared<FeedRecorder>();
   std::unique_ptr<lockservice::SqliteLockStore> store_;
-  std::unique_ptr<LockManager> manager_;
+  std::shared_ptr<LockManager> manager_;
   bool stopping_ = false;
+  // Streamed (config bit 8): the stream, its next request id, and the
+  // tokens it listens to (acquired or renewed on it, not yet ended).
+  std::unique_ptr<LockStreamClient> stream_;
+  uint64_t next_request_id_ = 1;
+  std::set<uint64_t> listened_;
 
   absl::Mutex mu_;
   std::vector<Reply> inbox_ ABSL_GUARDED_BY(mu_);

@@ -7,14 +7,15 @@
 // they held before, read back the same way, must not have changed: no lease,
 // hold count, waiter, key, value, version or fence, and no token drawn.
 //
-// The gateway's cases are sent a second time over the Session stream, where
-// each must get the same answer under its request id.
+// Both services' cases are sent a second time over their Session streams,
+// where each must get the same answer under its request id.
 //
 // Run twice: plain, and with signed tokens (--signing_keys on both servers),
 // where the signature cases apply too. Every request carries a valid
 // signature unless the case is about the signature; servers without keys
 // ignore signatures.
 #include <fstream>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -100,6 +101,86 @@ class BadInputConformanceTest : public ::testing::TestWithParam<bool> {
     return deviations;
   }
 
+  // The cases of `all` a stream carries (those that apply), and the
+  // messages that carry them on one stream: up to 5 calls each, each within
+  // the servers' receive limits (a call of a megabyte or more goes alone);
+  // case i has request id i.
+  std::vector<std::string> StreamMessages(std::vector<BadRequest> all,
+                                          std::vector<BadRequest>* cases) {
+    for (BadRequest& c : all) {
+      if (OnTheStream(c) && (signing() || !c.signed_only)) cases->push_back(std::move(c));
+    }
+    std::vector<std::string> messages;
+    std::vector<std::string> calls;
+    size_t bytes = 0;
+    for (size_t i = 0; i < cases->size(); ++i) {
+      std::string call = CallOf((*cases)[i], i);
+      if (!calls.empty() && bytes + call.size() > (1 << 20)) {
+        messages.push_back(MessageOf(calls));
+        calls.clear();
+        bytes = 0;
+      }
+      bytes += call.size();
+      calls.push_back(std::move(call));
+      if (calls.size() == 5) {
+        messages.push_back(MessageOf(calls));
+        calls.clear();
+        bytes = 0;
+      }
+    }
+    if (!calls.empty()) messages.push_back(MessageOf(calls));
+    return messages;
+  }
+
+  // One line per case whose answer deviates from the documented one.
+  static std::vector<std::string> Deviations(
+      const std::vector<BadRequest>& cases,
+      const std::map<uint64_t, testing::RawReply>& answers) {
+    std::vector<std::string> deviations;
+    for (size_t i = 0; i < cases.size(); ++i) {
+      auto it = answers.find(i);
+      std::string deviation =
+          it == answers.end() ? "no answer" : Deviation(cases[i], it->second);
+      if (!deviation.empty()) deviations.push_back(absl::StrCat(cases[i].name, ": ", deviation));
+    }
+    return deviations;
+  }
+
+  // Sends the cases `cases_of` makes that a stream carries over one
+  // Session stream of `method`, decoded with `answers_of`: each must get
+  // its documented answer, the stream must end OK, `server` must still
+  // serve with nothing changed, and log no protobuf error.
+  void ExpectEachAnsweredOnOneStream(
+      std::vector<BadRequest> (*cases_of)(const KnownState&),
+      const std::shared_ptr<grpc::Channel>& channel, const std::string& method,
+      absl::StatusOr<std::map<uint64_t, testing::RawReply>> (*answers_of)(
+          const std::vector<std::string>&),
+      testing::ServerProcess& server) {
+    ASSERT_OK_AND_ASSIGN(KnownState known, snapshot_->Prepare());
+    ASSERT_OK_AND_ASSIGN(std::string before, snapshot_->Take());
+
+    std::vector<BadRequest> cases;
+    const std::vector<std::string> messages = StreamMessages(cases_of(known), &cases);
+    const testing::RawStreamReply reply =
+        testing::RawStreamingCall(channel, method, messages, absl::Seconds(120));
+    ASSERT_TRUE(reply.status.ok()) << reply.status.error_code() << ": "
+                                   << reply.status.error_message();
+    ASSERT_OK_AND_ASSIGN(auto answers, answers_of(reply.responses));
+
+    const std::vector<std::string> deviations = Deviations(cases, answers);
+    std::cout << "sent " << cases.size() << " bad requests over one " << method
+              << " stream in " << messages.size() << " messages"
+              << (signing() ? " (signed tokens)" : "") << "\n";
+    EXPECT_GE(cases.size(), 150u);
+    EXPECT_EQ(answers.size(), cases.size());
+    EXPECT_THAT(deviations, ::testing::IsEmpty()) << absl::StrJoin(deviations, "\n");
+
+    ASSERT_OK_AND_ASSIGN(std::string after, snapshot_->Take());
+    EXPECT_EQ(after, before);
+    EXPECT_THAT(snapshot_->StillServes(known), IsOk());
+    EXPECT_THAT(server.LogTail(std::string::npos), Not(HasSubstr("libprotobuf ERROR")));
+  }
+
   testing::TempDir dir_;
   std::unique_ptr<TokenSigner> signer_;
   std::unique_ptr<testing::ServerProcess> lockservice_;
@@ -148,57 +229,14 @@ TEST_P(BadInputConformanceTest, EveryBadRequestGetsItsDocumentedCodeAndChangesNo
 // request id, the answer documented for its unary call, the stream must end
 // OK after the client's half-close, and again nothing may change.
 TEST_P(BadInputConformanceTest, EveryBadRequestOnTheSessionStreamGetsItsDocumentedAnswer) {
-  ASSERT_OK_AND_ASSIGN(KnownState known, snapshot_->Prepare());
-  ASSERT_OK_AND_ASSIGN(std::string before, snapshot_->Take());
+  ExpectEachAnsweredOnOneStream(&GatewayBadRequests, snapshot_->gateway_channel(),
+                                kSessionMethod, &AnswersOf, *gateway_);
+}
 
-  std::vector<BadRequest> cases;
-  for (BadRequest& c : GatewayBadRequests(known)) {
-    if (OnTheStream(c) && (signing() || !c.signed_only)) cases.push_back(std::move(c));
-  }
-  // Messages of up to 5 calls, each within the gateway's receive limit: a
-  // call of a megabyte or more goes alone.
-  std::vector<std::string> messages;
-  std::vector<std::string> calls;
-  size_t bytes = 0;
-  for (size_t i = 0; i < cases.size(); ++i) {
-    std::string call = CallOf(cases[i], i);
-    if (!calls.empty() && bytes + call.size() > (1 << 20)) {
-      messages.push_back(MessageOf(calls));
-      calls.clear();
-      bytes = 0;
-    }
-    bytes += call.size();
-    calls.push_back(std::move(call));
-    if (calls.size() == 5) {
-      messages.push_back(MessageOf(calls));
-      calls.clear();
-      bytes = 0;
-    }
-  }
-  if (!calls.empty()) messages.push_back(MessageOf(calls));
-  const testing::RawStreamReply reply =
-      testing::RawStreamingCall(snapshot_->gateway_channel(), kSessionMethod, messages,
-                                absl::Seconds(120));
-  ASSERT_TRUE(reply.status.ok()) << reply.status.error_code() << ": "
-                                 << reply.status.error_message();
-  ASSERT_OK_AND_ASSIGN(auto answers, AnswersOf(reply.responses));
-
-  std::vector<std::string> deviations;
-  for (size_t i = 0; i < cases.size(); ++i) {
-    auto it = answers.find(i);
-    std::string deviation = it == answers.end() ? "no answer" : Deviation(cases[i], it->second);
-    if (!deviation.empty()) deviations.push_back(absl::StrCat(cases[i].name, ": ", deviation));
-  }
-  std::cout << "sent " << cases.size() << " bad requests over one Session stream in "
-            << messages.size() << " messages" << (signing() ? " (signed tokens)" : "") << "\n";
-  EXPECT_GE(cases.size(), 150u);
-  EXPECT_EQ(answers.size(), cases.size());
-  EXPECT_THAT(deviations, ::testing::IsEmpty()) << absl::StrJoin(deviations, "\n");
-
-  ASSERT_OK_AND_ASSIGN(std::string after, snapshot_->Take());
-  EXPECT_EQ(after, before);
-  EXPECT_THAT(snapshot_->StillServes(known), IsOk());
-  EXPECT_THAT(gateway_->LogTail(std::string::npos), Not(HasSubstr("libprotobuf ERROR")));
+// The lock service's cases over its Session stream, the same way.
+TEST_P(BadInputConformanceTest, EveryLockBadRequestOnTheSessionStreamGetsItsDocumentedAnswer) {
+  ExpectEachAnsweredOnOneStream(&LockServiceBadRequests, snapshot_->lock_channel(),
+                                kLockSessionMethod, &LockAnswersOf, *lockservice_);
 }
 
 // gRPC shuts its library down when its last object goes, and 1.51 then

@@ -18,6 +18,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/integration/gateway_process_fixture.h"
+#include "tests/testing/pipelined_stream.h"
 #include "tests/testing/status_matchers.h"
 
 namespace fencegate {
@@ -214,138 +215,74 @@ TEST_F(GatewayDurabilityTest, SigtermDuringWriteLoadLosesNoAcknowledgedWrite) {
   WriteUntilStoppedThenCheck(SIGTERM);
 }
 
-// One Session stream with up to `depth` writes in flight: a writer thread
-// sends write i (key "s<i>", value "v<i>", resource "stream", token 1) as
-// soon as fewer than `depth` are unanswered; a reader thread takes the
-// answers. Both stop when the stream ends.
-class PipelinedStream {
- public:
-  PipelinedStream(v1::Gateway::Stub& stub, int depth) : depth_(depth) {
-    ctx_.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(120)));
-    stream_ = stub.Session(&ctx_);
-    writer_ = std::thread([this] { Write(); });
-    reader_ = std::thread([this] { Read(); });
-  }
-  ~PipelinedStream() { Join(); }
-
-  // Waits until `n` writes were acknowledged; false after 120 s.
-  bool WaitForAcks(size_t n) {
-    absl::MutexLock lock(&mu_);
-    auto enough = [this, n]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-      return acked_.size() >= n || ended_;
-    };
-    mu_.AwaitWithTimeout(absl::Condition(&enough), absl::Seconds(120));
-    return acked_.size() >= n;
-  }
-  // Joins both threads (the stream must have ended) and returns its status.
-  grpc::Status Join() {
-    if (writer_.joinable()) writer_.join();
-    if (reader_.joinable()) reader_.join();
-    if (!finished_) {
-      status_ = stream_->Finish();
-      finished_ = true;
-    }
-    return status_;
-  }
-  // After Join(): requests acknowledged OK, and the largest id sent.
-  std::vector<uint64_t> acked() {
-    absl::MutexLock lock(&mu_);
-    return acked_;
-  }
-  uint64_t sent() {
-    absl::MutexLock lock(&mu_);
-    return sent_;
-  }
-  std::vector<std::string> unexpected() {
-    absl::MutexLock lock(&mu_);
-    return unexpected_;
-  }
-
- private:
-  void Write() {
-    for (uint64_t id = 1;; ++id) {
-      {
-        absl::MutexLock lock(&mu_);
-        auto room = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-          return in_flight_ < depth_ || ended_;
-        };
-        mu_.Await(absl::Condition(&room));
-        if (ended_) return;
-        ++in_flight_;
-        sent_ = id;
-      }
-      v1::GatewaySessionRequest message;
-      v1::GatewayCall* call = message.add_calls();
-      call->set_request_id(id);
-      v1::WriteRequest* write = call->mutable_write();
-      write->set_resource("stream");
-      write->set_token(1);
-      write->mutable_mutation()->set_key(absl::StrCat("s", id));
-      write->mutable_mutation()->set_value(absl::StrCat("v", id));
-      if (!stream_->Write(message)) return;  // the stream ended
-    }
-  }
-
-  void Read() {
-    v1::GatewaySessionResponse response;
-    while (stream_->Read(&response)) {
-      absl::MutexLock lock(&mu_);
-      for (const v1::GatewayResult& result : response.results()) {
-        --in_flight_;
-        if (result.result_case() == v1::GatewayResult::kWrite) {
-          acked_.push_back(result.request_id());
-        } else {
-          unexpected_.push_back(result.ShortDebugString());
-        }
-      }
-    }
-    absl::MutexLock lock(&mu_);
-    ended_ = true;
-  }
-
-  const int depth_;
-  grpc::ClientContext ctx_;
-  std::unique_ptr<grpc::ClientReaderWriter<v1::GatewaySessionRequest,
-                                           v1::GatewaySessionResponse>>
-      stream_;
-  std::thread writer_;
-  std::thread reader_;
-  grpc::Status status_;
-  bool finished_ = false;
-  absl::Mutex mu_;
-  int in_flight_ ABSL_GUARDED_BY(mu_) = 0;
-  uint64_t sent_ ABSL_GUARDED_BY(mu_) = 0;
-  bool ended_ ABSL_GUARDED_BY(mu_) = false;
-  std::vector<uint64_t> acked_ ABSL_GUARDED_BY(mu_);
-  std::vector<std::string> unexpected_ ABSL_GUARDED_BY(mu_);
+// What a stream of pipelined writes was answered: the ids acknowledged OK,
+// and any other answer.
+struct StreamWrites {
+  std::vector<uint64_t> acked;
+  std::vector<std::string> unexpected;
 };
+using WriteStream =
+    testing::PipelinedStream<v1::GatewaySessionRequest, v1::GatewaySessionResponse>;
+
+// One Session stream with up to `depth` writes in flight
+// (testing/pipelined_stream.h): write i puts key "s<i>" = "v<i>" on
+// resource "stream" with token 1; its answers go to `writes`, which must
+// outlive the stream.
+std::unique_ptr<WriteStream> PipelinedWrites(v1::Gateway::Stub& stub, int depth,
+                                             StreamWrites* writes) {
+  return std::make_unique<WriteStream>(
+      [&stub](grpc::ClientContext* ctx) { return stub.Session(ctx); }, depth,
+      [](uint64_t id) {
+        v1::GatewaySessionRequest message;
+        v1::GatewayCall* call = message.add_calls();
+        call->set_request_id(id);
+        v1::WriteRequest* write = call->mutable_write();
+        write->set_resource("stream");
+        write->set_token(1);
+        write->mutable_mutation()->set_key(absl::StrCat("s", id));
+        write->mutable_mutation()->set_value(absl::StrCat("v", id));
+        return message;
+      },
+      [writes](const v1::GatewaySessionResponse& response) {
+        for (const v1::GatewayResult& result : response.results()) {
+          if (result.result_case() == v1::GatewayResult::kWrite) {
+            writes->acked.push_back(result.request_id());
+          } else {
+            writes->unexpected.push_back(result.ShortDebugString());
+          }
+        }
+        return response.results_size();
+      });
+}
 
 TEST_F(GatewayDurabilityTest, KillNineWith32WritesInFlightOnOneStreamLosesNoAcknowledgedWrite) {
   StartServer();
-  PipelinedStream stream(*stub_, /*depth=*/32);
-  ASSERT_TRUE(stream.WaitForAcks(300));
+  StreamWrites writes;
+  std::unique_ptr<WriteStream> stream = PipelinedWrites(*stub_, /*depth=*/32, &writes);
+  ASSERT_TRUE(stream->WaitUntil([&] { return writes.acked.size() >= 300; }));
   server_->Kill();  // mid-load: up to 32 writes in flight
-  EXPECT_FALSE(stream.Join().ok());
-  EXPECT_THAT(stream.unexpected(), ::testing::IsEmpty());
+  EXPECT_FALSE(stream->Join().ok());
+  EXPECT_THAT(writes.unexpected, ::testing::IsEmpty());
 
   StartServer();
-  ExpectStreamWritesSurvived(stream.acked(), stream.sent());
+  ExpectStreamWritesSurvived(writes.acked, stream->sent());
 }
 
 // A clean stop: the stream answers every write it read, then ends with
 // UNAVAILABLE (resend the rest elsewhere), and the exit is clean.
 TEST_F(GatewayDurabilityTest, SigtermWithAStreamInFlightAnswersWhatItReadThenEndsUnavailable) {
   StartServer({"--shutdown_grace=10s"});
-  PipelinedStream stream(*stub_, /*depth=*/32);
-  ASSERT_TRUE(stream.WaitForAcks(300));
+  StreamWrites writes;
+  std::unique_ptr<WriteStream> stream = PipelinedWrites(*stub_, /*depth=*/32, &writes);
+  ASSERT_TRUE(stream->WaitUntil([&] { return writes.acked.size() >= 300; }));
   EXPECT_THAT(server_->Terminate(), IsOk());
-  grpc::Status status = stream.Join();
+  grpc::Status status = stream->Join();
   EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE) << status.error_message();
   EXPECT_THAT(status.error_message(), ::testing::HasSubstr("shutting down"));
-  EXPECT_THAT(stream.unexpected(), ::testing::IsEmpty());
+  EXPECT_THAT(writes.unexpected, ::testing::IsEmpty());
 
   StartServer();
-  ExpectStreamWritesSurvived(stream.acked(), stream.sent());
+  ExpectStreamWritesSurvived(writes.acked, stream->sent());
 }
 
 }  // namespace

@@ -56,6 +56,7 @@ std::vector<LockCase> LockCases() {
       {"--max_holder_bytes", [](O& o) { o.limits.max_holder_bytes = 0; }},
       {"--max_resources", [](O& o) { o.limits.max_resources = 0; }},
       {"--max_batch", [](O& o) { o.limits.max_batch = 0; }},
+      {"--max_stream_in_flight", [](O& o) { o.session_limits.max_in_flight = 0; }},
       {"--db", [](O& o) { o.db_path = ""; }},
       {"--store", [](O& o) { o.store = "mysql://db"; }},
       {"--etcd_session_ttl",
@@ -215,7 +216,8 @@ TEST(ServerMainTest, HelpListsTheSharedFlagsAndTheServersOwn) {
     RunToEnd({binary, "--help"}, dir, &output);  // Abseil exits 1 after --help
     for (const char* flag : {"--listen", "--port_file", "--shutdown_grace",
                              "--signing_keys", "--tls_cert", "--tls_key",
-                             "--tls_client_ca", "--max_batch", "--db"}) {
+                             "--tls_client_ca", "--max_batch", "--max_stream_in_flight",
+                             "--db"}) {
       EXPECT_THAT(output, HasSubstr(flag)) << binary;
     }
   }

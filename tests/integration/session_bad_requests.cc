@@ -1,9 +1,13 @@
 #include "tests/integration/session_bad_requests.h"
 
+#include <type_traits>
+
 #include "absl/strings/str_cat.h"
 #include "common/errors.h"
 #include "common/grpc_status.h"
+#include "fencegate/v1/errors.pb.h"
 #include "fencegate/v1/gateway.pb.h"
+#include "fencegate/v1/lock.pb.h"
 
 namespace fencegate::conformance {
 namespace {
@@ -18,11 +22,74 @@ int RequestField(const std::string& method) {
   }
   if (method == "/fencegate.v1.Gateway/Read") return v1::GatewayCall::kReadFieldNumber;
   if (method == "/fencegate.v1.Gateway/Fence") return v1::GatewayCall::kFenceFieldNumber;
+  if (method == "/fencegate.v1.LockService/Acquire") return v1::LockCall::kAcquireFieldNumber;
+  if (method == "/fencegate.v1.LockService/Renew") return v1::LockCall::kRenewFieldNumber;
+  if (method == "/fencegate.v1.LockService/Release") return v1::LockCall::kReleaseFieldNumber;
+  if (method == "/fencegate.v1.LockService/Describe") {
+    return v1::LockCall::kDescribeFieldNumber;
+  }
   return 0;
 }
 
+// Both calls have request_id = 1, and both requests calls = 1.
+static_assert(static_cast<int>(v1::GatewayCall::kRequestIdFieldNumber) ==
+              static_cast<int>(v1::LockCall::kRequestIdFieldNumber));
+static_assert(static_cast<int>(v1::GatewaySessionRequest::kCallsFieldNumber) ==
+              static_cast<int>(v1::LockSessionRequest::kCallsFieldNumber));
+
 std::string Delimited(int field, const std::string& bytes) {
   return Tag(field, 2) + Varint(bytes.size()) + bytes;
+}
+
+// A GatewayResult's or LockResult's answer as its unary call's reply:
+// the response's bytes, or the status from `error`.
+absl::StatusOr<testing::RawReply> ReplyOf(const google::protobuf::Message& result) {
+  const google::protobuf::Reflection& reflection = *result.GetReflection();
+  const google::protobuf::FieldDescriptor* answer = reflection.GetOneofFieldDescriptor(
+      result, result.GetDescriptor()->FindOneofByName("result"));
+  if (answer == nullptr) return absl::InternalError("an empty answer");
+  const google::protobuf::Message& value = reflection.GetMessage(result, answer);
+  testing::RawReply reply;
+  if (answer->message_type() == v1::RpcStatus::descriptor()) {
+    v1::RpcStatus status;
+    status.CopyFrom(value);
+    reply.status = ToGrpcStatus(FromRpcStatus(status));
+  } else {
+    reply.response = value.SerializeAsString();
+  }
+  return reply;
+}
+
+// Every answer of `messages` (Response bytes) by request id.
+template <typename Response>
+absl::StatusOr<std::map<uint64_t, testing::RawReply>> Collect(
+    const std::vector<std::string>& messages) {
+  std::map<uint64_t, testing::RawReply> answers;
+  for (const std::string& bytes : messages) {
+    Response message;
+    if (!message.ParseFromString(bytes)) {
+      return absl::InternalError(
+          absl::StrCat("a ", Response::descriptor()->full_name(), " does not parse"));
+    }
+    if constexpr (std::is_same_v<Response, v1::LockSessionResponse>) {
+      if (message.lost_size() > 0) {
+        return absl::InternalError(absl::StrCat("a lease was pushed as lost: ",
+                                                message.lost(0).ShortDebugString()));
+      }
+    }
+    for (const auto& result : message.results()) {
+      absl::StatusOr<testing::RawReply> reply = ReplyOf(result);
+      if (!reply.ok()) {
+        return absl::InternalError(
+            absl::StrCat("request ", result.request_id(), ": ", reply.status().message()));
+      }
+      if (!answers.emplace(result.request_id(), *std::move(reply)).second) {
+        return absl::InternalError(
+            absl::StrCat("request ", result.request_id(), " was answered twice"));
+      }
+    }
+  }
+  return answers;
 }
 
 }  // namespace
@@ -46,41 +113,12 @@ std::string MessageOf(const std::vector<std::string>& calls) {
 
 absl::StatusOr<std::map<uint64_t, testing::RawReply>> AnswersOf(
     const std::vector<std::string>& messages) {
-  std::map<uint64_t, testing::RawReply> answers;
-  for (const std::string& bytes : messages) {
-    v1::GatewaySessionResponse message;
-    if (!message.ParseFromString(bytes)) {
-      return absl::InternalError("a GatewaySessionResponse does not parse");
-    }
-    for (const v1::GatewayResult& result : message.results()) {
-      testing::RawReply reply;
-      switch (result.result_case()) {
-        case v1::GatewayResult::kWrite:
-          reply.response = result.write().SerializeAsString();
-          break;
-        case v1::GatewayResult::kMultiWrite:
-          reply.response = result.multi_write().SerializeAsString();
-          break;
-        case v1::GatewayResult::kRead:
-          reply.response = result.read().SerializeAsString();
-          break;
-        case v1::GatewayResult::kFence:
-          reply.response = result.fence().SerializeAsString();
-          break;
-        case v1::GatewayResult::kError:
-          reply.status = ToGrpcStatus(FromRpcStatus(result.error()));
-          break;
-        case v1::GatewayResult::RESULT_NOT_SET:
-          return absl::InternalError(
-              absl::StrCat("request ", result.request_id(), " got an empty answer"));
-      }
-      if (!answers.emplace(result.request_id(), std::move(reply)).second) {
-        return absl::InternalError(
-            absl::StrCat("request ", result.request_id(), " was answered twice"));
-      }
-    }
-  }
-  return answers;
+  return Collect<v1::GatewaySessionResponse>(messages);
+}
+
+absl::StatusOr<std::map<uint64_t, testing::RawReply>> LockAnswersOf(
+    const std::vector<std::string>& messages) {
+  return Collect<v1::LockSessionResponse>(messages);
 }
 
 }  // namespace fencegate::conformance

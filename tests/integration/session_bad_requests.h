@@ -1,8 +1,9 @@
-// The gateway's bad requests (bad_requests.h) sent over the Session stream
-// instead of their unary call: each case's bytes become the request of one
-// GatewayCall, byte for byte (so bytes that do not parse stay bytes that do
-// not parse), and its answer on the stream must be what docs/errors.md
-// documents for the unary call: same code, ErrorDetail and words.
+// Both services' bad requests (bad_requests.h) sent over their Session
+// streams instead of their unary calls: each case's bytes become the
+// request of one GatewayCall or LockCall, byte for byte (so bytes that do
+// not parse stay bytes that do not parse), and its answer on the stream
+// must be what docs/errors.md documents for the unary call: same code,
+// ErrorDetail and words.
 //
 // Thread safety: pure functions.
 #ifndef FENCEGATE_TESTS_INTEGRATION_SESSION_BAD_REQUESTS_H_
@@ -20,16 +21,19 @@
 namespace fencegate::conformance {
 
 inline const std::string kSessionMethod = "/fencegate.v1.Gateway/Session";
+inline const std::string kLockSessionMethod = "/fencegate.v1.LockService/Session";
 
-// Whether `c` is a request the stream carries (Write, MultiWrite, Read,
-// Fence) and can reach the server in a stream message: not the messages
+// Whether `c` is a request a stream carries (the gateway's Write,
+// MultiWrite, Read, Fence; the lock service's Acquire, Renew, Release,
+// Describe) and can reach the server in a stream message: not the messages
 // over gRPC's receive limit, which end the whole stream (tested apart).
 bool OnTheStream(const BadRequest& c);
 
-// A GatewayCall with `request_id` whose request is `c.bytes`, as raw bytes.
-// REQUIRES: OnTheStream(c).
+// A GatewayCall or LockCall (by c.method's service) with `request_id` whose
+// request is `c.bytes`, as raw bytes. REQUIRES: OnTheStream(c).
 std::string CallOf(const BadRequest& c, uint64_t request_id);
-// A GatewaySessionRequest carrying `calls` (each from CallOf), as bytes.
+// A GatewaySessionRequest or LockSessionRequest carrying `calls` (each from
+// CallOf), as bytes: both are `repeated calls = 1`.
 std::string MessageOf(const std::vector<std::string>& calls);
 
 // Every answer in `messages` (GatewaySessionResponse bytes), by request id,
@@ -37,6 +41,10 @@ std::string MessageOf(const std::vector<std::string>& calls);
 // ErrorDetail in the trailer's form) or the response's bytes. INTERNAL if a
 // message does not parse or an id is answered twice.
 absl::StatusOr<std::map<uint64_t, testing::RawReply>> AnswersOf(
+    const std::vector<std::string>& messages);
+// The same for LockSessionResponse bytes. A message that pushes a
+// LeaseLost is INTERNAL too: bad requests acquire nothing.
+absl::StatusOr<std::map<uint64_t, testing::RawReply>> LockAnswersOf(
     const std::vector<std::string>& messages);
 
 }  // namespace fencegate::conformance

@@ -41,7 +41,7 @@ class SessionTest : public GatewayStoreTest {
   }
 
   std::unique_ptr<SessionHarness> NewSession(size_t max_in_flight = 256) {
-    SessionLimits limits;
+    StreamLimits limits;
     limits.max_in_flight = max_in_flight;
     return std::make_unique<SessionHarness>(store_.get(), limits);
   }

@@ -1,26 +1,10 @@
 #include "tests/unit/session_harness.h"
 
-#include <atomic>
-#include <cstdio>
 #include <utility>
 
 #include "common/errors.h"
 
 namespace fencegate::gateway {
-namespace {
-
-constexpr absl::Duration kSafetyNet = absl::Seconds(60);
-
-std::atomic<int> protocol_errors{0};
-
-}  // namespace
-
-int SessionHarness::ProtocolErrors() { return protocol_errors.load(); }
-
-void SessionHarness::Breach(const char* what) {
-  ++protocol_errors;
-  std::fprintf(stderr, "session harness: the session broke the transport's rules: %s\n", what);
-}
 
 // ---------------------------------------------------------------- messages
 
@@ -99,83 +83,15 @@ absl::Status StatusOf(const v1::GatewayResult& result) {
 
 // ----------------------------------------------------------------- harness
 
-SessionHarness::SessionHarness(FencedStore* store, SessionLimits limits) {
-  session_ = Session::Start(store, limits, this);
+SessionHarness::SessionHarness(FencedStore* store, StreamLimits limits) {
+  Attach(Session::Start(store, limits, this));
 }
 
-SessionHarness::~SessionHarness() {
-  if (!finished()) Cancel();
-  PumpUntil([this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return finished_.has_value(); });
-  session_->Detach();
-}
-
-void SessionHarness::Send(const std::string& bytes) {
-  {
-    absl::MutexLock lock(&mu_);
-    read_pending_ = false;
-    sending_ = std::this_thread::get_id();
-  }
-  session_->OnMessage(bytes);
-  absl::MutexLock lock(&mu_);
-  sending_.reset();
-}
-
-void SessionHarness::HalfClose() {
-  {
-    absl::MutexLock lock(&mu_);
-    read_pending_ = false;
-  }
-  session_->OnReadsDone();
-}
-
-void SessionHarness::Cancel() {
-  session_->OnCancel();
-  // gRPC ends a read in progress too.
-  bool reading;
-  {
-    absl::MutexLock lock(&mu_);
-    reading = std::exchange(read_pending_, false);
-  }
-  if (reading) session_->OnReadsDone();
-  // And a write in progress, unsent.
-  bool writing;
-  {
-    absl::MutexLock lock(&mu_);
-    writing = pending_write_.has_value();
-    pending_write_.reset();
-  }
-  if (writing) session_->OnWriteDone(false);
-}
-
-void SessionHarness::TakeWrites(bool take) {
-  absl::MutexLock lock(&mu_);
-  take_writes_ = take;
-}
-
-bool SessionHarness::ReadPending() {
-  absl::MutexLock lock(&mu_);
-  return read_pending_;
-}
-
-int SessionHarness::reads_started() {
-  absl::MutexLock lock(&mu_);
-  return reads_started_;
-}
-
-int SessionHarness::writes_started() {
-  absl::MutexLock lock(&mu_);
-  return writes_started_;
-}
-
-bool SessionHarness::WaitForWritesStarted(int n) {
-  absl::MutexLock lock(&mu_);
-  auto started = [this, n]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return writes_started_ >= n; };
-  return mu_.AwaitWithTimeout(absl::Condition(&started), kSafetyNet);
-}
-
-int SessionHarness::messages_taken() {
-  absl::MutexLock lock(&mu_);
-  return messages_taken_;
+bool SessionHarness::Take(const std::string& bytes) {
+  absl::StatusOr<std::vector<v1::GatewayResult>> results = Decode(bytes);
+  if (!results.ok()) return false;
+  for (v1::GatewayResult& r : *results) answers_.push_back(std::move(r));
+  return true;
 }
 
 absl::StatusOr<v1::GatewayResult> SessionHarness::WaitForAnswer(uint64_t request_id) {
@@ -203,70 +119,6 @@ std::vector<v1::GatewayResult> SessionHarness::AnswersTo(uint64_t request_id) {
 std::vector<v1::GatewayResult> SessionHarness::answers() {
   absl::MutexLock lock(&mu_);
   return answers_;
-}
-
-absl::StatusOr<absl::Status> SessionHarness::WaitForFinish() {
-  if (!PumpUntil([this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-        return finished_.has_value();
-      })) {
-    return absl::DeadlineExceededError("the session did not finish within the safety net");
-  }
-  return *finished();
-}
-
-std::optional<absl::Status> SessionHarness::finished() {
-  absl::MutexLock lock(&mu_);
-  return finished_;
-}
-
-bool SessionHarness::PumpUntil(absl::FunctionRef<bool()> done) {
-  const absl::Time deadline = absl::Now() + kSafetyNet;
-  for (;;) {
-    std::string bytes;
-    {
-      absl::MutexLock lock(&mu_);
-      auto ready = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-        return done() || (take_writes_ && pending_write_.has_value());
-      };
-      if (!mu_.AwaitWithDeadline(absl::Condition(&ready), deadline)) return false;
-      if (done()) return true;
-      bytes = std::move(*pending_write_);
-      pending_write_.reset();
-      ++messages_taken_;
-      absl::StatusOr<std::vector<v1::GatewayResult>> results = Decode(bytes);
-      if (!results.ok()) return false;
-      for (v1::GatewayResult& r : *results) answers_.push_back(std::move(r));
-    }
-    session_->OnWriteDone(true);
-  }
-}
-
-// ------------------------------------------------------------- transport
-
-void SessionHarness::StartRead() {
-  absl::MutexLock lock(&mu_);
-  if (read_pending_) Breach("a second read while one is pending");
-  if (sending_ && *sending_ != std::this_thread::get_id()) {
-    Breach("a read asked for by another thread while a message is being handled");
-  }
-  if (finished_) Breach("a read after Finish");
-  read_pending_ = true;
-  ++reads_started_;
-}
-
-void SessionHarness::StartWrite(std::string bytes) {
-  absl::MutexLock lock(&mu_);
-  if (pending_write_) Breach("a second write while one is in progress");
-  if (finished_) Breach("a write after Finish");
-  pending_write_ = std::move(bytes);
-  ++writes_started_;
-}
-
-void SessionHarness::Finish(const absl::Status& status) {
-  absl::MutexLock lock(&mu_);
-  if (finished_) Breach("Finish twice");
-  if (pending_write_) Breach("Finish with a write in progress");
-  finished_ = status;
 }
 
 }  // namespace fencegate::gateway

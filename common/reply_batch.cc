@@ -1,6 +1,6 @@
-#include "gateway/reply_batch.h"
+#include "common/reply_batch.h"
 
-namespace fencegate::gateway {
+namespace fencegate {
 namespace {
 
 thread_local ReplyBatch* current_batch = nullptr;
@@ -33,4 +33,4 @@ void ReplyBatch::Defer(Flushable* stream) {
   deferred_.push_back(stream);
 }
 
-}  // namespace fencegate::gateway
+}  // namespace fencegate

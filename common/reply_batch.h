@@ -12,12 +12,12 @@
 // Thread safety: a ReplyBatch belongs to the thread that opened it; it is
 // never shared. Batches nest: an inner one joins the outer, and the flush
 // happens when the outermost closes.
-#ifndef FENCEGATE_GATEWAY_REPLY_BATCH_H_
-#define FENCEGATE_GATEWAY_REPLY_BATCH_H_
+#ifndef FENCEGATE_COMMON_REPLY_BATCH_H_
+#define FENCEGATE_COMMON_REPLY_BATCH_H_
 
 #include "absl/container/inlined_vector.h"
 
-namespace fencegate::gateway {
+namespace fencegate {
 
 // A stream whose queued answers a ReplyBatch flushes.
 class Flushable {
@@ -50,6 +50,6 @@ class ReplyBatch {
   absl::InlinedVector<Flushable*, 16> deferred_;
 };
 
-}  // namespace fencegate::gateway
+}  // namespace fencegate
 
-#endif  // FENCEGATE_GATEWAY_REPLY_BATCH_H_
+#endif  // FENCEGATE_COMMON_REPLY_BATCH_H_

@@ -1,0 +1,90 @@
+// StreamReactor: a server's session stream (stream_session.h) over gRPC's
+// callback API. A ServerBidiReactor on raw bytes (grpc::ByteBuffer): the
+// session parses the messages itself, so a message that does not parse is
+// answered (INVALID_ARGUMENT for the requests in it) instead of looking like
+// the client's end of stream, which is all gRPC's typed reactor would
+// report; and answers go out as the bytes the session encoded, without
+// another copy.
+//
+// StreamRegistry knows the live sessions of a service, so that a shutdown
+// can end them cleanly (StreamSession::Close) instead of letting them run
+// into the server's grace deadline. Optional: a service whose sessions are
+// ended otherwise (the lock service's, by their LockManager) needs none.
+//
+// Ownership: gRPC drives the reactor; it deletes itself in OnDone(). The
+// session outlives it while calls or leases still hold it.
+// Thread safety: gRPC's rules for reactors; the registry is thread-safe.
+#ifndef FENCEGATE_COMMON_STREAM_REACTOR_H_
+#define FENCEGATE_COMMON_STREAM_REACTOR_H_
+
+#include <string>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/functional/function_ref.h"
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "common/stream_session.h"
+#include "common/stream_transport.h"
+#include "grpcpp/support/byte_buffer.h"
+#include "grpcpp/support/server_callback.h"
+
+namespace fencegate {
+
+class StreamReactor;
+
+class StreamRegistry {
+ public:
+  // Closes every live session, and every one that starts later, with
+  // `status`: each answers what it has read, then ends with it.
+  void CloseAll(const absl::Status& status);
+
+ private:
+  friend class StreamReactor;
+  // Adds `session`; false (and nothing added) once CloseAll() has run, and
+  // then *status is the status to close it with.
+  bool Add(StreamSession* session, absl::Status* status);
+  void Remove(StreamSession* session);
+
+  absl::Mutex mu_;
+  absl::flat_hash_set<StreamSession*> sessions_ ABSL_GUARDED_BY(mu_);
+  bool closed_ ABSL_GUARDED_BY(mu_) = false;
+  absl::Status close_status_ ABSL_GUARDED_BY(mu_);
+};
+
+class StreamReactor final
+    : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
+ public:
+  // `start` starts the session on the transport it is given (a derived
+  // class's Start()). `registry` may be null.
+  StreamReactor(absl::FunctionRef<StreamSession*(StreamTransport*)> start,
+                StreamRegistry* registry);
+
+  void OnReadDone(bool ok) override;
+  void OnWriteDone(bool ok) override;
+  void OnCancel() override;
+  void OnDone() override;
+
+ private:
+  // The session's view of this stream.
+  class Transport final : public StreamTransport {
+   public:
+    explicit Transport(StreamReactor* reactor) : reactor_(reactor) {}
+    void StartRead() override;
+    void StartWrite(std::string bytes) override;
+    void Finish(const absl::Status& status) override;
+
+   private:
+    StreamReactor* const reactor_;
+  };
+
+  StreamRegistry* const registry_;  // may be null
+  Transport transport_{this};
+  grpc::ByteBuffer in_;   // the message being read
+  grpc::ByteBuffer out_;  // the message being written
+  StreamSession* session_;
+};
+
+}  // namespace fencegate
+
+#endif  // FENCEGATE_COMMON_STREAM_REACTOR_H_
