@@ -13,7 +13,7 @@
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "common/server_setup.h"
-#include "common/tls.h"
+#include "fencegate/client_tls_files.h"
 #include "lockservice/lock_limits.h"
 
 namespace fencegate::lockservice {
