@@ -32,6 +32,11 @@ absl::StatusOr<ProgramResult> RunProgram(ChildProcess::Options options,
                                          absl::Duration timeout,
                                          const std::string& stdin_text = "");
 
+// The path of the program `name` (e.g. "lintian") in the directories of
+// $PATH, as a shell would find it; NOT_FOUND naming $PATH otherwise. For
+// system tools a test runs, whose place it does not know.
+absl::StatusOr<std::string> FindProgram(const std::string& name);
+
 }  // namespace fencegate::testing
 
 #endif  // FENCEGATE_TESTS_TESTING_RUN_PROGRAM_H_
