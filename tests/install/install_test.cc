@@ -22,6 +22,7 @@
 #include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/testing/must_run.h"
 #include "tests/testing/run_program.h"
 #include "tests/testing/server_process.h"
 #include "tests/testing/status_matchers.h"
@@ -41,28 +42,6 @@ constexpr absl::Duration kBuildTimeout = absl::Minutes(10);
 bool Exists(const std::string& path) {
   struct stat st;
   return stat(path.c_str(), &st) == 0;
-}
-
-// Runs `argv`; the result, or a failure that says what ran and what it said.
-// A program without a '/' in its name is looked up in $PATH.
-ProgramResult MustRun(std::vector<std::string> argv,
-                      absl::Duration timeout = kBuildTimeout,
-                      std::vector<std::string> env = {}) {
-  if (argv[0].find('/') == std::string::npos) {
-    absl::StatusOr<std::string> path = FindProgram(argv[0]);
-    EXPECT_TRUE(path.ok()) << path.status();
-    if (!path.ok()) return ProgramResult{};
-    argv[0] = *path;
-  }
-  ChildProcess::Options options;
-  options.argv = argv;
-  options.env = std::move(env);
-  absl::StatusOr<ProgramResult> result = RunProgram(std::move(options), timeout);
-  EXPECT_TRUE(result.ok()) << result.status();
-  if (!result.ok()) return ProgramResult{};
-  EXPECT_EQ(result->exit_code, 0) << argv[0] << " failed:\n"
-                                  << result->stdout_text << result->stderr_text;
-  return *result;
 }
 
 TEST(InstallTest, LayoutOfThePrefix) {

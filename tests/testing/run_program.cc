@@ -39,6 +39,11 @@ absl::StatusOr<ProgramResult> RunProgram(ChildProcess::Options options,
                                          absl::Duration timeout,
                                          const std::string& stdin_text) {
   if (options.argv.empty()) return absl::InvalidArgumentError("no program given");
+  if (options.argv[0].find('/') == std::string::npos) {
+    absl::StatusOr<std::string> path = FindProgram(options.argv[0]);
+    if (!path.ok()) return path.status();
+    options.argv[0] = *path;
+  }
   const std::string program = options.argv[0];
   const char* tmp = std::getenv("TMPDIR");
   std::string err_path = absl::StrCat(tmp != nullptr ? tmp : "/tmp", "/fg-run-XXXXXX");

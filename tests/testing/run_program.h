@@ -21,7 +21,8 @@ struct ProgramResult {
   std::string stderr_text;
 };
 
-// argv[0]: the program's path. DEADLINE_EXCEEDED if it did not finish in
+// argv[0]: the program's path, or a bare name (no '/'), looked up in $PATH
+// (FindProgram, below). DEADLINE_EXCEEDED if it did not finish in
 // time (it is killed then).
 absl::StatusOr<ProgramResult> RunProgram(const std::vector<std::string>& argv,
                                          absl::Duration timeout,
