@@ -45,7 +45,7 @@ int main(int argc, char** argv) {
     return EXIT_FAILURE;
   }
   if (!fencegate::WritePortFile(absl::GetFlag(FLAGS_port_file), port).ok()) return EXIT_FAILURE;
-  fencegate::LogInfo("fencegate-echo-server serving on port %d", port);
+  fencegate::LogInfo("%s serving on port %d", fencegate::VersionLine(), port);
   fencegate::WaitForShutdownSignal();
   server->Shutdown();
   return EXIT_SUCCESS;

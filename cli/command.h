@@ -14,9 +14,9 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
-#include "client/client_options.h"
-#include "client/fencing_token.h"
 #include "cli/output.h"
+#include "fencegate/client/client_options.h"
+#include "fencegate/client/fencing_token.h"
 
 namespace fencegate::cli {
 

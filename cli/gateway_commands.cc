@@ -12,10 +12,10 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "client/gateway_client.h"
 #include "cli/cli_flags.h"
 #include "cli/command.h"
 #include "cli/exit_codes.h"
+#include "fencegate/client/gateway_client.h"
 
 namespace fencegate::cli {
 namespace {

@@ -8,13 +8,13 @@
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "client/errors.h"
-#include "client/lock_client.h"
-#include "common/errors.h"
-#include "common/signing_keys.h"
 #include "cli/cli_flags.h"
 #include "cli/command.h"
 #include "cli/exit_codes.h"
+#include "common/errors.h"
+#include "common/signing_keys.h"
+#include "fencegate/client/errors.h"
+#include "fencegate/client/lock_client.h"
 
 namespace fencegate::cli {
 namespace {

@@ -8,7 +8,6 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "client/fencing_token.h"
 #include "cli/cli_flags.h"
 #include "cli/command.h"
 #include "cli/exit_codes.h"
@@ -16,6 +15,7 @@
 #include "cli/help.h"
 #include "cli/output.h"
 #include "common/build_info.h"
+#include "fencegate/client/fencing_token.h"
 
 namespace fencegate::cli {
 namespace {

@@ -1,4 +1,4 @@
-#include "client/errors.h"
+#include "fencegate/client/errors.h"
 
 #include "common/errors.h"
 

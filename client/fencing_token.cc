@@ -1,4 +1,4 @@
-#include "client/fencing_token.h"
+#include "fencegate/client/fencing_token.h"
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"

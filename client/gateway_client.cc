@@ -1,11 +1,13 @@
-#include "client/gateway_client.h"
+#include "fencegate/client/gateway_client.h"
 
 #include <algorithm>
 
 #include "absl/time/clock.h"
 #include "client/channel.h"
 #include "client/retry.h"
+#include "common/channel_credentials.h"
 #include "common/grpc_status.h"
+#include "fencegate/v1/gateway.grpc.pb.h"
 #include "grpcpp/client_context.h"
 #include "grpcpp/security/credentials.h"
 
@@ -42,10 +44,17 @@ Fencing FencingOf(const Lease& lease) {
   return Fencing{lease.resource(), lease.token(), lease.signature()};
 }
 
-GatewayClient::GatewayClient(std::shared_ptr<grpc::Channel> channel, ClientOptions options)
+struct GatewayClient::Stub {
+  std::unique_ptr<v1::Gateway::Stub> rpc;
+};
+
+GatewayClient::GatewayClient(std::shared_ptr<grpc::Channel> channel,
+                             ClientOptions options)
     : channel_(std::move(channel)),
-      stub_(v1::Gateway::NewStub(channel_)),
+      stub_(new Stub{v1::Gateway::NewStub(channel_)}),
       options_(options) {}
+
+GatewayClient::~GatewayClient() = default;
 
 absl::StatusOr<std::unique_ptr<GatewayClient>> GatewayClient::Connect(
     const std::string& address, ClientOptions options) {
@@ -58,7 +67,7 @@ absl::StatusOr<std::unique_ptr<GatewayClient>> GatewayClient::Connect(
 
 template <typename Call>
 absl::Status GatewayClient::Run(Call call) {
-  Clock& clock = SteadyClock();
+  Clock& clock = *options_.clock;
   const absl::Time deadline = CallDeadline(options_, options_.rpc_timeout, clock);
   return RetryUnavailable(
       options_.retry, clock, deadline,
@@ -75,15 +84,15 @@ absl::Status GatewayClient::Run(Call call) {
 }
 
 absl::StatusOr<WriteResult> GatewayClient::Write(const Fencing& fencing,
-                                                 v1::Mutation mutation) {
+                                                 const Mutation& mutation) {
   v1::WriteRequest request;
   request.set_resource(fencing.resource);
   request.set_token(fencing.token);
   SetSignature(fencing, request.mutable_signature());
-  *request.mutable_mutation() = std::move(mutation);
+  *request.mutable_mutation() = ToProto(mutation);
   v1::WriteResponse response;
   absl::Status status = Run([&](grpc::ClientContext& ctx) {
-    return stub_->Write(&ctx, request, &response);
+    return stub_->rpc->Write(&ctx, request, &response);
   });
   if (!status.ok()) return status;
   NoteFenced(fencing);
@@ -93,13 +102,13 @@ absl::StatusOr<WriteResult> GatewayClient::Write(const Fencing& fencing,
 absl::StatusOr<WriteResult> GatewayClient::Put(const Fencing& fencing, const std::string& key,
                                                const std::string& value,
                                                std::optional<uint64_t> expected_version) {
-  return Write(fencing, ToProto(Mutation{key, value, expected_version}));
+  return Write(fencing, Mutation{key, value, expected_version});
 }
 
 absl::StatusOr<WriteResult> GatewayClient::Delete(const Fencing& fencing,
                                                   const std::string& key,
                                                   std::optional<uint64_t> expected_version) {
-  return Write(fencing, ToProto(Mutation{key, std::nullopt, expected_version}));
+  return Write(fencing, Mutation{key, std::nullopt, expected_version});
 }
 
 absl::StatusOr<MultiWriteResult> GatewayClient::MultiWrite(
@@ -111,7 +120,7 @@ absl::StatusOr<MultiWriteResult> GatewayClient::MultiWrite(
   for (const Mutation& m : mutations) *request.add_mutations() = ToProto(m);
   v1::MultiWriteResponse response;
   absl::Status status = Run([&](grpc::ClientContext& ctx) {
-    return stub_->MultiWrite(&ctx, request, &response);
+    return stub_->rpc->MultiWrite(&ctx, request, &response);
   });
   if (!status.ok()) return status;
   NoteFenced(fencing);
@@ -128,7 +137,7 @@ absl::StatusOr<ReadResult> GatewayClient::Read(const Fencing& fencing,
   SetSignature(fencing, request.mutable_signature());
   v1::ReadResponse response;
   absl::Status status = Run([&](grpc::ClientContext& ctx) {
-    return stub_->Read(&ctx, request, &response);
+    return stub_->rpc->Read(&ctx, request, &response);
   });
   if (!status.ok()) return status;
   NoteFenced(fencing);
@@ -142,7 +151,7 @@ absl::StatusOr<ReadResult> GatewayClient::ReadUnfenced(const std::string& resour
   request.set_key(key);
   v1::ReadResponse response;
   absl::Status status = Run([&](grpc::ClientContext& ctx) {
-    return stub_->Read(&ctx, request, &response);
+    return stub_->rpc->Read(&ctx, request, &response);
   });
   if (!status.ok()) return status;
   return FromProto(response);
@@ -155,7 +164,7 @@ absl::StatusOr<uint64_t> GatewayClient::Fence(const Fencing& fencing) {
   SetSignature(fencing, request.mutable_signature());
   v1::FenceResponse response;
   absl::Status status = Run([&](grpc::ClientContext& ctx) {
-    return stub_->Fence(&ctx, request, &response);
+    return stub_->rpc->Fence(&ctx, request, &response);
   });
   if (!status.ok()) return status;
   NoteFenced(fencing);
@@ -171,7 +180,7 @@ absl::StatusOr<ListPage> GatewayClient::List(const std::string& resource,
   request.set_page_token(page_token);
   v1::ListResponse response;
   absl::Status status = Run([&](grpc::ClientContext& ctx) {
-    return stub_->List(&ctx, request, &response);
+    return stub_->rpc->List(&ctx, request, &response);
   });
   if (!status.ok()) return status;
   ListPage page;
@@ -196,7 +205,7 @@ absl::StatusOr<ResourceSummary> GatewayClient::Describe(const std::string& resou
   request.set_resource(resource);
   v1::DescribeResourceResponse response;
   absl::Status status = Run([&](grpc::ClientContext& ctx) {
-    return stub_->Describe(&ctx, request, &response);
+    return stub_->rpc->Describe(&ctx, request, &response);
   });
   if (!status.ok()) return status;
   return ResourceSummary{response.max_token(), response.key_count(), response.total_bytes()};

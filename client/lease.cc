@@ -1,12 +1,13 @@
-#include "client/lease.h"
+#include "fencegate/client/lease.h"
 
 #include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "client/errors.h"
-#include "client/lock_client.h"
 #include "common/errors.h"
+#include "common/monotonic_wait.h"
+#include "fencegate/client/errors.h"
+#include "fencegate/client/lock_client.h"
 
 namespace fencegate::client {
 
@@ -18,7 +19,8 @@ Lease::Lease(LockClient* client, std::string resource, uint64_t token,
       token_(token),
       ttl_(ttl),
       renew_fraction_(options.renew_fraction),
-      clock_(options.clock) {
+      clock_(options.clock != nullptr ? options.clock : client->options().clock),
+      wake_(std::make_unique<MonotonicWait>()) {
   absl::MutexLock lock(&mu_);
   signature_ = std::move(signature);
   valid_until_ = valid_until;
@@ -32,7 +34,7 @@ Lease::~Lease() {
     absl::MutexLock lock(&mu_);
     stopping_ = true;
   }
-  wake_.Notify();
+  wake_->Notify();
   renewer_.join();
   Release().IgnoreError();  // best effort: otherwise the lease just expires
 }
@@ -47,7 +49,7 @@ void Lease::RenewLoop() {
       const absl::Time now = clock_->Now();
       const absl::Time wake = std::min(next_renew_, valid_until_);
       if (now < wake) {
-        wake_.WaitFor(&mu_, absl::Condition(&stopping_), wake - now);
+        wake_->WaitFor(&mu_, absl::Condition(&stopping_), wake - now);
         continue;
       }
       absl::Status status = RenewLocked();
@@ -74,7 +76,7 @@ void Lease::Notify(absl::AnyInvocable<void(const absl::Status&)> callback,
     absl::MutexLock lock(&mu_);
     notifying_ = false;
   }
-  wake_.Notify();  // the lease may have ended: WaitLost() and RenewLoop() look
+  wake_->Notify();  // the lease may have ended: WaitLost() and RenewLoop() look
 }
 
 absl::Status Lease::RenewLocked() {
@@ -147,7 +149,7 @@ bool Lease::WaitLost(absl::Duration timeout) {
     if (now >= give_up) return false;
     // Wake at the end of validity at the latest, when Check() will see it.
     const absl::Time wake = Ended() ? give_up : std::min(give_up, valid_until_);
-    wake_.WaitFor(&mu_, absl::Condition(&notified), wake - now);
+    wake_->WaitFor(&mu_, absl::Condition(&notified), wake - now);
   }
 }
 
@@ -189,7 +191,7 @@ absl::Status Lease::Release() {
           "lease on '", resource_, "' with token ", token_, " was released"));
     }
   }
-  wake_.Notify();
+  wake_->Notify();
   absl::StatusOr<uint32_t> released =
       client_->Release(resource_, token_, /*request_id=*/"", signature());
   // LEASE_LOST: it had already lapsed on the server; nothing to release.

@@ -1,4 +1,4 @@
-#include "client/lock_client.h"
+#include "fencegate/client/lock_client.h"
 
 #include <algorithm>
 
@@ -6,8 +6,10 @@
 #include "absl/time/clock.h"
 #include "client/channel.h"
 #include "client/retry.h"
+#include "common/channel_credentials.h"
 #include "common/errors.h"
 #include "common/grpc_status.h"
+#include "fencegate/v1/lock.grpc.pb.h"
 #include "grpcpp/client_context.h"
 #include "grpcpp/security/credentials.h"
 
@@ -29,14 +31,20 @@ void SetSignature(const TokenSignature& signature, v1::TokenSignature* proto) {
 
 }  // namespace
 
+struct LockClient::Stub {
+  std::unique_ptr<v1::LockService::Stub> rpc;
+};
+
 LockClient::LockClient(std::shared_ptr<grpc::Channel> channel, ClientOptions options)
     : channel_(std::move(channel)),
-      stub_(v1::LockService::NewStub(channel_)),
+      stub_(new Stub{v1::LockService::NewStub(channel_)}),
       options_(options) {}
+
+LockClient::~LockClient() = default;
 
 absl::Status LockClient::Retry(absl::Time deadline,
                                absl::FunctionRef<absl::Status()> attempt) {
-  return RetryUnavailable(options_.retry, SteadyClock(), deadline, attempt,
+  return RetryUnavailable(options_.retry, *options_.clock, deadline, attempt,
                           [this](absl::Duration at_most) {
                             PauseForChannel(*channel_, absl::Now() + at_most);
                           });
@@ -60,7 +68,7 @@ absl::StatusOr<AcquireOutcome> LockClient::Acquire(const std::string& resource,
   request.set_ttl_ms(absl::ToInt64Milliseconds(options.ttl));
   request.set_request_id(options.request_id.empty() ? NewRequestId() : options.request_id);
   v1::AcquireResponse response;
-  Clock& clock = SteadyClock();
+  Clock& clock = *options_.clock;
   const absl::Time wait_until = clock.Now() + options.wait;
   const absl::Time deadline =
       CallDeadline(options_, options.wait + options_.rpc_timeout, clock);
@@ -75,7 +83,7 @@ absl::StatusOr<AcquireOutcome> LockClient::Acquire(const std::string& resource,
     request.set_wait_ms(absl::ToInt64Milliseconds(wait));
     grpc::ClientContext ctx;
     SetTimeout(ctx, AttemptTimeout(deadline, wait + options_.rpc_timeout, clock));
-    return FromGrpcStatus(stub_->Acquire(&ctx, request, &response));
+    return FromGrpcStatus(stub_->rpc->Acquire(&ctx, request, &response));
   });
   if (!status.ok()) return status;
   AcquireOutcome outcome;
@@ -99,6 +107,7 @@ absl::StatusOr<std::unique_ptr<Lease>> LockClient::AcquireLease(
   // after a restart, from when it restored the lease for a full TTL). So a
   // call that retried through an outage longer than the TTL hands back a
   // lease that is already lost, never one that looks valid too long.
+  if (lease_options.clock == nullptr) lease_options.clock = options_.clock;
   const absl::Time sent = lease_options.clock->Now();
   absl::StatusOr<AcquireOutcome> outcome = Acquire(resource, holder, options);
   if (!outcome.ok()) return outcome.status();
@@ -129,7 +138,7 @@ absl::StatusOr<RenewOutcome> LockClient::Renew(const std::string& resource,
   request.set_ttl_ms(absl::ToInt64Milliseconds(ttl));
   SetSignature(signature, request.mutable_signature());
   v1::RenewResponse response;
-  Clock& clock = SteadyClock();
+  Clock& clock = *options_.clock;
   const absl::Time call_deadline =
       deadline == absl::InfiniteFuture()
           ? CallDeadline(options_, options_.rpc_timeout, clock)
@@ -137,7 +146,7 @@ absl::StatusOr<RenewOutcome> LockClient::Renew(const std::string& resource,
   absl::Status status = Retry(call_deadline, [&] {
     grpc::ClientContext ctx;
     SetTimeout(ctx, AttemptTimeout(call_deadline, options_.rpc_timeout, clock));
-    return FromGrpcStatus(stub_->Renew(&ctx, request, &response));
+    return FromGrpcStatus(stub_->rpc->Renew(&ctx, request, &response));
   });
   if (!status.ok()) return status;
   return RenewOutcome{absl::Milliseconds(response.ttl_ms()),
@@ -154,12 +163,12 @@ absl::StatusOr<uint32_t> LockClient::Release(const std::string& resource, uint64
   SetSignature(signature, request.mutable_signature());
   request.set_request_id(request_id.empty() ? NewRequestId() : request_id);
   v1::ReleaseResponse response;
-  Clock& clock = SteadyClock();
+  Clock& clock = *options_.clock;
   const absl::Time deadline = CallDeadline(options_, options_.rpc_timeout, clock);
   absl::Status status = Retry(deadline, [&] {
     grpc::ClientContext ctx;
     SetTimeout(ctx, AttemptTimeout(deadline, options_.rpc_timeout, clock));
-    return FromGrpcStatus(stub_->Release(&ctx, request, &response));
+    return FromGrpcStatus(stub_->rpc->Release(&ctx, request, &response));
   });
   if (!status.ok()) return status;
   return response.hold_count();
@@ -169,12 +178,12 @@ absl::StatusOr<LockState> LockClient::Describe(const std::string& resource) {
   v1::DescribeRequest request;
   request.set_resource(resource);
   v1::DescribeResponse response;
-  Clock& clock = SteadyClock();
+  Clock& clock = *options_.clock;
   const absl::Time deadline = CallDeadline(options_, options_.rpc_timeout, clock);
   absl::Status status = Retry(deadline, [&] {
     grpc::ClientContext ctx;
     SetTimeout(ctx, AttemptTimeout(deadline, options_.rpc_timeout, clock));
-    return FromGrpcStatus(stub_->Describe(&ctx, request, &response));
+    return FromGrpcStatus(stub_->rpc->Describe(&ctx, request, &response));
   });
   if (!status.ok()) return status;
   LockState state;

@@ -12,8 +12,8 @@
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/time/time.h"
-#include "client/client_options.h"
-#include "common/clock.h"
+#include "fencegate/client/client_options.h"
+#include "fencegate/clock.h"
 
 namespace fencegate::client {
 

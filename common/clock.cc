@@ -1,4 +1,4 @@
-#include "common/clock.h"
+#include "fencegate/clock.h"
 
 #include <pthread.h>
 

@@ -12,7 +12,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/functional/any_invocable.h"
 #include "absl/time/time.h"
-#include "common/clock.h"
+#include "fencegate/clock.h"
 
 namespace fencegate {
 

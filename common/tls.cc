@@ -1,9 +1,7 @@
 #include "common/tls.h"
 
-#include <fstream>
-#include <sstream>
-
 #include "absl/strings/str_cat.h"
+#include "common/channel_credentials.h"
 #include "grpc/grpc_security_constants.h"
 #include "grpcpp/security/auth_context.h"
 #include "openssl/bio.h"
@@ -11,24 +9,6 @@
 #include "openssl/x509.h"
 
 namespace fencegate {
-namespace {
-
-absl::StatusOr<std::string> ReadPem(const std::string& path, const char* flag) {
-  std::ifstream file(path);
-  if (!file) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("cannot read ", flag, "=", path, ": no such readable file"));
-  }
-  std::stringstream text;
-  text << file.rdbuf();
-  if (text.str().find("-----BEGIN ") == std::string::npos) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(flag, "=", path, " holds no PEM block (-----BEGIN ...)"));
-  }
-  return text.str();
-}
-
-}  // namespace
 
 absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeServerCredentials(
     const ServerTlsFiles& files) {
@@ -38,46 +18,20 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeServerCredentials(
         "TLS needs both --tls_cert and --tls_key (--tls_client_ca alone is not "
         "enough: the server needs a certificate of its own)");
   }
-  absl::StatusOr<std::string> cert = ReadPem(files.cert, "--tls_cert");
+  absl::StatusOr<std::string> cert = ReadPemFile(files.cert, "--tls_cert");
   if (!cert.ok()) return cert.status();
-  absl::StatusOr<std::string> key = ReadPem(files.key, "--tls_key");
+  absl::StatusOr<std::string> key = ReadPemFile(files.key, "--tls_key");
   if (!key.ok()) return key.status();
   grpc::SslServerCredentialsOptions options(
       files.mutual() ? GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY
                      : GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE);
   if (files.mutual()) {
-    absl::StatusOr<std::string> ca = ReadPem(files.client_ca, "--tls_client_ca");
+    absl::StatusOr<std::string> ca = ReadPemFile(files.client_ca, "--tls_client_ca");
     if (!ca.ok()) return ca.status();
     options.pem_root_certs = *ca;
   }
   options.pem_key_cert_pairs.push_back({*key, *cert});
   return grpc::SslServerCredentials(options);
-}
-
-absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> MakeChannelCredentials(
-    const ClientTlsFiles& files) {
-  if (!files.enabled()) return grpc::InsecureChannelCredentials();
-  if (files.ca.empty()) {
-    return absl::InvalidArgumentError(
-        "TLS needs --tls_ca, the CA that signed the server's certificate");
-  }
-  if (files.cert.empty() != files.key.empty()) {
-    return absl::InvalidArgumentError(
-        "a client certificate needs both --tls_cert and --tls_key");
-  }
-  grpc::SslCredentialsOptions options;
-  absl::StatusOr<std::string> ca = ReadPem(files.ca, "--tls_ca");
-  if (!ca.ok()) return ca.status();
-  options.pem_root_certs = *ca;
-  if (!files.cert.empty()) {
-    absl::StatusOr<std::string> cert = ReadPem(files.cert, "--tls_cert");
-    if (!cert.ok()) return cert.status();
-    absl::StatusOr<std::string> key = ReadPem(files.key, "--tls_key");
-    if (!key.ok()) return key.status();
-    options.pem_cert_chain = *cert;
-    options.pem_private_key = *key;
-  }
-  return grpc::SslCredentials(options);
 }
 
 std::string DescribeTls(const ServerTlsFiles& files) {

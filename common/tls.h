@@ -1,12 +1,11 @@
-// TLS and mutual TLS for both servers and every client, from PEM files named
-// by flags. Plaintext when no file is given.
+// TLS and mutual TLS for both servers, from PEM files named by flags.
+// Plaintext when no file is given. (A client's side, also a server's
+// connections to other servers: common/channel_credentials.h.)
 //
-// Server: --tls_cert and --tls_key turn TLS on; --tls_client_ca as well
-// turns on mutual TLS: every client must present a certificate signed by
-// that CA, and the lock service records the certificate's subject as the
-// holder (docs/security.md).
-// Client: --tls_ca (the CA that signed the server's certificate) turns TLS
-// on; --tls_cert and --tls_key add a client certificate for mutual TLS.
+// --tls_cert and --tls_key turn TLS on; --tls_client_ca as well turns on
+// mutual TLS: every client must present a certificate signed by that CA,
+// and the lock service records the certificate's subject as the holder
+// (docs/security.md).
 //
 // Errors: INVALID_ARGUMENT naming the flag when files are missing, empty or
 // given without their partner (a cert without its key).
@@ -19,7 +18,6 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "grpcpp/security/credentials.h"
 #include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server_context.h"
 
@@ -34,18 +32,8 @@ struct ServerTlsFiles {
   bool mutual() const { return !client_ca.empty(); }
 };
 
-struct ClientTlsFiles {
-  std::string ca;    // --tls_ca: verifies the server; set = TLS on
-  std::string cert;  // --tls_cert: client certificate, for mutual TLS
-  std::string key;   // --tls_key: its private key
-
-  bool enabled() const { return !ca.empty() || !cert.empty() || !key.empty(); }
-};
-
 absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeServerCredentials(
     const ServerTlsFiles& files);
-absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> MakeChannelCredentials(
-    const ClientTlsFiles& files);
 
 // "plaintext", "TLS" or "mutual TLS (client CA <path>)", for start-up logs.
 std::string DescribeTls(const ServerTlsFiles& files);

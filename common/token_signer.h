@@ -35,15 +35,9 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "common/signing_keys.h"
+#include "fencegate/token_signature.h"
 
 namespace fencegate {
-
-struct TokenSignature {
-  std::string key_id;
-  std::string mac;  // 32 raw bytes; empty: unsigned
-
-  bool empty() const { return key_id.empty() && mac.empty(); }
-};
 
 class TokenSigner {
  public:

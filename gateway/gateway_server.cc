@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "absl/strings/str_cat.h"
+#include "common/channel_credentials.h"
 #include "common/server_setup.h"
 #include "gateway/postgres_connection.h"
 #include "gateway/postgres_storage.h"

@@ -13,7 +13,7 @@
 
 #include "absl/status/status.h"
 #include "common/server_setup.h"
-#include "common/tls.h"
+#include "fencegate/client_tls_files.h"
 #include "gateway/gateway_limits.h"
 #include "common/stream_session.h"
 

@@ -21,7 +21,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
-#include "common/clock.h"
+#include "fencegate/clock.h"
 #include "lockservice/fence_feed.h"
 #include "lockservice/lock_manager.h"
 #include "lockservice/lock_store.h"

@@ -4,9 +4,10 @@
 #include <chrono>
 
 #include "absl/strings/str_cat.h"
-#include "lockservice/etcd/etcd_client.h"
+#include "common/channel_credentials.h"
 #include "common/server_setup.h"
 #include "grpcpp/health_check_service_interface.h"
+#include "lockservice/etcd/etcd_client.h"
 #include "lockservice/etcd/etcd_lock_node.h"
 #include "lockservice/routing_lock_service.h"
 

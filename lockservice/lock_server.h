@@ -22,11 +22,11 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "common/clock.h"
 #include "common/server_setup.h"
 #include "common/token_signer.h"
-#include "lockservice/fence_feed.h"
+#include "fencegate/clock.h"
 #include "grpcpp/server.h"
+#include "lockservice/fence_feed.h"
 #include "lockservice/lock_limits.h"
 #include "lockservice/lock_manager.h"
 #include "lockservice/lock_server_options.h"

@@ -14,7 +14,7 @@
 #include "absl/time/time.h"
 #include "common/server_setup.h"
 #include "common/stream_session.h"
-#include "common/tls.h"
+#include "fencegate/client_tls_files.h"
 #include "lockservice/lock_limits.h"
 
 namespace fencegate::lockservice {

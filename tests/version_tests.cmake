@@ -3,16 +3,15 @@
 # must print exactly VersionLine() and exit 0. Abseil's default, which the
 # servers printed before, is "<program>\nDebug build (NDEBUG not #defined)"
 # and fails these. A few milliseconds each.
-if(fencegate_git_sha STREQUAL "")
-  set(fencegate_version_suffix "(git sha unknown: not built from a git checkout)")
-else()
-  set(fencegate_version_suffix "(git ${fencegate_git_sha})")
-endif()
-
 # fencegate_version_test(NAME TARGET [ARGS...]): `TARGET ARGS` prints
 # "<TARGET> <version> <suffix>" (every binary is named after its target)
 # and nothing else, and exits 0.
 function(fencegate_version_test name target)
+  if(fencegate_git_sha STREQUAL "")
+    set(fencegate_version_suffix "(git sha unknown: not built from a git checkout)")
+  else()
+    set(fencegate_version_suffix "(git ${fencegate_git_sha})")
+  endif()
   set(args ${ARGN})
   if(NOT args)
     set(args --version)
@@ -33,6 +32,9 @@ fencegate_version_test(demo fencegate-demo)
 fencegate_version_test(demo_client fencegate-demo-client)
 fencegate_version_test(loadgen fencegate-loadgen)
 fencegate_version_test(echo_server fencegate-echo-server)
+fencegate_version_test(torture fencegate-torture)
+fencegate_version_test(torture_worker fencegate-torture-worker)
+# (fencegate-microbench's is in bench/CMakeLists.txt, which comes later.)
 
 # cmake/build_info.cmake outside a git checkout says the sha is unknown,
 # instead of reporting the commit of a repository the tree sits in (this

@@ -17,7 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "benchmark/benchmark.h"
-#include "common/clock.h"
+#include "fencegate/clock.h"
 #include "lockservice/lock_manager.h"
 #include "lockservice/sqlite_lock_store.h"
 #include "tests/testing/temp_dir.h"

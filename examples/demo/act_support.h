@@ -14,10 +14,11 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "client/gateway_client.h"
-#include "client/lock_client.h"
 #include "examples/demo/client_process.h"
 #include "examples/demo/timeline.h"
+#include "fencegate/client/gateway_client.h"
+#include "fencegate/client/lock_client.h"
+#include "fencegate/client_tls_files.h"
 
 // For the acts: `lhs` = the value of a StatusOr expression, or return its
 // error; return a non-OK Status expression.

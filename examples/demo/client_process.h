@@ -21,8 +21,8 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "common/tls.h"
 #include "examples/demo/client_protocol.h"
+#include "fencegate/client_tls_files.h"
 #include "tests/testing/child_process.h"
 
 namespace fencegate::demo {

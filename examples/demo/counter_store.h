@@ -20,7 +20,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "client/gateway_client.h"
+#include "fencegate/client/gateway_client.h"
 
 namespace fencegate::demo {
 

@@ -14,6 +14,7 @@
 
 #include "absl/status/statusor.h"
 #include "common/tls.h"
+#include "fencegate/client_tls_files.h"
 
 namespace fencegate::demo {
 

@@ -28,9 +28,9 @@
 #include <vector>
 
 #include "absl/functional/any_invocable.h"
-#include "common/clock.h"
-#include "lockservice/etcd/etcd_client.h"
 #include "common/token_signer.h"
+#include "fencegate/clock.h"
+#include "lockservice/etcd/etcd_client.h"
 #include "lockservice/etcd/etcd_lock_store.h"
 #include "lockservice/etcd/leader_election.h"
 #include "lockservice/fence_feed.h"

@@ -32,8 +32,8 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "common/clock.h"
 #include "common/monotonic_wait.h"
+#include "fencegate/clock.h"
 #include "lockservice/etcd/etcd_client.h"
 #include "lockservice/etcd/etcd_session.h"
 

@@ -10,7 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "client/lock_client.h"
+#include "fencegate/client/lock_client.h"
 #include "fencegate/v1/lock.grpc.pb.h"
 
 namespace fencegate::testing {

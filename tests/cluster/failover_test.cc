@@ -4,12 +4,12 @@
 // checked: never two holders at once, tokens strictly increasing, no
 // acknowledged grant lost, leases that survive and stay usable with their
 // tokens. No sleeps: every wait polls a condition under a deadline.
-#include <atomic>
 #include <algorithm>
+#include <atomic>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
-#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -19,7 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
-#include "client/errors.h"
+#include "fencegate/client/errors.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/cluster/cluster_client.h"

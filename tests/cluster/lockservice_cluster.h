@@ -18,6 +18,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "fencegate/client_tls_files.h"
 #include "tests/testing/etcd_cluster.h"
 #include "tests/testing/server_process.h"
 

@@ -9,9 +9,10 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "client/lock_client.h"
+#include "common/channel_credentials.h"
 #include "common/grpc_status.h"
 #include "examples/demo/test_certificates.h"
+#include "fencegate/client/lock_client.h"
 #include "fencegate/v1/lock.grpc.pb.h"
 #include "gmock/gmock.h"
 #include "grpcpp/grpcpp.h"

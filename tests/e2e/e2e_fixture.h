@@ -17,9 +17,9 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "client/gateway_client.h"
-#include "client/lock_client.h"
 #include "examples/demo/client_process.h"
+#include "fencegate/client/gateway_client.h"
+#include "fencegate/client/lock_client.h"
 #include "gtest/gtest.h"
 #include "tests/testing/run_program.h"
 #include "tests/testing/server_process.h"

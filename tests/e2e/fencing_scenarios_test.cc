@@ -10,8 +10,8 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "client/errors.h"
 #include "examples/demo/counter_store.h"
+#include "fencegate/client/errors.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/e2e/e2e_fixture.h"

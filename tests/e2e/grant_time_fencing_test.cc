@@ -14,9 +14,9 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "client/errors.h"
-#include "client/gateway_client.h"
-#include "client/lock_client.h"
+#include "fencegate/client/errors.h"
+#include "fencegate/client/gateway_client.h"
+#include "fencegate/client/lock_client.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/testing/poll.h"

@@ -6,10 +6,10 @@
 #include <memory>
 #include <string>
 
-#include "client/errors.h"
-#include "client/gateway_client.h"
-#include "client/lock_client.h"
 #include "examples/demo/test_certificates.h"
+#include "fencegate/client/errors.h"
+#include "fencegate/client/gateway_client.h"
+#include "fencegate/client/lock_client.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/testing/run_program.h"

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "absl/strings/match.h"
-#include "client/fencing_token.h"
+#include "fencegate/client/fencing_token.h"
 #include "tests/fuzz/fuzz_support.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

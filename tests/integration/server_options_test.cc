@@ -5,18 +5,25 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <functional>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "tests/testing/child_process.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "gateway/gateway_server.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "lockservice/lock_server.h"
+#include "tests/testing/child_process.h"
+#include "tests/testing/server_process.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/temp_dir.h"
 
@@ -179,6 +186,7 @@ int RunToEnd(std::vector<std::string> argv, const testing::TempDir& dir,
   testing::ChildProcess::Options options;
   options.argv = std::move(argv);
   options.stderr_path = dir.File("output.txt");
+  std::remove(options.stderr_path.c_str());  // the child appends to it
   auto child = testing::ChildProcess::Start(options);
   EXPECT_THAT(child, IsOk());
   if (!child.ok()) return -1;
@@ -222,6 +230,105 @@ TEST(ServerMainTest, HelpListsTheSharedFlagsAndTheServersOwn) {
     }
   }
   EXPECT_THAT(output, HasSubstr("default: \"127.0.0.1:7071\""));
+}
+
+// The flags --help lists, each with its default as --help prints it
+// (strings without their quotes).
+std::vector<std::pair<std::string, std::string>> FlagsOfHelp(const std::string& help) {
+  std::vector<std::pair<std::string, std::string>> flags;
+  for (absl::string_view wrapped : absl::StrSplit(help, "\n    --")) {
+    // One line: --help wraps long entries onto indented lines.
+    const std::string entry = absl::StrJoin(
+        absl::StrSplit(wrapped, absl::ByAnyChar(" \n"), absl::SkipEmpty()), " ");
+    const size_t name_end = entry.find(" (");
+    const size_t default_at = entry.rfind("; default: ");
+    if (name_end == std::string::npos || default_at == std::string::npos) continue;
+    absl::string_view value =
+        absl::string_view(entry).substr(default_at + strlen("; default: "));
+    value = value.substr(0, value.find(';'));
+    absl::ConsumePrefix(&value, "\"");
+    absl::ConsumeSuffix(&value, "\"");
+    flags.emplace_back(std::string(entry.substr(0, name_end)), std::string(value));
+  }
+  return flags;
+}
+
+// Every server flag can come from a --flagfile, as the packages' systemd
+// units give them (/etc/fencegate/<server>.flags): a file that sets every
+// flag --help lists is accepted, comments and blank lines included, and
+// what it sets takes effect. (--listen, --port_file and --db come from the
+// harness on the command line, after the file.)
+TEST(ServerMainTest, EveryFlagCanComeFromAFlagsFile) {
+  testing::TempDir dir;
+  for (const char* binary : {FENCEGATE_LOCKSERVICE_BIN, FENCEGATE_GATEWAY_BIN}) {
+    SCOPED_TRACE(binary);
+    std::string help;
+    RunToEnd({binary, "--help"}, dir, &help);
+    const std::vector<std::pair<std::string, std::string>> flags = FlagsOfHelp(help);
+    // Every entry of --help was read, with its default.
+    const std::vector<absl::string_view> entries = absl::StrSplit(help, "\n    --");
+    EXPECT_EQ(flags.size(), entries.size() - 1) << help;
+    EXPECT_GE(flags.size(), 20u) << help;
+    std::string file = "# every flag of --help, at its default but one\n\n";
+    for (const auto& [name, value] : flags) {
+      if (name == "listen" || name == "port_file" || name == "db") continue;
+      file += name == "max_batch" ? "--max_batch=17\n"
+                                  : absl::StrCat("--", name, "=", value, "\n");
+    }
+    const std::string path = dir.File("server.flags");
+    std::ofstream(path) << file;
+    const std::string name =
+        absl::EndsWith(binary, "gateway") ? "gateway" : "lockservice";
+    absl::StatusOr<std::unique_ptr<testing::ServerProcess>> server =
+        testing::ServerProcess::Start(
+            binary, {"--flagfile=" + path, "--db=" + dir.File(name + ".db")}, dir.path(),
+            name);
+    ASSERT_THAT(server, IsOk()) << file;
+    EXPECT_THAT((*server)->LogSinceStart(), HasSubstr("max_batch=17"));
+    EXPECT_THAT((*server)->Terminate(), IsOk());
+  }
+}
+
+// A flag the server does not know, in the flags file, stops it at start
+// with an error that names the flag and the file's line.
+TEST(ServerMainTest, AnUnknownFlagInTheFlagsFileIsRefused) {
+  testing::TempDir dir;
+  const std::string path = dir.File("bad.flags");
+  std::ofstream(path) << "--listen=127.0.0.1:0\n--max_tll=30s\n";
+  std::string output;
+  EXPECT_EQ(RunToEnd({FENCEGATE_LOCKSERVICE_BIN, "--flagfile=" + path,
+                      "--db=" + dir.File("locks.db")},
+                     dir, &output),
+            1);
+  EXPECT_THAT(output, HasSubstr("max_tll"));
+  EXPECT_FALSE(Exists(dir.File("locks.db")));
+}
+
+// Started by systemd, a server's stderr is the journal (JOURNAL_STREAM
+// names it): its lines then carry syslog priorities instead of a time.
+TEST(ServerMainTest, LogsToTheJournalWithPriorities) {
+  testing::TempDir dir;
+  const std::string log = dir.File("lockservice.log");
+  std::ofstream(log).close();
+  struct stat st;
+  ASSERT_EQ(stat(log.c_str(), &st), 0);
+  testing::ServerProcessOptions options;
+  options.process.argv = {FENCEGATE_LOCKSERVICE_BIN, "--db=" + dir.File("locks.db")};
+  options.process.env = {absl::StrCat("JOURNAL_STREAM=", st.st_dev, ":", st.st_ino)};
+  options.dir = dir.path();
+  options.name = "lockservice";
+  absl::StatusOr<std::unique_ptr<testing::ServerProcess>> server =
+      testing::ServerProcess::Start(std::move(options));
+  ASSERT_THAT(server, IsOk());
+  EXPECT_THAT((*server)->Terminate(), IsOk());
+  const std::string text = (*server)->LogSinceStart();
+  EXPECT_THAT(text, HasSubstr("<6>fencegate-lockservice 0."));
+  EXPECT_THAT(text, HasSubstr("\n<6>fencegate-lockservice stopped cleanly\n"));
+  for (absl::string_view line : absl::StrSplit(text, '\n', absl::SkipEmpty())) {
+    EXPECT_TRUE(absl::StartsWith(line, "<6>") || absl::StartsWith(line, "<4>") ||
+                absl::StartsWith(line, "<3>"))
+        << line;
+  }
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
+#include "common/channel_credentials.h"
 #include "tests/testing/free_port.h"
 #include "tests/testing/log_file.h"
 

@@ -11,8 +11,8 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
-#include "common/clock.h"
 #include "common/timer_queue.h"
+#include "fencegate/clock.h"
 
 namespace fencegate::testing {
 

@@ -10,11 +10,22 @@
 #include <memory>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "tests/testing/child_process.h"
 #include "tests/testing/log_file.h"
 
 namespace fencegate::testing {
+
+absl::StatusOr<std::string> FindProgram(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  const std::string dirs = path != nullptr ? path : "/usr/bin:/bin";
+  for (absl::string_view dir : absl::StrSplit(dirs, ':', absl::SkipEmpty())) {
+    std::string candidate = absl::StrCat(dir, "/", name);
+    if (access(candidate.c_str(), X_OK) == 0) return candidate;
+  }
+  return absl::NotFoundError(absl::StrCat("no program '", name, "' in PATH=", dirs));
+}
 
 absl::StatusOr<ProgramResult> RunProgram(const std::vector<std::string>& argv,
                                          absl::Duration timeout,
@@ -28,6 +39,11 @@ absl::StatusOr<ProgramResult> RunProgram(ChildProcess::Options options,
                                          absl::Duration timeout,
                                          const std::string& stdin_text) {
   if (options.argv.empty()) return absl::InvalidArgumentError("no program given");
+  if (options.argv[0].find('/') == std::string::npos) {
+    absl::StatusOr<std::string> path = FindProgram(options.argv[0]);
+    if (!path.ok()) return path.status();
+    options.argv[0] = *path;
+  }
   const std::string program = options.argv[0];
   const char* tmp = std::getenv("TMPDIR");
   std::string err_path = absl::StrCat(tmp != nullptr ? tmp : "/tmp", "/fg-run-XXXXXX");

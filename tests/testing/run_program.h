@@ -21,7 +21,8 @@ struct ProgramResult {
   std::string stderr_text;
 };
 
-// argv[0]: the program's path. DEADLINE_EXCEEDED if it did not finish in
+// argv[0]: the program's path, or a bare name (no '/'), looked up in $PATH
+// (FindProgram, below). DEADLINE_EXCEEDED if it did not finish in
 // time (it is killed then).
 absl::StatusOr<ProgramResult> RunProgram(const std::vector<std::string>& argv,
                                          absl::Duration timeout,
@@ -31,6 +32,11 @@ absl::StatusOr<ProgramResult> RunProgram(const std::vector<std::string>& argv,
 absl::StatusOr<ProgramResult> RunProgram(ChildProcess::Options options,
                                          absl::Duration timeout,
                                          const std::string& stdin_text = "");
+
+// The path of the program `name` (e.g. "lintian") in the directories of
+// $PATH, as a shell would find it; NOT_FOUND naming $PATH otherwise. For
+// system tools a test runs, whose place it does not know.
+absl::StatusOr<std::string> FindProgram(const std::string& name);
 
 }  // namespace fencegate::testing
 

@@ -6,8 +6,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "client/gateway_client.h"
-#include "client/lock_client.h"
+#include "fencegate/client/gateway_client.h"
+#include "fencegate/client/lock_client.h"
 #include "tests/torture/fault_injector.h"
 
 namespace fencegate::torture {

@@ -5,7 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
-#include "client/gateway_client.h"
+#include "fencegate/client/gateway_client.h"
 #include "tests/torture/monotonic_clock.h"
 
 namespace fencegate::torture {

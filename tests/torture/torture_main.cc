@@ -25,6 +25,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
+#include "common/build_info.h"
 #include "tests/torture/history_log.h"
 #include "tests/torture/planted_bugs.h"
 #include "tests/torture/run_summary.h"
@@ -196,6 +197,7 @@ int Main() {
 }  // namespace fencegate::torture
 
 int main(int argc, char** argv) {
+  fencegate::InitBuildInfo("fencegate-torture");
   absl::SetProgramUsageMessage(
       "fencegate-torture: fault-injection torture of fencegate with a history checker "
       "(docs/torture.md).\nUsage: fencegate-torture --schedules=N --seed=S [--profile=P]");

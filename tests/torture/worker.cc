@@ -10,7 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "client/channel.h"
-#include "client/errors.h"
+#include "fencegate/client/errors.h"
 #include "grpcpp/security/credentials.h"
 
 namespace fencegate::torture {

@@ -30,8 +30,8 @@
 
 #include "absl/random/random.h"
 #include "absl/time/time.h"
-#include "client/gateway_client.h"
-#include "client/lock_client.h"
+#include "fencegate/client/gateway_client.h"
+#include "fencegate/client/lock_client.h"
 #include "tests/torture/history_log.h"
 #include "tests/torture/worker_control.h"
 

@@ -10,6 +10,7 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/strings/str_split.h"
+#include "common/build_info.h"
 #include "common/log.h"
 #include "tests/torture/worker.h"
 
@@ -31,6 +32,7 @@ ABSL_FLAG(std::string, history, "", "history file to append to");
 ABSL_FLAG(std::string, control, "", "the control page the harness created");
 
 int main(int argc, char** argv) {
+  fencegate::InitBuildInfo("fencegate-torture-worker");
   absl::SetProgramUsageMessage(
       "fencegate-torture-worker: a lock holder of the torture suite (run by "
       "fencegate-torture).");

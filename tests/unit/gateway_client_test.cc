@@ -3,16 +3,16 @@
 // signature ride on every call, the first use of a new lease raises the
 // fence, and refusals come back as typed errors carrying the gateway's
 // current token.
-#include "client/gateway_client.h"
+#include "fencegate/client/gateway_client.h"
 
 #include <fstream>
 #include <memory>
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "client/errors.h"
-#include "client/lock_client.h"
 #include "common/signing_keys.h"
+#include "fencegate/client/errors.h"
+#include "fencegate/client/lock_client.h"
 #include "gateway/gateway_server.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

@@ -1,13 +1,16 @@
 // The client library's LockClient and Lease against an in-process lock
 // service on port 0 (real gRPC, real clock). Where time must pass, tests
 // poll a condition under a deadline; none sleeps a fixed time.
-#include "client/lock_client.h"
+#include "fencegate/client/lock_client.h"
 
 #include <atomic>
 #include <memory>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
-#include "client/errors.h"
+#include "fencegate/client/errors.h"
+#include "fencegate/client/gateway_client.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "lockservice/lock_server.h"
@@ -181,6 +184,43 @@ TEST_F(LockClientTest, UnavailableIsRetriedThenReported) {
   auto outcome = client_->Acquire("r", "alice");
   EXPECT_THAT(outcome, StatusIs(absl::StatusCode::kUnavailable));
   EXPECT_LT(absl::Now() - start, absl::Seconds(30));
+}
+
+// A clock that moves a minute each time it is read.
+class JumpingClock final : public Clock {
+ public:
+  absl::Time Now() override {
+    absl::MutexLock lock(&mu_);
+    now_ += absl::Minutes(1);
+    return now_;
+  }
+  TimerId RunAt(absl::Time, absl::AnyInvocable<void()>) override { return 0; }
+  void Cancel(TimerId) override {}
+
+ private:
+  absl::Mutex mu_;
+  absl::Time now_ ABSL_GUARDED_BY(mu_) = absl::UnixEpoch();
+};
+
+// Both clients measure a call's deadline on ClientOptions::clock: on a
+// clock that runs a minute per reading, a call with a minute to retry an
+// unreachable server gives up after its first attempt, long before a real
+// minute has passed.
+TEST_F(LockClientTest, DeadlinesRunOnTheClockOfTheClientOptions) {
+  const std::string address = "127.0.0.1:" + std::to_string(server_->port());
+  server_->Shutdown();
+  JumpingClock clock;
+  ClientOptions options;
+  options.call_timeout = absl::Minutes(1);
+  options.clock = &clock;
+  const absl::Time start = absl::Now();
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<LockClient> locks,
+                       LockClient::Connect(address, options));
+  EXPECT_THAT(locks->Describe("r"), ::testing::Not(IsOk()));
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<GatewayClient> gateway,
+                       GatewayClient::Connect(address, options));
+  EXPECT_THAT(gateway->Describe("r"), ::testing::Not(IsOk()));
+  EXPECT_LT(absl::Now() - start, absl::Seconds(20));
 }
 
 TEST_F(LockClientTest, BadInputComesBackAsInvalidArgument) {

@@ -14,7 +14,7 @@
 #include <thread>
 
 #include "absl/synchronization/mutex.h"
-#include "common/clock.h"
+#include "fencegate/clock.h"
 #include "gtest/gtest.h"
 
 namespace fencegate {

@@ -35,6 +35,7 @@
 #define FENCEGATE_CLIENT_LEASE_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <thread>
 
@@ -43,9 +44,12 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "common/clock.h"
-#include "common/monotonic_wait.h"
-#include "common/token_signer.h"
+#include "fencegate/clock.h"
+#include "fencegate/token_signature.h"
+
+namespace fencegate {
+class MonotonicWait;  // the library's own (lease.cc)
+}  // namespace fencegate
 
 namespace fencegate::client {
 
@@ -58,13 +62,15 @@ struct LeaseOptions {
   // on whichever thread noticed first (the renewal thread, or a caller of
   // lost()/Check()/Renew()). Keep it short; it must not destroy the Lease.
   absl::AnyInvocable<void(const absl::Status&)> on_lost;
-  // The clock validity is measured on.
-  Clock* clock = &SteadyClock();
+  // The clock validity is measured on; nullptr: the LockClient's
+  // (ClientOptions::clock). Not owned; must outlive the Lease.
+  Clock* clock = nullptr;
 };
 
 class Lease {
  public:
-  // Starts renewing. `valid_until` is on options.clock (see the header).
+  // Starts renewing. `valid_until` is on the lease's clock: options.clock,
+  // or the client's when that is nullptr (see the header).
   Lease(LockClient* client, std::string resource, uint64_t token,
         TokenSignature signature, absl::Duration ttl, absl::Time valid_until,
         LeaseOptions options);
@@ -114,9 +120,7 @@ class Lease {
   // Loses the lease if its validity has passed.
   absl::AnyInvocable<void(const absl::Status&)> CheckExpiryLocked()
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  bool Ended() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    return !ended_.ok();
-  }
+  bool Ended() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return !ended_.ok(); }
 
   LockClient* const client_;
   const std::string resource_;
@@ -126,7 +130,7 @@ class Lease {
   Clock* const clock_;
 
   mutable absl::Mutex mu_;
-  MonotonicWait wake_;  // stopping_, ended_ or notifying_ changed
+  const std::unique_ptr<MonotonicWait> wake_;  // stopping_, ended_ or notifying_ changed
   TokenSignature signature_ ABSL_GUARDED_BY(mu_);
   absl::Time valid_until_ ABSL_GUARDED_BY(mu_);
   absl::Time next_renew_ ABSL_GUARDED_BY(mu_);

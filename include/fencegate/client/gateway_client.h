@@ -27,9 +27,9 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
-#include "client/client_options.h"
-#include "client/lease.h"
-#include "fencegate/v1/gateway.grpc.pb.h"
+#include "fencegate/client/client_options.h"
+#include "fencegate/client/lease.h"
+#include "fencegate/token_signature.h"
 #include "grpcpp/channel.h"
 
 namespace fencegate::client {
@@ -45,7 +45,7 @@ Fencing FencingOf(const Lease& lease);
 
 struct Mutation {
   std::string key;
-  std::optional<std::string> value;  // nullopt: delete the key
+  std::optional<std::string> value;          // nullopt: delete the key
   std::optional<uint64_t> expected_version;  // 0: the key must not exist
 };
 
@@ -87,16 +87,20 @@ class GatewayClient {
  public:
   explicit GatewayClient(std::shared_ptr<grpc::Channel> channel,
                          ClientOptions options = ClientOptions());
+  ~GatewayClient();
+  GatewayClient(const GatewayClient&) = delete;
+  GatewayClient& operator=(const GatewayClient&) = delete;
   // A channel to `address`, with TLS if options.tls says so (see
   // LockClient::Connect).
   static absl::StatusOr<std::unique_ptr<GatewayClient>> Connect(
       const std::string& address, ClientOptions options = ClientOptions());
 
-  absl::StatusOr<WriteResult> Put(const Fencing& fencing, const std::string& key,
-                                  const std::string& value,
-                                  std::optional<uint64_t> expected_version = std::nullopt);
-  absl::StatusOr<WriteResult> Delete(const Fencing& fencing, const std::string& key,
-                                     std::optional<uint64_t> expected_version = std::nullopt);
+  absl::StatusOr<WriteResult> Put(
+      const Fencing& fencing, const std::string& key, const std::string& value,
+      std::optional<uint64_t> expected_version = std::nullopt);
+  absl::StatusOr<WriteResult> Delete(
+      const Fencing& fencing, const std::string& key,
+      std::optional<uint64_t> expected_version = std::nullopt);
   // All or nothing, inside one resource.
   absl::StatusOr<MultiWriteResult> MultiWrite(const Fencing& fencing,
                                               const std::vector<Mutation>& mutations);
@@ -112,13 +116,14 @@ class GatewayClient {
   absl::StatusOr<ResourceSummary> Describe(const std::string& resource);
 
   // Lease overloads: the same calls with FencingOf(lease).
-  absl::StatusOr<WriteResult> Put(const Lease& lease, const std::string& key,
-                                  const std::string& value,
-                                  std::optional<uint64_t> expected_version = std::nullopt) {
+  absl::StatusOr<WriteResult> Put(
+      const Lease& lease, const std::string& key, const std::string& value,
+      std::optional<uint64_t> expected_version = std::nullopt) {
     return Put(FencingOf(lease), key, value, expected_version);
   }
-  absl::StatusOr<WriteResult> Delete(const Lease& lease, const std::string& key,
-                                     std::optional<uint64_t> expected_version = std::nullopt) {
+  absl::StatusOr<WriteResult> Delete(
+      const Lease& lease, const std::string& key,
+      std::optional<uint64_t> expected_version = std::nullopt) {
     return Delete(FencingOf(lease), key, expected_version);
   }
   absl::StatusOr<MultiWriteResult> MultiWrite(const Lease& lease,
@@ -134,18 +139,21 @@ class GatewayClient {
                                 const std::string& page_token = "");
 
  private:
+  // The generated gRPC stub (gateway_client.cc): kept out of this header,
+  // so that it needs none of the generated code.
+  struct Stub;
+
   // Retries UNAVAILABLE until the call's deadline (CallDeadline), each
   // attempt at most rpc_timeout.
   template <typename Call>
   absl::Status Run(Call call);
-  absl::StatusOr<WriteResult> Write(const Fencing& fencing,
-                                    fencegate::v1::Mutation mutation);
+  absl::StatusOr<WriteResult> Write(const Fencing& fencing, const Mutation& mutation);
   // Remembers that `fencing` has been checked and raised at the gateway.
   void NoteFenced(const Fencing& fencing);
   bool IsFenced(const Fencing& fencing);
 
   const std::shared_ptr<grpc::Channel> channel_;
-  std::unique_ptr<fencegate::v1::Gateway::Stub> stub_;
+  const std::unique_ptr<Stub> stub_;
   const ClientOptions options_;
   absl::Mutex mu_;
   // Per resource, the largest token this client has had accepted.

@@ -20,10 +20,9 @@
 #include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "client/client_options.h"
-#include "client/lease.h"
-#include "common/token_signer.h"
-#include "fencegate/v1/lock.grpc.pb.h"
+#include "fencegate/client/client_options.h"
+#include "fencegate/client/lease.h"
+#include "fencegate/token_signature.h"
 #include "grpcpp/channel.h"
 
 namespace fencegate::client {
@@ -71,6 +70,9 @@ class LockClient {
   // Over an existing channel (plaintext or TLS, as the caller made it).
   explicit LockClient(std::shared_ptr<grpc::Channel> channel,
                       ClientOptions options = ClientOptions());
+  ~LockClient();
+  LockClient(const LockClient&) = delete;
+  LockClient& operator=(const LockClient&) = delete;
   // A channel to `address` ("host:port"), with TLS if options.tls says so.
   // INVALID_ARGUMENT when the TLS files cannot be used. Connects lazily.
   static absl::StatusOr<std::unique_ptr<LockClient>> Connect(
@@ -82,9 +84,9 @@ class LockClient {
   // the same request id, which takes back (and ends) the call's place in
   // the queue if the service kept it over a restart, or returns the lease
   // granted to an attempt whose answer was lost.
-  absl::StatusOr<AcquireOutcome> Acquire(const std::string& resource,
-                                         const std::string& holder,
-                                         const AcquireOptions& options = AcquireOptions());
+  absl::StatusOr<AcquireOutcome> Acquire(
+      const std::string& resource, const std::string& holder,
+      const AcquireOptions& options = AcquireOptions());
 
   // Acquires and wraps the grant in a self-renewing Lease. When the resource
   // was not acquired: FAILED_PRECONDITION (IsNotAcquired), CurrentToken() =
@@ -100,9 +102,9 @@ class LockClient {
   // as gRPC's) ends the call, retries included; InfiniteFuture(): the
   // client's call_timeout.
   absl::StatusOr<RenewOutcome> Renew(const std::string& resource, uint64_t token,
-                                       absl::Duration ttl,
-                                       absl::Time deadline = absl::InfiniteFuture(),
-                                       const TokenSignature& signature = {});
+                                     absl::Duration ttl,
+                                     absl::Time deadline = absl::InfiniteFuture(),
+                                     const TokenSignature& signature = {});
 
   // Drops one hold; returns the holds left. ABORTED (IsLeaseLost) if the
   // token does not hold the resource: nothing to release.
@@ -115,12 +117,16 @@ class LockClient {
   const ClientOptions& options() const { return options_; }
 
  private:
+  // The generated gRPC stub (lock_client.cc): kept out of this header, so
+  // that it needs none of the generated code.
+  struct Stub;
+
   // RetryUnavailable over this client's channel until `deadline`, on
-  // SteadyClock() (client/retry.h).
+  // options_.clock (client/retry.h).
   absl::Status Retry(absl::Time deadline, absl::FunctionRef<absl::Status()> attempt);
 
   const std::shared_ptr<grpc::Channel> channel_;
-  std::unique_ptr<fencegate::v1::LockService::Stub> stub_;
+  const std::unique_ptr<Stub> stub_;
   const ClientOptions options_;
 };
 

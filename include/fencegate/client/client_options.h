@@ -13,11 +13,17 @@
 // if that is longer: rpc_timeout, plus the wait of a blocking Acquire. A
 // Lease's renewals retry until the lease would lapse. Details and the
 // reasons: docs/errors.md, "Client library: retries and deadlines".
+//
+// This header, like every one under fencegate/client/, is part of the
+// installed client library (find_package(fencegate), pkg-config
+// fencegate-client): it includes only Abseil, gRPC's public API and the
+// other installed fencegate/ headers.
 #ifndef FENCEGATE_CLIENT_CLIENT_OPTIONS_H_
 #define FENCEGATE_CLIENT_CLIENT_OPTIONS_H_
 
 #include "absl/time/time.h"
-#include "common/tls.h"
+#include "fencegate/client_tls_files.h"
+#include "fencegate/clock.h"
 
 namespace fencegate::client {
 
@@ -46,6 +52,11 @@ struct ClientOptions {
   // TLS for Connect(): a CA to verify the server (TLS on), and a client
   // certificate for mutual TLS. All empty: plaintext.
   ClientTlsFiles tls;
+  // The monotonic clock the clients measure deadlines and backoffs on
+  // (never the wall clock: a jump neither stretches nor cuts a call). Not
+  // owned; must outlive every client made with these options. Tests pass
+  // a fake one.
+  Clock* clock = &SteadyClock();
 };
 
 }  // namespace fencegate::client

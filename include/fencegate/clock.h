@@ -7,8 +7,8 @@
 // with Now() of the same clock, and wall-clock jumps do not move them.
 //
 // Thread safety: all methods may be called from any thread concurrently.
-#ifndef FENCEGATE_COMMON_CLOCK_H_
-#define FENCEGATE_COMMON_CLOCK_H_
+#ifndef FENCEGATE_CLOCK_H_
+#define FENCEGATE_CLOCK_H_
 
 #include <cstdint>
 #include <memory>
@@ -50,4 +50,4 @@ Clock& SteadyClock();
 
 }  // namespace fencegate
 
-#endif  // FENCEGATE_COMMON_CLOCK_H_
+#endif  // FENCEGATE_CLOCK_H_

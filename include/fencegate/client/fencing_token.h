@@ -15,7 +15,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "common/token_signer.h"
+#include "fencegate/token_signature.h"
 
 namespace fencegate::client {
 

@@ -1,0 +1,30 @@
+# The Debian packages (label package; docs/operations.md "Install on
+# Debian"): the fixture package.debs makes them with CPack from this build
+# tree, as ./scripts/package does, builds nothing, and unpacks them into a
+# throwaway root (tests/package/make_packages.sh); package_tests
+# (tests/package/package_test.cc) checks their contents, lintian, the
+# systemd units, the binaries and flags files from the root, and the
+# maintainer scripts. Not in the sanitized trees. Needs help2man (the man
+# pages), lintian, dpkg-dev and systemd-analyze (scripts/install-deps).
+if(FENCEGATE_SANITIZE OR NOT TARGET fencegate_man_pages)
+  return()
+endif()
+
+set(fencegate_package_test_dir ${CMAKE_CURRENT_BINARY_DIR}/package-test)
+add_test(NAME package.debs
+  COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/package/make_packages.sh
+    ${CMAKE_BINARY_DIR} ${fencegate_package_test_dir})
+set_tests_properties(package.debs PROPERTIES
+  LABELS package TIMEOUT 600 FIXTURES_SETUP fencegate_debs)
+
+add_executable(package_tests package/package_test.cc)
+target_link_libraries(package_tests PRIVATE fencegate_testing GTest::gmock GTest::gtest_main)
+target_compile_definitions(package_tests PRIVATE
+  FENCEGATE_PACKAGE_TEST_DIR="${fencegate_package_test_dir}"
+  FENCEGATE_INSTALL_LIBDIR="${CMAKE_INSTALL_LIBDIR}"
+  FENCEGATE_EXPECTED_VERSION="${PROJECT_VERSION}")
+gtest_discover_tests(package_tests
+  TEST_PREFIX "package."
+  DISCOVERY_TIMEOUT 60
+  PROPERTIES LABELS package TIMEOUT 600 FIXTURES_REQUIRED fencegate_debs)
+fencegate_test_targets(LABELS package TARGETS package_tests fencegate_packaged)
