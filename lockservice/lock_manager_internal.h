@@ -36,6 +36,7 @@ struct LockManager::Waiter {
   Callback<AcquireResult> done;
   Clock::TimerId timer = 0;
   uint64_t seq = 0;  // its persisted place; 0: not persisted (no request id)
+  absl::Time parked_at;  // when its call parked (for the wait-time metric)
 };
 
 struct LockManager::HeldLease {

@@ -24,6 +24,7 @@ void LockManager::Grant(const std::string& name, Resource& r,
   RememberRequest(lease, request_id);
   FENCEGATE_LEASE_EVENT("grant", name, lease.token, ttl);  // test builds only
   r.lease = std::move(lease);
+  ++held_leases_;
   ArmExpiry(name, *r.lease);
   Persist(name, r);
   MoveFence(FenceEvent{FenceEvent::Kind::kGranted, name, r.lease->token, r.lease->token});
@@ -33,6 +34,7 @@ void LockManager::Grant(const std::string& name, Resource& r,
 void LockManager::Reenter(const std::string& name, Resource& r, absl::Duration ttl,
                           const std::string& request_id, Callback<AcquireResult> done) {
   HeldLease& lease = *r.lease;
+  Count(metrics_->grants[LockManagerMetrics::kReentrant]);
   const bool retry = !request_id.empty() &&
                      std::find(lease.request_ids.begin(), lease.request_ids.end(),
                                request_id) != lease.request_ids.end();
@@ -65,8 +67,12 @@ void LockManager::EndLease(const std::string& name, Resource& r, bool expired) {
     // out and the next grant (a larger token) still passes.
     const uint64_t mark = ++last_token_;
     MoveFence(FenceEvent{FenceEvent::Kind::kExpired, name, r.lease->token, mark});
+    Count(metrics_->expirations);
+  } else {
+    Count(metrics_->releases);
   }
   r.lease.reset();
+  --held_leases_;
   Persist(name, r);
   if (expired && limits_.lock_delay > absl::ZeroDuration()) {
     r.delay_until = clock_->Now() + limits_.lock_delay;
