@@ -10,12 +10,18 @@ add_executable(e2e_tests
   e2e/grant_time_fencing_test.cc
   e2e/lease_loss_test.cc
   e2e/lock_semantics_test.cc
+  e2e/prometheus_test.cc
   e2e/signed_tokens_test.cc
+  e2e/status_page_browser_test.cc
   e2e/tls_test.cc)
 target_link_libraries(e2e_tests PRIVATE
-  fencegate_demo_harness fencegate_client fencegate_testing
+  fencegate_demo_harness fencegate_client fencegate_testing fencegate_testing_http
   GTest::gmock GTest::gtest_main)
 target_compile_definitions(e2e_tests PRIVATE
+  # prometheus_test.cc loads the alert rules; status_page_browser_test.cc
+  # keeps its screenshots under the build tree.
+  FENCEGATE_ALERTS_YML="${CMAKE_SOURCE_DIR}/docs/alerts.yml"
+  FENCEGATE_BUILD_DIR="${CMAKE_BINARY_DIR}"
   FENCEGATE_LOCKSERVICE_BIN="$<TARGET_FILE:fencegate-lockservice>"
   FENCEGATE_GATEWAY_BIN="$<TARGET_FILE:fencegate-gateway>"
   FENCEGATE_CLI_BIN="$<TARGET_FILE:fencegate>"
