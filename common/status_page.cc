@@ -37,33 +37,6 @@ button{font:inherit;padding:4px 12px}
 
 }  // namespace
 
-std::string HtmlEscape(absl::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
-
 StatusPage::StatusPage(absl::string_view title, absl::string_view subtitle) {
   absl::StrAppend(&html_,
                   "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"

@@ -17,12 +17,10 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
+#include "common/html_escape.h"
 #include "common/metrics/key_figures.h"
 
 namespace fencegate {
-
-// &, <, >, " and ' as entities.
-std::string HtmlEscape(absl::string_view text);
 
 class StatusPage {
  public:

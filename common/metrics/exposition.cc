@@ -45,12 +45,16 @@ bool IsValidLabelName(absl::string_view name) {
   return IsValidName(name, false) && !absl::StartsWith(name, "__");
 }
 
-std::string EscapeHelp(absl::string_view help) {
+namespace {
+
+// Backslash and newline as \\ and \n; with `quote`, " as \" too.
+std::string Escape(absl::string_view text, bool quote) {
   std::string out;
-  out.reserve(help.size());
-  for (char c : help) {
-    if (c == '\\') {
-      out += "\\\\";
+  out.reserve(text.size());
+  for (char c : text) {
+    if (c == '\\' || (quote && c == '"')) {
+      out += '\\';
+      out += c;
     } else if (c == '\n') {
       out += "\\n";
     } else {
@@ -60,22 +64,11 @@ std::string EscapeHelp(absl::string_view help) {
   return out;
 }
 
-std::string EscapeLabelValue(absl::string_view value) {
-  std::string out;
-  out.reserve(value.size());
-  for (char c : value) {
-    if (c == '\\') {
-      out += "\\\\";
-    } else if (c == '"') {
-      out += "\\\"";
-    } else if (c == '\n') {
-      out += "\\n";
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
+}  // namespace
+
+std::string EscapeHelp(absl::string_view help) { return Escape(help, /*quote=*/false); }
+
+std::string EscapeLabelValue(absl::string_view value) { return Escape(value, /*quote=*/true); }
 
 std::string FormatValue(double value) {
   if (std::isnan(value)) return "NaN";

@@ -31,22 +31,29 @@ void FamilyBase::CheckArity(const std::vector<std::string>& values) const {
   }
 }
 
+// Counters and gauges: one sample per child.
+template <typename T>
+void RenderScalars(const std::string& name, const std::vector<std::string>& labels,
+                   const std::deque<std::pair<std::vector<std::string>, std::unique_ptr<T>>>&
+                       children,
+                   ExpositionWriter& out) {
+  for (const auto& [values, child] : children) {
+    out.Sample(name, labels, values, FormatValue(child->Value()));
+  }
+}
+
 template <>
 void Family<Counter>::Render(ExpositionWriter& out) const {
   out.Family(name_, help_, type_);
   absl::MutexLock lock(&mu_);
-  for (const auto& [values, child] : children_) {
-    out.Sample(name_, label_names_, values, FormatValue(child->Value()));
-  }
+  RenderScalars(name_, label_names_, children_, out);
 }
 
 template <>
 void Family<Gauge>::Render(ExpositionWriter& out) const {
   out.Family(name_, help_, type_);
   absl::MutexLock lock(&mu_);
-  for (const auto& [values, child] : children_) {
-    out.Sample(name_, label_names_, values, FormatValue(child->Value()));
-  }
+  RenderScalars(name_, label_names_, children_, out);
 }
 
 template <>
