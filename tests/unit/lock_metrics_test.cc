@@ -97,7 +97,8 @@ TEST_F(LockMetricsTest, CountsWhereTheManagerDecides) {
   ASSERT_TRUE(waited->acquired);
   EXPECT_EQ(Renew("r", t1).code(), absl::StatusCode::kAborted);  // lease lost
 
-  clock_.AdvanceBy(Seconds(11));  // c's lease expires: lock-delay begins
+  // c's lease (granted at +3 s) expires at +13 s; its 1 s lock-delay runs.
+  clock_.AdvanceBy(absl::Milliseconds(10500));
   manager_->Sync();
   EXPECT_FALSE(Acquire("r", "d").acquired);  // in lock-delay
 
