@@ -15,7 +15,7 @@ header,section,footer{max-width:1100px;margin:0 auto 16px}
 h1{font-size:1.3em;margin:0}h2{font-size:1.1em;margin:0 0 8px}
 .sub{color:#57606a;margin:2px 0 0}
 section{background:#fff;border:1px solid #d0d7de;border-radius:6px;padding:12px}
-dl{display:grid;grid-template-columns:minmax(0,1fr) minmax(0,1fr);gap:4px 16px;margin:0}
+dl{display:grid;grid-template-columns:minmax(0,3fr) minmax(0,2fr);gap:4px 12px;margin:0}
 dt{color:#57606a}dd{margin:0;font-weight:600}
 table{width:100%;border-collapse:collapse;table-layout:auto}
 th,td{text-align:left;padding:4px 8px;border-bottom:1px solid #eaeef2;vertical-align:top}
@@ -26,7 +26,6 @@ input{font:inherit;padding:4px;min-width:0;flex:1 1 10em}
 button{font:inherit;padding:4px 12px}
 .empty{color:#57606a}
 @media (max-width:600px){
-  dl{grid-template-columns:minmax(0,1fr)}dd{margin-bottom:6px}
   table,thead,tbody,tr,th,td{display:block}
   thead{display:none}
   tr{border-bottom:1px solid #d0d7de;padding:6px 0}

@@ -132,11 +132,11 @@ void GatewayFigures(FigureList& f) {
   std::optional<double> all = f.Sum("fencegate_gateway_requests_total");
   std::optional<double> ok = f.Sum("fencegate_gateway_requests_total", {{"result", "ok"}});
   if (all && ok) f.Number("requests_refused", "Requests refused or failed", *all - *ok);
-  f.Number("feed_fence_raises", "Fences raised by the grant-time feed",
-           f.Sum("fencegate_gateway_fence_raises_total", {{"source", "feed"}}));
   if (std::optional<double> caught_up = f.Sum("fencegate_gateway_feed_caught_up")) {
     f.Text("feed", "Grant-time feed",
            *caught_up > 0 ? "live (caught up)" : "catching up or disconnected");
+    f.Number("feed_fence_raises", "Fences raised by the feed",
+             f.Sum("fencegate_gateway_fence_raises_total", {{"source", "feed"}}));
     f.Number("feed_positions_behind", "Feed positions behind",
              f.Sum("fencegate_gateway_feed_positions_behind"));
     if (std::optional<double> idle = f.Sum("fencegate_gateway_feed_seconds_since_event")) {
