@@ -1,5 +1,7 @@
 #include "common/status_page.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 
 namespace fencegate {
@@ -15,17 +17,19 @@ header,section,footer{max-width:1100px;margin:0 auto 16px}
 h1{font-size:1.3em;margin:0}h2{font-size:1.1em;margin:0 0 8px}
 .sub{color:#57606a;margin:2px 0 0}
 section{background:#fff;border:1px solid #d0d7de;border-radius:6px;padding:12px}
-dl{display:grid;grid-template-columns:minmax(0,3fr) minmax(0,2fr);gap:4px 12px;margin:0}
+dl{display:grid;grid-template-columns:max-content minmax(0,1fr);gap:4px 24px;margin:0}
 dt{color:#57606a}dd{margin:0;font-weight:600}
 table{width:100%;border-collapse:collapse;table-layout:auto}
 th,td{text-align:left;padding:4px 8px;border-bottom:1px solid #eaeef2;vertical-align:top}
-th{color:#57606a;font-weight:600}
+th{color:#57606a;font-weight:600;white-space:nowrap}
+td.n{white-space:nowrap}
 code{font-family:ui-monospace,monospace;word-break:break-all}
 form{display:flex;flex-wrap:wrap;gap:8px;margin:0 0 8px}
 input{font:inherit;padding:4px;min-width:0;flex:1 1 10em}
 button{font:inherit;padding:4px 12px}
 .empty{color:#57606a}
 @media (max-width:600px){
+  dl{grid-template-columns:minmax(0,3fr) minmax(0,2fr);gap:4px 12px}
   table,thead,tbody,tr,th,td{display:block}
   thead{display:none}
   tr{border-bottom:1px solid #d0d7de;padding:6px 0}
@@ -76,7 +80,7 @@ void StatusPage::FilterForm(absl::string_view name, absl::string_view label,
 
 void StatusPage::Table(absl::string_view id, const std::vector<std::string>& headers,
                        const std::vector<std::vector<std::string>>& rows,
-                       absl::string_view empty) {
+                       absl::string_view empty, const std::vector<int>& short_columns) {
   if (rows.empty()) {
     absl::StrAppend(&html_, "<p class=\"empty\" id=\"", HtmlEscape(id), "\">",
                     HtmlEscape(empty), "</p>\n");
@@ -89,7 +93,10 @@ void StatusPage::Table(absl::string_view id, const std::vector<std::string>& hea
     html_ += "<tr>";
     for (size_t i = 0; i < row.size(); ++i) {
       const std::string label = i < headers.size() ? HtmlEscape(headers[i]) : "";
-      absl::StrAppend(&html_, "<td data-label=\"", label, "\">", HtmlEscape(row[i]), "</td>");
+      const bool short_value = std::find(short_columns.begin(), short_columns.end(),
+                                         static_cast<int>(i)) != short_columns.end();
+      absl::StrAppend(&html_, "<td", short_value ? " class=\"n\"" : "", " data-label=\"",
+                      label, "\">", HtmlEscape(row[i]), "</td>");
     }
     html_ += "</tr>\n";
   }

@@ -37,9 +37,11 @@ class StatusPage {
   // A GET form with one text field `name` (its current value `value`).
   void FilterForm(absl::string_view name, absl::string_view label, absl::string_view value);
   // A table; `id` names it for tests and links. Each row has one cell per
-  // header. An empty table shows `empty` instead.
+  // header. An empty table shows `empty` instead. The `short_columns`
+  // (numbers, times) never wrap; the others wrap anywhere, as names must.
   void Table(absl::string_view id, const std::vector<std::string>& headers,
-             const std::vector<std::vector<std::string>>& rows, absl::string_view empty);
+             const std::vector<std::vector<std::string>>& rows, absl::string_view empty,
+             const std::vector<int>& short_columns = {});
 
   // The whole document.
   std::string Finish();

@@ -55,7 +55,8 @@ HttpResponse RenderGatewayStatusPage(const HttpRequest& request,
                     absl::FormatTime("%Y-%m-%d %H:%M:%E3S UTC", r.when, absl::UTCTimeZone())});
   }
   page.Table("stale", {"Resource", "RPC", "Refused token", "Fence then", "When"}, rows,
-             "No stale request refused since this gateway started.");
+             "No stale request refused since this gateway started.",
+             /*short_columns=*/{1, 2, 3});
   HttpResponse response;
   response.content_type = "text/html; charset=utf-8";
   response.body = page.Finish();

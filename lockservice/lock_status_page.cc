@@ -68,7 +68,8 @@ HttpResponse RenderLockStatusPage(const HttpRequest& request,
                                 "; time left is the lease's remaining TTL."));
     page.Table("held", {"Resource", "Holder", "Token", "Time left", "Waiters", "Holds"}, rows,
                prefix.empty() ? "No resource is held or waited on."
-                              : "No resource with that prefix is held or waited on.");
+                              : "No resource with that prefix is held or waited on.",
+               /*short_columns=*/{2, 3, 4, 5});
   }
   response.content_type = "text/html; charset=utf-8";
   response.body = page.Finish();

@@ -62,7 +62,7 @@ TEST_F(StatusPageBrowserTest, PagesShowHoldersAndRefusalsAndFitAPhone) {
   ASSERT_OK_AND_ASSIGN(std::string lock_dom, testing::DumpDom(lock_url + "/", dir_.path()));
   EXPECT_THAT(lock_dom, HasSubstr("<td data-label=\"Resource\">orders/1</td>"));
   EXPECT_THAT(lock_dom, HasSubstr("<td data-label=\"Holder\">worker-b</td>"));
-  EXPECT_THAT(lock_dom, HasSubstr(absl::StrCat("<td data-label=\"Token\">", newer.token,
+  EXPECT_THAT(lock_dom, HasSubstr(absl::StrCat("<td class=\"n\" data-label=\"Token\">", newer.token,
                                                "</td>")));
   EXPECT_THAT(lock_dom, HasSubstr(kLongName));
   EXPECT_THAT(lock_dom, HasSubstr("id=\"figure-leases_held\">2<"));
@@ -70,9 +70,9 @@ TEST_F(StatusPageBrowserTest, PagesShowHoldersAndRefusalsAndFitAPhone) {
   ASSERT_OK_AND_ASSIGN(std::string gateway_dom,
                        testing::DumpDom(gateway_url + "/", dir_.path()));
   EXPECT_THAT(gateway_dom, HasSubstr("<td data-label=\"Resource\">orders/1</td>"));
-  EXPECT_THAT(gateway_dom, HasSubstr(absl::StrCat("<td data-label=\"Refused token\">",
+  EXPECT_THAT(gateway_dom, HasSubstr(absl::StrCat("<td class=\"n\" data-label=\"Refused token\">",
                                                   orders.token, "</td>")));
-  EXPECT_THAT(gateway_dom, HasSubstr(absl::StrCat("<td data-label=\"Fence then\">",
+  EXPECT_THAT(gateway_dom, HasSubstr(absl::StrCat("<td class=\"n\" data-label=\"Fence then\">",
                                                   newer.token, "</td>")));
   EXPECT_THAT(gateway_dom, HasSubstr("id=\"figure-stale_writes_refused\">1<"));
 
