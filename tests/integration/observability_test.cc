@@ -8,7 +8,9 @@
 //   - SIGTERM while scrapes are in flight and a client is half-open: the
 //     server exits 0 promptly, and each scrape was answered whole or cut;
 //   - TLS as the gRPC port (mutual TLS: a scrape needs a client
-//     certificate); --metrics_listen= turns metrics off, GetMetrics says so.
+//     certificate); --metrics_listen= turns metrics off, GetMetrics says so;
+//   - on etcd (a real single-member etcd), the leader and the standby say
+//     which they are, and a hand-over shows in the leadership metrics.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -30,6 +32,7 @@
 #include "gmock/gmock.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
+#include "tests/testing/etcd_cluster.h"
 #include "tests/testing/http_get.h"
 #include "tests/testing/poll.h"
 #include "tests/testing/run_program.h"
@@ -327,6 +330,65 @@ TEST_F(ObservabilityTest, OverMutualTlsAScrapeNeedsAClientCertificate) {
       HttpGet(absl::StrCat("http://127.0.0.1:", *port), "/metrics");
   EXPECT_TRUE(!plain.ok() || plain->status != 200);
   EXPECT_TRUE((*locks)->Terminate().ok());
+}
+
+// Metrics found in `text`: the sample line `line` (with its value).
+bool HasLine(const std::string& text, const std::string& line) {
+  return absl::StrContains(text, line + "\n");
+}
+
+TEST_F(ObservabilityTest, OnEtcdTheLeaderAndTheStandbySayWhichTheyAre) {
+  auto etcd = testing::EtcdCluster::Start(dir_.path());
+  ASSERT_TRUE(etcd.ok()) << etcd.status();
+  std::unique_ptr<ServerProcess> instances[2];
+  for (int i = 0; i < 2; ++i) {
+    auto process = ServerProcess::Start(
+        FENCEGATE_LOCKSERVICE_BIN,
+        {"--store=" + (*etcd)->url(), "--etcd_session_ttl=2s", "--shutdown_grace=2s"},
+        dir_.path(), absl::StrCat("lockservice-", i));
+    ASSERT_TRUE(process.ok()) << process.status();
+    instances[i] = *std::move(process);
+  }
+  int leader = -1;
+  ASSERT_TRUE(testing::PollUntil(
+                  [&] {
+                    for (int i = 0; i < 2; ++i) {
+                      if (HasLine(Metrics(*instances[i]), "fencegate_lock_leader 1") &&
+                          HasLine(Metrics(*instances[1 - i]), "fencegate_lock_leader 0")) {
+                        leader = i;
+                        return true;
+                      }
+                    }
+                    return false;
+                  },
+                  absl::Seconds(60), "one leader and one standby")
+                  .ok());
+  ServerProcess& standby = *instances[1 - leader];
+  const std::string leading = Metrics(*instances[leader]);
+  EXPECT_TRUE(PromtoolCheckMetrics(leading).ok()) << PromtoolCheckMetrics(leading);
+  EXPECT_TRUE(HasLine(leading, "fencegate_lock_terms_started_total 1"));
+  EXPECT_TRUE(HasLine(leading, "fencegate_lock_leases_held 0"));
+  EXPECT_FALSE(HasLine(leading, "fencegate_lock_leader_term 0"));
+  const std::string standing_by = Metrics(standby);
+  EXPECT_TRUE(PromtoolCheckMetrics(standing_by).ok()) << PromtoolCheckMetrics(standing_by);
+  EXPECT_TRUE(HasLine(standing_by, "fencegate_lock_leader_term 0"));
+  // A standby serves no lock state: the gauges have no sample.
+  EXPECT_THAT(standing_by, ::testing::Not(HasSubstr("fencegate_lock_leases_held ")));
+  absl::StatusOr<HttpAnswer> page = HttpGet(Url(standby), "/");
+  ASSERT_TRUE(page.ok());
+  EXPECT_THAT(page->body, HasSubstr("standby (etcd)"));
+  EXPECT_THAT(page->body, HasSubstr("id=\"figure-role\">standby"));
+
+  // The leader hands over: the standby leads, and counts the change.
+  ASSERT_TRUE(instances[leader]->Terminate().ok());
+  ASSERT_TRUE(testing::PollUntil(
+                  [&] { return HasLine(Metrics(standby), "fencegate_lock_leader 1"); },
+                  absl::Seconds(60), "the standby taking over")
+                  .ok());
+  const std::string took_over = Metrics(standby);
+  EXPECT_TRUE(HasLine(took_over, "fencegate_lock_terms_started_total 1"));
+  EXPECT_THAT(took_over, ::testing::Not(HasSubstr("fencegate_lock_leader_changes_total 0\n")));
+  EXPECT_TRUE(standby.Terminate().ok());
 }
 
 TEST_F(ObservabilityTest, EmptyMetricsListenTurnsMetricsOff) {
