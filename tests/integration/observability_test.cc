@@ -373,7 +373,8 @@ TEST_F(ObservabilityTest, OnEtcdTheLeaderAndTheStandbySayWhichTheyAre) {
   EXPECT_TRUE(PromtoolCheckMetrics(standing_by).ok()) << PromtoolCheckMetrics(standing_by);
   EXPECT_TRUE(HasLine(standing_by, "fencegate_lock_leader_term 0"));
   // A standby serves no lock state: the gauges have no sample.
-  EXPECT_THAT(standing_by, ::testing::Not(HasSubstr("fencegate_lock_leases_held ")));
+  EXPECT_THAT(standing_by, ::testing::Not(HasSubstr("\nfencegate_lock_leases_held ")));
+  EXPECT_THAT(standing_by, HasSubstr("# TYPE fencegate_lock_leases_held gauge\n"));
   absl::StatusOr<HttpAnswer> page = HttpGet(Url(standby), "/");
   ASSERT_TRUE(page.ok());
   EXPECT_THAT(page->body, HasSubstr("standby (etcd)"));
