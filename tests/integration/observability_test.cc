@@ -10,7 +10,8 @@
 //   - TLS as the gRPC port (mutual TLS: a scrape needs a client
 //     certificate); --metrics_listen= turns metrics off, GetMetrics says so;
 //   - on etcd (a real single-member etcd), the leader and the standby say
-//     which they are, and a hand-over shows in the leadership metrics.
+//     which they are, and a hand-over shows in the leadership metrics; on
+//     PostgreSQL (a real server), the read connections show.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -34,6 +35,7 @@
 #include "gtest/gtest.h"
 #include "tests/testing/etcd_cluster.h"
 #include "tests/testing/http_get.h"
+#include "tests/testing/postgres_server.h"
 #include "tests/testing/poll.h"
 #include "tests/testing/run_program.h"
 #include "tests/testing/server_process.h"
@@ -390,6 +392,35 @@ TEST_F(ObservabilityTest, OnEtcdTheLeaderAndTheStandbySayWhichTheyAre) {
   EXPECT_TRUE(HasLine(took_over, "fencegate_lock_terms_started_total 1"));
   EXPECT_THAT(took_over, ::testing::Not(HasSubstr("fencegate_lock_leader_changes_total 0\n")));
   EXPECT_TRUE(standby.Terminate().ok());
+}
+
+TEST_F(ObservabilityTest, OnPostgresTheReadConnectionsShowAndPromtoolAccepts) {
+  absl::StatusOr<testing::PostgresServer*> postgres = testing::PostgresServer::Shared();
+  ASSERT_TRUE(postgres.ok()) << postgres.status();
+  absl::StatusOr<std::string> uri = (*postgres)->NewSchemaUri();
+  ASSERT_TRUE(uri.ok()) << uri.status();
+  auto gateway = ServerProcess::Start(FENCEGATE_GATEWAY_BIN,
+                                      {"--storage=" + *uri, "--read_connections=3"},
+                                      dir_.path(), "gateway");
+  ASSERT_TRUE(gateway.ok()) << gateway.status();
+  {
+    auto client = client::GatewayClient::Connect((*gateway)->address());
+    ASSERT_TRUE(client.ok());
+    ASSERT_TRUE((*client)->Put({"jobs/1", 5, {}}, "k", "v").ok());
+    EXPECT_EQ((*client)->Put({"jobs/1", 3, {}}, "k", "late").status().code(),
+              absl::StatusCode::kAborted);
+    ASSERT_TRUE((*client)->ReadUnfenced("jobs/1", "k").ok());
+  }
+  const std::string text = Metrics(**gateway);
+  EXPECT_TRUE(PromtoolCheckMetrics(text).ok()) << PromtoolCheckMetrics(text) << "\n" << text;
+  EXPECT_TRUE(HasLine(text, "fencegate_gateway_postgres_read_connections{state=\"idle\"} 3"));
+  EXPECT_TRUE(HasLine(text, "fencegate_gateway_postgres_read_connections{state=\"busy\"} 0"));
+  EXPECT_TRUE(HasLine(text, "fencegate_gateway_postgres_read_waiters 0"));
+  EXPECT_TRUE(
+      HasLine(text, "fencegate_gateway_stale_refused_total{rpc=\"write\",class=\"jobs\"} 1"));
+  // PostgreSQL's stored function does not say whether a fence rose.
+  EXPECT_THAT(text, ::testing::Not(HasSubstr("fencegate_gateway_fence_raises_total")));
+  EXPECT_TRUE((*gateway)->Terminate().ok());
 }
 
 TEST_F(ObservabilityTest, EmptyMetricsListenTurnsMetricsOff) {
