@@ -16,5 +16,13 @@ add_test(NAME bench_smoke_etcd
           --build-dir=${CMAKE_BINARY_DIR} --no-docs
           --out=${CMAKE_CURRENT_BINARY_DIR}/bench_smoke_etcd.json)
 set_tests_properties(bench_smoke_etcd PROPERTIES LABELS bench TIMEOUT 240)
+# --metrics-ab: the pair with metrics off starts beside the default pair, the
+# scraper runs, every run completes, and the A/B comparison is printed.
+add_test(NAME bench_smoke_metrics_ab
+  COMMAND ${CMAKE_SOURCE_DIR}/scripts/bench --quick --systems=fencegate --metrics-ab
+          --build-dir=${CMAKE_BINARY_DIR} --no-docs
+          --out=${CMAKE_CURRENT_BINARY_DIR}/bench_smoke_metrics_ab.json)
+set_tests_properties(bench_smoke_metrics_ab PROPERTIES LABELS bench TIMEOUT 240
+  PASS_REGULAR_EXPRESSION "metrics A/B, median ops/s.*lock_cycle +resources=1000 +clients=32")
 fencegate_test_targets(LABELS bench TARGETS
   fencegate-loadgen fencegate-echo-server fencegate-lockservice fencegate-gateway)
