@@ -11,10 +11,10 @@
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "client/channel.h"
 #include "cli/cli_flags.h"
 #include "cli/command.h"
 #include "cli/exit_codes.h"
+#include "client/channel.h"
 #include "common/grpc_status.h"
 #include "common/metrics/key_figures.h"
 #include "common/tls.h"
@@ -32,8 +32,8 @@ absl::Status RunStatus(CommandContext& ctx) {
   absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials =
       MakeChannelCredentials(ctx.client_options.tls);
   if (!credentials.ok()) return UsageError(credentials.status().message());
-  auto stub = fencegate::v1::ServerInfo::NewStub(
-      client::NewClientChannel(server, *credentials));
+  auto stub =
+      fencegate::v1::ServerInfo::NewStub(client::NewClientChannel(server, *credentials));
   grpc::ClientContext context;
   context.set_deadline(absl::ToChronoTime(absl::Now() + ctx.client_options.call_timeout));
   context.set_wait_for_ready(true);  // a server that is starting: wait, within --timeout
@@ -47,8 +47,8 @@ absl::Status RunStatus(CommandContext& ctx) {
   absl::StatusOr<std::vector<metrics::Sample>> samples =
       metrics::ParseExposition(response.exposition());
   if (!samples.ok()) {
-    return absl::InternalError(absl::StrCat("the server's metrics do not parse: ",
-                                            samples.status().message()));
+    return absl::InternalError(
+        absl::StrCat("the server's metrics do not parse: ", samples.status().message()));
   }
   const std::vector<metrics::Figure> figures = metrics::KeyFigures(*samples, absl::Now());
   ctx.out->fields().AddString("server", server);
@@ -69,14 +69,16 @@ absl::Status RunStatus(CommandContext& ctx) {
 
 const std::vector<Command>& StatusCommands() {
   static const std::vector<Command> commands = {
-      {"status", "a server's key figures, as its status page shows them",
+      {"status",
+       "a server's key figures, as its status page shows them",
        "fencegate status [--server=HOST:PORT] [--json]",
        "Asks a lock service or a gateway (--server: its gRPC address) for its metrics\n"
        "(fencegate.v1.ServerInfo/GetMetrics) and prints the key figures its status\n"
        "page shows: for a lock service leases held, waiters, grants, expirations,\n"
        "lost leases, commit time; for a gateway the stale writes it refused, its\n"
        "requests, the grant-time feed's state and lag, commit time. With --json one\n"
-       "object: {\"ok\":true,\"server\":...,\"figures\":{\"stale_writes_refused\":3,...}}.\n"
+       "object: "
+       "{\"ok\":true,\"server\":...,\"figures\":{\"stale_writes_refused\":3,...}}.\n"
        "docs/observability.md says what each figure means. Exit 0 when the server\n"
        "answered; a server running with --metrics_listen= (metrics off) answers\n"
        "FAILED_PRECONDITION.",

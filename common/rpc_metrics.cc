@@ -12,12 +12,23 @@ namespace {
 using ::grpc::experimental::InterceptionHookPoints;
 
 // grpc::StatusCode's names, as they appear in grpc_code.
-constexpr const char* kCodeNames[17] = {
-    "OK",           "CANCELLED",         "UNKNOWN",        "INVALID_ARGUMENT",
-    "DEADLINE_EXCEEDED", "NOT_FOUND",    "ALREADY_EXISTS", "PERMISSION_DENIED",
-    "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE",
-    "UNIMPLEMENTED", "INTERNAL",         "UNAVAILABLE",    "DATA_LOSS",
-    "UNAUTHENTICATED"};
+constexpr const char* kCodeNames[17] = {"OK",
+                                        "CANCELLED",
+                                        "UNKNOWN",
+                                        "INVALID_ARGUMENT",
+                                        "DEADLINE_EXCEEDED",
+                                        "NOT_FOUND",
+                                        "ALREADY_EXISTS",
+                                        "PERMISSION_DENIED",
+                                        "RESOURCE_EXHAUSTED",
+                                        "FAILED_PRECONDITION",
+                                        "ABORTED",
+                                        "OUT_OF_RANGE",
+                                        "UNIMPLEMENTED",
+                                        "INTERNAL",
+                                        "UNAVAILABLE",
+                                        "DATA_LOSS",
+                                        "UNAUTHENTICATED"};
 
 class RpcInterceptor final : public grpc::experimental::Interceptor {
  public:
@@ -63,7 +74,8 @@ class RpcInterceptorFactory final
 
 }  // namespace
 
-RpcMetrics::RpcMetrics(metrics::Registry& registry, const std::vector<std::string>& services)
+RpcMetrics::RpcMetrics(metrics::Registry& registry,
+                       const std::vector<std::string>& services)
     : handled_(registry.AddCounter(
           "fencegate_grpc_server_handled_total",
           "gRPC calls (and streams) the server finished, by method and status code.",

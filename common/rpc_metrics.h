@@ -54,7 +54,7 @@ class RpcMetrics {
     bool unary = true;
     std::atomic<const char*> seen{nullptr};  // gRPC's pointer to `path`, once seen
     metrics::Gauge* in_flight = nullptr;
-    metrics::Histogram* latency = nullptr;  // unary only
+    metrics::Histogram* latency = nullptr;                     // unary only
     std::array<std::atomic<metrics::Counter*>, 17> handled{};  // by grpc::StatusCode
   };
 

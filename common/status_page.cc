@@ -41,13 +41,14 @@ button{font:inherit;padding:4px 12px}
 }  // namespace
 
 StatusPage::StatusPage(absl::string_view title, absl::string_view subtitle) {
-  absl::StrAppend(&html_,
-                  "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-                  "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
-                  "<title>",
-                  HtmlEscape(title), " status</title><style>", kStyle,
-                  "</style></head>\n<body>\n<header><h1>", HtmlEscape(title),
-                  "</h1><p class=\"sub\">", HtmlEscape(subtitle), "</p></header>\n");
+  absl::StrAppend(
+      &html_,
+      "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+      "<title>",
+      HtmlEscape(title), " status</title><style>", kStyle,
+      "</style></head>\n<body>\n<header><h1>", HtmlEscape(title),
+      "</h1><p class=\"sub\">", HtmlEscape(subtitle), "</p></header>\n");
 }
 
 void StatusPage::Heading(absl::string_view id, absl::string_view text) {
@@ -72,9 +73,10 @@ void StatusPage::Figures(const std::vector<metrics::Figure>& figures) {
 
 void StatusPage::FilterForm(absl::string_view name, absl::string_view label,
                             absl::string_view value) {
-  absl::StrAppend(&html_, "<form method=\"get\" action=\"/\"><label for=\"", HtmlEscape(name),
-                  "\">", HtmlEscape(label), "</label><input id=\"", HtmlEscape(name),
-                  "\" name=\"", HtmlEscape(name), "\" value=\"", HtmlEscape(value),
+  absl::StrAppend(&html_, "<form method=\"get\" action=\"/\"><label for=\"",
+                  HtmlEscape(name), "\">", HtmlEscape(label), "</label><input id=\"",
+                  HtmlEscape(name), "\" name=\"", HtmlEscape(name), "\" value=\"",
+                  HtmlEscape(value),
                   "\"><button type=\"submit\">Filter</button></form>\n");
 }
 
@@ -87,7 +89,8 @@ void StatusPage::Table(absl::string_view id, const std::vector<std::string>& hea
     return;
   }
   absl::StrAppend(&html_, "<table id=\"", HtmlEscape(id), "\"><thead><tr>");
-  for (const std::string& h : headers) absl::StrAppend(&html_, "<th>", HtmlEscape(h), "</th>");
+  for (const std::string& h : headers)
+    absl::StrAppend(&html_, "<th>", HtmlEscape(h), "</th>");
   html_ += "</tr></thead><tbody>\n";
   for (const std::vector<std::string>& row : rows) {
     html_ += "<tr>";
@@ -106,7 +109,8 @@ void StatusPage::Table(absl::string_view id, const std::vector<std::string>& hea
 std::string StatusPage::Finish() {
   if (in_section_) html_ += "</section>\n";
   html_ +=
-      "<footer><p class=\"sub\">Metrics for Prometheus: <a href=\"/metrics\">/metrics</a>. "
+      "<footer><p class=\"sub\">Metrics for Prometheus: <a "
+      "href=\"/metrics\">/metrics</a>. "
       "What each figure means: docs/observability.md.</p></footer>\n</body></html>\n";
   return std::move(html_);
 }

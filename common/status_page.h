@@ -35,7 +35,8 @@ class StatusPage {
   // Label/value pairs.
   void Figures(const std::vector<metrics::Figure>& figures);
   // A GET form with one text field `name` (its current value `value`).
-  void FilterForm(absl::string_view name, absl::string_view label, absl::string_view value);
+  void FilterForm(absl::string_view name, absl::string_view label,
+                  absl::string_view value);
   // A table; `id` names it for tests and links. Each row has one cell per
   // header. An empty table shows `empty` instead. The `short_columns`
   // (numbers, times) never wrap; the others wrap anywhere, as names must.

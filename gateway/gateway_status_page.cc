@@ -17,10 +17,10 @@ HttpResponse RenderGatewayStatusPage(const HttpRequest& request,
                                      const std::string& lockservice,
                                      const std::string& storage) {
   const absl::Time now = absl::Now();
-  StatusPage page(ProgramName(),
-                  absl::StrCat(VersionLine(), " · storage ", storage, " · ",
-                               absl::FormatTime("%Y-%m-%d %H:%M:%S UTC", now,
-                                                absl::UTCTimeZone())));
+  StatusPage page(
+      ProgramName(),
+      absl::StrCat(VersionLine(), " · storage ", storage, " · ",
+                   absl::FormatTime("%Y-%m-%d %H:%M:%S UTC", now, absl::UTCTimeZone())));
   page.Heading("figures", "Key figures");
   absl::StatusOr<std::vector<metrics::Sample>> samples =
       metrics::ParseExposition(registry.Render());
@@ -37,22 +37,25 @@ HttpResponse RenderGatewayStatusPage(const HttpRequest& request,
         "when a new holder writes, reads with its token or calls Fence.");
   } else {
     const FenceFollower::Stats s = follower->stats();
-    page.Table("feed-state", {"Lock service", "State", "Applied position", "Head position",
-                              "Behind", "Since last event", "Reconnects"},
-               {{lockservice, s.caught_up ? "live (caught up)" : "catching up or disconnected",
-                 absl::StrCat(s.applied_position), absl::StrCat(s.head_position),
-                 absl::StrCat(s.head_position - s.applied_position),
-                 absl::StrFormat("%.1f s", absl::ToDoubleSeconds(s.since_last_event)),
-                 absl::StrCat(s.streams_ended)}},
-               "");
+    page.Table(
+        "feed-state",
+        {"Lock service", "State", "Applied position", "Head position", "Behind",
+         "Since last event", "Reconnects"},
+        {{lockservice, s.caught_up ? "live (caught up)" : "catching up or disconnected",
+          absl::StrCat(s.applied_position), absl::StrCat(s.head_position),
+          absl::StrCat(s.head_position - s.applied_position),
+          absl::StrFormat("%.1f s", absl::ToDoubleSeconds(s.since_last_event)),
+          absl::StrCat(s.streams_ended)}},
+        "");
   }
 
   page.Heading("refusals", "Recent stale refusals, newest first");
   std::vector<std::vector<std::string>> rows;
   for (const StaleRefusals::Refusal& r : refusals.Recent()) {
-    rows.push_back({r.resource, std::string(RpcName(r.rpc)), absl::StrCat(r.token),
-                    absl::StrCat(r.fence),
-                    absl::FormatTime("%Y-%m-%d %H:%M:%E3S UTC", r.when, absl::UTCTimeZone())});
+    rows.push_back(
+        {r.resource, std::string(RpcName(r.rpc)), absl::StrCat(r.token),
+         absl::StrCat(r.fence),
+         absl::FormatTime("%Y-%m-%d %H:%M:%E3S UTC", r.when, absl::UTCTimeZone())});
   }
   page.Table("stale", {"Resource", "RPC", "Refused token", "Fence then", "When"}, rows,
              "No stale request refused since this gateway started.",

@@ -78,8 +78,8 @@ void StaleRefusals::Record(Rpc rpc, absl::string_view resource, uint64_t token,
                            uint64_t fence, absl::Time when) {
   absl::MutexLock lock(&mu_);
   CountersOf(resource)[rpc]->Increment();
-  recent_.push_front(Refusal{std::string(resource.substr(0, kMaxShownBytes)), token, fence,
-                             rpc, when});
+  recent_.push_front(
+      Refusal{std::string(resource.substr(0, kMaxShownBytes)), token, fence, rpc, when});
   if (recent_.size() > capacity_) recent_.pop_back();
 }
 

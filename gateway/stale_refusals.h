@@ -48,7 +48,8 @@ class StaleRefusals {
     absl::Time when;
   };
 
-  StaleRefusals(metrics::Registry& registry, size_t capacity = 64, size_t max_classes = 16);
+  StaleRefusals(metrics::Registry& registry, size_t capacity = 64,
+                size_t max_classes = 16);
 
   void Record(Rpc rpc, absl::string_view resource, uint64_t token, uint64_t fence,
               absl::Time when);

@@ -9,9 +9,14 @@ namespace fencegate::gateway {
 namespace {
 
 constexpr const char* kRpcNames[] = {"write", "read", "fence", "list", "describe"};
-constexpr const char* kResultNames[] = {
-    "ok",          "stale_token", "version_mismatch",   "bad_signature",
-    "invalid_argument", "unavailable", "resource_exhausted", "other"};
+constexpr const char* kResultNames[] = {"ok",
+                                        "stale_token",
+                                        "version_mismatch",
+                                        "bad_signature",
+                                        "invalid_argument",
+                                        "unavailable",
+                                        "resource_exhausted",
+                                        "other"};
 constexpr const char* kSourceNames[] = {"write", "read", "fence", "feed"};
 constexpr const char* kStageNames[] = {"apply", "commit", "read"};
 

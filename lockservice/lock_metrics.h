@@ -62,11 +62,11 @@ inline void Observe(metrics::Histogram* histogram, double value) {
 struct LeadershipMetrics {
   enum TermEnd { kStopped, kSessionLost, kSteppedDown };
 
-  metrics::Gauge* leader = nullptr;         // 1 while this instance leads
-  metrics::Gauge* term = nullptr;           // its term (create revision), 0 if none
+  metrics::Gauge* leader = nullptr;           // 1 while this instance leads
+  metrics::Gauge* term = nullptr;             // its term (create revision), 0 if none
   metrics::Counter* terms_started = nullptr;  // terms this instance won
   std::array<metrics::Counter*, 3> terms_ended{};  // by TermEnd
-  metrics::Counter* leader_changes = nullptr;  // leaders seen (itself or another)
+  metrics::Counter* leader_changes = nullptr;      // leaders seen (itself or another)
 
   static LeadershipMetrics Register(metrics::Registry& registry);
 };

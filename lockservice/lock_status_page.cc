@@ -30,16 +30,17 @@ HttpResponse RenderLockStatusPage(const HttpRequest& request,
   if (!limit_text.empty() && (!absl::SimpleAtoi(limit_text, &limit) || limit < 1 ||
                               limit > kStatusPageMaxLimit)) {
     response.status = 400;
-    response.body = absl::StrCat("limit must be a number from 1 to ", kStatusPageMaxLimit,
-                                 "\n");
+    response.body =
+        absl::StrCat("limit must be a number from 1 to ", kStatusPageMaxLimit, "\n");
     return response;
   }
   const absl::Time now = absl::Now();
   absl::StatusOr<std::vector<metrics::Sample>> samples =
       metrics::ParseExposition(registry.Render());
-  StatusPage page(ProgramName(), absl::StrCat(VersionLine(), " · ", role, " · ",
-                                              absl::FormatTime("%Y-%m-%d %H:%M:%S UTC", now,
-                                                               absl::UTCTimeZone())));
+  StatusPage page(
+      ProgramName(),
+      absl::StrCat(VersionLine(), " · ", role, " · ",
+                   absl::FormatTime("%Y-%m-%d %H:%M:%S UTC", now, absl::UTCTimeZone())));
   page.Heading("figures", "Key figures");
   if (samples.ok()) {
     page.Figures(metrics::KeyFigures(*samples, now));
@@ -62,11 +63,12 @@ HttpResponse RenderLockStatusPage(const HttpRequest& request,
                          : ""),
            absl::StrCat(i.waiters), i.held ? absl::StrCat(i.hold_count) : ""});
     }
-    page.Paragraph(absl::StrCat("Up to ", limit, " resources",
-                                prefix.empty() ? "" : absl::StrCat(" starting with \"",
-                                                                    prefix, "\""),
-                                "; time left is the lease's remaining TTL."));
-    page.Table("held", {"Resource", "Holder", "Token", "Time left", "Waiters", "Holds"}, rows,
+    page.Paragraph(absl::StrCat(
+        "Up to ", limit, " resources",
+        prefix.empty() ? "" : absl::StrCat(" starting with \"", prefix, "\""),
+        "; time left is the lease's remaining TTL."));
+    page.Table("held", {"Resource", "Holder", "Token", "Time left", "Waiters", "Holds"},
+               rows,
                prefix.empty() ? "No resource is held or waited on."
                               : "No resource with that prefix is held or waited on.",
                /*short_columns=*/{2, 3, 4, 5});

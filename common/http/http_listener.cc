@@ -117,14 +117,15 @@ absl::StatusOr<SSL_CTX*> NewSslContext(const HttpTlsFiles& tls) {
         absl::StrCat("--tls_cert ", tls.cert, " does not load: ", SslError()));
   } else if (SSL_CTX_use_PrivateKey_file(ctx, tls.key.c_str(), SSL_FILETYPE_PEM) != 1 ||
              SSL_CTX_check_private_key(ctx) != 1) {
-    error = absl::InvalidArgumentError(absl::StrCat(
-        "--tls_key ", tls.key, " does not load or does not match --tls_cert: ", SslError()));
+    error = absl::InvalidArgumentError(
+        absl::StrCat("--tls_key ", tls.key,
+                     " does not load or does not match --tls_cert: ", SslError()));
   } else if (!tls.client_ca.empty()) {
     STACK_OF(X509_NAME)* names = SSL_load_client_CA_file(tls.client_ca.c_str());
     if (names == nullptr ||
         SSL_CTX_load_verify_locations(ctx, tls.client_ca.c_str(), nullptr) != 1) {
-      error = absl::InvalidArgumentError(
-          absl::StrCat("--tls_client_ca ", tls.client_ca, " does not load: ", SslError()));
+      error = absl::InvalidArgumentError(absl::StrCat("--tls_client_ca ", tls.client_ca,
+                                                      " does not load: ", SslError()));
     } else {
       SSL_CTX_set_client_CA_list(ctx, names);
       SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, nullptr);
@@ -143,7 +144,10 @@ class HttpListener::Impl {
  public:
   Impl(HttpListenerOptions options, std::map<std::string, HttpHandler> routes,
        SSL_CTX* ssl)
-      : options_(std::move(options)), routes_(std::move(routes)), ssl_(ssl), server_(this) {}
+      : options_(std::move(options)),
+        routes_(std::move(routes)),
+        ssl_(ssl),
+        server_(this) {}
   ~Impl() {
     Stop();
     if (ssl_ != nullptr) SSL_CTX_free(ssl_);
@@ -219,7 +223,8 @@ httplib::Server::HandlerResponse HttpListener::Impl::Route(const httplib::Reques
   res.set_header("Cache-Control", "no-store");
   res.set_header("X-Content-Type-Options", "nosniff");
   // Nothing from elsewhere, no script: the pages are self-contained.
-  res.set_header("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'");
+  res.set_header("Content-Security-Policy",
+                 "default-src 'none'; style-src 'unsafe-inline'");
   auto route = routes_.find(req.path);
   if (route == routes_.end()) {
     res.status = 404;
@@ -257,7 +262,9 @@ absl::Status HttpListener::Impl::Start() {
     return new BoundedTaskQueue(options_.threads, options_.max_queued);
   };
   server_.set_pre_routing_handler(
-      [this](const httplib::Request& req, httplib::Response& res) { return Route(req, res); });
+      [this](const httplib::Request& req, httplib::Response& res) {
+        return Route(req, res);
+      });
   server_.set_payload_max_length(options_.max_request_bytes);
   server_.set_keep_alive_max_count(1);
   const auto io = absl::ToChronoMicroseconds(options_.io_timeout);

@@ -45,8 +45,8 @@ DeadlineStream::DeadlineStream(int fd, SSL_CTX* ssl_context, Clock::time_point d
     ssl_ = SSL_new(ssl_context);
     if (ssl_ != nullptr) {
       SSL_set_fd(ssl_, fd_);
-      SSL_set_mode(ssl_, SSL_MODE_ENABLE_PARTIAL_WRITE |
-                             SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+      SSL_set_mode(ssl_,
+                   SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
     }
   }
 }
@@ -58,8 +58,8 @@ DeadlineStream::~DeadlineStream() {
 bool DeadlineStream::Wait(short events) const {
   const Clock::duration left = deadline_ - Clock::now();
   if (left <= Clock::duration::zero()) return false;
-  const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(
-      std::min(left, io_timeout_));
+  const auto wait =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::min(left, io_timeout_));
   pollfd p{fd_, events, 0};
   int n;
   do {
@@ -70,7 +70,8 @@ bool DeadlineStream::Wait(short events) const {
 
 absl::Status DeadlineStream::Handshake() {
   if (!tls_) return absl::OkStatus();
-  if (ssl_ == nullptr) return absl::InternalError("cannot make a TLS connection (SSL_new)");
+  if (ssl_ == nullptr)
+    return absl::InternalError("cannot make a TLS connection (SSL_new)");
   for (;;) {
     ERR_clear_error();
     const int r = SSL_accept(ssl_);
@@ -79,7 +80,8 @@ absl::Status DeadlineStream::Handshake() {
     if (error == SSL_ERROR_WANT_READ && Wait(POLLIN)) continue;
     if (error == SSL_ERROR_WANT_WRITE && Wait(POLLOUT)) continue;
     char reason[256] = "timed out or closed";
-    if (unsigned long e = ERR_peek_last_error()) ERR_error_string_n(e, reason, sizeof(reason));
+    if (unsigned long e = ERR_peek_last_error())
+      ERR_error_string_n(e, reason, sizeof(reason));
     return absl::UnavailableError(absl::StrCat("TLS handshake failed: ", reason));
   }
 }

@@ -68,7 +68,9 @@ std::string Escape(absl::string_view text, bool quote) {
 
 std::string EscapeHelp(absl::string_view help) { return Escape(help, /*quote=*/false); }
 
-std::string EscapeLabelValue(absl::string_view value) { return Escape(value, /*quote=*/true); }
+std::string EscapeLabelValue(absl::string_view value) {
+  return Escape(value, /*quote=*/true);
+}
 
 std::string FormatValue(double value) {
   if (std::isnan(value)) return "NaN";
@@ -95,7 +97,8 @@ void ExpositionWriter::Family(absl::string_view name, absl::string_view help,
   absl::StrAppend(out_, "# TYPE ", name, " ", TypeName(type), "\n");
 }
 
-void ExpositionWriter::Sample(absl::string_view name, const std::vector<std::string>& labels,
+void ExpositionWriter::Sample(absl::string_view name,
+                              const std::vector<std::string>& labels,
                               const std::vector<std::string>& values,
                               absl::string_view value, absl::string_view extra_name,
                               absl::string_view extra_value) {

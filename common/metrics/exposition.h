@@ -26,7 +26,8 @@
 namespace fencegate::metrics {
 
 // The HTTP Content-Type of the format.
-inline constexpr char kExpositionContentType[] = "text/plain; version=0.0.4; charset=utf-8";
+inline constexpr char kExpositionContentType[] =
+    "text/plain; version=0.0.4; charset=utf-8";
 
 enum class MetricType { kCounter, kGauge, kHistogram };
 absl::string_view TypeName(MetricType type);

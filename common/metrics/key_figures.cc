@@ -130,7 +130,8 @@ void GatewayFigures(FigureList& f) {
   f.Number("requests_ok", "Requests answered OK",
            f.Sum("fencegate_gateway_requests_total", {{"result", "ok"}}));
   std::optional<double> all = f.Sum("fencegate_gateway_requests_total");
-  std::optional<double> ok = f.Sum("fencegate_gateway_requests_total", {{"result", "ok"}});
+  std::optional<double> ok =
+      f.Sum("fencegate_gateway_requests_total", {{"result", "ok"}});
   if (all && ok) f.Number("requests_refused", "Requests refused or failed", *all - *ok);
   if (std::optional<double> caught_up = f.Sum("fencegate_gateway_feed_caught_up")) {
     f.Text("feed", "Grant-time feed",
@@ -139,14 +140,16 @@ void GatewayFigures(FigureList& f) {
              f.Sum("fencegate_gateway_fence_raises_total", {{"source", "feed"}}));
     f.Number("feed_positions_behind", "Feed positions behind",
              f.Sum("fencegate_gateway_feed_positions_behind"));
-    if (std::optional<double> idle = f.Sum("fencegate_gateway_feed_seconds_since_event")) {
+    if (std::optional<double> idle =
+            f.Sum("fencegate_gateway_feed_seconds_since_event")) {
       f.Text("feed_seconds_since_event", "Since the feed's last event", Duration(*idle));
     }
   } else {
     f.Text("feed", "Grant-time feed", "off (no --lockservice)");
   }
   f.Mean("commit_seconds", "Storage commit", "fencegate_gateway_commit_seconds");
-  f.Number("storage_errors", "Storage errors", f.Sum("fencegate_gateway_storage_errors_total"));
+  f.Number("storage_errors", "Storage errors",
+           f.Sum("fencegate_gateway_storage_errors_total"));
   f.Number("postgres_idle", "PostgreSQL read connections idle",
            f.Sum("fencegate_gateway_postgres_read_connections", {{"state", "idle"}}));
   f.Number("postgres_busy", "PostgreSQL read connections busy",
@@ -205,8 +208,8 @@ std::vector<Figure> KeyFigures(const std::vector<Sample>& samples, absl::Time no
   }
   if (std::optional<double> start = f.Sum("process_start_time_seconds")) {
     f.Text("uptime", "Up for",
-           absl::FormatDuration(absl::Seconds(std::floor(
-               std::max(0.0, absl::ToDoubleSeconds(now - absl::FromUnixSeconds(0)) - *start)))));
+           absl::FormatDuration(absl::Seconds(std::floor(std::max(
+               0.0, absl::ToDoubleSeconds(now - absl::FromUnixSeconds(0)) - *start)))));
   }
   if (program == "fencegate-gateway" ||
       (program.empty() && SumOf(samples, "fencegate_gateway_requests_total"))) {
@@ -214,7 +217,8 @@ std::vector<Figure> KeyFigures(const std::vector<Sample>& samples, absl::Time no
   } else {
     LockFigures(f);
   }
-  f.Number("rpcs_in_flight", "gRPC calls in flight", f.Sum("fencegate_grpc_server_in_flight"));
+  f.Number("rpcs_in_flight", "gRPC calls in flight",
+           f.Sum("fencegate_grpc_server_in_flight"));
   if (std::optional<double> rss = f.Sum("process_resident_memory_bytes")) {
     f.NumberAs("resident_memory_bytes", "Resident memory", *rss,
                absl::StrFormat("%.1f MiB", *rss / 1048576));

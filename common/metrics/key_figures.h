@@ -40,10 +40,10 @@ std::optional<double> SumOf(const std::vector<Sample>& samples, absl::string_vie
                             const std::map<std::string, std::string>& match = {});
 
 struct Figure {
-  std::string key;    // for JSON: "stale_writes_refused"
-  std::string label;  // for people: "Stale writes refused"
+  std::string key;               // for JSON: "stale_writes_refused"
+  std::string label;             // for people: "Stale writes refused"
   std::optional<double> number;  // set for numbers (JSON prints it as one)
-  std::string text;   // the value as shown: "12", "2.5 ms", "leader"
+  std::string text;              // the value as shown: "12", "2.5 ms", "leader"
 };
 
 // The figures for the server the samples come from (lock service or

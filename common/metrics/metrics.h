@@ -67,7 +67,8 @@ class Histogram {
     uint64_t old_bits = sum_bits_.load(std::memory_order_relaxed);
     for (;;) {
       const uint64_t new_bits = ToBits(FromBits(old_bits) + v);
-      if (sum_bits_.compare_exchange_weak(old_bits, new_bits, std::memory_order_relaxed)) {
+      if (sum_bits_.compare_exchange_weak(old_bits, new_bits,
+                                          std::memory_order_relaxed)) {
         break;
       }
     }
@@ -75,7 +76,8 @@ class Histogram {
 
   // The time since `start`, in seconds.
   void ObserveSince(std::chrono::steady_clock::time_point start) {
-    Observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    Observe(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   }
 
   const std::vector<double>& bounds() const { return bounds_; }
@@ -111,15 +113,17 @@ class Histogram {
 // Bucket bounds fencegate uses, in base units.
 // Latencies in seconds: 100 us to 10 s.
 inline std::vector<double> LatencyBounds() {
-  return {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01,
-          0.025,  0.05,    0.1,    0.25,  0.5,    1,     2.5, 10};
+  return {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
+          0.05,   0.1,     0.25,   0.5,   1,      2.5,   10};
 }
 // Waits in seconds: 1 ms to 5 minutes.
 inline std::vector<double> WaitBounds() {
   return {0.001, 0.01, 0.05, 0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 300};
 }
 // Sizes (requests per batch): 1 to 1024.
-inline std::vector<double> BatchBounds() { return {1, 2, 4, 8, 16, 32, 64, 128, 256, 1024}; }
+inline std::vector<double> BatchBounds() {
+  return {1, 2, 4, 8, 16, 32, 64, 128, 256, 1024};
+}
 
 }  // namespace fencegate::metrics
 

@@ -33,10 +33,10 @@ void FamilyBase::CheckArity(const std::vector<std::string>& values) const {
 
 // Counters and gauges: one sample per child.
 template <typename T>
-void RenderScalars(const std::string& name, const std::vector<std::string>& labels,
-                   const std::deque<std::pair<std::vector<std::string>, std::unique_ptr<T>>>&
-                       children,
-                   ExpositionWriter& out) {
+void RenderScalars(
+    const std::string& name, const std::vector<std::string>& labels,
+    const std::deque<std::pair<std::vector<std::string>, std::unique_ptr<T>>>& children,
+    ExpositionWriter& out) {
   for (const auto& [values, child] : children) {
     out.Sample(name, labels, values, FormatValue(child->Value()));
   }
@@ -137,9 +137,9 @@ Family<Counter>& Registry::AddCounter(std::string name, std::string help,
 
 Family<Gauge>& Registry::AddGauge(std::string name, std::string help,
                                   std::vector<std::string> label_names) {
-  return Add(std::make_unique<Family<Gauge>>(
-      std::move(name), std::move(help), MetricType::kGauge, std::move(label_names),
-      [] { return std::make_unique<Gauge>(); }));
+  return Add(std::make_unique<Family<Gauge>>(std::move(name), std::move(help),
+                                             MetricType::kGauge, std::move(label_names),
+                                             [] { return std::make_unique<Gauge>(); }));
 }
 
 Family<Histogram>& Registry::AddHistogram(std::string name, std::string help,
@@ -164,9 +164,9 @@ void Registry::AddCollected(std::string name, std::string help, MetricType type,
   if (type == MetricType::kHistogram) Fail(absl::StrCat(name, ": collected histogram"));
   absl::MutexLock lock(&mu_);
   CheckNew(name, label_names);
-  families_.push_back(std::make_unique<CollectedFamily>(
-      std::move(name), std::move(help), type, std::move(label_names), std::move(collect),
-      owner));
+  families_.push_back(std::make_unique<CollectedFamily>(std::move(name), std::move(help),
+                                                        type, std::move(label_names),
+                                                        std::move(collect), owner));
 }
 
 void Registry::RemoveCollected(const void* owner) {

@@ -64,13 +64,14 @@ class PrometheusTest : public E2eTest {
     options.name = "prometheus";
     options.port = *port;
     const std::string url = prometheus_url_;
-    options.readiness = testing::Probe{[url](const testing::ServerProcess&) -> absl::Status {
-      absl::StatusOr<testing::HttpAnswer> ready =
-          testing::HttpGet(url, "/-/ready", {}, absl::Seconds(2));
-      if (!ready.ok()) return ready.status();
-      return ready->status == 200 ? absl::OkStatus()
-                                  : absl::UnavailableError(ready->body);
-    }};
+    options.readiness =
+        testing::Probe{[url](const testing::ServerProcess&) -> absl::Status {
+          absl::StatusOr<testing::HttpAnswer> ready =
+              testing::HttpGet(url, "/-/ready", {}, absl::Seconds(2));
+          if (!ready.ok()) return ready.status();
+          return ready->status == 200 ? absl::OkStatus()
+                                      : absl::UnavailableError(ready->body);
+        }};
     options.start_timeout = absl::Seconds(60);
     auto prometheus = testing::ServerProcess::Start(std::move(options));
     ASSERT_TRUE(prometheus.ok()) << prometheus.status();
@@ -92,8 +93,8 @@ class PrometheusTest : public E2eTest {
         json.fields().at("data").struct_value().fields().at("result").list_value();
     if (result.values_size() == 0) return std::optional<double>();
     if (result.values_size() > 1) {
-      return absl::InternalError(absl::StrCat("query ", promql, " gave ",
-                                              result.values_size(), " samples"));
+      return absl::InternalError(
+          absl::StrCat("query ", promql, " gave ", result.values_size(), " samples"));
     }
     const auto& value = result.values(0).struct_value().fields().at("value").list_value();
     double v = 0;
@@ -118,9 +119,9 @@ class PrometheusTest : public E2eTest {
         },
         absl::Seconds(60), promql, absl::Milliseconds(250));
     if (!polled.ok()) {
-      return absl::DeadlineExceededError(absl::StrCat(
-          promql, " did not reach ", expected, " (last: ", last, "); prometheus log:\n",
-          prometheus_->LogTail()));
+      return absl::DeadlineExceededError(
+          absl::StrCat(promql, " did not reach ", expected, " (last: ", last,
+                       "); prometheus log:\n", prometheus_->LogTail()));
     }
     return absl::OkStatus();
   }
@@ -144,9 +145,9 @@ TEST_F(PrometheusTest, CountsTheStaleWritesTheClientSaw) {
   }
   ASSERT_GE(stale_seen, 1);
 
-  EXPECT_THAT(AwaitValue("sum(fencegate_gateway_stale_refused_total{rpc=\"write\"})",
-                         stale_seen),
-              testing::IsOk());
+  EXPECT_THAT(
+      AwaitValue("sum(fencegate_gateway_stale_refused_total{rpc=\"write\"})", stale_seen),
+      testing::IsOk());
   EXPECT_THAT(AwaitValue("sum(fencegate_gateway_stale_refused_total{rpc=\"write\","
                          "class=\"orders\"})",
                          stale_seen),

@@ -45,35 +45,40 @@ TEST_F(StatusPageBrowserTest, PagesShowHoldersAndRefusalsAndFitAPhone) {
   ASSERT_OK_AND_ASSIGN(client::AcquireOutcome orders,
                        lock_->Acquire("orders/1", "worker-a", options));
   ASSERT_TRUE(orders.acquired);
-  ASSERT_OK_AND_ASSIGN(client::AcquireOutcome long_one,
-                       lock_->Acquire(kLongName, "worker-with-a-rather-long-name", options));
+  ASSERT_OK_AND_ASSIGN(
+      client::AcquireOutcome long_one,
+      lock_->Acquire(kLongName, "worker-with-a-rather-long-name", options));
   ASSERT_TRUE(long_one.acquired);
   ASSERT_TRUE(gateway_client_->Put({"orders/1", orders.token, {}}, "k", "v").ok());
   ASSERT_TRUE(lock_->Release("orders/1", orders.token).ok());
   ASSERT_OK_AND_ASSIGN(client::AcquireOutcome newer,
                        lock_->Acquire("orders/1", "worker-b", options));
   ASSERT_TRUE(gateway_client_->Put({"orders/1", newer.token, {}}, "k", "v2").ok());
-  EXPECT_EQ(gateway_client_->Put({"orders/1", orders.token, {}}, "k", "late").status().code(),
-            absl::StatusCode::kAborted);
+  EXPECT_EQ(
+      gateway_client_->Put({"orders/1", orders.token, {}}, "k", "late").status().code(),
+      absl::StatusCode::kAborted);
 
   ASSERT_OK_AND_ASSIGN(std::string lock_url, lockservice_->MetricsUrl());
   ASSERT_OK_AND_ASSIGN(std::string gateway_url, gateway_->MetricsUrl());
 
-  ASSERT_OK_AND_ASSIGN(std::string lock_dom, testing::DumpDom(lock_url + "/", dir_.path()));
+  ASSERT_OK_AND_ASSIGN(std::string lock_dom,
+                       testing::DumpDom(lock_url + "/", dir_.path()));
   EXPECT_THAT(lock_dom, HasSubstr("<td data-label=\"Resource\">orders/1</td>"));
   EXPECT_THAT(lock_dom, HasSubstr("<td data-label=\"Holder\">worker-b</td>"));
-  EXPECT_THAT(lock_dom, HasSubstr(absl::StrCat("<td class=\"n\" data-label=\"Token\">", newer.token,
-                                               "</td>")));
+  EXPECT_THAT(lock_dom, HasSubstr(absl::StrCat("<td class=\"n\" data-label=\"Token\">",
+                                               newer.token, "</td>")));
   EXPECT_THAT(lock_dom, HasSubstr(kLongName));
   EXPECT_THAT(lock_dom, HasSubstr("id=\"figure-leases_held\">2<"));
 
   ASSERT_OK_AND_ASSIGN(std::string gateway_dom,
                        testing::DumpDom(gateway_url + "/", dir_.path()));
   EXPECT_THAT(gateway_dom, HasSubstr("<td data-label=\"Resource\">orders/1</td>"));
-  EXPECT_THAT(gateway_dom, HasSubstr(absl::StrCat("<td class=\"n\" data-label=\"Refused token\">",
-                                                  orders.token, "</td>")));
-  EXPECT_THAT(gateway_dom, HasSubstr(absl::StrCat("<td class=\"n\" data-label=\"Fence then\">",
-                                                  newer.token, "</td>")));
+  EXPECT_THAT(gateway_dom,
+              HasSubstr(absl::StrCat("<td class=\"n\" data-label=\"Refused token\">",
+                                     orders.token, "</td>")));
+  EXPECT_THAT(gateway_dom,
+              HasSubstr(absl::StrCat("<td class=\"n\" data-label=\"Fence then\">",
+                                     newer.token, "</td>")));
   EXPECT_THAT(gateway_dom, HasSubstr("id=\"figure-stale_writes_refused\">1<"));
 
   ASSERT_OK_AND_ASSIGN(auto browser, testing::HeadlessChromium::Start(dir_.path()));

@@ -35,8 +35,8 @@
 #include "gtest/gtest.h"
 #include "tests/testing/etcd_cluster.h"
 #include "tests/testing/http_get.h"
-#include "tests/testing/postgres_server.h"
 #include "tests/testing/poll.h"
+#include "tests/testing/postgres_server.h"
 #include "tests/testing/run_program.h"
 #include "tests/testing/server_process.h"
 #include "tests/testing/temp_dir.h"
@@ -55,8 +55,9 @@ absl::Status PromtoolCheckMetrics(const std::string& text) {
       {"/usr/bin/promtool", "check", "metrics"}, absl::Seconds(60), text);
   if (!result.ok()) return result.status();
   if (result->exit_code != 0) {
-    return absl::InternalError(absl::StrCat("promtool check metrics: exit ", result->exit_code,
-                                            ": ", result->stdout_text, result->stderr_text));
+    return absl::InternalError(absl::StrCat("promtool check metrics: exit ",
+                                            result->exit_code, ": ", result->stdout_text,
+                                            result->stderr_text));
   }
   return absl::OkStatus();
 }
@@ -163,14 +164,18 @@ TEST_F(ObservabilityTest, PromtoolAcceptsBothServersMetricsAfterAWorkload) {
   Workload();
   const std::string lock_metrics = Metrics(*lockservice_);
   EXPECT_TRUE(PromtoolCheckMetrics(lock_metrics).ok())
-      << PromtoolCheckMetrics(lock_metrics) << "\n" << lock_metrics;
-  EXPECT_THAT(lock_metrics, HasSubstr("fencegate_lock_grants_total{kind=\"immediate\"} 2\n"));
-  EXPECT_THAT(lock_metrics, HasSubstr("fencegate_lock_not_granted_total{reason=\"held\"} 1\n"));
+      << PromtoolCheckMetrics(lock_metrics) << "\n"
+      << lock_metrics;
+  EXPECT_THAT(lock_metrics,
+              HasSubstr("fencegate_lock_grants_total{kind=\"immediate\"} 2\n"));
+  EXPECT_THAT(lock_metrics,
+              HasSubstr("fencegate_lock_not_granted_total{reason=\"held\"} 1\n"));
   EXPECT_THAT(lock_metrics, HasSubstr("fencegate_lock_releases_total 1\n"));
   EXPECT_THAT(lock_metrics, HasSubstr("fencegate_lock_leases_held 1\n"));
   EXPECT_THAT(lock_metrics, HasSubstr("program=\"fencegate-lockservice\""));
-  EXPECT_THAT(lock_metrics, HasSubstr("fencegate_grpc_server_handled_total{grpc_service=\""
-                                      "fencegate.v1.LockService\""));
+  EXPECT_THAT(lock_metrics,
+              HasSubstr("fencegate_grpc_server_handled_total{grpc_service=\""
+                        "fencegate.v1.LockService\""));
 
   // The feed catches up with the lock service (polled: it is its own thread).
   ASSERT_TRUE(testing::PollUntil(
@@ -182,11 +187,14 @@ TEST_F(ObservabilityTest, PromtoolAcceptsBothServersMetricsAfterAWorkload) {
                   .ok());
   const std::string gateway_metrics = Metrics(*gateway_);
   EXPECT_TRUE(PromtoolCheckMetrics(gateway_metrics).ok())
-      << PromtoolCheckMetrics(gateway_metrics) << "\n" << gateway_metrics;
-  EXPECT_THAT(gateway_metrics, HasSubstr("fencegate_gateway_stale_refused_total{rpc=\"write\","
-                                         "class=\"orders\"} 1\n"));
+      << PromtoolCheckMetrics(gateway_metrics) << "\n"
+      << gateway_metrics;
   EXPECT_THAT(gateway_metrics,
-              HasSubstr("fencegate_gateway_requests_total{rpc=\"write\",result=\"ok\"} 2\n"));
+              HasSubstr("fencegate_gateway_stale_refused_total{rpc=\"write\","
+                        "class=\"orders\"} 1\n"));
+  EXPECT_THAT(
+      gateway_metrics,
+      HasSubstr("fencegate_gateway_requests_total{rpc=\"write\",result=\"ok\"} 2\n"));
   EXPECT_THAT(gateway_metrics, HasSubstr("fencegate_gateway_requests_total{rpc=\"write\","
                                          "result=\"stale_token\"} 1\n"));
   EXPECT_THAT(gateway_metrics, HasSubstr("fencegate_gateway_feed_positions_behind 0\n"));
@@ -216,13 +224,15 @@ TEST_F(ObservabilityTest, UnknownPathsAre404OtherMethods405AndNamesAreEscaped) {
     absl::StatusOr<int> port = server->MetricsPort();
     ASSERT_TRUE(port.ok());
     for (const char* method : {"POST", "PUT", "DELETE"}) {
-      EXPECT_EQ(StatusLineOf(*port, absl::StrCat(method, " /metrics HTTP/1.1\r\nHost: x\r\n"
-                                                         "Content-Length: 1\r\n\r\nx")),
+      EXPECT_EQ(StatusLineOf(*port, absl::StrCat(method,
+                                                 " /metrics HTTP/1.1\r\nHost: x\r\n"
+                                                 "Content-Length: 1\r\n\r\nx")),
                 "HTTP/1.1 405 Method Not Allowed")
           << method;
     }
-    absl::StatusOr<HttpAnswer> head = HttpGet(Url(*server), "/metrics", {}, absl::Seconds(20),
-                                              /*head=*/true);
+    absl::StatusOr<HttpAnswer> head =
+        HttpGet(Url(*server), "/metrics", {}, absl::Seconds(20),
+                /*head=*/true);
     ASSERT_TRUE(head.ok());
     EXPECT_EQ(head->status, 200);
     EXPECT_EQ(head->body, "");
@@ -263,8 +273,8 @@ TEST_F(ObservabilityTest, HalfOpenHttpClientsDoNotStallTheGrpcService) {
   // Once they go the listener serves again (their deadlines are
   // http_listener_test.cc's).
   for (int fd : held) close(fd);
-  absl::StatusOr<HttpAnswer> later = HttpGet(Url(*lockservice_), "/metrics", {},
-                                             absl::Seconds(60));
+  absl::StatusOr<HttpAnswer> later =
+      HttpGet(Url(*lockservice_), "/metrics", {}, absl::Seconds(60));
   ASSERT_TRUE(later.ok()) << later.status();
   EXPECT_EQ(later->status, 200);
   lock->reset();  // a server waits for open connections when it stops
@@ -284,7 +294,8 @@ TEST_F(ObservabilityTest, AScrapeDuringShutdownEndsCleanly) {
   for (int t = 0; t < 3; ++t) {
     scrapers.emplace_back([&] {
       while (!stop) {
-        absl::StatusOr<HttpAnswer> answer = HttpGet(url, "/metrics", {}, absl::Seconds(20));
+        absl::StatusOr<HttpAnswer> answer =
+            HttpGet(url, "/metrics", {}, absl::Seconds(20));
         if (!answer.ok()) continue;  // refused or cut: the server is going away
         if (answer->status == 200 &&
             absl::StrContains(answer->body, "# TYPE process_open_fds gauge")) {
@@ -325,8 +336,9 @@ TEST_F(ObservabilityTest, OverMutualTlsAScrapeNeedsAClientCertificate) {
   ASSERT_TRUE(port.ok());
   const std::string https = absl::StrCat("https://127.0.0.1:", *port);
   const ClientTlsFiles& prometheus = certs->clients.at("prometheus");
-  absl::StatusOr<HttpAnswer> scrape = HttpGet(
-      https, "/metrics", testing::HttpTls{prometheus.ca, prometheus.cert, prometheus.key});
+  absl::StatusOr<HttpAnswer> scrape =
+      HttpGet(https, "/metrics",
+              testing::HttpTls{prometheus.ca, prometheus.cert, prometheus.key});
   ASSERT_TRUE(scrape.ok()) << scrape.status();
   EXPECT_EQ(scrape->status, 200);
   EXPECT_THAT(scrape->body, HasSubstr("fencegate_build_info"));
@@ -356,19 +368,20 @@ TEST_F(ObservabilityTest, OnEtcdTheLeaderAndTheStandbySayWhichTheyAre) {
     instances[i] = *std::move(process);
   }
   int leader = -1;
-  ASSERT_TRUE(testing::PollUntil(
-                  [&] {
-                    for (int i = 0; i < 2; ++i) {
-                      if (HasLine(Metrics(*instances[i]), "fencegate_lock_leader 1") &&
-                          HasLine(Metrics(*instances[1 - i]), "fencegate_lock_leader 0")) {
-                        leader = i;
-                        return true;
-                      }
-                    }
-                    return false;
-                  },
-                  absl::Seconds(60), "one leader and one standby")
-                  .ok());
+  ASSERT_TRUE(
+      testing::PollUntil(
+          [&] {
+            for (int i = 0; i < 2; ++i) {
+              if (HasLine(Metrics(*instances[i]), "fencegate_lock_leader 1") &&
+                  HasLine(Metrics(*instances[1 - i]), "fencegate_lock_leader 0")) {
+                leader = i;
+                return true;
+              }
+            }
+            return false;
+          },
+          absl::Seconds(60), "one leader and one standby")
+          .ok());
   ServerProcess& standby = *instances[1 - leader];
   const std::string leading = Metrics(*instances[leader]);
   EXPECT_TRUE(PromtoolCheckMetrics(leading).ok()) << PromtoolCheckMetrics(leading);
@@ -376,7 +389,8 @@ TEST_F(ObservabilityTest, OnEtcdTheLeaderAndTheStandbySayWhichTheyAre) {
   EXPECT_TRUE(HasLine(leading, "fencegate_lock_leases_held 0"));
   EXPECT_FALSE(HasLine(leading, "fencegate_lock_leader_term 0"));
   const std::string standing_by = Metrics(standby);
-  EXPECT_TRUE(PromtoolCheckMetrics(standing_by).ok()) << PromtoolCheckMetrics(standing_by);
+  EXPECT_TRUE(PromtoolCheckMetrics(standing_by).ok())
+      << PromtoolCheckMetrics(standing_by);
   EXPECT_TRUE(HasLine(standing_by, "fencegate_lock_leader_term 0"));
   // A standby serves no lock state: the gauges have no sample.
   EXPECT_THAT(standing_by, ::testing::Not(HasSubstr("\nfencegate_lock_leases_held ")));
@@ -394,7 +408,8 @@ TEST_F(ObservabilityTest, OnEtcdTheLeaderAndTheStandbySayWhichTheyAre) {
                   .ok());
   const std::string took_over = Metrics(standby);
   EXPECT_TRUE(HasLine(took_over, "fencegate_lock_terms_started_total 1"));
-  EXPECT_THAT(took_over, ::testing::Not(HasSubstr("fencegate_lock_leader_changes_total 0\n")));
+  EXPECT_THAT(took_over,
+              ::testing::Not(HasSubstr("fencegate_lock_leader_changes_total 0\n")));
   EXPECT_TRUE(standby.Terminate().ok());
 }
 
@@ -416,12 +431,15 @@ TEST_F(ObservabilityTest, OnPostgresTheReadConnectionsShowAndPromtoolAccepts) {
     ASSERT_TRUE((*client)->ReadUnfenced("jobs/1", "k").ok());
   }
   const std::string text = Metrics(**gateway);
-  EXPECT_TRUE(PromtoolCheckMetrics(text).ok()) << PromtoolCheckMetrics(text) << "\n" << text;
-  EXPECT_TRUE(HasLine(text, "fencegate_gateway_postgres_read_connections{state=\"idle\"} 3"));
-  EXPECT_TRUE(HasLine(text, "fencegate_gateway_postgres_read_connections{state=\"busy\"} 0"));
-  EXPECT_TRUE(HasLine(text, "fencegate_gateway_postgres_read_waiters 0"));
+  EXPECT_TRUE(PromtoolCheckMetrics(text).ok()) << PromtoolCheckMetrics(text) << "\n"
+                                               << text;
   EXPECT_TRUE(
-      HasLine(text, "fencegate_gateway_stale_refused_total{rpc=\"write\",class=\"jobs\"} 1"));
+      HasLine(text, "fencegate_gateway_postgres_read_connections{state=\"idle\"} 3"));
+  EXPECT_TRUE(
+      HasLine(text, "fencegate_gateway_postgres_read_connections{state=\"busy\"} 0"));
+  EXPECT_TRUE(HasLine(text, "fencegate_gateway_postgres_read_waiters 0"));
+  EXPECT_TRUE(HasLine(
+      text, "fencegate_gateway_stale_refused_total{rpc=\"write\",class=\"jobs\"} 1"));
   // PostgreSQL's stored function does not say whether a fence rose.
   EXPECT_THAT(text, ::testing::Not(HasSubstr("fencegate_gateway_fence_raises_total")));
   EXPECT_TRUE((*gateway)->Terminate().ok());

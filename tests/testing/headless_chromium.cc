@@ -38,7 +38,8 @@ std::vector<std::string> BaseFlags(const std::string& profile) {
 
 std::string FreshProfile(const std::string& work_dir) {
   static int n = 0;
-  const std::string dir = absl::StrCat(work_dir, "/chromium-profile-", getpid(), "-", ++n);
+  const std::string dir =
+      absl::StrCat(work_dir, "/chromium-profile-", getpid(), "-", ++n);
   // A new empty directory; Chromium fills it.
   std::error_code ignored;
   std::filesystem::remove_all(dir, ignored);
@@ -73,7 +74,8 @@ absl::StatusOr<std::string> DumpDom(const std::string& url, const std::string& w
   if (!result.ok()) return result.status();
   if (result->exit_code != 0 || result->stdout_text.empty()) {
     return absl::InternalError(absl::StrCat("chromium --dump-dom ", url, " exited ",
-                                            result->exit_code, ": ", result->stderr_text));
+                                            result->exit_code, ": ",
+                                            result->stderr_text));
   }
   return result->stdout_text;
 }
@@ -109,7 +111,8 @@ absl::StatusOr<Struct> HeadlessChromium::Read() {
       buffer_.erase(0, end + 1);
       Struct message;
       if (!google::protobuf::util::JsonStringToMessage(json, &message).ok()) {
-        return absl::InternalError(absl::StrCat("Chromium sent what is not JSON: ", json));
+        return absl::InternalError(
+            absl::StrCat("Chromium sent what is not JSON: ", json));
       }
       return message;
     }
@@ -128,8 +131,8 @@ absl::StatusOr<Struct> HeadlessChromium::Read() {
   }
 }
 
-absl::StatusOr<Struct> HeadlessChromium::Call(const std::string& method, const Struct& params,
-                                              bool session) {
+absl::StatusOr<Struct> HeadlessChromium::Call(const std::string& method,
+                                              const Struct& params, bool session) {
   Struct command;
   const int id = next_id_++;
   (*command.mutable_fields())["id"] = Number(id);
@@ -142,7 +145,8 @@ absl::StatusOr<Struct> HeadlessChromium::Call(const std::string& method, const S
   }
   json.push_back('\0');
   for (size_t sent = 0; sent < json.size();) {
-    const ssize_t n = write(process_->devtools_in_fd(), json.data() + sent, json.size() - sent);
+    const ssize_t n =
+        write(process_->devtools_in_fd(), json.data() + sent, json.size() - sent);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return absl::UnavailableError("cannot write to Chromium's DevTools pipe");
     sent += static_cast<size_t>(n);
@@ -160,7 +164,8 @@ absl::StatusOr<Struct> HeadlessChromium::Call(const std::string& method, const S
     if (static_cast<int>(id_field->second.number_value()) != id) continue;
     if (auto error = fields.find("error"); error != fields.end()) {
       std::string text;
-      (void)google::protobuf::util::MessageToJsonString(error->second.struct_value(), &text);
+      (void)google::protobuf::util::MessageToJsonString(error->second.struct_value(),
+                                                        &text);
       return absl::InternalError(absl::StrCat(method, " failed: ", text));
     }
     auto result = fields.find("result");
@@ -206,19 +211,21 @@ absl::StatusOr<PageLayout> HeadlessChromium::Load(const std::string& url, int wi
   (*metrics.mutable_fields())["height"] = Number(height);
   (*metrics.mutable_fields())["deviceScaleFactor"] = Number(1);
   (*metrics.mutable_fields())["mobile"] = Bool(true);
-  absl::StatusOr<Struct> emulated = Call("Emulation.setDeviceMetricsOverride", metrics, true);
+  absl::StatusOr<Struct> emulated =
+      Call("Emulation.setDeviceMetricsOverride", metrics, true);
   if (!emulated.ok()) return emulated.status();
   events_.clear();
   Struct navigate;
   (*navigate.mutable_fields())["url"] = Text(url);
   absl::StatusOr<Struct> navigated = Call("Page.navigate", navigate, true);
   if (!navigated.ok()) return navigated.status();
-  if (absl::Status loaded = WaitForEvent("Page.loadEventFired"); !loaded.ok()) return loaded;
+  if (absl::Status loaded = WaitForEvent("Page.loadEventFired"); !loaded.ok())
+    return loaded;
 
   Struct evaluate;
-  (*evaluate.mutable_fields())["expression"] =
-      Text("JSON.stringify([document.documentElement.scrollWidth, "
-           "document.documentElement.clientWidth, window.innerWidth])");
+  (*evaluate.mutable_fields())["expression"] = Text(
+      "JSON.stringify([document.documentElement.scrollWidth, "
+      "document.documentElement.clientWidth, window.innerWidth])");
   (*evaluate.mutable_fields())["returnByValue"] = Bool(true);
   absl::StatusOr<Struct> evaluated = Call("Runtime.evaluate", evaluate, true);
   if (!evaluated.ok()) return evaluated.status();

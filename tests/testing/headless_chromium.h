@@ -31,16 +31,17 @@ absl::StatusOr<std::string> DumpDom(const std::string& url, const std::string& w
                                     absl::Duration timeout = absl::Seconds(60));
 
 struct PageLayout {
-  int scroll_width = 0;  // document.documentElement.scrollWidth
-  int client_width = 0;  // document.documentElement.clientWidth
-  int inner_width = 0;   // window.innerWidth
+  int scroll_width = 0;        // document.documentElement.scrollWidth
+  int client_width = 0;        // document.documentElement.clientWidth
+  int inner_width = 0;         // window.innerWidth
   std::string screenshot_png;  // the whole page
   bool ScrollsSideways() const { return scroll_width > client_width; }
 };
 
 class HeadlessChromium {
  public:
-  static absl::StatusOr<std::unique_ptr<HeadlessChromium>> Start(const std::string& work_dir);
+  static absl::StatusOr<std::unique_ptr<HeadlessChromium>> Start(
+      const std::string& work_dir);
   ~HeadlessChromium();  // closes the browser
 
   // Loads `url` in a `width` x `height` mobile screen (device scale 1,

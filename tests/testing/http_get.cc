@@ -10,10 +10,12 @@
 namespace fencegate::testing {
 
 absl::StatusOr<HttpAnswer> HttpGet(const std::string& url, const std::string& path,
-                                   const HttpTls& tls, absl::Duration timeout, bool head) {
+                                   const HttpTls& tls, absl::Duration timeout,
+                                   bool head) {
   // httplib takes a client certificate at construction only.
-  auto client = tls.cert.empty() ? std::make_unique<httplib::Client>(url)
-                                 : std::make_unique<httplib::Client>(url, tls.cert, tls.key);
+  auto client = tls.cert.empty()
+                    ? std::make_unique<httplib::Client>(url)
+                    : std::make_unique<httplib::Client>(url, tls.cert, tls.key);
   const auto t = absl::ToChronoMicroseconds(timeout);
   client->set_connection_timeout(t);
   client->set_read_timeout(t);
@@ -24,10 +26,12 @@ absl::StatusOr<HttpAnswer> HttpGet(const std::string& url, const std::string& pa
   }
   httplib::Result result = head ? client->Head(path) : client->Get(path);
   if (!result) {
-    return absl::UnavailableError(absl::StrCat(head ? "HEAD " : "GET ", url, path,
-                                               " failed: ", httplib::to_string(result.error())));
+    return absl::UnavailableError(
+        absl::StrCat(head ? "HEAD " : "GET ", url, path,
+                     " failed: ", httplib::to_string(result.error())));
   }
-  return HttpAnswer{result->status, result->get_header_value("Content-Type"), result->body};
+  return HttpAnswer{result->status, result->get_header_value("Content-Type"),
+                    result->body};
 }
 
 std::string UrlEscape(const std::string& text) {

@@ -76,7 +76,7 @@ class GatewayMetricsTest : public ::testing::Test {
 
 TEST_F(GatewayMetricsTest, CountsAnswersRefusalsAndRaises) {
   ASSERT_TRUE(Write("orders/1", 5).ok());
-  ASSERT_TRUE(Write("orders/1", 5).ok());  // the same holder again: no raise
+  ASSERT_TRUE(Write("orders/1", 5).ok());   // the same holder again: no raise
   EXPECT_FALSE(Write("orders/1", 3).ok());  // stale
   EXPECT_FALSE(Write("plain", 0).ok());     // token 0: invalid argument
   ASSERT_TRUE(RaiseFromFeed("orders/1", 9).ok());
@@ -91,10 +91,12 @@ TEST_F(GatewayMetricsTest, CountsAnswersRefusalsAndRaises) {
   EXPECT_EQ(metrics_.fence_raises[StoreMetrics::kFromFeed]->Value(), 1u);
 
   const std::string text = registry_.Render();
-  EXPECT_THAT(text, HasSubstr(
-      "fencegate_gateway_stale_refused_total{rpc=\"write\",class=\"orders\"} 1\n"));
-  EXPECT_THAT(text, HasSubstr(
-      "fencegate_gateway_stale_refused_total{rpc=\"write\",class=\"unclassified\"} 0\n"));
+  EXPECT_THAT(
+      text,
+      HasSubstr(
+          "fencegate_gateway_stale_refused_total{rpc=\"write\",class=\"orders\"} 1\n"));
+  EXPECT_THAT(text, HasSubstr("fencegate_gateway_stale_refused_total{rpc=\"write\",class="
+                              "\"unclassified\"} 0\n"));
   EXPECT_THAT(text, HasSubstr("fencegate_gateway_commit_batch_size_count 5\n"));
 
   std::vector<StaleRefusals::Refusal> recent = refusals_->Recent();

@@ -3,6 +3,8 @@
 // (half-open) or trickles its request (slow loris) is cut at the
 // connection deadline while others are served, an oversized request is
 // dropped, and Stop() ends a connection in progress at once.
+#include "common/http/http_listener.h"
+
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -14,7 +16,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "common/http/http_listener.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "httplib.h"
@@ -93,7 +94,8 @@ TEST_F(HttpListenerTest, ServesGetAndHeadOfItsRoutes) {
   EXPECT_EQ(get->status, 200);
   EXPECT_EQ(get->body, "hello a b");
   EXPECT_EQ(get->get_header_value("Connection"), "close");
-  EXPECT_THAT(get->get_header_value("Content-Security-Policy"), HasSubstr("default-src 'none'"));
+  EXPECT_THAT(get->get_header_value("Content-Security-Policy"),
+              HasSubstr("default-src 'none'"));
   httplib::Result head = client.Head("/hello");
   ASSERT_TRUE(head);
   EXPECT_EQ(head->status, 200);
@@ -108,8 +110,9 @@ TEST_F(HttpListenerTest, UnknownPathsAre404AndOtherMethods405) {
   EXPECT_EQ(missing->status, 404);
   for (const char* method : {"POST", "PUT", "DELETE", "PATCH", "OPTIONS"}) {
     RawClient raw(listener_->port());
-    ASSERT_TRUE(raw.Send(absl::StrCat(method, " /hello HTTP/1.1\r\nHost: x\r\n"
-                                              "Content-Length: 5\r\n\r\nhello")));
+    ASSERT_TRUE(raw.Send(absl::StrCat(method,
+                                      " /hello HTTP/1.1\r\nHost: x\r\n"
+                                      "Content-Length: 5\r\n\r\nhello")));
     const std::string answer = raw.ReadAll();
     EXPECT_THAT(answer, HasSubstr("HTTP/1.1 405")) << method;
     EXPECT_THAT(answer, HasSubstr("Allow: GET, HEAD")) << method;
@@ -120,7 +123,8 @@ TEST_F(HttpListenerTest, UnknownPathsAre404AndOtherMethods405) {
   EXPECT_EQ(calls_, 0);  // no handler ran for any of them
 }
 
-TEST_F(HttpListenerTest, SilentAndTricklingClientsAreCutAtTheDeadlineWhileOthersAreServed) {
+TEST_F(HttpListenerTest,
+       SilentAndTricklingClientsAreCutAtTheDeadlineWhileOthersAreServed) {
   HttpListenerOptions options;
   options.threads = 2;
   options.io_timeout = absl::Milliseconds(400);

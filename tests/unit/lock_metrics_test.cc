@@ -2,6 +2,8 @@
 // FakeClock: grants by kind, refusals by reason, releases, expiries,
 // renewals, lost leases, the wait-time histogram, commits, and the gauges'
 // figures; and the status page's listing (TopResources).
+#include "lockservice/lock_metrics.h"
+
 #include <memory>
 #include <optional>
 #include <string>
@@ -11,7 +13,6 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "lockservice/lock_manager.h"
-#include "lockservice/lock_metrics.h"
 #include "lockservice/sqlite_lock_store.h"
 #include "tests/testing/fake_clock.h"
 #include "tests/testing/temp_dir.h"
@@ -60,8 +61,9 @@ class LockMetricsTest : public ::testing::Test {
   }
   absl::Status Release(const std::string& resource, uint64_t token) {
     absl::Status status = absl::InternalError("no answer");
-    manager_->Release(ReleaseArgs{resource, token, "", ""},
-                      [&status](absl::StatusOr<ReleaseResult> r) { status = r.status(); });
+    manager_->Release(
+        ReleaseArgs{resource, token, "", ""},
+        [&status](absl::StatusOr<ReleaseResult> r) { status = r.status(); });
     manager_->Sync();
     return status;
   }
@@ -80,7 +82,7 @@ class LockMetricsTest : public ::testing::Test {
 TEST_F(LockMetricsTest, CountsWhereTheManagerDecides) {
   const uint64_t t1 = Acquire("r", "a").token;
   ASSERT_GT(t1, 0u);
-  Acquire("r", "a");                       // reentrant
+  Acquire("r", "a");                         // reentrant
   EXPECT_FALSE(Acquire("r", "b").acquired);  // held
   std::optional<AcquireResult> waited;
   StartAcquire("r", "c", Seconds(30), &waited);
@@ -116,7 +118,8 @@ TEST_F(LockMetricsTest, CountsWhereTheManagerDecides) {
   EXPECT_EQ(wait.count, 1u);
   EXPECT_DOUBLE_EQ(wait.sum, 3);
   EXPECT_GT(metrics_.commit_batch_size->Read().count, 0u);
-  EXPECT_EQ(metrics_.commit_seconds->Read().count, metrics_.commit_batch_size->Read().count);
+  EXPECT_EQ(metrics_.commit_seconds->Read().count,
+            metrics_.commit_batch_size->Read().count);
 
   LockStateFigures figures = manager_->Figures();
   EXPECT_EQ(figures.leases_held, 0u);

@@ -2,6 +2,8 @@
 // 0.0.4 says, histograms' cumulative buckets, label escaping, and the
 // parser and key figures that read it back. promtool's view of whole
 // servers' output is in tests/integration/observability_test.cc.
+#include "common/metrics/metrics.h"
+
 #include <cmath>
 #include <string>
 #include <thread>
@@ -10,7 +12,6 @@
 #include "absl/time/time.h"
 #include "common/metrics/exposition.h"
 #include "common/metrics/key_figures.h"
-#include "common/metrics/metrics.h"
 #include "common/metrics/process_metrics.h"
 #include "common/metrics/registry.h"
 #include "gmock/gmock.h"
@@ -165,7 +166,8 @@ TEST(ParseExpositionTest, NamesTheLineThatDoesNotParse) {
 
 TEST(KeyFiguresTest, GatewayFiguresCountStaleWritesApartFromOtherRefusals) {
   const std::string text =
-      "fencegate_build_info{program=\"fencegate-gateway\",version=\"0.1.0\",git_sha=\"abc\"} 1\n"
+      "fencegate_build_info{program=\"fencegate-gateway\",version=\"0.1.0\",git_sha="
+      "\"abc\"} 1\n"
       "fencegate_gateway_stale_refused_total{rpc=\"write\",class=\"orders\"} 2\n"
       "fencegate_gateway_stale_refused_total{rpc=\"write\",class=\"other\"} 1\n"
       "fencegate_gateway_stale_refused_total{rpc=\"fence\",class=\"orders\"} 4\n"
