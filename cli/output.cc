@@ -9,9 +9,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "cli/exit_codes.h"
 #include "common/errors.h"
 #include "common/metrics/exposition.h"
-#include "cli/exit_codes.h"
 
 namespace fencegate::cli {
 namespace {

@@ -24,9 +24,10 @@ class ServerInfoService final : public fencegate::v1::ServerInfo::CallbackServic
       const fencegate::v1::GetServerInfoRequest* request,
       fencegate::v1::GetServerInfoResponse* response) override;
   // FAILED_PRECONDITION without a registry.
-  grpc::ServerUnaryReactor* GetMetrics(grpc::CallbackServerContext* context,
-                                       const fencegate::v1::GetMetricsRequest* request,
-                                       fencegate::v1::GetMetricsResponse* response) override;
+  grpc::ServerUnaryReactor* GetMetrics(
+      grpc::CallbackServerContext* context,
+      const fencegate::v1::GetMetricsRequest* request,
+      fencegate::v1::GetMetricsResponse* response) override;
 
  private:
   const metrics::Registry* const registry_;

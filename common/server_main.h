@@ -15,9 +15,10 @@
 //   }
 //
 // Defined here: --port_file, --shutdown_grace, --signing_keys, --tls_cert,
-// --tls_key, --tls_client_ca, --metrics_listen, --metrics_port_file. Each main defines --listen itself, because
-// its default differs by server, with the help text kListenFlagHelp.
-// Link this only into server binaries: it defines flags.
+// --tls_key, --tls_client_ca, --metrics_listen, --metrics_port_file. Each
+// main defines --listen itself, because its default differs by server, with
+// the help text kListenFlagHelp. Link this only into server binaries: it
+// defines flags.
 //
 // Thread safety: call from main()'s thread only.
 #ifndef FENCEGATE_COMMON_SERVER_MAIN_H_

@@ -45,7 +45,8 @@ absl::Status ServingOptions::Validate() const {
 
 std::string ServingOptions::MetricsAddress() const {
   if (metrics_listen != kMetricsListenAuto) return metrics_listen;
-  const bool free_port = listen.size() >= 2 && listen.compare(listen.size() - 2, 2, ":0") == 0;
+  const bool free_port =
+      listen.size() >= 2 && listen.compare(listen.size() - 2, 2, ":0") == 0;
   return absl::StrCat("127.0.0.1:", free_port ? 0 : metrics_auto_port);
 }
 

@@ -317,10 +317,11 @@ void FencedStore::Deliver(Item& item, absl::Status status) {
                                   : item.op.kind == OpKind::kRead ? StoreMetrics::kRead
                                                                   : StoreMetrics::kFence;
     if (status.ok() && r.fence_raised && metrics_->fence_raises[0] != nullptr) {
-      metrics_->fence_raises[item.from_feed ? StoreMetrics::kFromFeed
-                             : rpc == StoreMetrics::kWrite ? StoreMetrics::kFromWrite
-                             : rpc == StoreMetrics::kRead  ? StoreMetrics::kFromRead
-                                                           : StoreMetrics::kFromFence]
+      metrics_
+          ->fence_raises[item.from_feed                ? StoreMetrics::kFromFeed
+                         : rpc == StoreMetrics::kWrite ? StoreMetrics::kFromWrite
+                         : rpc == StoreMetrics::kRead  ? StoreMetrics::kFromRead
+                                                       : StoreMetrics::kFromFence]
           ->Increment();
     }
     if (!item.from_feed) {
@@ -330,7 +331,8 @@ void FencedStore::Deliver(Item& item, absl::Status status) {
         metrics_->stale->Record(rpc == StoreMetrics::kWrite  ? StaleRefusals::kWrite
                                 : rpc == StoreMetrics::kRead ? StaleRefusals::kRead
                                                              : StaleRefusals::kFence,
-                                item.op.resource, item.op.token, r.max_token, absl::Now());
+                                item.op.resource, item.op.token, r.max_token,
+                                absl::Now());
       }
     }
   }

@@ -60,8 +60,8 @@
 #include "common/token_signer.h"
 #include "gateway/gateway_limits.h"
 #include "gateway/requests.h"
-#include "gateway/store_metrics.h"
 #include "gateway/storage_backend.h"
+#include "gateway/store_metrics.h"
 
 namespace fencegate::gateway {
 

@@ -4,8 +4,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/server_setup.h"
-#include "gateway/postgres_connection.h"
 #include "gateway/gateway_status_page.h"
+#include "gateway/postgres_connection.h"
 #include "gateway/postgres_storage.h"
 #include "gateway/sqlite_storage.h"
 
@@ -54,8 +54,9 @@ absl::StatusOr<std::unique_ptr<GatewayServer>> GatewayServer::Start(
   metrics::Registry* registry = server->observability_->registry();
   if (registry != nullptr) {
     server->refusals_ = std::make_unique<StaleRefusals>(*registry);
-    server->store_metrics_ = StoreMetrics::Register(*registry, server->refusals_.get(),
-                                                    /*count_raises=*/server->postgres_ == nullptr);
+    server->store_metrics_ =
+        StoreMetrics::Register(*registry, server->refusals_.get(),
+                               /*count_raises=*/server->postgres_ == nullptr);
   }
   if (!options.serving.signing_keys_path.empty()) {
     server->signing_keys_path_ = options.serving.signing_keys_path;
@@ -83,10 +84,10 @@ absl::StatusOr<std::unique_ptr<GatewayServer>> GatewayServer::Start(
 
   // The receive limit is large enough that an oversized value still arrives
   // and gets our INVALID_ARGUMENT naming the field and the limit.
-  absl::StatusOr<std::unique_ptr<grpc::Server>> grpc_server = StartGrpcServer(
-      options.serving.listen, server->service_.get(), &server->port_,
-      options.serving.port_file,
-      MaxReceiveMessageBytes(options.limits), *credentials, server->observability_.get());
+  absl::StatusOr<std::unique_ptr<grpc::Server>> grpc_server =
+      StartGrpcServer(options.serving.listen, server->service_.get(), &server->port_,
+                      options.serving.port_file, MaxReceiveMessageBytes(options.limits),
+                      *credentials, server->observability_.get());
   if (!grpc_server.ok()) return grpc_server.status();
   server->server_ = *std::move(grpc_server);
   if (registry != nullptr) {
@@ -107,11 +108,11 @@ void GatewayServer::AddGauges(metrics::Registry& registry) {
   using metrics::CollectedSample;
   using metrics::MetricType;
   FencedStore* store = store_.get();
-  registry.AddCollected("fencegate_gateway_pending",
-                        "Fenced requests queued for the next storage commit.",
-                        MetricType::kGauge, {}, [store](std::vector<CollectedSample>& out) {
-                          out.push_back({{}, static_cast<double>(store->pending())});
-                        });
+  registry.AddCollected(
+      "fencegate_gateway_pending", "Fenced requests queued for the next storage commit.",
+      MetricType::kGauge, {}, [store](std::vector<CollectedSample>& out) {
+        out.push_back({{}, static_cast<double>(store->pending())});
+      });
   if (FenceFollower* follower = follower_.get()) {
     struct Feed {
       const char* name;
@@ -122,13 +123,17 @@ void GatewayServer::AddGauges(metrics::Registry& registry) {
     static const Feed kFeed[] = {
         {"fencegate_gateway_feed_caught_up",
          "1 while the grant-time feed from the lock service is live (caught up), else 0.",
-         MetricType::kGauge, [](const FenceFollower::Stats& s) { return s.caught_up ? 1.0 : 0.0; }},
+         MetricType::kGauge,
+         [](const FenceFollower::Stats& s) { return s.caught_up ? 1.0 : 0.0; }},
         {"fencegate_gateway_feed_applied_position",
          "The last fence position from the lock service whose fence is committed here.",
          MetricType::kGauge,
-         [](const FenceFollower::Stats& s) { return static_cast<double>(s.applied_position); }},
+         [](const FenceFollower::Stats& s) {
+           return static_cast<double>(s.applied_position);
+         }},
         {"fencegate_gateway_feed_positions_behind",
-         "Fence positions the lock service had announced and this gateway has not applied.",
+         "Fence positions the lock service had announced and this gateway has not "
+         "applied.",
          MetricType::kGauge,
          [](const FenceFollower::Stats& s) {
            return static_cast<double>(s.head_position - s.applied_position);
@@ -136,10 +141,14 @@ void GatewayServer::AddGauges(metrics::Registry& registry) {
         {"fencegate_gateway_feed_seconds_since_event",
          "Seconds since the feed last brought fence events (grants or expiries).",
          MetricType::kGauge,
-         [](const FenceFollower::Stats& s) { return absl::ToDoubleSeconds(s.since_last_event); }},
+         [](const FenceFollower::Stats& s) {
+           return absl::ToDoubleSeconds(s.since_last_event);
+         }},
         {"fencegate_gateway_feed_reconnects_total",
          "Times the feed's stream ended and was reconnected.", MetricType::kCounter,
-         [](const FenceFollower::Stats& s) { return static_cast<double>(s.streams_ended); }},
+         [](const FenceFollower::Stats& s) {
+           return static_cast<double>(s.streams_ended);
+         }},
     };
     for (const Feed& f : kFeed) {
       auto value = f.value;
@@ -152,20 +161,20 @@ void GatewayServer::AddGauges(metrics::Registry& registry) {
     }
   }
   if (PostgresStorage* postgres = postgres_) {
-    registry.AddCollected("fencegate_gateway_postgres_read_connections",
-                          "PostgreSQL read connections (--read_connections), idle or busy.",
-                          MetricType::kGauge, {"state"},
-                          [postgres](std::vector<CollectedSample>& out) {
-                            PostgresReaderPool::Stats s = postgres->reader_stats();
-                            out.push_back({{"idle"}, static_cast<double>(s.idle)});
-                            out.push_back({{"busy"}, static_cast<double>(s.size - s.idle)});
-                          });
-    registry.AddCollected("fencegate_gateway_postgres_read_waiters",
-                          "Reads waiting for a PostgreSQL read connection.", MetricType::kGauge,
-                          {}, [postgres](std::vector<CollectedSample>& out) {
-                            out.push_back(
-                                {{}, static_cast<double>(postgres->reader_stats().waiting)});
-                          });
+    registry.AddCollected(
+        "fencegate_gateway_postgres_read_connections",
+        "PostgreSQL read connections (--read_connections), idle or busy.",
+        MetricType::kGauge, {"state"}, [postgres](std::vector<CollectedSample>& out) {
+          PostgresReaderPool::Stats s = postgres->reader_stats();
+          out.push_back({{"idle"}, static_cast<double>(s.idle)});
+          out.push_back({{"busy"}, static_cast<double>(s.size - s.idle)});
+        });
+    registry.AddCollected(
+        "fencegate_gateway_postgres_read_waiters",
+        "Reads waiting for a PostgreSQL read connection.", MetricType::kGauge, {},
+        [postgres](std::vector<CollectedSample>& out) {
+          out.push_back({{}, static_cast<double>(postgres->reader_stats().waiting)});
+        });
   }
 }
 

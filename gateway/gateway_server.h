@@ -31,8 +31,8 @@
 #include "gateway/gateway_service.h"
 #include "gateway/postgres_storage.h"
 #include "gateway/stale_refusals.h"
-#include "gateway/store_metrics.h"
 #include "gateway/storage_backend.h"
+#include "gateway/store_metrics.h"
 #include "grpcpp/server.h"
 
 namespace fencegate::gateway {

@@ -160,9 +160,9 @@ absl::Status LockManager::AcquireLocked(CallId id, const AcquireArgs& args,
   // With a request id its place survives a restart or a failover (see the
   // header).
   const uint64_t seq = args.request_id.empty() ? 0 : next_waiter_seq_++;
-  auto waiter = LinkWaiter(*r, r->waiters.end(),
-                           Waiter{id, args.holder, args.ttl, args.request_id,
-                                  std::move(done), 0, seq, now});
+  auto waiter = LinkWaiter(
+      *r, r->waiters.end(),
+      Waiter{id, args.holder, args.ttl, args.request_id, std::move(done), 0, seq, now});
   waiter->timer =
       SetTimer(now + args.wait, [id](LockManager& m) { m.OnWaitTimeout(id); });
   parked_.emplace(id, std::make_pair(args.resource, waiter));

@@ -170,8 +170,8 @@ class LockManager {
   // the fence events of every committed batch; `metrics` (optional) counts
   // (see the header).
   static absl::StatusOr<std::unique_ptr<LockManager>> Create(
-      LockStore* store, Clock* clock, const LockLimits& limits,
-      FenceFeed* feed = nullptr, const LockManagerMetrics* metrics = nullptr);
+      LockStore* store, Clock* clock, const LockLimits& limits, FenceFeed* feed = nullptr,
+      const LockManagerMetrics* metrics = nullptr);
   ~LockManager();
 
   // A fresh id for the next Acquire.
@@ -232,8 +232,8 @@ class LockManager {
   struct Resource;
   struct CommitItem;
 
-  LockManager(LockStore* store, Clock* clock, const LockLimits& limits,
-              FenceFeed* feed, const LockManagerMetrics* metrics);
+  LockManager(LockStore* store, Clock* clock, const LockLimits& limits, FenceFeed* feed,
+              const LockManagerMetrics* metrics);
 
   // Runs fn(*this) at `deadline` unless the manager is gone by then.
   Clock::TimerId SetTimer(absl::Time deadline,

@@ -6,9 +6,9 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "lockservice/etcd/etcd_client.h"
 #include "common/server_setup.h"
 #include "grpcpp/health_check_service_interface.h"
+#include "lockservice/etcd/etcd_client.h"
 #include "lockservice/etcd/etcd_lock_node.h"
 #include "lockservice/lock_status_page.h"
 #include "lockservice/routing_lock_service.h"
@@ -108,10 +108,9 @@ absl::Status LockServer::StartSqlite(const LockServerOptions& options,
   max_batch_ = options.limits.max_batch;
   service_ = std::make_unique<LockServiceImpl>(manager_, store_.get(), &feed_, signer_.get(),
                                                CallerIdentity{options.serving.tls.mutual(), ""});
-  absl::StatusOr<std::unique_ptr<grpc::Server>> grpc_server =
-      StartGrpcServer(options.serving.listen, service_.get(), &port_,
-                      options.serving.port_file,
-                      /*max_receive_bytes=*/0, std::move(credentials), observability_.get());
+  absl::StatusOr<std::unique_ptr<grpc::Server>> grpc_server = StartGrpcServer(
+      options.serving.listen, service_.get(), &port_, options.serving.port_file,
+      /*max_receive_bytes=*/0, std::move(credentials), observability_.get());
   if (!grpc_server.ok()) return grpc_server.status();
   server_ = *std::move(grpc_server);
   return absl::OkStatus();
@@ -167,10 +166,9 @@ absl::Status LockServer::StartEtcd(const LockServerOptions& options) {
   max_batch_ = node.limits.max_batch;
 
   router_ = std::make_unique<RoutingLockService>(std::move(peer_credentials));
-  absl::StatusOr<std::unique_ptr<grpc::Server>> grpc_server =
-      StartGrpcServer(options.serving.listen, router_.get(), &port_,
-                      options.serving.port_file,
-                      /*max_receive_bytes=*/0, *std::move(credentials), observability_.get());
+  absl::StatusOr<std::unique_ptr<grpc::Server>> grpc_server = StartGrpcServer(
+      options.serving.listen, router_.get(), &port_, options.serving.port_file,
+      /*max_receive_bytes=*/0, *std::move(credentials), observability_.get());
   if (!grpc_server.ok()) return grpc_server.status();
   server_ = *std::move(grpc_server);
   server_->GetHealthCheckService()->SetServingStatus(false);  // until a leader is known

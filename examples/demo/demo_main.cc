@@ -33,10 +33,10 @@
 #include "client/lock_client.h"
 #include "common/build_info.h"
 #include "common/metrics/key_figures.h"
-#include "examples/demo/acts.h"
-#include "examples/demo/interrupt.h"
 #include "common/signing_keys.h"
 #include "common/tls.h"
+#include "examples/demo/acts.h"
+#include "examples/demo/interrupt.h"
 #include "examples/demo/sequence_svg.h"
 #include "examples/demo/test_certificates.h"
 #include "examples/demo/timeline.h"
@@ -177,7 +177,8 @@ absl::StatusOr<double> StaleWritesRefused(const std::string& address,
   absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials =
       MakeChannelCredentials(tls);
   if (!credentials.ok()) return credentials.status();
-  auto stub = fencegate::v1::ServerInfo::NewStub(grpc::CreateChannel(address, *credentials));
+  auto stub =
+      fencegate::v1::ServerInfo::NewStub(grpc::CreateChannel(address, *credentials));
   grpc::ClientContext context;
   context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(10)));
   fencegate::v1::GetMetricsResponse response;
@@ -187,7 +188,8 @@ absl::StatusOr<double> StaleWritesRefused(const std::string& address,
   absl::StatusOr<std::vector<metrics::Sample>> samples =
       metrics::ParseExposition(response.exposition());
   if (!samples.ok()) return samples.status();
-  return metrics::SumOf(*samples, "fencegate_gateway_stale_refused_total", {{"rpc", "write"}})
+  return metrics::SumOf(*samples, "fencegate_gateway_stale_refused_total",
+                        {{"rpc", "write"}})
       .value_or(0);
 }
 
@@ -245,7 +247,8 @@ int Run() {
   const std::string lock_page = StatusPage(**locks, tls);
   const std::string gateway_page = StatusPage(**gateway, tls);
   std::cout << "status pages, while the demo runs: lock service " << lock_page
-            << "  gateway " << gateway_page << " (Prometheus: the same address + metrics)\n";
+            << "  gateway " << gateway_page
+            << " (Prometheus: the same address + metrics)\n";
 
   Timeline timeline(&std::cout, absl::GetFlag(FLAGS_color) && isatty(STDOUT_FILENO));
   client::ClientOptions own;

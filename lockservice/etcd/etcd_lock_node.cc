@@ -62,9 +62,8 @@ absl::Status EtcdLockNode::StartTerm(const LeaderGuard& guard) {
   feeds_.push_back(std::make_unique<FenceFeed>());
   term->feed = feeds_.back().get();
   // Loads everything, re-arming each lease for its full TTL.
-  absl::StatusOr<std::unique_ptr<LockManager>> manager =
-      LockManager::Create(term->store.get(), clock_, options_.limits, term->feed,
-                          options_.manager_metrics);
+  absl::StatusOr<std::unique_ptr<LockManager>> manager = LockManager::Create(
+      term->store.get(), clock_, options_.limits, term->feed, options_.manager_metrics);
   if (!manager.ok()) {
     term->feed->Close();
     return manager.status();
@@ -101,9 +100,10 @@ void EtcdLockNode::EndTerm(LeaderElection::TermEnd why) {
   if (const LeadershipMetrics* m = options_.leadership_metrics) {
     m->leader->Set(0);
     m->term->Set(0);
-    m->terms_ended[why == LeaderElection::TermEnd::kStopped       ? LeadershipMetrics::kStopped
-                   : why == LeaderElection::TermEnd::kSessionLost ? LeadershipMetrics::kSessionLost
-                                                                   : LeadershipMetrics::kSteppedDown]
+    m->terms_ended[why == LeaderElection::TermEnd::kStopped ? LeadershipMetrics::kStopped
+                   : why == LeaderElection::TermEnd::kSessionLost
+                       ? LeadershipMetrics::kSessionLost
+                       : LeadershipMetrics::kSteppedDown]
         ->Increment();
   }
   std::shared_ptr<Term> term = std::move(term_);

@@ -86,10 +86,12 @@ absl::StatusOr<demo::Message> E2eTest::Acquire(demo::ClientProcess& client) {
 absl::StatusOr<E2eTest::PausedHolder> E2eTest::PauseHolderUntilSuperseded(
     const std::string& resource) {
   PausedHolder p;
-  absl::StatusOr<std::unique_ptr<demo::ClientProcess>> c1 = StartClient("client 1", resource);
+  absl::StatusOr<std::unique_ptr<demo::ClientProcess>> c1 =
+      StartClient("client 1", resource);
   if (!c1.ok()) return c1.status();
   p.client1 = *std::move(c1);
-  absl::StatusOr<std::unique_ptr<demo::ClientProcess>> c2 = StartClient("client 2", resource);
+  absl::StatusOr<std::unique_ptr<demo::ClientProcess>> c2 =
+      StartClient("client 2", resource);
   if (!c2.ok()) return c2.status();
   p.client2 = *std::move(c2);
   auto step = [](absl::StatusOr<demo::Message> reply,
@@ -108,8 +110,8 @@ absl::StatusOr<E2eTest::PausedHolder> E2eTest::PauseHolderUntilSuperseded(
   absl::StatusOr<demo::Message> read1 = step(Call(*p.client1, "read"), "client 1's read");
   if (!read1.ok()) return read1.status();
   if (read1->GetInt("value") != 0) {
-    return absl::InternalError(absl::StrCat("client 1 read ", read1->GetInt("value"),
-                                            " from a fresh counter"));
+    return absl::InternalError(
+        absl::StrCat("client 1 read ", read1->GetInt("value"), " from a fresh counter"));
   }
   // The pause: the whole process, its renewal thread included.
   if (absl::Status frozen = p.client1->Freeze(); !frozen.ok()) return frozen;
@@ -125,7 +127,8 @@ absl::StatusOr<E2eTest::PausedHolder> E2eTest::PauseHolderUntilSuperseded(
   p.token2 = grant2->GetUint("token");
   absl::StatusOr<demo::Message> read2 = step(Call(*p.client2, "read"), "client 2's read");
   if (!read2.ok()) return read2.status();
-  absl::StatusOr<demo::Message> write2 = step(Call(*p.client2, "write"), "client 2's write");
+  absl::StatusOr<demo::Message> write2 =
+      step(Call(*p.client2, "write"), "client 2's write");
   if (!write2.ok()) return write2.status();
   if (absl::Status thawed = p.client1->Thaw(); !thawed.ok()) return thawed;
   return p;

@@ -216,10 +216,10 @@ TEST(ServerMainTest, HelpListsTheSharedFlagsAndTheServersOwn) {
   std::string output;
   for (const char* binary : {FENCEGATE_LOCKSERVICE_BIN, FENCEGATE_GATEWAY_BIN}) {
     RunToEnd({binary, "--help"}, dir, &output);  // Abseil exits 1 after --help
-    for (const char* flag : {"--listen", "--port_file", "--shutdown_grace",
-                             "--signing_keys", "--tls_cert", "--tls_key",
-                             "--tls_client_ca", "--metrics_listen",
-                             "--metrics_port_file", "--max_batch", "--db"}) {
+    for (const char* flag :
+         {"--listen", "--port_file", "--shutdown_grace", "--signing_keys", "--tls_cert",
+          "--tls_key", "--tls_client_ca", "--metrics_listen", "--metrics_port_file",
+          "--max_batch", "--db"}) {
       EXPECT_THAT(output, HasSubstr(flag)) << binary;
     }
   }

@@ -168,9 +168,9 @@ absl::StatusOr<std::unique_ptr<ChildProcess>> ChildProcess::Start(Options option
   int in_pipe[2] = {-1, -1}, out_pipe[2] = {-1, -1};
   int fd3_pipe[2] = {-1, -1}, fd4_pipe[2] = {-1, -1};
   auto close_all = [&] {
-    for (int fd : {in_pipe[0], in_pipe[1], out_pipe[0], out_pipe[1], plan.stdin_fd,
-                   plan.stderr_fd, plan.netns_fd, fd3_pipe[0], fd3_pipe[1], fd4_pipe[0],
-                   fd4_pipe[1]}) {
+    for (int fd :
+         {in_pipe[0], in_pipe[1], out_pipe[0], out_pipe[1], plan.stdin_fd, plan.stderr_fd,
+          plan.netns_fd, fd3_pipe[0], fd3_pipe[1], fd4_pipe[0], fd4_pipe[1]}) {
       if (fd >= 0) close(fd);
     }
   };
@@ -223,8 +223,8 @@ absl::StatusOr<std::unique_ptr<ChildProcess>> ChildProcess::Start(Options option
     fork_errno = errno;
     if (pid > 0) setpgid(pid, pid);  // also here, so it holds before either side goes on
   });
-  for (int fd : {plan.stdin_fd, plan.stderr_fd, out_pipe[1], plan.netns_fd, plan.fd3,
-                 plan.fd4}) {
+  for (int fd :
+       {plan.stdin_fd, plan.stderr_fd, out_pipe[1], plan.netns_fd, plan.fd3, plan.fd4}) {
     if (fd >= 0) close(fd);
   }
   child->stdin_fd_ = in_pipe[1];

@@ -64,8 +64,10 @@ absl::StatusOr<std::unique_ptr<ServerProcess>> ServerProcess::Launch(
     unlink(server->MetricsPortFilePath().c_str());
     child.argv.push_back(absl::StrCat("--listen=", o.host, ":", o.port));
     child.argv.push_back(absl::StrCat("--port_file=", server->PortFilePath()));
-    child.argv.push_back(absl::StrCat("--metrics_port_file=", server->MetricsPortFilePath()));
-    if (!metrics_given) child.argv.push_back(absl::StrCat("--metrics_listen=", o.host, ":0"));
+    child.argv.push_back(
+        absl::StrCat("--metrics_port_file=", server->MetricsPortFilePath()));
+    if (!metrics_given)
+      child.argv.push_back(absl::StrCat("--metrics_listen=", o.host, ":0"));
   }
   absl::StatusOr<std::unique_ptr<ChildProcess>> process = ChildProcess::Start(child);
   if (!process.ok()) return process.status();
@@ -135,8 +137,8 @@ absl::StatusOr<int> ServerProcess::MetricsPort(absl::Duration timeout) const {
   const absl::Time give_up = absl::Now() + timeout;
   for (;;) {
     int port = 0;
-    if (absl::SimpleAtoi(
-            absl::StripAsciiWhitespace(ReadWholeFile(MetricsPortFilePath())), &port) &&
+    if (absl::SimpleAtoi(absl::StripAsciiWhitespace(ReadWholeFile(MetricsPortFilePath())),
+                         &port) &&
         port > 0) {
       return port;
     }
