@@ -73,6 +73,7 @@ HOW_TO_RUN = """\
 ./scripts/bench --quick               # 1 run of 0.5 s per point, < 2 minutes (smoke, not for comparison)
 ./scripts/bench --systems=fencegate,etcd --runs=5 --duration=5s
 ./scripts/bench --profile             # + ~2 min: perf profiles of fencegate, fsyncs per op of all
+./scripts/bench --systems=fencegate --metrics-ab   # metrics on vs off, same run (docs/observability.md)
 build/bench/fencegate-microbench      # in-process hot paths (Google Benchmark), no servers
 ctest --test-dir build -L bench       # the smoke test: --quick against fencegate, no errors allowed
 ```

@@ -10,6 +10,7 @@ std::vector<const Command*> AllCommands() {
   std::vector<const Command*> all;
   for (const Command& c : LockCommands()) all.push_back(&c);
   for (const Command& c : GatewayCommands()) all.push_back(&c);
+  for (const Command& c : StatusCommands()) all.push_back(&c);
   return all;
 }
 

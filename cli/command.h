@@ -44,6 +44,9 @@ const std::vector<Command>& LockCommands();
 // The gateway's commands: write, read, fence, list.
 const std::vector<Command>& GatewayCommands();
 
+// status: a server's key figures (status_command.cc).
+const std::vector<Command>& StatusCommands();
+
 // Every command, in help order.
 std::vector<const Command*> AllCommands();
 // nullptr if there is no such command.

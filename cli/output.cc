@@ -1,5 +1,6 @@
 #include "cli/output.h"
 
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <optional>
@@ -8,8 +9,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "common/errors.h"
 #include "cli/exit_codes.h"
+#include "common/errors.h"
+#include "common/metrics/exposition.h"
 
 namespace fencegate::cli {
 namespace {
@@ -138,6 +140,11 @@ JsonObject& JsonObject::AddInt(absl::string_view key, int64_t value) {
 
 JsonObject& JsonObject::AddUint(absl::string_view key, uint64_t value) {
   return AddRaw(key, absl::StrCat(value));
+}
+
+JsonObject& JsonObject::AddDouble(absl::string_view key, double value) {
+  if (!std::isfinite(value)) return AddRaw(key, "null");
+  return AddRaw(key, metrics::FormatValue(value));
 }
 
 JsonObject& JsonObject::AddBool(absl::string_view key, bool value) {

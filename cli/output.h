@@ -26,6 +26,8 @@ class JsonObject {
   JsonObject& AddBytes(absl::string_view key, absl::string_view value);
   JsonObject& AddInt(absl::string_view key, int64_t value);
   JsonObject& AddUint(absl::string_view key, uint64_t value);
+  // A finite number in its shortest form (integers without a fraction).
+  JsonObject& AddDouble(absl::string_view key, double value);
   JsonObject& AddBool(absl::string_view key, bool value);
   JsonObject& AddObject(absl::string_view key, const JsonObject& value);
   JsonObject& AddArray(absl::string_view key, const std::vector<JsonObject>& values);

@@ -17,9 +17,20 @@ grpc::ServerUnaryReactor* ServerInfoService::GetServerInfo(
   return reactor;
 }
 
-ServerInfoService& ProcessServerInfoService() {
-  static ServerInfoService* service = new ServerInfoService();
-  return *service;
+grpc::ServerUnaryReactor* ServerInfoService::GetMetrics(
+    grpc::CallbackServerContext* context, const fencegate::v1::GetMetricsRequest*,
+    fencegate::v1::GetMetricsResponse* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  if (registry_ == nullptr) {
+    reactor->Finish(grpc::Status(
+        grpc::StatusCode::FAILED_PRECONDITION,
+        "this server runs with metrics off (--metrics_listen= is empty); restart it "
+        "with --metrics_listen to read its metrics"));
+    return reactor;
+  }
+  response->set_exposition(registry_->Render());
+  reactor->Finish(grpc::Status::OK);
+  return reactor;
 }
 
 }  // namespace fencegate

@@ -26,6 +26,13 @@ ABSL_FLAG(std::string, signing_keys, kServingDefaults.signing_keys_path,
           "signs every grant and requires the signature on Renew/Release, the "
           "gateway requires a valid signature for the token's resource. SIGHUP "
           "reloads it");
+ABSL_FLAG(std::string, metrics_listen, kServingDefaults.metrics_listen,
+          "host:port of the HTTP listener for Prometheus' /metrics and the status page "
+          "at / (TLS as the gRPC port); 'auto': 127.0.0.1 at the server's metrics port "
+          "(lock service 9464, gateway 9465), or a free port when --listen's port is 0; "
+          "empty: metrics off (docs/observability.md)");
+ABSL_FLAG(std::string, metrics_port_file, kServingDefaults.metrics_port_file,
+          "if set, write the bound metrics port to this file once serving");
 ABSL_FLAG(std::string, tls_cert, "", "PEM certificate chain; with --tls_key turns TLS on");
 ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls_cert");
 ABSL_FLAG(std::string, tls_client_ca, "",
@@ -58,9 +65,11 @@ void InitServerMain(absl::string_view program, int argc, char** argv,
   absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
 }
 
-ServingOptions ServingOptionsFromFlags(std::string listen) {
-  ServingOptions serving;
+ServingOptions ServingOptionsFromFlags(std::string listen, ServingOptions defaults) {
+  ServingOptions serving = std::move(defaults);
   serving.listen = std::move(listen);
+  serving.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
+  serving.metrics_port_file = absl::GetFlag(FLAGS_metrics_port_file);
   serving.port_file = absl::GetFlag(FLAGS_port_file);
   serving.shutdown_grace = absl::GetFlag(FLAGS_shutdown_grace);
   serving.signing_keys_path = absl::GetFlag(FLAGS_signing_keys);

@@ -6,7 +6,8 @@
 //   int main(int argc, char** argv) {
 //     fencegate::InitServerMain("fencegate-x", argc, argv, "fencegate-x: ...\nUsage: ...");
 //     Options options;
-//     options.serving = fencegate::ServingOptionsFromFlags(absl::GetFlag(FLAGS_listen));
+//     options.serving =
+//         fencegate::ServingOptionsFromFlags(absl::GetFlag(FLAGS_listen), options.serving);
 //     ...                                   // the server's own flags
 //     auto server = Server::Start(options);  // Start() calls options.Validate()
 //     ...                                   // log failure or the start-up line
@@ -14,9 +15,10 @@
 //   }
 //
 // Defined here: --port_file, --shutdown_grace, --signing_keys, --tls_cert,
-// --tls_key, --tls_client_ca. Each main defines --listen itself, because
-// its default differs by server, with the help text kListenFlagHelp.
-// Link this only into server binaries: it defines flags.
+// --tls_key, --tls_client_ca, --metrics_listen, --metrics_port_file. Each
+// main defines --listen itself, because its default differs by server, with
+// the help text kListenFlagHelp. Link this only into server binaries: it
+// defines flags.
 //
 // Thread safety: call from main()'s thread only.
 #ifndef FENCEGATE_COMMON_SERVER_MAIN_H_
@@ -41,8 +43,9 @@ inline constexpr char kListenFlagHelp[] =
 void InitServerMain(absl::string_view program, int argc, char** argv,
                     absl::string_view usage);
 
-// ServingOptions from the flags above, with `listen` from the main's flag.
-ServingOptions ServingOptionsFromFlags(std::string listen);
+// ServingOptions from the flags above, with `listen` from the main's flag;
+// what no flag sets (metrics_auto_port) comes from `defaults`.
+ServingOptions ServingOptionsFromFlags(std::string listen, ServingOptions defaults);
 
 // Waits for SIGTERM or SIGINT; each SIGHUP before it reloads the signing
 // keys (logging the keys now in use, or why the old ones stay). Then shuts

@@ -5,9 +5,11 @@
 #include <mutex>
 #include <vector>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/malformed_request_interceptor.h"
 #include "common/server_info_service.h"
+#include "common/server_observability.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "grpcpp/security/server_credentials.h"
@@ -22,12 +24,30 @@ absl::Status ServingOptions::Validate() const {
   if (shutdown_grace < absl::ZeroDuration()) {
     return absl::InvalidArgumentError("--shutdown_grace must not be negative");
   }
+  if (metrics_listen != kMetricsListenAuto && !metrics_listen.empty()) {
+    const size_t colon = metrics_listen.rfind(':');
+    int port = -1;
+    if (colon == std::string::npos || colon == 0 ||
+        !absl::SimpleAtoi(metrics_listen.substr(colon + 1), &port) || port < 0 ||
+        port > 65535) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--metrics_listen='", metrics_listen,
+          "' is not host:port (port 0 picks a free port), 'auto' or empty (off)"));
+    }
+  }
   if (tls.enabled() && (tls.cert.empty() || tls.key.empty())) {
     return absl::InvalidArgumentError(
         "TLS needs both --tls_cert and --tls_key (--tls_client_ca alone is not "
         "enough: the server needs a certificate of its own)");
   }
   return absl::OkStatus();
+}
+
+std::string ServingOptions::MetricsAddress() const {
+  if (metrics_listen != kMetricsListenAuto) return metrics_listen;
+  const bool free_port =
+      listen.size() >= 2 && listen.compare(listen.size() - 2, 2, ":0") == 0;
+  return absl::StrCat("127.0.0.1:", free_port ? 0 : metrics_auto_port);
 }
 
 void EnableHealthAndReflection() {
@@ -41,7 +61,8 @@ void EnableHealthAndReflection() {
 absl::StatusOr<std::unique_ptr<grpc::Server>> StartGrpcServer(
     const std::string& listen, grpc::Service* service, int* port,
     const std::string& port_file, int max_receive_bytes,
-    std::shared_ptr<grpc::ServerCredentials> credentials) {
+    std::shared_ptr<grpc::ServerCredentials> credentials,
+    ServerObservability* observability) {
   EnableHealthAndReflection();
   grpc::ServerBuilder builder;
   builder.AddListeningPort(
@@ -51,10 +72,18 @@ absl::StatusOr<std::unique_ptr<grpc::Server>> StartGrpcServer(
   // 10 s; gRPC's default would treat those as abuse (one per 5 minutes).
   builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 5000);
   builder.RegisterService(service);
-  builder.RegisterService(&ProcessServerInfoService());
+  static ServerInfoService* const metrics_off = new ServerInfoService(nullptr);
+  builder.RegisterService(observability != nullptr ? observability->info_service()
+                                                   : metrics_off);
   std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>
       interceptors;
   interceptors.push_back(std::make_unique<MalformedRequestInterceptorFactory>());
+  // After it: a status it replaces is counted as replaced.
+  if (observability != nullptr) {
+    if (auto rpc = observability->NewRpcInterceptorFactory()) {
+      interceptors.push_back(std::move(rpc));
+    }
+  }
   builder.experimental().SetInterceptorCreators(std::move(interceptors));
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server == nullptr || *port == 0) {

@@ -8,6 +8,10 @@
 // parse (malformed_request_interceptor.h). The flags that fill
 // ServingOptions and the mains' signal loop are in server_main.h.
 //
+// Metrics and the status page (ServingOptions::metrics_listen, the
+// ServerObservability a server passes to StartGrpcServer) are in
+// server_observability.h.
+//
 // Thread safety: call from the thread that builds the server.
 #ifndef FENCEGATE_COMMON_SERVER_SETUP_H_
 #define FENCEGATE_COMMON_SERVER_SETUP_H_
@@ -39,6 +43,23 @@ struct ServingOptions {
   std::string signing_keys_path;
   // --tls_cert, --tls_key, --tls_client_ca (common/tls.h).
   ServerTlsFiles tls;
+  // --metrics_listen: host:port of the HTTP listener for /metrics and the
+  // status page (server_observability.h), with TLS as the gRPC port when
+  // `tls` is on. kMetricsListenAuto: on loopback, at metrics_auto_port, or
+  // at a free port when `listen` asks for one (port 0), so servers started
+  // on free ports never collide. Empty: metrics off altogether (no listener,
+  // no counting; ServerInfo.GetMetrics answers FAILED_PRECONDITION).
+  std::string metrics_listen = kMetricsListenAuto;
+  // The port kMetricsListenAuto means; each server's Options sets its own.
+  int metrics_auto_port = 0;
+  // --metrics_port_file: if set, the bound metrics port is written here
+  // once serving (as --port_file does for gRPC).
+  std::string metrics_port_file;
+
+  static constexpr char kMetricsListenAuto[] = "auto";
+
+  // The metrics address metrics_listen stands for; empty when off.
+  std::string MetricsAddress() const;
 
   // INVALID_ARGUMENT naming the flag when a value cannot work. Reads no
   // file (Start() reads them, and names the flag if one is unreadable).
@@ -64,16 +85,21 @@ class ServerControl {
 // call. Idempotent and thread-safe.
 void EnableHealthAndReflection();
 
+class ServerObservability;
+
 // Builds and starts a server on `listen` serving `service`, with health,
 // reflection and ServerInfo, `credentials` (null: plaintext; see common/tls.h) and a
 // receive limit of `max_receive_bytes` (0: gRPC's default). Sets *port to
-// the bound port and publishes it in `port_file` (if not empty).
-// UNAVAILABLE naming --listen if it cannot listen. `service` must outlive
-// the server.
+// the bound port and publishes it in `port_file` (if not empty). With
+// `observability`, its ServerInfo (with the server's metrics) and its
+// per-RPC metrics; without, a ServerInfo with metrics off.
+// UNAVAILABLE naming --listen if it cannot listen. `service` and
+// `observability` must outlive the server.
 absl::StatusOr<std::unique_ptr<grpc::Server>> StartGrpcServer(
     const std::string& listen, grpc::Service* service, int* port,
     const std::string& port_file, int max_receive_bytes = 0,
-    std::shared_ptr<grpc::ServerCredentials> credentials = nullptr);
+    std::shared_ptr<grpc::ServerCredentials> credentials = nullptr,
+    ServerObservability* observability = nullptr);
 
 // Writes "<port>\n" to `path` atomically (temp file + rename), so a reader
 // never sees a partial number. No-op when `path` is empty.

@@ -60,6 +60,18 @@ bool FenceFollower::caught_up() {
   return caught_up_;
 }
 
+FenceFollower::Stats FenceFollower::stats() {
+  absl::MutexLock lock(&mu_);
+  Stats stats;
+  stats.caught_up = caught_up_;
+  stats.applied_position = applied_position_;
+  stats.head_position = std::max(head_position_, applied_position_);
+  stats.since_last_event =
+      absl::FromChrono(std::chrono::steady_clock::now() - last_event_);
+  stats.streams_ended = streams_ended_;
+  return stats;
+}
+
 void FenceFollower::Run() {
   absl::Duration backoff = options_.min_backoff;
   for (;;) {
@@ -69,6 +81,7 @@ void FenceFollower::Run() {
       absl::MutexLock lock(&mu_);
       caught_up_ = false;
       if (stopping_) return;
+      ++streams_ended_;
     }
     // A stream that made progress was healthy: retry soon.
     if (applied_position() > before) backoff = options_.min_backoff;
@@ -148,6 +161,8 @@ bool FenceFollower::Apply(const v1::WatchFencesResponse& message) {
   }
   absl::MutexLock lock(&mu_);
   applied_position_ = std::max(applied_position_, last);
+  head_position_ = std::max(head_position_, message.head_position());
+  if (message.events_size() > 0) last_event_ = std::chrono::steady_clock::now();
   return true;
 }
 

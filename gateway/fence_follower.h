@@ -25,6 +25,7 @@
 #ifndef FENCEGATE_GATEWAY_FENCE_FOLLOWER_H_
 #define FENCEGATE_GATEWAY_FENCE_FOLLOWER_H_
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -60,6 +61,19 @@ class FenceFollower {
   // The current stream has replayed everything and is live.
   bool caught_up();
 
+  // The follower's state, for the metrics and the status page.
+  struct Stats {
+    bool caught_up = false;
+    uint64_t applied_position = 0;
+    // The lock service's latest position, as its last message said
+    // (WatchFencesResponse.head_position); at least applied_position.
+    uint64_t head_position = 0;
+    // Since the last message with events (or since the follower started).
+    absl::Duration since_last_event;
+    uint64_t streams_ended = 0;  // streams that broke or ended (reconnects)
+  };
+  Stats stats();
+
  private:
   void Run();
   // Follows one stream until it ends; returns how it ended.
@@ -80,6 +94,10 @@ class FenceFollower {
   grpc::ClientContext* context_ ABSL_GUARDED_BY(mu_) = nullptr;  // stream in flight
   uint64_t applied_position_ ABSL_GUARDED_BY(mu_) = 0;
   bool caught_up_ ABSL_GUARDED_BY(mu_) = false;
+  uint64_t head_position_ ABSL_GUARDED_BY(mu_) = 0;
+  std::chrono::steady_clock::time_point last_event_ ABSL_GUARDED_BY(mu_) =
+      std::chrono::steady_clock::now();
+  uint64_t streams_ended_ ABSL_GUARDED_BY(mu_) = 0;
 
   std::thread thread_;  // last: started once everything above is set
 };

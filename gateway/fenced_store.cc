@@ -1,10 +1,12 @@
 #include "gateway/fenced_store.h"
 
+#include <chrono>
 #include <optional>
 #include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "common/errors.h"
 #include "common/log.h"
 #include "common/test_hooks.h"
@@ -43,8 +45,8 @@ absl::Status ReadError(absl::string_view what, const absl::Status& cause) {
 }  // namespace
 
 FencedStore::FencedStore(StorageBackend* backend, const GatewayLimits& limits,
-                         const TokenSigner* signer)
-    : backend_(backend), limits_(limits), signer_(signer) {
+                         const TokenSigner* signer, const StoreMetrics* metrics)
+    : backend_(backend), limits_(limits), signer_(signer), metrics_(metrics) {
   commits_ = std::make_unique<GroupCommitQueue<Item>>(
       [this](std::vector<Item>& batch) { Flush(batch); }, limits.max_batch,
       "fg-gw-commit");
@@ -72,6 +74,7 @@ void FencedStore::Write(WriteArgs args, Callback<WriteResult> done) {
   absl::Status error = ValidateWrite(args, limits_);
   if (error.ok()) error = CheckSignature(args.resource, args.token, args.signature);
   if (!error.ok()) {
+    Count(StoreMetrics::kWrite, error);
     done(std::move(error));
     return;
   }
@@ -87,17 +90,23 @@ void FencedStore::Write(WriteArgs args, Callback<WriteResult> done) {
 void FencedStore::Read(ReadArgs args, Callback<ReadResult> done) {
   absl::Status error = ValidateRead(args, limits_);
   if (!error.ok()) {
+    Count(StoreMetrics::kRead, error);
     done(std::move(error));
     return;
   }
   if (args.token == 0) {
     absl::StatusOr<ReadResult> result = backend_->ReadCommitted(args.resource, args.key);
-    if (!result.ok()) result = ReadError("reading the key", result.status());
+    if (!result.ok()) {
+      CountStorageError(StoreMetrics::kReadStage);
+      result = ReadError("reading the key", result.status());
+    }
+    Count(StoreMetrics::kRead, result.status());
     done(std::move(result));
     return;
   }
   error = CheckSignature(args.resource, args.token, args.signature);
   if (!error.ok()) {
+    Count(StoreMetrics::kRead, error);
     done(std::move(error));
     return;
   }
@@ -114,6 +123,7 @@ void FencedStore::Fence(FenceArgs args, Callback<FenceResult> done) {
   absl::Status error = ValidateFence(args, limits_);
   if (error.ok()) error = CheckSignature(args.resource, args.token, args.signature);
   if (!error.ok()) {
+    Count(StoreMetrics::kFence, error);
     done(std::move(error));
     return;
   }
@@ -139,6 +149,7 @@ void FencedStore::RaiseFence(absl::string_view resource, uint64_t position,
   item.op.kind = OpKind::kFence;
   item.op.resource = resource;
   item.op.token = position;
+  item.from_feed = true;
   // A fence already past the position is what was asked for.
   item.done = Callback<FenceResult>(
       [done = std::move(done)](absl::StatusOr<FenceResult> result) mutable {
@@ -155,11 +166,20 @@ void FencedStore::RaiseFence(absl::string_view resource, uint64_t position,
 
 absl::StatusOr<ListResult> FencedStore::List(const ListArgs& args) {
   absl::Status error = ValidateList(args, limits_);
-  if (!error.ok()) return error;
+  if (!error.ok()) {
+    Count(StoreMetrics::kList, error);
+    return error;
+  }
   const size_t limit = args.page_size == 0 ? limits_.default_page_size : args.page_size;
   absl::StatusOr<ListPage> page =
       backend_->ListCommitted(args.resource, args.page_token, limit);
-  if (!page.ok()) return ReadError("listing keys", page.status());
+  if (!page.ok()) {
+    CountStorageError(StoreMetrics::kReadStage);
+    error = ReadError("listing keys", page.status());
+    Count(StoreMetrics::kList, error);
+    return error;
+  }
+  Count(StoreMetrics::kList, absl::OkStatus());
   ListResult result;
   result.keys = std::move(page->keys);
   // The page token is the last key returned: the next page starts after it.
@@ -169,10 +189,17 @@ absl::StatusOr<ListResult> FencedStore::List(const ListArgs& args) {
 
 absl::StatusOr<ResourceStats> FencedStore::Describe(absl::string_view resource) {
   absl::Status error = ValidateResource(resource, limits_);
-  if (!error.ok()) return error;
-  absl::StatusOr<ResourceStats> stats = backend_->DescribeCommitted(resource);
-  if (!stats.ok()) return ReadError("describing the resource", stats.status());
-  return stats;
+  if (error.ok()) {
+    absl::StatusOr<ResourceStats> stats = backend_->DescribeCommitted(resource);
+    if (stats.ok()) {
+      Count(StoreMetrics::kDescribe, absl::OkStatus());
+      return stats;
+    }
+    CountStorageError(StoreMetrics::kReadStage);
+    error = ReadError("describing the resource", stats.status());
+  }
+  Count(StoreMetrics::kDescribe, error);
+  return error;
 }
 
 // ----------------------------------------------------------- group commit
@@ -214,12 +241,18 @@ void FencedStore::Flush(std::vector<Item>& batch) {
     for (Item& item : batch) {
       item.status = Decision(item, backend_->Apply(item.op, &item.result));
     }
+    const auto commit_start = std::chrono::steady_clock::now();
     commit = backend_->CommitBatch();
+    if (metrics_ != nullptr) {
+      metrics_->commit_seconds->ObserveSince(commit_start);
+      metrics_->commit_batch_size->Observe(static_cast<double>(batch.size()));
+    }
     if (commit.ok()) FENCEGATE_FAILPOINT("gateway.after_commit");  // test builds only
   } else {
     backend_->AbortBatch();
   }
   if (!commit.ok()) {
+    CountStorageError(StoreMetrics::kCommit);
     LogError("gateway batch of %d requests failed to commit: %s",
              static_cast<int>(batch.size()), commit.ToString());
     commit = CommitError(commit);
@@ -235,6 +268,7 @@ void FencedStore::Flush(std::vector<Item>& batch) {
 absl::Status FencedStore::Decision(const Item& item,
                                    const absl::Status& applied) const {
   if (!applied.ok()) {
+    CountStorageError(StoreMetrics::kApply);
     LogError("gateway storage failed on a request for resource '%s': %s",
              item.op.resource, applied.ToString());
     return ApplyError(applied);
@@ -267,8 +301,41 @@ absl::Status FencedStore::Decision(const Item& item,
   return absl::InternalError("unknown outcome");
 }
 
+void FencedStore::Count(StoreMetrics::Rpc rpc, const absl::Status& status) const {
+  if (metrics_ == nullptr) return;
+  metrics_->requests[rpc][StoreMetrics::ResultOf(status)]->Increment();
+}
+
+void FencedStore::CountStorageError(StoreMetrics::Stage stage) const {
+  if (metrics_ != nullptr) metrics_->storage_errors[stage]->Increment();
+}
+
 void FencedStore::Deliver(Item& item, absl::Status status) {
   const OpResult& r = item.result;
+  if (metrics_ != nullptr) {
+    const StoreMetrics::Rpc rpc = item.op.kind == OpKind::kWrite  ? StoreMetrics::kWrite
+                                  : item.op.kind == OpKind::kRead ? StoreMetrics::kRead
+                                                                  : StoreMetrics::kFence;
+    if (status.ok() && r.fence_raised && metrics_->fence_raises[0] != nullptr) {
+      metrics_
+          ->fence_raises[item.from_feed                ? StoreMetrics::kFromFeed
+                         : rpc == StoreMetrics::kWrite ? StoreMetrics::kFromWrite
+                         : rpc == StoreMetrics::kRead  ? StoreMetrics::kFromRead
+                                                       : StoreMetrics::kFromFence]
+          ->Increment();
+    }
+    if (!item.from_feed) {
+      const StoreMetrics::Result result = StoreMetrics::ResultOf(status);
+      metrics_->requests[rpc][result]->Increment();
+      if (result == StoreMetrics::kStaleToken && metrics_->stale != nullptr) {
+        metrics_->stale->Record(rpc == StoreMetrics::kWrite  ? StaleRefusals::kWrite
+                                : rpc == StoreMetrics::kRead ? StaleRefusals::kRead
+                                                             : StaleRefusals::kFence,
+                                item.op.resource, item.op.token, r.max_token,
+                                absl::Now());
+      }
+    }
+  }
   switch (item.op.kind) {
     case OpKind::kWrite: {
       auto& done = std::get<Callback<WriteResult>>(item.done);

@@ -30,13 +30,18 @@
 // (current max token and version); UNAVAILABLE when storage fails or the
 // store is shutting down; RESOURCE_EXHAUSTED past max_pending queued ops.
 //
+// Metrics: given a StoreMetrics (store_metrics.h), every answer is counted
+// by RPC and result, stale refusals by resource class (and kept for the
+// status page), raised fences by source, each commit's size and time, and
+// storage errors. RaiseFence() counts only as a fence raise (source feed).
+//
 // Callbacks run exactly once: on the writer thread for fenced ops, on the
 // calling thread for plain reads and for errors that reveal no state (bad
 // input, overload, shutdown). No lock of the store is held while a callback
 // runs. Callbacks should be quick: the rest of the batch waits behind them.
 //
 // Thread safety: all public methods are thread-safe.
-// Lifetime: `backend` must outlive the store. The destructor delivers every
+// Lifetime: `backend` and `metrics` must outlive the store. The destructor delivers every
 // reply already queued.
 #ifndef FENCEGATE_GATEWAY_FENCED_STORE_H_
 #define FENCEGATE_GATEWAY_FENCED_STORE_H_
@@ -56,6 +61,7 @@
 #include "gateway/gateway_limits.h"
 #include "gateway/requests.h"
 #include "gateway/storage_backend.h"
+#include "gateway/store_metrics.h"
 
 namespace fencegate::gateway {
 
@@ -64,9 +70,10 @@ using Callback = absl::AnyInvocable<void(absl::StatusOr<T>)>;
 
 class FencedStore {
  public:
-  // `signer` may be null: tokens are then taken unsigned.
+  // `signer` may be null: tokens are then taken unsigned. `metrics` may be
+  // null: nothing is counted.
   FencedStore(StorageBackend* backend, const GatewayLimits& limits,
-              const TokenSigner* signer = nullptr);
+              const TokenSigner* signer = nullptr, const StoreMetrics* metrics = nullptr);
   ~FencedStore();
   FencedStore(const FencedStore&) = delete;
   FencedStore& operator=(const FencedStore&) = delete;
@@ -98,12 +105,16 @@ class FencedStore {
   using Arrival = CommitArrival;
   Arrival Arriving() { return commits_->Arriving(); }
 
+  // Fenced requests waiting to commit (for the metrics).
+  size_t pending() { return commits_->Pending(); }
+
  private:
   // One fenced op waiting for, or inside, a batch.
   struct Item {
     FencedOp op;
     OpResult result;
     absl::Status status;  // the op's own outcome, valid after Apply
+    bool from_feed = false;  // RaiseFence(): grant-time fencing, not a client's
     std::variant<Callback<WriteResult>, Callback<ReadResult>, Callback<FenceResult>>
         done;
   };
@@ -117,11 +128,16 @@ class FencedStore {
   void Flush(std::vector<Item>& batch);
   // The status the op earns from the backend's answer.
   absl::Status Decision(const Item& item, const absl::Status& applied) const;
-  static void Deliver(Item& item, absl::Status status);
+  // Answers `item` (counting it).
+  void Deliver(Item& item, absl::Status status);
+  // Counts a request of `rpc` answered with `status`.
+  void Count(StoreMetrics::Rpc rpc, const absl::Status& status) const;
+  void CountStorageError(StoreMetrics::Stage stage) const;
 
   StorageBackend* const backend_;
   const GatewayLimits limits_;
   const TokenSigner* const signer_;  // null: unsigned tokens
+  const StoreMetrics* const metrics_;  // null: not counting
 
   absl::Mutex mu_;
   bool shutting_down_ ABSL_GUARDED_BY(mu_) = false;

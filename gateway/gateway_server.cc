@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/channel_credentials.h"
 #include "common/server_setup.h"
+#include "gateway/gateway_status_page.h"
 #include "gateway/postgres_connection.h"
 #include "gateway/postgres_storage.h"
 #include "gateway/sqlite_storage.h"
@@ -41,10 +42,23 @@ absl::StatusOr<std::unique_ptr<GatewayServer>> GatewayServer::Start(
   if (absl::Status valid = options.Validate(); !valid.ok()) return valid;
   std::unique_ptr<GatewayServer> server(new GatewayServer());
   server->shutdown_grace_ = options.serving.shutdown_grace;
+  server->lockservice_ = options.lockservice;
+  server->observability_ = std::make_unique<ServerObservability>(
+      options.serving, std::vector<std::string>{"fencegate.v1.Gateway"});
   absl::StatusOr<std::unique_ptr<StorageBackend>> storage =
       OpenStorage(options, &server->storage_description_);
   if (!storage.ok()) return storage.status();
   server->storage_ = *std::move(storage);
+  if (!options.storage.empty()) {
+    server->postgres_ = static_cast<PostgresStorage*>(server->storage_.get());
+  }
+  metrics::Registry* registry = server->observability_->registry();
+  if (registry != nullptr) {
+    server->refusals_ = std::make_unique<StaleRefusals>(*registry);
+    server->store_metrics_ =
+        StoreMetrics::Register(*registry, server->refusals_.get(),
+                               /*count_raises=*/server->postgres_ == nullptr);
+  }
   if (!options.serving.signing_keys_path.empty()) {
     server->signing_keys_path_ = options.serving.signing_keys_path;
     absl::StatusOr<KeyRing> keys = KeyRing::Load(options.serving.signing_keys_path);
@@ -54,8 +68,9 @@ absl::StatusOr<std::unique_ptr<GatewayServer>> GatewayServer::Start(
   absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> credentials =
       MakeServerCredentials(options.serving.tls);
   if (!credentials.ok()) return credentials.status();
-  server->store_ = std::make_unique<FencedStore>(server->storage_.get(), options.limits,
-                                                 server->signer_.get());
+  server->store_ = std::make_unique<FencedStore>(
+      server->storage_.get(), options.limits, server->signer_.get(),
+      registry != nullptr ? &server->store_metrics_ : nullptr);
   if (!options.lockservice.empty()) {
     absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> lockservice_credentials =
         MakeChannelCredentials(options.lockservice_tls);
@@ -70,13 +85,98 @@ absl::StatusOr<std::unique_ptr<GatewayServer>> GatewayServer::Start(
 
   // The receive limit is large enough that an oversized value still arrives
   // and gets our INVALID_ARGUMENT naming the field and the limit.
-  absl::StatusOr<std::unique_ptr<grpc::Server>> grpc_server = StartGrpcServer(
-      options.serving.listen, server->service_.get(), &server->port_,
-      options.serving.port_file,
-      MaxReceiveMessageBytes(options.limits), *credentials);
+  absl::StatusOr<std::unique_ptr<grpc::Server>> grpc_server =
+      StartGrpcServer(options.serving.listen, server->service_.get(), &server->port_,
+                      options.serving.port_file, MaxReceiveMessageBytes(options.limits),
+                      *credentials, server->observability_.get());
   if (!grpc_server.ok()) return grpc_server.status();
   server->server_ = *std::move(grpc_server);
+  if (registry != nullptr) {
+    server->AddGauges(*registry);
+    GatewayServer* raw = server.get();
+    absl::Status listening = server->observability_->StartListener(
+        [raw, registry](const HttpRequest& request) {
+          return RenderGatewayStatusPage(request, *registry, *raw->refusals_,
+                                         raw->follower_.get(), raw->lockservice_,
+                                         raw->storage_description_);
+        });
+    if (!listening.ok()) return listening;
+  }
   return server;
+}
+
+void GatewayServer::AddGauges(metrics::Registry& registry) {
+  using metrics::CollectedSample;
+  using metrics::MetricType;
+  FencedStore* store = store_.get();
+  registry.AddCollected(
+      "fencegate_gateway_pending", "Fenced requests queued for the next storage commit.",
+      MetricType::kGauge, {}, [store](std::vector<CollectedSample>& out) {
+        out.push_back({{}, static_cast<double>(store->pending())});
+      });
+  if (FenceFollower* follower = follower_.get()) {
+    struct Feed {
+      const char* name;
+      const char* help;
+      MetricType type;
+      double (*value)(const FenceFollower::Stats&);
+    };
+    static const Feed kFeed[] = {
+        {"fencegate_gateway_feed_caught_up",
+         "1 while the grant-time feed from the lock service is live (caught up), else 0.",
+         MetricType::kGauge,
+         [](const FenceFollower::Stats& s) { return s.caught_up ? 1.0 : 0.0; }},
+        {"fencegate_gateway_feed_applied_position",
+         "The last fence position from the lock service whose fence is committed here.",
+         MetricType::kGauge,
+         [](const FenceFollower::Stats& s) {
+           return static_cast<double>(s.applied_position);
+         }},
+        {"fencegate_gateway_feed_positions_behind",
+         "Fence positions the lock service had announced and this gateway has not "
+         "applied.",
+         MetricType::kGauge,
+         [](const FenceFollower::Stats& s) {
+           return static_cast<double>(s.head_position - s.applied_position);
+         }},
+        {"fencegate_gateway_feed_seconds_since_event",
+         "Seconds since the feed last brought fence events (grants or expiries).",
+         MetricType::kGauge,
+         [](const FenceFollower::Stats& s) {
+           return absl::ToDoubleSeconds(s.since_last_event);
+         }},
+        {"fencegate_gateway_feed_reconnects_total",
+         "Times the feed's stream ended and was reconnected.", MetricType::kCounter,
+         [](const FenceFollower::Stats& s) {
+           return static_cast<double>(s.streams_ended);
+         }},
+    };
+    for (const Feed& f : kFeed) {
+      auto value = f.value;
+      registry.AddCollected(
+          f.name, f.help, f.type, {},
+          [follower, value](std::vector<CollectedSample>& out) {
+            out.push_back({{}, value(follower->stats())});
+          },
+          /*owner=*/this);
+    }
+  }
+  if (PostgresStorage* postgres = postgres_) {
+    registry.AddCollected(
+        "fencegate_gateway_postgres_read_connections",
+        "PostgreSQL read connections (--read_connections), idle or busy.",
+        MetricType::kGauge, {"state"}, [postgres](std::vector<CollectedSample>& out) {
+          PostgresReaderPool::Stats s = postgres->reader_stats();
+          out.push_back({{"idle"}, static_cast<double>(s.idle)});
+          out.push_back({{"busy"}, static_cast<double>(s.size - s.idle)});
+        });
+    registry.AddCollected(
+        "fencegate_gateway_postgres_read_waiters",
+        "Reads waiting for a PostgreSQL read connection.", MetricType::kGauge, {},
+        [postgres](std::vector<CollectedSample>& out) {
+          out.push_back({{}, static_cast<double>(postgres->reader_stats().waiting)});
+        });
+  }
 }
 
 GatewayServer::~GatewayServer() { Shutdown(); }
@@ -98,6 +198,12 @@ absl::Status GatewayServer::ReloadSigningKeys() {
 
 void GatewayServer::Shutdown() {
   if (server_ == nullptr) return;
+  // First: a scrape or page in flight ends while what it reads is alive,
+  // and GetMetrics calls stop reading the follower, which goes next.
+  observability_->StopListener();
+  if (metrics::Registry* registry = observability_->registry()) {
+    registry->RemoveCollected(this);
+  }
   follower_.reset();  // before the store it raises fences in
   // Streams stop reading, answer what they read, and end; calls already
   // received still reach the store and wait for their commit.

@@ -4,6 +4,9 @@
 // Start(). The storage is SQLite (the embedded default) or, with a
 // PostgreSQL connection URI in `storage`, PostgreSQL.
 //
+// Metrics and the status page (common/server_observability.h): on unless
+// serving.metrics_listen is empty.
+//
 // Start() refuses options that cannot work
 // (GatewayServerOptions::Validate()) before it opens anything.
 //
@@ -18,6 +21,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "common/server_observability.h"
 #include "common/server_setup.h"
 #include "common/token_signer.h"
 #include "gateway/fence_follower.h"
@@ -25,7 +29,10 @@
 #include "gateway/gateway_limits.h"
 #include "gateway/gateway_server_options.h"
 #include "gateway/gateway_service.h"
+#include "gateway/postgres_storage.h"
+#include "gateway/stale_refusals.h"
 #include "gateway/storage_backend.h"
+#include "gateway/store_metrics.h"
 #include "grpcpp/server.h"
 
 namespace fencegate::gateway {
@@ -37,6 +44,10 @@ class GatewayServer : public ServerControl {
   ~GatewayServer() override;  // calls Shutdown()
 
   int port() const { return port_; }
+  // The metrics listener's port; 0 when metrics are off.
+  int metrics_port() const { return observability_->metrics_port(); }
+  // "http://127.0.0.1:9465/", or "off", for logs.
+  std::string DescribeMetrics() const { return observability_->DescribeListener(); }
   // "k1, k2", or "off".
   std::string DescribeSigning() const override;
   // The grant-time fencing follower, or null when off.
@@ -54,13 +65,21 @@ class GatewayServer : public ServerControl {
 
  private:
   GatewayServer() = default;
+  // The gauges read at each scrape: queue, feed, PostgreSQL readers.
+  void AddGauges(metrics::Registry& registry);
 
   int port_ = 0;
+  // Before everything that reports to it, after everything it reads.
+  std::unique_ptr<ServerObservability> observability_;
+  std::unique_ptr<StaleRefusals> refusals_;  // null: metrics off
+  StoreMetrics store_metrics_;
+  std::string lockservice_;
   absl::Duration shutdown_grace_;
   std::string signing_keys_path_;
   std::unique_ptr<TokenSigner> signer_;  // null: unsigned tokens
   std::string storage_description_;
   std::unique_ptr<StorageBackend> storage_;
+  PostgresStorage* postgres_ = nullptr;  // storage_, when it is PostgreSQL
   std::unique_ptr<FencedStore> store_;
   std::unique_ptr<FenceFollower> follower_;
   std::unique_ptr<GatewayServiceImpl> service_;

@@ -49,6 +49,7 @@ struct GatewayServerOptions {
   static ServingOptions DefaultServing() {
     ServingOptions serving;
     serving.listen = "127.0.0.1:7071";
+    serving.metrics_auto_port = 9465;
     return serving;
   }
 };

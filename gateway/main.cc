@@ -63,7 +63,8 @@ int main(int argc, char** argv) {
       "--storage=postgres://...] ...");
 
   fencegate::gateway::GatewayServerOptions options;
-  options.serving = fencegate::ServingOptionsFromFlags(absl::GetFlag(FLAGS_listen));
+  options.serving =
+      fencegate::ServingOptionsFromFlags(absl::GetFlag(FLAGS_listen), options.serving);
   options.db_path = absl::GetFlag(FLAGS_db);
   options.storage = absl::GetFlag(FLAGS_storage);
   options.read_connections = absl::GetFlag(FLAGS_read_connections);
@@ -97,17 +98,17 @@ int main(int argc, char** argv) {
       "max_page_size=%d max_batch=%d max_pending=%d max_stream_in_flight=%d "
       "read_connections=%d "
       "shutdown_grace=%s max_receive_message_bytes=%d transport=%s signing=%s "
-      "grant_time_fencing=%s)",
+      "grant_time_fencing=%s metrics=%s)",
       fencegate::VersionLine(), (*server)->port(), options.serving.listen,
-      (*server)->storage_description(),
-      limits.max_resource_bytes, limits.max_key_bytes, limits.max_value_bytes,
-      limits.max_mutations, limits.max_request_bytes, limits.default_page_size,
-      limits.max_page_size, limits.max_batch, limits.max_pending,
-      options.session_limits.max_in_flight, options.read_connections,
+      (*server)->storage_description(), limits.max_resource_bytes, limits.max_key_bytes,
+      limits.max_value_bytes, limits.max_mutations, limits.max_request_bytes,
+      limits.default_page_size, limits.max_page_size, limits.max_batch,
+      limits.max_pending, options.session_limits.max_in_flight, options.read_connections,
       absl::FormatDuration(options.serving.shutdown_grace),
       fencegate::gateway::MaxReceiveMessageBytes(limits),
       fencegate::DescribeTls(options.serving.tls), (*server)->DescribeSigning(),
       options.lockservice.empty() ? std::string("off")
-                                  : "following " + options.lockservice);
+                                  : "following " + options.lockservice,
+      (*server)->DescribeMetrics());
   return fencegate::ServeUntilShutdownSignal("fencegate-gateway", **server);
 }

@@ -14,6 +14,7 @@ absl::StatusOr<std::unique_ptr<PostgresReaderPool>> PostgresReaderPool::Open(
     if (!connection.ok()) return connection.status();
     pool->free_.push_back(*std::move(connection));
   }
+  pool->size_ = pool->free_.size();
   return pool;
 }
 
@@ -30,7 +31,9 @@ absl::Status PostgresReaderPool::Run(absl::string_view what,
   std::unique_ptr<pqxx::connection> connection;
   {
     absl::MutexLock lock(&mu_);
+    ++waiting_;
     mu_.Await(absl::Condition(this, &PostgresReaderPool::HasFree));
+    --waiting_;
     connection = std::move(free_.back());
     free_.pop_back();
   }
@@ -58,6 +61,11 @@ absl::Status PostgresReaderPool::Run(absl::string_view what,
   absl::MutexLock lock(&mu_);
   free_.push_back(std::move(connection));
   return status;
+}
+
+PostgresReaderPool::Stats PostgresReaderPool::stats() {
+  absl::MutexLock lock(&mu_);
+  return Stats{size_, free_.size(), waiting_};
 }
 
 }  // namespace fencegate::gateway

@@ -45,6 +45,14 @@ class PostgresReaderPool {
   // afresh each time.
   absl::Status Run(absl::string_view what, absl::FunctionRef<void(pqxx::connection&)> read);
 
+  // The pool now, for the metrics.
+  struct Stats {
+    size_t size = 0;     // connections in all
+    size_t idle = 0;     // not lent out
+    size_t waiting = 0;  // callers waiting for one
+  };
+  Stats stats();
+
  private:
   PostgresReaderPool(PostgresTarget target, std::vector<Statement> statements)
       : target_(std::move(target)), statements_(std::move(statements)) {}
@@ -58,6 +66,8 @@ class PostgresReaderPool {
   absl::Mutex mu_;
   // Idle connections; a null one is reconnected when it is next lent out.
   std::vector<std::unique_ptr<pqxx::connection>> free_ ABSL_GUARDED_BY(mu_);
+  size_t size_ ABSL_GUARDED_BY(mu_) = 0;
+  size_t waiting_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace fencegate::gateway

@@ -76,6 +76,9 @@ class PostgresStorage final : public StorageBackend {
                                          size_t limit) override;
   absl::StatusOr<ResourceStats> DescribeCommitted(absl::string_view resource) override;
 
+  // The read connections now (for the metrics).
+  PostgresReaderPool::Stats reader_stats() { return readers_->stats(); }
+
  private:
   explicit PostgresStorage(PostgresTarget target) : target_(std::move(target)) {}
 

@@ -168,6 +168,7 @@ absl::Status SqliteStorage::Decide(const FencedOp& op, OpResult* result) {
   }
   if (!status.ok()) return status;
   result->outcome = Outcome::kAccepted;
+  result->fence_raised = op.token > fence;
   result->max_token = op.token;
   return absl::OkStatus();
 }

@@ -97,6 +97,10 @@ struct OpResult {
   size_t mismatch_index = 0;  // kVersionMismatch: which mutation
   bool found = false;         // kRead
   std::string value;          // kRead
+  // kAccepted: whether the op raised the fence (op.token was above it), for
+  // the metrics. Only backends that can tell set it (SQLite does;
+  // PostgreSQL's stored function does not say, so it stays false there).
+  bool fence_raised = false;
 };
 
 struct ReadResult {

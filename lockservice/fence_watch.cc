@@ -1,5 +1,6 @@
 #include "lockservice/fence_watch.h"
 
+#include <algorithm>
 #include <deque>
 #include <memory>
 #include <utility>
@@ -86,6 +87,7 @@ class FenceStream final : public FenceFeed::Subscriber {
         } else if (!pending_.empty()) {
           message_.Clear();
           FillFromPending();
+          SetHead();
           if (message_.events_size() > 0) {
             writing_ = true;
             action = Action::kWrite;
@@ -148,7 +150,15 @@ class FenceStream final : public FenceFeed::Subscriber {
       message_.set_caught_up(true);
       FillFromPending();
     }
+    SetHead();
     return true;
+  }
+
+  // The largest position known now: sent, or queued behind the message.
+  void SetHead() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    uint64_t head = sent_position_;
+    if (!pending_.empty()) head = std::max(head, pending_.back().position);
+    message_.set_head_position(head);
   }
 
   // Moves queued events above sent_position_ into message_, up to the

@@ -1,8 +1,10 @@
 #include "lockservice/lock_manager.h"
 
+#include <algorithm>
 #include <memory>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "common/validation.h"
@@ -17,22 +19,27 @@ absl::Status ShuttingDownError() {
       "after it restarts");
 }
 
+const LockManagerMetrics kNoMetrics;
+
 }  // namespace
 
-LockManager::LockManager(LockStore* store, Clock* clock,
-                         const LockLimits& limits, FenceFeed* feed)
+LockManager::LockManager(LockStore* store, Clock* clock, const LockLimits& limits,
+                         FenceFeed* feed, const LockManagerMetrics* metrics)
     : lifeline_(std::make_shared<Lifeline>()),
       store_(store),
       clock_(clock),
       limits_(limits),
-      feed_(feed) {
+      feed_(feed),
+      metrics_(metrics != nullptr ? metrics : &kNoMetrics) {
   absl::MutexLock lock(&lifeline_->mu);
   lifeline_->manager = this;
 }
 
 absl::StatusOr<std::unique_ptr<LockManager>> LockManager::Create(
-    LockStore* store, Clock* clock, const LockLimits& limits, FenceFeed* feed) {
-  std::unique_ptr<LockManager> manager(new LockManager(store, clock, limits, feed));
+    LockStore* store, Clock* clock, const LockLimits& limits, FenceFeed* feed,
+    const LockManagerMetrics* metrics) {
+  std::unique_ptr<LockManager> manager(
+      new LockManager(store, clock, limits, feed, metrics));
   {
     absl::MutexLock lock(&manager->mu_);
     absl::Status status = manager->LoadFromStore();
@@ -126,12 +133,17 @@ absl::Status LockManager::AcquireLocked(CallId id, const AcquireArgs& args,
     }
   }
   if (!r->lease && r->waiters.empty() && now >= r->delay_until) {
+    Count(metrics_->grants[LockManagerMetrics::kImmediate]);
     Grant(args.resource, *r, args.holder, args.ttl, args.request_id, std::move(done),
           args.listener);
     return absl::OkStatus();
   }
   if (args.wait == absl::ZeroDuration()) {
-    Reply(std::move(done), absl::StatusOr<AcquireResult>(NotAcquired(*r)));
+    AcquireResult refused = NotAcquired(*r);
+    Count(metrics_->not_granted[refused.reason == NotAcquiredReason::kLockDelay
+                                    ? LockManagerMetrics::kLockDelay
+                                    : LockManagerMetrics::kHeld]);
+    Reply(std::move(done), absl::StatusOr<AcquireResult>(std::move(refused)));
     MaybeForget(args.resource);
     return absl::OkStatus();
   }
@@ -151,7 +163,7 @@ absl::Status LockManager::AcquireLocked(CallId id, const AcquireArgs& args,
   const uint64_t seq = args.request_id.empty() ? 0 : next_waiter_seq_++;
   auto waiter = LinkWaiter(*r, r->waiters.end(),
                            Waiter{id, args.holder, args.ttl, args.request_id,
-                                  std::move(done), 0, seq, args.listener});
+                                  std::move(done), 0, seq, args.listener, now});
   waiter->timer =
       SetTimer(now + args.wait, [id](LockManager& m) { m.OnWaitTimeout(id); });
   parked_.emplace(id, std::make_pair(args.resource, waiter));
@@ -217,6 +229,54 @@ void LockManager::StopListeners(std::vector<LeaseListener*> listeners,
     listener->OnStopped(why);
     listener->Unref();
   }
+}
+
+// ------------------------------------------------------------ For metrics
+
+LockStateFigures LockManager::Figures() {
+  absl::MutexLock lock(&mu_);
+  LockStateFigures figures;
+  figures.leases_held = held_leases_;
+  figures.waiters = waiters_;
+  figures.resources = resources_.size();
+  figures.last_token = last_token_;
+  return figures;
+}
+
+std::vector<ResourceSummary> LockManager::TopResources(absl::string_view prefix,
+                                                       size_t limit) {
+  std::vector<ResourceSummary> top;
+  absl::MutexLock lock(&mu_);
+  const absl::Time now = clock_->Now();
+  for (const auto& [name, r] : resources_) {
+    if (!absl::StartsWith(name, prefix)) continue;
+    ResourceSummary s;
+    s.resource = name;
+    s.info.waiters = static_cast<uint32_t>(r.waiters.size());
+    // A lease past its expiry whose timer has not run yet is shown as
+    // expiring now; its timer ends it.
+    if (r.lease) {
+      s.info.held = true;
+      s.info.holder = r.lease->holder;
+      s.info.token = r.lease->token;
+      s.info.remaining = std::max(absl::ZeroDuration(), r.lease->expiry - now);
+      s.info.hold_count = r.lease->hold_count;
+    } else if (now < r.delay_until) {
+      s.info.lock_delay_remaining = r.delay_until - now;
+    }
+    top.push_back(std::move(s));
+  }
+  auto before = [](const ResourceSummary& a, const ResourceSummary& b) {
+    if (a.info.waiters != b.info.waiters) return a.info.waiters > b.info.waiters;
+    return a.resource < b.resource;
+  };
+  if (top.size() > limit) {
+    std::partial_sort(top.begin(), top.begin() + limit, top.end(), before);
+    top.resize(limit);
+  } else {
+    std::sort(top.begin(), top.end(), before);
+  }
+  return top;
 }
 
 // ------------------------------------------------------------- Lifecycle

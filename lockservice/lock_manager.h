@@ -59,9 +59,15 @@
 // runs, so callbacks may call the manager again; they should not block, since
 // the replies behind them wait.
 //
+// Metrics. Given a LockManagerMetrics (lock_metrics.h), the manager counts
+// where it decides: grants by kind, refusals, releases, expiries,
+// renewals, lost leases, wait times, and each commit's size and time. It
+// only bumps atomics; Figures() and TopResources() read its state for the
+// gauges and the status page.
+//
 // Thread safety: all public methods are thread-safe.
 //
-// Lifetime: `store` and `clock` must outlive the manager. Timers the manager
+// Lifetime: `store`, `clock` and `metrics` must outlive the manager. Timers the manager
 // left on the clock become no-ops when it is destroyed.
 //
 // Implementation, one concept a file: lock_manager.cc (Acquire, Describe,
@@ -96,6 +102,7 @@
 #include "lockservice/lease_listener.h"
 #include "lockservice/lease_listeners.h"
 #include "lockservice/lock_limits.h"
+#include "lockservice/lock_metrics.h"
 #include "lockservice/lock_store.h"
 
 namespace fencegate::lockservice {
@@ -166,6 +173,12 @@ struct ResourceInfo {
   absl::Duration lock_delay_remaining;
 };
 
+// One resource as the status page lists it.
+struct ResourceSummary {
+  std::string resource;
+  ResourceInfo info;
+};
+
 template <typename T>
 using Callback = absl::AnyInvocable<void(absl::StatusOr<T>)>;
 
@@ -176,10 +189,11 @@ class LockManager {
 
   // Loads the store's committed state; every lease found is held for its
   // full TTL from now. `feed` (optional, must outlive the manager) receives
-  // the fence events of every committed batch.
+  // the fence events of every committed batch; `metrics` (optional) counts
+  // (see the header).
   static absl::StatusOr<std::unique_ptr<LockManager>> Create(
-      LockStore* store, Clock* clock, const LockLimits& limits,
-      FenceFeed* feed = nullptr);
+      LockStore* store, Clock* clock, const LockLimits& limits, FenceFeed* feed = nullptr,
+      const LockManagerMetrics* metrics = nullptr);
   ~LockManager();
 
   // A fresh id for the next Acquire.
@@ -228,6 +242,16 @@ class LockManager {
   // Blocks until every reply decided before the call has been delivered.
   void Sync();
 
+  // Leases held, waiters, resources and the token counter, as decided so
+  // far (possibly not yet committed): for the gauges. O(1).
+  LockStateFigures Figures();
+  // Up to `limit` resources whose name starts with `prefix`, those with the
+  // most waiters first, then by name: for the status page. Reads the whole
+  // table under the manager's mutex (O(resources)), and answers from
+  // memory, without waiting for a commit: what it shows may not be
+  // committed yet, so it is never a reply to a client.
+  std::vector<ResourceSummary> TopResources(absl::string_view prefix, size_t limit);
+
   // Announces calls on their way (common/group_commit.h): while it is held,
   // the group-commit writer does not start a batch that is not full. Acquire,
   // Renew and Release hold one while they decide; a handler may hold one
@@ -242,8 +266,8 @@ class LockManager {
   struct Resource;
   struct CommitItem;
 
-  LockManager(LockStore* store, Clock* clock, const LockLimits& limits,
-              FenceFeed* feed);
+  LockManager(LockStore* store, Clock* clock, const LockLimits& limits, FenceFeed* feed,
+              const LockManagerMetrics* metrics);
 
   // Runs fn(*this) at `deadline` unless the manager is gone by then.
   Clock::TimerId SetTimer(absl::Time deadline,
@@ -377,6 +401,9 @@ class LockManager {
   Clock* const clock_;
   const LockLimits limits_;
   FenceFeed* const feed_;  // may be null
+  // Never null: without metrics, one whose pointers are all null (Count()
+  // and Observe() in lock_metrics.h skip those).
+  const LockManagerMetrics* const metrics_;
   std::atomic<CallId> next_call_id_{1};
 
   absl::Mutex mu_;
@@ -395,6 +422,9 @@ class LockManager {
   uint64_t next_waiter_seq_ ABSL_GUARDED_BY(mu_) = 1;
   // Who hears when which lease ends.
   LeaseListeners listeners_ ABSL_GUARDED_BY(mu_);
+  // For Figures(): leases held, and waiters in every queue.
+  uint64_t held_leases_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t waiters_ ABSL_GUARDED_BY(mu_) = 0;
 
   // Last: its destructor flushes what is queued, using the members above.
   std::unique_ptr<GroupCommitQueue<CommitItem>> commits_;

@@ -2,6 +2,7 @@
 // folds them into one store commit, and the reload of the store's state
 // (at start, and after a failed commit).
 #include <algorithm>
+#include <chrono>
 #include <string>
 #include <utility>
 #include <vector>
@@ -127,7 +128,15 @@ void LockManager::Flush(std::vector<CommitItem>& batch) {
       if (item.reply && item.epoch == epoch) std::exchange(item.reply, nullptr)(absl::OkStatus());
     }
   }
+  const auto commit_start = std::chrono::steady_clock::now();
   absl::Status commit = store_->Commit(rows);
+  if (metrics_->commit_seconds != nullptr) {
+    metrics_->commit_seconds->ObserveSince(commit_start);
+    size_t replies = 0;
+    for (const CommitItem& item : batch) replies += item.reply != nullptr;
+    metrics_->commit_batch_size->Observe(static_cast<double>(replies));
+  }
+  if (!commit.ok()) Count(metrics_->commit_failures);
   if (commit.ok() && !rows.empty()) FENCEGATE_FAILPOINT("lock.after_commit");  // test builds only
   if (commit.ok() && feed_ != nullptr) feed_->Publish(events);
   if (!commit.ok()) {
@@ -181,6 +190,7 @@ absl::Status LockManager::LoadFromStore() {
     if (r.lease) clock_->Cancel(r.lease->expiry_timer);
     r.lease.reset();
   }
+  held_leases_ = 0;
   last_token_ = state->last_token;
   for (LeaseRecord& record : state->leases) {
     FENCEGATE_LEASE_EVENT("restore", record.resource, record.token, record.ttl);  // test builds only
@@ -197,6 +207,7 @@ absl::Status LockManager::LoadFromStore() {
     lease.request_ids.assign(record.request_ids.begin(), record.request_ids.end());
     last_token_ = std::max(last_token_, lease.token);
     Resource& r = resources_[record.resource];
+    if (!r.lease) ++held_leases_;
     r.lease = std::move(lease);
     ArmExpiry(record.resource, *r.lease);
   }

@@ -37,6 +37,7 @@ struct LockManager::Waiter {
   Clock::TimerId timer = 0;
   uint64_t seq = 0;  // its persisted place; 0: not persisted (no request id)
   LeaseListener* listener = nullptr;  // the parked call's (AcquireArgs)
+  absl::Time parked_at;  // when its call parked (for the wait-time metric)
 };
 
 struct LockManager::HeldLease {

@@ -24,6 +24,7 @@ void LockManager::Grant(const std::string& name, Resource& r,
   RememberRequest(lease, request_id);
   FENCEGATE_LEASE_EVENT("grant", name, lease.token, ttl);  // test builds only
   r.lease = std::move(lease);
+  ++held_leases_;
   ArmExpiry(name, *r.lease);
   if (listener != nullptr) listeners_.Listen(listener, r.lease->token);
   Persist(name, r);
@@ -35,6 +36,7 @@ void LockManager::Reenter(const std::string& name, Resource& r, absl::Duration t
                           const std::string& request_id, Callback<AcquireResult> done,
                           LeaseListener* listener) {
   HeldLease& lease = *r.lease;
+  Count(metrics_->grants[LockManagerMetrics::kReentrant]);
   if (listener != nullptr) listeners_.Listen(listener, lease.token);
   const bool retry = !request_id.empty() &&
                      std::find(lease.request_ids.begin(), lease.request_ids.end(),
@@ -75,8 +77,12 @@ void LockManager::EndLease(const std::string& name, Resource& r, LeaseEnd why,
     // out and the next grant (a larger token) still passes.
     const uint64_t mark = ++last_token_;
     MoveFence(FenceEvent{FenceEvent::Kind::kExpired, name, r.lease->token, mark});
+    Count(metrics_->expirations);
+  } else {
+    Count(metrics_->releases);
   }
   r.lease.reset();
+  --held_leases_;
   Persist(name, r);
   if (expired && limits_.lock_delay > absl::ZeroDuration()) {
     r.delay_until = clock_->Now() + limits_.lock_delay;

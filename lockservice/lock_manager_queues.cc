@@ -30,6 +30,7 @@ void LockManager::Reattach(CallId id, const AcquireArgs& args, Resource& r,
   w->ttl = args.ttl;
   w->listener = args.listener;
   w->done = std::move(done);
+  w->parked_at = clock_->Now();
   w->timer = SetTimer(clock_->Now() + args.wait,
                       [id](LockManager& m) { m.OnWaitTimeout(id); });
   parked_.emplace(id, std::make_pair(args.resource, w));
@@ -42,6 +43,7 @@ LockManager::WaiterList::iterator LockManager::LinkWaiter(Resource& r,
   auto it = r.waiters.insert(place, std::move(w));
   if (it->seq != 0) r.by_request.emplace(RequestKey(it->holder, it->request_id), it);
   ++r.waiters_of[it->holder];
+  ++waiters_;
   return it;
 }
 
@@ -50,6 +52,7 @@ void LockManager::UnlinkWaiter(Resource& r, WaiterList::iterator w) {
   auto count = r.waiters_of.find(w->holder);
   if (--count->second == 0) r.waiters_of.erase(count);
   r.waiters.erase(w);
+  --waiters_;
 }
 
 void LockManager::EraseWaiter(const std::string& name, Resource& r,
@@ -107,6 +110,7 @@ void LockManager::OnWaitTimeout(CallId id) {
   Callback<AcquireResult> done = std::move(waiter->done);
   Resource& r = resources_[name];
   EraseWaiter(name, r, waiter);
+  Count(metrics_->not_granted[LockManagerMetrics::kWaitTimeout]);
   Reply(std::move(done), absl::StatusOr<AcquireResult>(NotAcquired(r)));
   MaybeForget(name);
 }
@@ -124,6 +128,9 @@ void LockManager::GrantWaiters(const std::string& name, Resource& r) {
     const std::string request_id = next.request_id;
     const absl::Duration ttl = next.ttl;
     LeaseListener* const listener = next.listener;
+    Observe(metrics_->wait_seconds,
+            absl::ToDoubleSeconds(clock_->Now() - next.parked_at));
+    Count(metrics_->grants[LockManagerMetrics::kWaited]);
     Callback<AcquireResult> done = std::move(next.done);
     parked_.erase(next.id);
     clock_->Cancel(next.timer);

@@ -25,6 +25,9 @@ void LockManager::Renew(RenewArgs args, Callback<RenewResult> done) {
       absl::StatusOr<Resource*> r =
           FindHeld("renew", args.resource, args.token, args.caller);
       if (!r.ok()) {
+        if (r.status().code() == absl::StatusCode::kAborted) {
+          Count(metrics_->lease_lost[LockManagerMetrics::kRenew]);
+        }
         Reply(std::move(done), absl::StatusOr<RenewResult>(r.status()));
       } else {
         HeldLease& lease = *(*r)->lease;
@@ -41,6 +44,7 @@ void LockManager::Renew(RenewArgs args, Callback<RenewResult> done) {
           lease.ttl = args.ttl;
           Persist(args.resource, **r);
         }
+        Count(metrics_->renewals);
         if (args.listener != nullptr) listeners_.Listen(args.listener, lease.token);
         Reply(std::move(done), absl::StatusOr<RenewResult>(RenewResult{lease.expiry - now}));
       }
@@ -66,6 +70,9 @@ void LockManager::Release(ReleaseArgs args, Callback<ReleaseResult> done) {
       absl::StatusOr<Resource*> r =
           FindHeld("release", args.resource, args.token, args.caller);
       if (!r.ok()) {
+        if (r.status().code() == absl::StatusCode::kAborted) {
+          Count(metrics_->lease_lost[LockManagerMetrics::kRelease]);
+        }
         Reply(std::move(done), absl::StatusOr<ReleaseResult>(r.status()));
       } else {
         HeldLease& lease = *(*r)->lease;

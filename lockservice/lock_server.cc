@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "common/channel_credentials.h"
@@ -9,6 +11,7 @@
 #include "grpcpp/health_check_service_interface.h"
 #include "lockservice/etcd/etcd_client.h"
 #include "lockservice/etcd/etcd_lock_node.h"
+#include "lockservice/lock_status_page.h"
 #include "lockservice/routing_lock_service.h"
 
 namespace fencegate::lockservice {
@@ -34,6 +37,20 @@ absl::StatusOr<std::unique_ptr<LockServer>> LockServer::Start(
   if (absl::Status valid = options.Validate(); !valid.ok()) return valid;
   std::unique_ptr<LockServer> server(new LockServer());
   server->shutdown_grace_ = options.serving.shutdown_grace;
+  server->observability_ = std::make_unique<ServerObservability>(
+      options.serving, std::vector<std::string>{"fencegate.v1.LockService"});
+  if (metrics::Registry* registry = server->observability_->registry()) {
+    server->manager_metrics_ = LockManagerMetrics::Register(*registry);
+    if (options.store != "sqlite") {
+      server->leadership_metrics_ = LeadershipMetrics::Register(*registry);
+    }
+    LockServer* raw = server.get();
+    AddLockStateGauges(*registry, [raw]() -> std::optional<LockStateFigures> {
+      std::shared_ptr<LockManager> manager = raw->CurrentManager();
+      if (manager == nullptr) return std::nullopt;
+      return manager->Figures();
+    });
+  }
   server->clock_ = NewRealClock();
   const std::string& keys_path = options.serving.signing_keys_path;
   if (!keys_path.empty()) {
@@ -57,7 +74,25 @@ absl::StatusOr<std::unique_ptr<LockServer>> LockServer::Start(
     status = server->StartEtcd(options);
   }
   if (!status.ok()) return status;
+  LockServer* raw = server.get();
+  status = server->observability_->StartListener(
+      [raw, registry = server->observability_->registry()](const HttpRequest& request) {
+        std::shared_ptr<LockManager> manager = raw->CurrentManager();
+        return RenderLockStatusPage(request, *registry, manager.get(), raw->Role());
+      });
+  if (!status.ok()) return status;
   return server;
+}
+
+std::shared_ptr<LockManager> LockServer::CurrentManager() const {
+  if (node_ != nullptr) return node_->CurrentManager();
+  return manager_;
+}
+
+std::string LockServer::Role() const {
+  if (node_ == nullptr) return "single instance (SQLite)";
+  return node_->CurrentManager() != nullptr ? "leader (etcd)"
+                                            : "standby (etcd): forwards to the leader";
 }
 
 absl::Status LockServer::StartSqlite(const LockServerOptions& options,
@@ -67,17 +102,17 @@ absl::Status LockServer::StartSqlite(const LockServerOptions& options,
   if (!store.ok()) return store.status();
   store_ = *std::move(store);
   absl::StatusOr<std::unique_ptr<LockManager>> manager =
-      LockManager::Create(store_.get(), clock_.get(), options.limits, &feed_);
+      LockManager::Create(store_.get(), clock_.get(), options.limits, &feed_,
+                          observability_->enabled() ? &manager_metrics_ : nullptr);
   if (!manager.ok()) return manager.status();
   manager_ = *std::move(manager);
   max_batch_ = options.limits.max_batch;
   service_ = std::make_unique<LockServiceImpl>(manager_, store_.get(), &feed_, signer_.get(),
                                                CallerIdentity{options.serving.tls.mutual(), ""},
                                                options.session_limits);
-  absl::StatusOr<std::unique_ptr<grpc::Server>> grpc_server =
-      StartGrpcServer(options.serving.listen, service_.get(), &port_,
-                      options.serving.port_file,
-                      /*max_receive_bytes=*/0, std::move(credentials));
+  absl::StatusOr<std::unique_ptr<grpc::Server>> grpc_server = StartGrpcServer(
+      options.serving.listen, service_.get(), &port_, options.serving.port_file,
+      /*max_receive_bytes=*/0, std::move(credentials), observability_.get());
   if (!grpc_server.ok()) return grpc_server.status();
   server_ = *std::move(grpc_server);
   return absl::OkStatus();
@@ -123,6 +158,10 @@ absl::Status LockServer::StartEtcd(const LockServerOptions& options) {
   node.signer = signer_.get();
   node.identity = identity;
   if (options.etcd_tls.enabled()) node.etcd_credentials = *etcd_credentials;
+  if (observability_->enabled()) {
+    node.manager_metrics = &manager_metrics_;
+    node.leadership_metrics = &leadership_metrics_;
+  }
   // One batch is one txn (see kEtcdMaxOpsPerItem).
   node.limits.max_batch = std::min<size_t>(
       options.limits.max_batch,
@@ -130,10 +169,9 @@ absl::Status LockServer::StartEtcd(const LockServerOptions& options) {
   max_batch_ = node.limits.max_batch;
 
   router_ = std::make_unique<RoutingLockService>(std::move(peer_credentials));
-  absl::StatusOr<std::unique_ptr<grpc::Server>> grpc_server =
-      StartGrpcServer(options.serving.listen, router_.get(), &port_,
-                      options.serving.port_file,
-                      /*max_receive_bytes=*/0, *std::move(credentials));
+  absl::StatusOr<std::unique_ptr<grpc::Server>> grpc_server = StartGrpcServer(
+      options.serving.listen, router_.get(), &port_, options.serving.port_file,
+      /*max_receive_bytes=*/0, *std::move(credentials), observability_.get());
   if (!grpc_server.ok()) return grpc_server.status();
   server_ = *std::move(grpc_server);
   server_->GetHealthCheckService()->SetServingStatus(false);  // until a leader is known
@@ -177,6 +215,8 @@ absl::Status LockServer::ReloadSigningKeys() {
 
 void LockServer::Shutdown() {
   if (server_ == nullptr) return;
+  // First: a scrape or page in flight ends while what it reads is alive.
+  observability_->StopListener();
   if (node_ != nullptr) node_->Stop();  // hands over to another instance
   feed_.Close();  // ends WatchFences streams, which would outlast the grace
   // Parked Acquires end with UNAVAILABLE; Session streams stop reading,

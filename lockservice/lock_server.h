@@ -9,6 +9,9 @@
 //           the instance leads or knows the leader, NOT_SERVING otherwise.
 //           Not yet with TLS (see docs/operations.md).
 //
+// Metrics and the status page (common/server_observability.h): on unless
+// serving.metrics_listen is empty; the counters run on across terms.
+//
 // Start() refuses options that cannot work (LockServerOptions::Validate())
 // before it opens anything.
 //
@@ -22,6 +25,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "common/server_observability.h"
 #include "common/server_setup.h"
 #include "common/token_signer.h"
 #include "fencegate/clock.h"
@@ -29,6 +33,7 @@
 #include "lockservice/fence_feed.h"
 #include "lockservice/lock_limits.h"
 #include "lockservice/lock_manager.h"
+#include "lockservice/lock_metrics.h"
 #include "lockservice/lock_server_options.h"
 #include "lockservice/lock_service.h"
 #include "lockservice/sqlite_lock_store.h"
@@ -45,6 +50,10 @@ class LockServer : public ServerControl {
   ~LockServer() override;  // calls Shutdown()
 
   int port() const { return port_; }
+  // The metrics listener's port; 0 when metrics are off.
+  int metrics_port() const { return observability_->metrics_port(); }
+  // "http://127.0.0.1:9464/", or "off", for logs.
+  std::string DescribeMetrics() const { return observability_->DescribeListener(); }
   // The manager's batch limit in effect (capped for etcd).
   size_t max_batch() const { return max_batch_; }
   // "k1 (sign), k2", or "off".
@@ -64,9 +73,16 @@ class LockServer : public ServerControl {
   absl::Status StartSqlite(const LockServerOptions& options,
                            std::shared_ptr<grpc::ServerCredentials> credentials);
   absl::Status StartEtcd(const LockServerOptions& options);
+  // The manager serving here now (null: a standby), and how to say so.
+  std::shared_ptr<LockManager> CurrentManager() const;
+  std::string Role() const;
 
   int port_ = 0;
   size_t max_batch_ = 0;
+  // Before everything that reports to it, after everything it reads.
+  std::unique_ptr<ServerObservability> observability_;
+  LockManagerMetrics manager_metrics_;
+  LeadershipMetrics leadership_metrics_;
   std::string signing_keys_path_;
   std::unique_ptr<Clock> clock_;
   std::unique_ptr<TokenSigner> signer_;  // null: no signing

@@ -64,6 +64,7 @@ struct LockServerOptions {
   static ServingOptions DefaultServing() {
     ServingOptions serving;
     serving.listen = "127.0.0.1:7070";
+    serving.metrics_auto_port = 9464;
     return serving;
   }
 };

@@ -82,7 +82,8 @@ int main(int argc, char** argv) {
       "   or: fencegate-lockservice --store=etcd://host:port[,host:port...] ...");
 
   fencegate::lockservice::LockServerOptions options;
-  options.serving = fencegate::ServingOptionsFromFlags(absl::GetFlag(FLAGS_listen));
+  options.serving =
+      fencegate::ServingOptionsFromFlags(absl::GetFlag(FLAGS_listen), options.serving);
   options.store = absl::GetFlag(FLAGS_store);
   options.db_path = absl::GetFlag(FLAGS_db);
   options.advertise = absl::GetFlag(FLAGS_advertise);
@@ -127,13 +128,14 @@ int main(int argc, char** argv) {
       "%s serving on port %d (listen=%s store=%s ttl=[%s, %s] "
       "max_wait=%s lock_delay=%s max_hold=%s max_waiters_per_resource=%d "
       "max_waiters_total=%d max_resources=%d max_batch=%d max_stream_in_flight=%d "
-      "transport=%s signing=%s)",
+      "transport=%s signing=%s metrics=%s)",
       fencegate::VersionLine(), (*server)->port(), options.serving.listen, store,
       absl::FormatDuration(limits.min_ttl), absl::FormatDuration(limits.max_ttl),
       absl::FormatDuration(limits.max_wait), absl::FormatDuration(limits.lock_delay),
       absl::FormatDuration(limits.max_hold), limits.max_waiters_per_resource,
       limits.max_waiters_total, limits.max_resources, (*server)->max_batch(),
       options.session_limits.max_in_flight,
-      fencegate::DescribeTls(options.serving.tls), (*server)->DescribeSigning());
+      fencegate::DescribeTls(options.serving.tls), (*server)->DescribeSigning(),
+      (*server)->DescribeMetrics());
   return fencegate::ServeUntilShutdownSignal("fencegate-lockservice", **server);
 }

@@ -16,5 +16,12 @@ add_test(NAME bench_smoke_etcd
           --build-dir=${CMAKE_BINARY_DIR} --no-docs
           --out=${CMAKE_CURRENT_BINARY_DIR}/bench_smoke_etcd.json)
 set_tests_properties(bench_smoke_etcd PROPERTIES LABELS bench TIMEOUT 240)
+# --metrics-ab: the pair with metrics off starts beside the default pair, the
+# scraper runs, every run completes, and the A/B comparison is printed.
+add_test(NAME bench_smoke_metrics_ab
+  COMMAND bash -c "\"$0\" --quick --systems=fencegate --metrics-ab --build-dir=\"$1\" --no-docs --out=\"$2\" 2>\"$2.log\"; status=$?; cat \"$2.log\"; [ $status -eq 0 ] && grep -Eq 'lock_cycle +resources=1000 +clients=32 ' \"$2.log\""
+    ${CMAKE_SOURCE_DIR}/scripts/bench ${CMAKE_BINARY_DIR}
+    ${CMAKE_CURRENT_BINARY_DIR}/bench_smoke_metrics_ab.json)
+set_tests_properties(bench_smoke_metrics_ab PROPERTIES LABELS bench TIMEOUT 240)
 fencegate_test_targets(LABELS bench TARGETS
   fencegate-loadgen fencegate-echo-server fencegate-lockservice fencegate-gateway)

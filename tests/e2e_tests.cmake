@@ -10,12 +10,18 @@ add_executable(e2e_tests
   e2e/grant_time_fencing_test.cc
   e2e/lease_loss_test.cc
   e2e/lock_semantics_test.cc
+  e2e/prometheus_test.cc
   e2e/signed_tokens_test.cc
+  e2e/status_page_browser_test.cc
   e2e/tls_test.cc)
 target_link_libraries(e2e_tests PRIVATE
-  fencegate_demo_harness fencegate_client fencegate_testing
+  fencegate_demo_harness fencegate_client fencegate_testing fencegate_testing_http
   GTest::gmock GTest::gtest_main)
 target_compile_definitions(e2e_tests PRIVATE
+  # prometheus_test.cc loads the alert rules; status_page_browser_test.cc
+  # keeps its screenshots under the build tree.
+  FENCEGATE_ALERTS_YML="${CMAKE_SOURCE_DIR}/docs/alerts.yml"
+  FENCEGATE_BUILD_DIR="${CMAKE_BINARY_DIR}"
   FENCEGATE_LOCKSERVICE_BIN="$<TARGET_FILE:fencegate-lockservice>"
   FENCEGATE_GATEWAY_BIN="$<TARGET_FILE:fencegate-gateway>"
   FENCEGATE_CLI_BIN="$<TARGET_FILE:fencegate>"
@@ -31,8 +37,10 @@ fencegate_test_targets(LABELS e2e TARGETS e2e_tests fencegate-demo)
 # expected: its exit status is the assertion, and it must write the diagram.
 # The binary is run directly, with the arguments the script passes through,
 # so the test never rebuilds or reconfigures the tree it runs from.
+# It also says where the status pages were and what the gateway's
+# stale-write counter read at the end (the acts' refused writes).
 add_test(NAME demo_plays_all_three_acts
-  COMMAND bash -c "\"$0\" --out=\"$1\" --color=false && grep -q '</svg>' \"$1\""
+  COMMAND bash -c "mkdir -p \"$(dirname \"$1\")\" && \"$0\" --out=\"$1\" --color=false >\"$1.txt\" && grep -q '</svg>' \"$1\" && grep -q 'Status pages were at: lock service http://127.0.0.1:[0-9]*/' \"$1.txt\" && grep -q 'rpc=\"write\"} = [1-9]' \"$1.txt\" || { cat \"$1.txt\"; exit 1; }"
     $<TARGET_FILE:fencegate-demo> ${CMAKE_CURRENT_BINARY_DIR}/demo/fencegate-demo.svg)
 set_tests_properties(demo_plays_all_three_acts PROPERTIES LABELS e2e TIMEOUT 180)
 # The same demo over mutual TLS, with certificates made for the run.

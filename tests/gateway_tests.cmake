@@ -11,6 +11,7 @@ fencegate_cc_test(gateway_unit_tests
   SOURCES
     unit/gateway_fenced_store_test.cc
     unit/gateway_group_commit_test.cc
+    unit/gateway_metrics_test.cc
     unit/gateway_postgres_setup_test.cc
     unit/gateway_postgres_test.cc
     unit/gateway_session_test.cc

@@ -28,8 +28,11 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
 #include "common/build_info.h"
+#include "common/metrics/key_figures.h"
 #include "common/signing_keys.h"
+#include "common/tls.h"
 #include "examples/demo/acts.h"
 #include "examples/demo/interrupt.h"
 #include "examples/demo/sequence_svg.h"
@@ -38,6 +41,8 @@
 #include "fencegate/client/gateway_client.h"
 #include "fencegate/client/lock_client.h"
 #include "fencegate/client_tls_files.h"
+#include "fencegate/v1/server_info.grpc.pb.h"
+#include "grpcpp/create_channel.h"
 #include "tests/testing/server_process.h"
 
 ABSL_FLAG(std::string, out, FENCEGATE_DEMO_DEFAULT_OUT,
@@ -158,6 +163,37 @@ absl::StatusOr<Server> StartServer(const std::string& binary, const std::string&
   return server;
 }
 
+// Where the server's status page is ("" if it has none), with TLS: https.
+std::string StatusPage(const testing::ServerProcess& server, bool tls) {
+  absl::StatusOr<int> port = server.MetricsPort();
+  if (!port.ok()) return "";
+  return absl::StrCat(tls ? "https" : "http", "://127.0.0.1:", *port, "/");
+}
+
+// The gateway's stale-write counter (fencegate_gateway_stale_refused_total
+// with rpc="write", every resource class), read through its gRPC port as
+// `fencegate status` reads it.
+absl::StatusOr<double> StaleWritesRefused(const std::string& address,
+                                          const ClientTlsFiles& tls) {
+  absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials =
+      MakeChannelCredentials(tls);
+  if (!credentials.ok()) return credentials.status();
+  auto stub =
+      fencegate::v1::ServerInfo::NewStub(grpc::CreateChannel(address, *credentials));
+  grpc::ClientContext context;
+  context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(10)));
+  fencegate::v1::GetMetricsResponse response;
+  grpc::Status status =
+      stub->GetMetrics(&context, fencegate::v1::GetMetricsRequest(), &response);
+  if (!status.ok()) return absl::UnavailableError(status.error_message());
+  absl::StatusOr<std::vector<metrics::Sample>> samples =
+      metrics::ParseExposition(response.exposition());
+  if (!samples.ok()) return samples.status();
+  return metrics::SumOf(*samples, "fencegate_gateway_stale_refused_total",
+                        {{"rpc", "write"}})
+      .value_or(0);
+}
+
 // Stops a server with SIGTERM and says so if it did not exit cleanly.
 void StopServer(Server& server, const char* name) {
   if (server == nullptr) return;
@@ -208,6 +244,12 @@ int Run() {
             << "    gateway: pid " << (*gateway)->pid() << " on " << (*gateway)->address()
             << "\nwork dir: " << (*dir)->path() << "\n"
             << security->description << "\n";
+  const bool tls = absl::GetFlag(FLAGS_tls);
+  const std::string lock_page = StatusPage(**locks, tls);
+  const std::string gateway_page = StatusPage(**gateway, tls);
+  std::cout << "status pages, while the demo runs: lock service " << lock_page
+            << "  gateway " << gateway_page
+            << " (Prometheus: the same address + metrics)\n";
 
   Timeline timeline(&std::cout, absl::GetFlag(FLAGS_color) && isatty(STDOUT_FILENO));
   client::ClientOptions own;
@@ -274,6 +316,18 @@ int Run() {
               << " (open it in a browser)\n";
   } else {
     std::cerr << "cannot write the diagram: " << written.message() << "\n";
+  }
+
+  absl::StatusOr<double> stale = StaleWritesRefused((*gateway)->address(), own.tls);
+  std::cout << "\nStatus pages were at: lock service " << lock_page << ", gateway "
+            << gateway_page << "\n";
+  if (stale.ok()) {
+    std::cout << "Stale-write counter at the end: fencegate_gateway_stale_refused_total"
+                 "{rpc=\"write\"} = "
+              << *stale << " (each one a write the fence refused)\n";
+  } else {
+    std::cout << "Stale-write counter: could not be read (" << stale.status().message()
+              << ")\n";
   }
 
   std::cout.flush();

@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/html_escape.h"
 
 namespace fencegate::demo {
 namespace {
@@ -24,29 +25,6 @@ constexpr double kCharWidth = 6.8;  // 12px DejaVu Sans, on average
 
 double LaneX(Lane lane) {
   return kLeft + kLaneWidth * static_cast<int>(lane) + kLaneWidth / 2;
-}
-
-std::string Escape(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
 }
 
 // Characters, not bytes: an arrow or a cross is one.
@@ -86,7 +64,7 @@ const char* Fill(Outcome outcome) {
 
 std::string Text(double x, double y, const std::string& text, const std::string& attrs) {
   return absl::StrFormat("<text x=\"%.1f\" y=\"%.1f\" %s>%s</text>\n", x, y, attrs,
-                         Escape(text));
+                         HtmlEscape(text));
 }
 
 std::string Label(const Step& step) {

@@ -48,6 +48,11 @@ void EtcdLockNode::Start() {
 
 void EtcdLockNode::Stop() { election_.Stop(); }
 
+std::shared_ptr<LockManager> EtcdLockNode::CurrentManager() {
+  absl::MutexLock lock(&current_mu_);
+  return current_;
+}
+
 absl::Status EtcdLockNode::StartTerm(const LeaderGuard& guard) {
   auto term = std::make_shared<Term>();
   term->store = std::make_unique<EtcdLockStore>(
@@ -58,8 +63,8 @@ absl::Status EtcdLockNode::StartTerm(const LeaderGuard& guard) {
   feeds_.push_back(std::make_unique<FenceFeed>());
   term->feed = feeds_.back().get();
   // Loads everything, re-arming each lease for its full TTL.
-  absl::StatusOr<std::unique_ptr<LockManager>> manager =
-      LockManager::Create(term->store.get(), clock_, options_.limits, term->feed);
+  absl::StatusOr<std::unique_ptr<LockManager>> manager = LockManager::Create(
+      term->store.get(), clock_, options_.limits, term->feed, options_.manager_metrics);
   if (!manager.ok()) {
     term->feed->Close();
     return manager.status();
@@ -68,10 +73,20 @@ absl::Status EtcdLockNode::StartTerm(const LeaderGuard& guard) {
   std::shared_ptr<LockManager> shared(term, term->manager.get());
   router_->SetLeader("");
   leader_.clear();
+  {
+    absl::MutexLock lock(&current_mu_);
+    current_ = shared;
+  }
   router_->SetLocal(std::make_shared<LockServiceImpl>(
       std::move(shared), &fence_reader_, term->feed, options_.signer,
       options_.identity, options_.session_limits));
   term_ = std::move(term);
+  if (const LeadershipMetrics* m = options_.leadership_metrics) {
+    m->terms_started->Increment();
+    m->leader_changes->Increment();
+    m->leader->Set(1);
+    m->term->Set(guard.create_revision);
+  }
   LogInfo("leading term %d: lock state loaded from etcd; serving", guard.create_revision);
   ReportServing();
   return absl::OkStatus();
@@ -79,6 +94,19 @@ absl::Status EtcdLockNode::StartTerm(const LeaderGuard& guard) {
 
 void EtcdLockNode::EndTerm(LeaderElection::TermEnd why) {
   router_->SetLocal(nullptr);
+  {
+    absl::MutexLock lock(&current_mu_);
+    current_.reset();
+  }
+  if (const LeadershipMetrics* m = options_.leadership_metrics) {
+    m->leader->Set(0);
+    m->term->Set(0);
+    m->terms_ended[why == LeaderElection::TermEnd::kStopped ? LeadershipMetrics::kStopped
+                   : why == LeaderElection::TermEnd::kSessionLost
+                       ? LeadershipMetrics::kSessionLost
+                       : LeadershipMetrics::kSteppedDown]
+        ->Increment();
+  }
   std::shared_ptr<Term> term = std::move(term_);
   if (term != nullptr) {
     // Parked Acquires: UNAVAILABLE, retry elsewhere. Session streams: end
@@ -110,6 +138,9 @@ void EtcdLockNode::LeaderChanged(const std::string& address) {
   if (leader != leader_) {
     LogInfo("leader: %s", leader.empty() ? "none known" : leader);
     leader_ = leader;
+    if (const LeadershipMetrics* m = options_.leadership_metrics) {
+      m->leader_changes->Increment();
+    }
   }
   ReportServing();
 }

@@ -27,7 +27,9 @@
 #include <string>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/functional/any_invocable.h"
+#include "absl/synchronization/mutex.h"
 #include "common/token_signer.h"
 #include "fencegate/clock.h"
 #include "lockservice/etcd/etcd_client.h"
@@ -36,6 +38,7 @@
 #include "lockservice/fence_feed.h"
 #include "lockservice/lock_limits.h"
 #include "lockservice/lock_manager.h"
+#include "lockservice/lock_metrics.h"
 #include "lockservice/lock_service.h"
 #include "lockservice/routing_lock_service.h"
 
@@ -51,6 +54,10 @@ struct EtcdLockNodeOptions {
   const TokenSigner* signer = nullptr;  // null: no signing
   CallerIdentity identity;             // of the leader's service
   std::shared_ptr<grpc::ChannelCredentials> etcd_credentials;  // null: plaintext
+  // Metrics (lock_metrics.h); null: not counted. Each term's manager counts
+  // into `manager_metrics`, so the counters run on across terms.
+  const LockManagerMetrics* manager_metrics = nullptr;
+  const LeadershipMetrics* leadership_metrics = nullptr;
 };
 
 class EtcdLockNode final : public LeaderElection::Delegate {
@@ -60,6 +67,9 @@ class EtcdLockNode final : public LeaderElection::Delegate {
   ~EtcdLockNode() override;  // Stop()
 
   void Start();
+  // The manager of the term this instance leads now; null while it does
+  // not lead. For the gauges and the status page.
+  std::shared_ptr<LockManager> CurrentManager();
   // Hands over: ends a term cleanly (replies already decided are
   // delivered), revokes the etcd lease so another instance leads at once,
   // stops campaigning. Idempotent.
@@ -97,6 +107,9 @@ class EtcdLockNode final : public LeaderElection::Delegate {
   // Election thread only:
   std::shared_ptr<Term> term_;  // while leading
   std::string leader_;          // the other instance that leads, if known
+  // term_'s manager, for other threads (CurrentManager()).
+  absl::Mutex current_mu_;
+  std::shared_ptr<LockManager> current_ ABSL_GUARDED_BY(current_mu_);
 };
 
 }  // namespace fencegate::lockservice

@@ -83,6 +83,57 @@ absl::StatusOr<demo::Message> E2eTest::Acquire(demo::ClientProcess& client) {
   return reply;
 }
 
+absl::StatusOr<E2eTest::PausedHolder> E2eTest::PauseHolderUntilSuperseded(
+    const std::string& resource) {
+  PausedHolder p;
+  absl::StatusOr<std::unique_ptr<demo::ClientProcess>> c1 =
+      StartClient("client 1", resource);
+  if (!c1.ok()) return c1.status();
+  p.client1 = *std::move(c1);
+  absl::StatusOr<std::unique_ptr<demo::ClientProcess>> c2 =
+      StartClient("client 2", resource);
+  if (!c2.ok()) return c2.status();
+  p.client2 = *std::move(c2);
+  auto step = [](absl::StatusOr<demo::Message> reply,
+                 const char* what) -> absl::StatusOr<demo::Message> {
+    if (reply.ok() && !reply->ok()) {
+      return absl::InternalError(absl::StrCat(what, ": ", demo::FormatMessage(*reply)));
+    }
+    return reply;
+  };
+  absl::StatusOr<demo::Message> grant1 = step(Acquire(*p.client1), "client 1's acquire");
+  if (!grant1.ok()) return grant1.status();
+  p.token1 = grant1->GetUint("token");
+  absl::StatusOr<demo::Message> check1 =
+      step(Call(*p.client1, "check"), "client 1's lease before the pause");
+  if (!check1.ok()) return check1.status();
+  absl::StatusOr<demo::Message> read1 = step(Call(*p.client1, "read"), "client 1's read");
+  if (!read1.ok()) return read1.status();
+  if (read1->GetInt("value") != 0) {
+    return absl::InternalError(
+        absl::StrCat("client 1 read ", read1->GetInt("value"), " from a fresh counter"));
+  }
+  // The pause: the whole process, its renewal thread included.
+  if (absl::Status frozen = p.client1->Freeze(); !frozen.ok()) return frozen;
+  if (testing::ProcessState(p.client1->pid()) != 'T') {
+    return absl::InternalError("client 1 is not stopped");
+  }
+  if (absl::Status gone = WaitUntilLeaseGone(resource, p.token1); !gone.ok()) return gone;
+  if (testing::ProcessState(p.client1->pid()) != 'T') {
+    return absl::InternalError("client 1 ran during the pause");
+  }
+  absl::StatusOr<demo::Message> grant2 = step(Acquire(*p.client2), "client 2's acquire");
+  if (!grant2.ok()) return grant2.status();
+  p.token2 = grant2->GetUint("token");
+  absl::StatusOr<demo::Message> read2 = step(Call(*p.client2, "read"), "client 2's read");
+  if (!read2.ok()) return read2.status();
+  absl::StatusOr<demo::Message> write2 =
+      step(Call(*p.client2, "write"), "client 2's write");
+  if (!write2.ok()) return write2.status();
+  if (absl::Status thawed = p.client1->Thaw(); !thawed.ok()) return thawed;
+  return p;
+}
+
 absl::Status E2eTest::WaitUntilLeaseGone(const std::string& resource, uint64_t token,
                                          absl::Duration timeout) {
   const absl::Time give_up = absl::Now() + timeout;

@@ -47,6 +47,19 @@ class E2eTest : public ::testing::Test {
   absl::StatusOr<demo::Message> Call(demo::ClientProcess& client, absl::string_view word);
   absl::StatusOr<demo::Message> Acquire(demo::ClientProcess& client);
 
+  // Kleppmann's paused holder up to its late write: client 1 acquires the
+  // fresh `resource`, checks its lease and reads the counter (0), is frozen
+  // (SIGSTOP: its renewal thread too) until the lease is gone, client 2
+  // acquires, reads and writes, and client 1 is thawed. Any step that goes
+  // otherwise is an error saying which.
+  struct PausedHolder {
+    std::unique_ptr<demo::ClientProcess> client1;
+    std::unique_ptr<demo::ClientProcess> client2;
+    uint64_t token1 = 0;
+    uint64_t token2 = 0;
+  };
+  absl::StatusOr<PausedHolder> PauseHolderUntilSuperseded(const std::string& resource);
+
   // Polls Describe until the lease with `token` no longer holds `resource`.
   absl::Status WaitUntilLeaseGone(const std::string& resource, uint64_t token,
                                   absl::Duration timeout = kTtl * 3 + absl::Seconds(10));

@@ -50,6 +50,8 @@ std::vector<LockCase> LockCases() {
       {"--listen", [](O& o) { o.serving.listen = ""; }},
       {"--listen", [](O& o) { o.serving.listen = "localhost"; }},
       {"--shutdown_grace", [](O& o) { o.serving.shutdown_grace = absl::Seconds(-1); }},
+      {"--metrics_listen", [](O& o) { o.serving.metrics_listen = "localhost"; }},
+      {"--metrics_listen", [](O& o) { o.serving.metrics_listen = "127.0.0.1:70000"; }},
       {"--tls_key", [](O& o) { o.serving.tls.cert = "cert.pem"; }},
       {"--tls_cert", [](O& o) { o.serving.tls.client_ca = "ca.pem"; }},
       {"--min_ttl", [](O& o) { o.limits.min_ttl = absl::ZeroDuration(); }},
@@ -128,6 +130,7 @@ std::vector<GatewayCase> GatewayCases() {
   return {
       {"--listen", [](O& o) { o.serving.listen = ""; }},
       {"--shutdown_grace", [](O& o) { o.serving.shutdown_grace = absl::Seconds(-1); }},
+      {"--metrics_listen", [](O& o) { o.serving.metrics_listen = ":x"; }},
       {"--tls_cert", [](O& o) { o.serving.tls.key = "key.pem"; }},
       {"--max_key_bytes", [](O& o) { o.limits.max_key_bytes = 0; }},
       {"--max_mutations", [](O& o) { o.limits.max_mutations = 0; }},
@@ -222,10 +225,10 @@ TEST(ServerMainTest, HelpListsTheSharedFlagsAndTheServersOwn) {
   std::string output;
   for (const char* binary : {FENCEGATE_LOCKSERVICE_BIN, FENCEGATE_GATEWAY_BIN}) {
     RunToEnd({binary, "--help"}, dir, &output);  // Abseil exits 1 after --help
-    for (const char* flag : {"--listen", "--port_file", "--shutdown_grace",
-                             "--signing_keys", "--tls_cert", "--tls_key",
-                             "--tls_client_ca", "--max_batch", "--max_stream_in_flight",
-                             "--db"}) {
+    for (const char* flag :
+         {"--listen", "--port_file", "--shutdown_grace", "--signing_keys", "--tls_cert",
+          "--tls_key", "--tls_client_ca", "--metrics_listen", "--metrics_port_file",
+          "--max_batch", "--max_stream_in_flight", "--db"}) {
       EXPECT_THAT(output, HasSubstr(flag)) << binary;
     }
   }

@@ -81,6 +81,8 @@ struct ExecPlan {
   int stdin_fd = -1;
   int stdout_fd = -1;
   int stderr_fd = -1;
+  int fd3 = -1;  // becomes the child's descriptor 3
+  int fd4 = -1;  // and 4
   int death_signal = SIGKILL;
   RunAs run_as;
   int netns_fd = -1;  // -1: stay in the forking thread's namespace
@@ -99,6 +101,13 @@ struct ExecPlan {
   if (plan.stdin_fd >= 0) dup2(plan.stdin_fd, STDIN_FILENO);
   if (plan.stdout_fd >= 0) dup2(plan.stdout_fd, STDOUT_FILENO);
   if (plan.stderr_fd >= 0) dup2(plan.stderr_fd, STDERR_FILENO);
+  if (plan.fd3 >= 0 && plan.fd4 >= 0) {
+    // Out of the way first: either may be 3 or 4 already.
+    const int in = fcntl(plan.fd3, F_DUPFD, 10);
+    const int out = fcntl(plan.fd4, F_DUPFD, 10);
+    dup2(in, 3);
+    dup2(out, 4);
+  }
   if (plan.netns_fd >= 0 && setns(plan.netns_fd, CLONE_NEWNET) != 0) {
     static const char kMessage[] = "cannot enter the network namespace\n";
     (void)!write(STDERR_FILENO, kMessage, sizeof(kMessage) - 1);
@@ -157,9 +166,11 @@ absl::StatusOr<std::unique_ptr<ChildProcess>> ChildProcess::Start(Options option
   plan.death_signal = options.death_signal;
   plan.run_as = options.run_as;
   int in_pipe[2] = {-1, -1}, out_pipe[2] = {-1, -1};
+  int fd3_pipe[2] = {-1, -1}, fd4_pipe[2] = {-1, -1};
   auto close_all = [&] {
-    for (int fd : {in_pipe[0], in_pipe[1], out_pipe[0], out_pipe[1], plan.stdin_fd,
-                   plan.stderr_fd, plan.netns_fd}) {
+    for (int fd :
+         {in_pipe[0], in_pipe[1], out_pipe[0], out_pipe[1], plan.stdin_fd, plan.stderr_fd,
+          plan.netns_fd, fd3_pipe[0], fd3_pipe[1], fd4_pipe[0], fd4_pipe[1]}) {
       if (fd >= 0) close(fd);
     }
   };
@@ -182,6 +193,14 @@ absl::StatusOr<std::unique_ptr<ChildProcess>> ChildProcess::Start(Options option
     close_all();
     return error;
   }
+  if (options.pipe_fds_3_and_4 &&
+      (pipe2(fd3_pipe, O_CLOEXEC) != 0 || pipe2(fd4_pipe, O_CLOEXEC) != 0)) {
+    absl::Status error = ErrnoError("pipe");
+    close_all();
+    return error;
+  }
+  plan.fd3 = fd3_pipe[0];
+  plan.fd4 = fd4_pipe[1];
   if (!options.network_namespace.empty()) {
     const std::string path = "/run/netns/" + options.network_namespace;
     plan.netns_fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -204,11 +223,14 @@ absl::StatusOr<std::unique_ptr<ChildProcess>> ChildProcess::Start(Options option
     fork_errno = errno;
     if (pid > 0) setpgid(pid, pid);  // also here, so it holds before either side goes on
   });
-  for (int fd : {plan.stdin_fd, plan.stderr_fd, out_pipe[1], plan.netns_fd}) {
+  for (int fd :
+       {plan.stdin_fd, plan.stderr_fd, out_pipe[1], plan.netns_fd, plan.fd3, plan.fd4}) {
     if (fd >= 0) close(fd);
   }
   child->stdin_fd_ = in_pipe[1];
   child->stdout_fd_ = out_pipe[0];
+  child->fd3_ = fd3_pipe[1];
+  child->fd4_ = fd4_pipe[0];
   if (pid < 0) {
     errno = fork_errno;
     return ErrnoError("fork");
@@ -220,6 +242,8 @@ absl::StatusOr<std::unique_ptr<ChildProcess>> ChildProcess::Start(Options option
 ChildProcess::~ChildProcess() {
   CloseStdin();
   if (stdout_fd_ >= 0) close(stdout_fd_);
+  if (fd3_ >= 0) close(fd3_);
+  if (fd4_ >= 0) close(fd4_);
   absl::MutexLock lock(&mu_);
   if (pid_ > 0 && !reaped_) {
     kill(pid_, SIGKILL);

@@ -64,6 +64,10 @@ class ChildProcess {
     std::string stderr_path;     // appended to; empty: inherit the parent's stderr
     bool pipe_stdin = false;     // else /dev/null
     bool pipe_stdout = false;    // else stdout goes to stderr_path (or ours)
+    // Two more pipes, as descriptors 3 (the child reads what we write to
+    // devtools_in_fd()) and 4 (the child writes what we read from
+    // devtools_out_fd()): Chromium's --remote-debugging-pipe.
+    bool pipe_fds_3_and_4 = false;
     int death_signal = SIGKILL;  // sent to the child when this process dies
     RunAs run_as;
     // Empty: see above. Else /run/netns/<network_namespace>, joined before
@@ -101,6 +105,10 @@ class ChildProcess {
   int stdout_fd() const { return stdout_fd_; }
   // Closes our end of the child's stdin: it reads EOF.
   void CloseStdin();
+  // With pipe_fds_3_and_4: our ends of the child's descriptors 3 and 4
+  // (-1 otherwise). The parent owns them.
+  int devtools_in_fd() const { return fd3_; }
+  int devtools_out_fd() const { return fd4_; }
 
  private:
   ChildProcess() = default;
@@ -112,6 +120,8 @@ class ChildProcess {
   std::string name_;
   int stdin_fd_ = -1;
   int stdout_fd_ = -1;
+  int fd3_ = -1;
+  int fd4_ = -1;
   absl::Mutex mu_;
   bool reaped_ ABSL_GUARDED_BY(mu_) = false;
   int wait_status_ ABSL_GUARDED_BY(mu_) = 0;

@@ -3,8 +3,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
@@ -56,8 +58,16 @@ absl::StatusOr<std::unique_ptr<ServerProcess>> ServerProcess::Launch(
   child.pipe_stdout = false;
   if (std::holds_alternative<PortFile>(o.readiness)) {
     unlink(server->PortFilePath().c_str());
+    const bool metrics_given = std::any_of(
+        child.argv.begin(), child.argv.end(),
+        [](const std::string& a) { return absl::StartsWith(a, "--metrics_listen"); });
+    unlink(server->MetricsPortFilePath().c_str());
     child.argv.push_back(absl::StrCat("--listen=", o.host, ":", o.port));
     child.argv.push_back(absl::StrCat("--port_file=", server->PortFilePath()));
+    child.argv.push_back(
+        absl::StrCat("--metrics_port_file=", server->MetricsPortFilePath()));
+    if (!metrics_given)
+      child.argv.push_back(absl::StrCat("--metrics_listen=", o.host, ":0"));
   }
   absl::StatusOr<std::unique_ptr<ChildProcess>> process = ChildProcess::Start(child);
   if (!process.ok()) return process.status();
@@ -117,6 +127,34 @@ ServerProcess::~ServerProcess() {
 
 std::string ServerProcess::PortFilePath() const {
   return absl::StrCat(options_.dir, "/", options_.name, ".port");
+}
+
+std::string ServerProcess::MetricsPortFilePath() const {
+  return absl::StrCat(options_.dir, "/", options_.name, ".metrics_port");
+}
+
+absl::StatusOr<int> ServerProcess::MetricsPort(absl::Duration timeout) const {
+  const absl::Time give_up = absl::Now() + timeout;
+  for (;;) {
+    int port = 0;
+    if (absl::SimpleAtoi(absl::StripAsciiWhitespace(ReadWholeFile(MetricsPortFilePath())),
+                         &port) &&
+        port > 0) {
+      return port;
+    }
+    if (absl::Now() > give_up) {
+      return absl::NotFoundError(absl::StrCat(options_.name, " wrote no metrics port to ",
+                                              MetricsPortFilePath(), " within ",
+                                              absl::FormatDuration(timeout)));
+    }
+    absl::SleepFor(absl::Milliseconds(20));  // poll interval, under a deadline
+  }
+}
+
+absl::StatusOr<std::string> ServerProcess::MetricsUrl() const {
+  absl::StatusOr<int> port = MetricsPort();
+  if (!port.ok()) return port.status();
+  return absl::StrCat("http://", options_.host, ":", *port);
 }
 
 std::string ServerProcess::address() const {

@@ -4,7 +4,10 @@
 //   - PortFile: fencegate's own servers. Start() adds
 //     --listen=<host>:<port> (port 0: any free one) and
 //     --port_file=<dir>/<name>.port to its arguments and waits until that
-//     file names the port (the given one, if one was given).
+//     file names the port (the given one, if one was given). It also adds
+//     --metrics_port_file=<dir>/<name>.metrics_port, and
+//     --metrics_listen=<host>:0 unless the arguments name one, so servers
+//     started side by side never share a metrics port (MetricsPort()).
 //   - Probe: any other server (etcd, PostgreSQL): its arguments as given;
 //     `ready` is polled until it answers OK.
 // Its stderr and stdout are appended to <dir>/<name>.log, across restarts
@@ -90,6 +93,12 @@ class ServerProcess {
   // The port it serves on (PortFile: known once ready).
   int port() const { return port_; }
   std::string address() const;  // "<host>:<port>"
+  // PortFile: the port of the server's metrics listener (/metrics and the
+  // status page), once it wrote it; NOT_FOUND if it has not within
+  // `timeout` (a server started with --metrics_listen= has none).
+  absl::StatusOr<int> MetricsPort(absl::Duration timeout = absl::Seconds(10)) const;
+  // "http://<host>:<metrics port>" (no trailing slash), or the error.
+  absl::StatusOr<std::string> MetricsUrl() const;
   const std::string& log_path() const { return log_path_; }
   ChildProcess& process() { return *process_; }
 
@@ -111,6 +120,7 @@ class ServerProcess {
  private:
   explicit ServerProcess(ServerProcessOptions options) : options_(std::move(options)) {}
   std::string PortFilePath() const;
+  std::string MetricsPortFilePath() const;
   // OK once ready; UNAVAILABLE (not yet) with the reason otherwise.
   absl::Status CheckReady();
 
