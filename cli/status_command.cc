@@ -17,7 +17,7 @@
 #include "client/channel.h"
 #include "common/grpc_status.h"
 #include "common/metrics/key_figures.h"
-#include "common/tls.h"
+#include "common/channel_credentials.h"
 #include "fencegate/v1/server_info.grpc.pb.h"
 #include "grpcpp/client_context.h"
 

@@ -32,7 +32,7 @@
 #include "common/build_info.h"
 #include "common/metrics/key_figures.h"
 #include "common/signing_keys.h"
-#include "common/tls.h"
+#include "common/channel_credentials.h"
 #include "examples/demo/acts.h"
 #include "examples/demo/interrupt.h"
 #include "examples/demo/sequence_svg.h"
