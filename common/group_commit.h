@@ -18,7 +18,12 @@
 // must only cover work that does not wait for a commit (it would wait for
 // itself).
 //
-// Thread safety: Submit() and Arriving() may be called from any thread,
+// Groups. SubmitGroup() queues items that must commit together (one
+// decision's rows: a lease's end and the fence mark it draws). The writer
+// never cuts a batch inside a group: a batch may exceed max_batch by less
+// than one group, and a group larger than max_batch is a batch of its own.
+//
+// Thread safety: Submit(), SubmitGroup() and Arriving() may be called from any thread,
 // also while holding the caller's own locks (they only take the queue's
 // internal mutex briefly). `flush` runs on the writer thread with no lock of
 // the queue held.
@@ -126,7 +131,8 @@ class GroupCommitQueue final : public GroupCommitQueueBase {
  public:
   using FlushFn = absl::AnyInvocable<void(std::vector<Item>& batch)>;
 
-  // `max_batch` bounds how many items one flush receives. `thread_name`
+  // `max_batch` bounds how many items one flush receives (but see Groups
+  // in the header: a group is never cut). `thread_name`
   // (at most 15 characters) names the writer thread in ps, top and perf.
   GroupCommitQueue(FlushFn flush, size_t max_batch, const char* thread_name = "fg-commit")
       : flush_(std::move(flush)), max_batch_(max_batch) {
@@ -152,6 +158,18 @@ class GroupCommitQueue final : public GroupCommitQueueBase {
   void Submit(Item item) {
     absl::MutexLock lock(&mu_);
     queue_.push_back(std::move(item));
+    groups_.push_back(1);
+  }
+
+  // Queues `items` as one group, which no batch cuts, and empties `items`
+  // (keeping its capacity for the caller's next group). Nothing if empty.
+  void SubmitGroup(std::vector<Item>& items) {
+    if (items.empty()) return;
+    absl::MutexLock lock(&mu_);
+    queue_.insert(queue_.end(), std::make_move_iterator(items.begin()),
+                  std::make_move_iterator(items.end()));
+    groups_.push_back(items.size());
+    items.clear();
   }
 
   // Items submitted but not yet handed to `flush` (for overload checks).
@@ -175,10 +193,17 @@ class GroupCommitQueue final : public GroupCommitQueueBase {
         if (queue_.empty()) return;  // stopping, and everything is flushed
         if (queue_.size() <= max_batch_) {
           batch.swap(queue_);
+          groups_.clear();
         } else {
+          // Whole groups, at least one, up to max_batch items.
+          size_t take = 0;
+          while (!groups_.empty() && (take == 0 || take + groups_.front() <= max_batch_)) {
+            take += groups_.front();
+            groups_.pop_front();
+          }
           batch.assign(std::make_move_iterator(queue_.begin()),
-                       std::make_move_iterator(queue_.begin() + max_batch_));
-          queue_.erase(queue_.begin(), queue_.begin() + max_batch_);
+                       std::make_move_iterator(queue_.begin() + take));
+          queue_.erase(queue_.begin(), queue_.begin() + take);
         }
       }
       flush_(batch);
@@ -199,6 +224,8 @@ class GroupCommitQueue final : public GroupCommitQueueBase {
   FlushFn flush_;
   const size_t max_batch_;
   std::vector<Item> queue_ ABSL_GUARDED_BY(mu_);
+  // The sizes of the groups in queue_, in order (a Submit() is a group of 1).
+  std::deque<size_t> groups_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::thread thread_;
 };

@@ -54,9 +54,13 @@ absl::StatusOr<std::unique_ptr<LockManager>> LockManager::Create(
 
 LockManager::~LockManager() {
   Shutdown();
+  {
+    // Waits for a timer callback under way and disarms the later ones, so
+    // none decides while (or after) the queue below goes.
+    absl::MutexLock lock(&lifeline_->mu);
+    lifeline_->manager = nullptr;
+  }
   commits_.reset();  // delivers every reply already decided
-  absl::MutexLock lock(&lifeline_->mu);
-  lifeline_->manager = nullptr;
 }
 
 Clock::TimerId LockManager::SetTimer(absl::Time deadline,
@@ -89,7 +93,7 @@ void LockManager::Acquire(CallId id, AcquireArgs args,
   absl::Status error = ValidateAcquire(args);
   if (error.ok()) {
     CommitArrival arrival = Arriving();  // the decision's items commit together
-    absl::MutexLock lock(&mu_);
+    DecisionLock lock(this);
     error = AcquireLocked(id, args, done);
   }
   if (!error.ok()) done(error);
@@ -176,7 +180,7 @@ absl::Status LockManager::AcquireLocked(CallId id, const AcquireArgs& args,
 void LockManager::Describe(std::string resource, Callback<ResourceInfo> done) {
   absl::Status error = ValidateName("resource", resource, limits_.max_resource_bytes);
   if (error.ok()) {
-    absl::MutexLock lock(&mu_);
+    DecisionLock lock(this);
     error = !broken_.ok() ? broken_ : absl::OkStatus();
     if (error.ok()) {
       ResourceInfo info;
@@ -287,7 +291,7 @@ void LockManager::Shutdown(const absl::Status& why) {
   std::vector<Callback<AcquireResult>> parked;
   std::vector<LeaseListener*> listeners;
   {
-    absl::MutexLock lock(&mu_);
+    DecisionLock lock(this);
     shutting_down_ = true;
     listeners = TakeListeners();
     // Their rows stay: the next leader, or this process restarted, keeps
@@ -306,7 +310,7 @@ void LockManager::Shutdown(const absl::Status& why) {
 void LockManager::Sync() {
   absl::Notification delivered;
   {
-    absl::MutexLock lock(&mu_);
+    DecisionLock lock(this);
     CommitItem item;
     item.reply = [&delivered](const absl::Status&) { delivered.Notify(); };
     Enqueue(std::move(item));

@@ -11,6 +11,16 @@
 // not committed never leaves the manager. Calls that change nothing still
 // wait for the batch in flight, since what they saw may be in it.
 //
+// Decisions commit whole. The rows one decision changes (an expiry's fence
+// mark, the deletion of its lease row, the next waiter's grant) reach the
+// group-commit queue together when the decision ends, as one group that no
+// batch cuts (common/group_commit.h): a crash or a failed commit never
+// keeps half of a decision, such as a lease row whose own resource's fence
+// position is past its token. A decision over many resources (a reload, the
+// drop of waiters that did not come back) is one per resource, and each
+// reentrant grant of a holder's other parked calls is one of its own, so a
+// group never holds more than kMaxDecisionItems items.
+//
 // Fence positions. Every grant, and every expiry, moves the resource's fence
 // position (lock_store.h): a grant to its token, an expiry to an expiry
 // mark, a fresh token drawn from the same counter. The position is
@@ -259,6 +269,11 @@ class LockManager {
   // answer.
   CommitArrival Arriving() { return commits_->Arriving(); }
 
+  // The most items one decision queues (see "Decisions commit whole"): a
+  // batch is at most limits.max_batch + kMaxDecisionItems - 1 items, which
+  // the etcd store's transaction limit allows for.
+  static constexpr size_t kMaxDecisionItems = 16;
+
  private:
   struct Waiter;
   using WaiterList = std::list<Waiter>;
@@ -384,7 +399,27 @@ class LockManager {
   // Queues the waiter row of `w` (a put), or its deletion.
   void PersistWaiter(const std::string& name, const Waiter& w, bool present)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Adds `item` to the decision under way (decision_).
   void Enqueue(CommitItem item) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Ends the decision under way: its items go to the queue as one group.
+  void EndDecision() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Holds mu_ for decisions; ends the last one (EndDecision()) before it
+  // unlocks. Every method that decides takes mu_ through it.
+  class ABSL_SCOPED_LOCKABLE DecisionLock {
+   public:
+    explicit DecisionLock(LockManager* m) ABSL_EXCLUSIVE_LOCK_FUNCTION(m->mu_) : m_(m) {
+      m_->mu_.Lock();
+    }
+    ~DecisionLock() ABSL_UNLOCK_FUNCTION() ABSL_NO_THREAD_SAFETY_ANALYSIS {
+      m_->EndDecision();
+      m_->mu_.Unlock();
+    }
+    DecisionLock(const DecisionLock&) = delete;
+    DecisionLock& operator=(const DecisionLock&) = delete;
+
+   private:
+    LockManager* const m_;
+  };
   void Flush(std::vector<CommitItem>& batch);
   void Recover(const absl::Status& commit_error);
   absl::Status LoadFromStore() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -425,6 +460,9 @@ class LockManager {
   // For Figures(): leases held, and waiters in every queue.
   uint64_t held_leases_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t waiters_ ABSL_GUARDED_BY(mu_) = 0;
+
+  // The items of the decision under way, not yet in commits_.
+  std::vector<CommitItem> decision_ ABSL_GUARDED_BY(mu_);
 
   // Last: its destructor flushes what is queued, using the members above.
   std::unique_ptr<GroupCommitQueue<CommitItem>> commits_;

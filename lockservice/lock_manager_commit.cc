@@ -72,7 +72,18 @@ void LockManager::Enqueue(CommitItem item) {
   item.epoch = epoch_;
   item.last_token = last_token_;
   // Before Create() finishes (loading the store) nothing is queued.
-  if (commits_) commits_->Submit(std::move(item));
+  if (commits_) decision_.push_back(std::move(item));
+}
+
+void LockManager::EndDecision() {
+  if (decision_.empty()) return;
+  if (decision_.size() > kMaxDecisionItems) {
+    // A bug, not an input: the batch may now exceed what etcd allows in
+    // one txn, which fails that commit (and the manager recovers).
+    LogError("one decision queued %d items, more than kMaxDecisionItems (%d)",
+             decision_.size(), kMaxDecisionItems);
+  }
+  commits_->SubmitGroup(decision_);
 }
 
 void LockManager::Flush(std::vector<CommitItem>& batch) {
@@ -166,7 +177,7 @@ void LockManager::Recover(const absl::Status& commit_error) {
                       ") and it rebuilt its state from its last commit; leases are as "
                       "committed: renew them on a new stream to hear of their end again")));
   };
-  absl::MutexLock lock(&mu_);
+  DecisionLock lock(this);
   listeners = TakeListeners();
   LogError("lock store commit failed: %s; reloading the last committed state",
            commit_error.ToString());
@@ -234,6 +245,7 @@ absl::Status LockManager::LoadFromStore() {
   for (const std::string& name : names) {
     GrantWaiters(name, resources_[name]);
     MaybeForget(name);
+    EndDecision();  // one per resource
   }
   return absl::OkStatus();
 }

@@ -92,7 +92,7 @@ void LockManager::EndLease(const std::string& name, Resource& r, LeaseEnd why,
 }
 
 void LockManager::OnLeaseTimer(const std::string& name, uint64_t token) {
-  absl::MutexLock lock(&mu_);
+  DecisionLock lock(this);
   auto it = resources_.find(name);
   if (it == resources_.end() || !it->second.lease ||
       it->second.lease->token != token) {
@@ -108,7 +108,7 @@ void LockManager::OnLeaseTimer(const std::string& name, uint64_t token) {
 }
 
 void LockManager::OnDelayEnd(const std::string& name) {
-  absl::MutexLock lock(&mu_);
+  DecisionLock lock(this);
   auto it = resources_.find(name);
   if (it == resources_.end()) return;
   GrantWaiters(name, it->second);

@@ -62,7 +62,7 @@ void LockManager::EraseWaiter(const std::string& name, Resource& r,
 }
 
 void LockManager::DropDetachedWaiters() {
-  absl::MutexLock lock(&mu_);
+  DecisionLock lock(this);
   std::vector<std::string> names;
   for (auto& [name, r] : resources_) {
     for (auto w = r.waiters.begin(); w != r.waiters.end();) {
@@ -82,13 +82,14 @@ void LockManager::DropDetachedWaiters() {
     if (it == resources_.end()) continue;
     GrantWaiters(name, it->second);
     MaybeForget(name);
+    EndDecision();  // one per resource
   }
 }
 
 void LockManager::CancelAcquire(CallId id) {
   Callback<AcquireResult> done;
   {
-    absl::MutexLock lock(&mu_);
+    DecisionLock lock(this);
     auto it = parked_.find(id);
     if (it == parked_.end()) return;
     auto [name, waiter] = std::move(it->second);
@@ -102,7 +103,7 @@ void LockManager::CancelAcquire(CallId id) {
 }
 
 void LockManager::OnWaitTimeout(CallId id) {
-  absl::MutexLock lock(&mu_);
+  DecisionLock lock(this);
   auto it = parked_.find(id);
   if (it == parked_.end()) return;  // granted or cancelled meanwhile
   auto [name, waiter] = std::move(it->second);
@@ -146,6 +147,9 @@ void LockManager::GrantHolderWaiters(const std::string& name, Resource& r) {
   for (auto w = r.waiters.begin(); w != r.waiters.end();) {
     auto next = std::next(w);
     if (w->id != 0 && w->holder == holder) {
+      // Each reentrant grant is a decision of its own (a holder may have
+      // many parked calls; the state between two of them is whole).
+      EndDecision();
       // As in GrantWaiters(): copy what EraseWaiter() still reads.
       const absl::Duration ttl = w->ttl;
       const std::string request_id = w->request_id;

@@ -19,7 +19,7 @@ void LockManager::Renew(RenewArgs args, Callback<RenewResult> done) {
   }
   if (error.ok()) {
     CommitArrival arrival = Arriving();  // the decision's items commit together
-    absl::MutexLock lock(&mu_);
+    DecisionLock lock(this);
     error = broken_;
     if (error.ok()) {
       absl::StatusOr<Resource*> r =
@@ -64,7 +64,7 @@ void LockManager::Release(ReleaseArgs args, Callback<ReleaseResult> done) {
   }
   if (error.ok()) {
     CommitArrival arrival = Arriving();  // the decision's items commit together
-    absl::MutexLock lock(&mu_);
+    DecisionLock lock(this);
     error = broken_;
     if (error.ok()) {
       absl::StatusOr<Resource*> r =

@@ -162,10 +162,9 @@ absl::Status LockServer::StartEtcd(const LockServerOptions& options) {
     node.manager_metrics = &manager_metrics_;
     node.leadership_metrics = &leadership_metrics_;
   }
-  // One batch is one txn (see kEtcdMaxOpsPerItem).
-  node.limits.max_batch = std::min<size_t>(
-      options.limits.max_batch,
-      static_cast<size_t>((options.etcd_max_txn_ops - 2) / kEtcdMaxOpsPerItem));
+  // One batch is one txn (see EtcdMaxBatch()).
+  node.limits.max_batch =
+      std::min<size_t>(options.limits.max_batch, EtcdMaxBatch(options.etcd_max_txn_ops));
   max_batch_ = node.limits.max_batch;
 
   router_ = std::make_unique<RoutingLockService>(std::move(peer_credentials));

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "lockservice/etcd/etcd_client.h"
 #include "lockservice/etcd/etcd_lock_store.h"
+#include "lockservice/lock_manager.h"
 
 namespace fencegate::lockservice {
 namespace {
@@ -53,9 +54,10 @@ absl::Status CheckEtcd(const LockServerOptions& options) {
     return absl::InvalidArgumentError(
         "--etcd_session_ttl must be at least 1s (etcd leases have whole seconds)");
   }
-  if (options.etcd_max_txn_ops < 2 + kEtcdMaxOpsPerItem) {
+  if (EtcdMaxBatch(options.etcd_max_txn_ops) == 0) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "--etcd_max_txn_ops must be at least ", 2 + kEtcdMaxOpsPerItem,
+        "--etcd_max_txn_ops must be at least ",
+        2 + kEtcdMaxOpsPerItem * LockManager::kMaxDecisionItems,
         " (it is etcd's --max-txn-ops, default 128)"));
   }
   if (options.etcd_prefix.empty()) {
@@ -83,6 +85,12 @@ absl::Status LockServerOptions::Validate() const {
     return absl::OkStatus();
   }
   return CheckEtcd(*this);
+}
+
+size_t EtcdMaxBatch(int etcd_max_txn_ops) {
+  const int items = (etcd_max_txn_ops - 2) / kEtcdMaxOpsPerItem;
+  const int slack = static_cast<int>(LockManager::kMaxDecisionItems) - 1;
+  return items > slack ? static_cast<size_t>(items - slack) : 0;
 }
 
 }  // namespace fencegate::lockservice

@@ -8,6 +8,7 @@
 #ifndef FENCEGATE_LOCKSERVICE_LOCK_SERVER_OPTIONS_H_
 #define FENCEGATE_LOCKSERVICE_LOCK_SERVER_OPTIONS_H_
 
+#include <cstddef>
 #include <string>
 
 #include "absl/status/status.h"
@@ -68,6 +69,13 @@ struct LockServerOptions {
     return serving;
   }
 };
+
+// The largest batch (in the manager's items) that one etcd txn of
+// `etcd_max_txn_ops` operations holds: 2 operations and kEtcdMaxOpsPerItem
+// per item, and a batch is up to max_batch + LockManager::kMaxDecisionItems
+// - 1 items, since a decision is never cut. 0: none fits (Validate()
+// refuses it).
+size_t EtcdMaxBatch(int etcd_max_txn_ops);
 
 }  // namespace fencegate::lockservice
 

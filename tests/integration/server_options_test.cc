@@ -76,7 +76,7 @@ std::vector<LockCase> LockCases() {
       {"--etcd_max_txn_ops",
        [](O& o) {
          o.store = "etcd://127.0.0.1:1";
-         o.etcd_max_txn_ops = 3;
+         o.etcd_max_txn_ops = 33;  // one below 2 + 2 * kMaxDecisionItems
        }},
       {"--etcd_prefix",
        [](O& o) {

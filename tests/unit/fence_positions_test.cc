@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "gmock/gmock.h"
@@ -75,7 +76,7 @@ class FencePositionsTest : public ::testing::TestWithParam<testing::StoreKind> {
     ASSERT_THAT(store, IsOk());
     store_ = *std::move(store);
     faulty_ = std::make_unique<testing::FaultyLockStore>(store_.get());
-    auto manager = LockManager::Create(faulty_.get(), &clock_, LockLimits(), &feed_);
+    auto manager = LockManager::Create(faulty_.get(), &clock_, limits_, &feed_);
     ASSERT_THAT(manager, IsOk());
     manager_ = *std::move(manager);
   }
@@ -119,7 +120,26 @@ class FencePositionsTest : public ::testing::TestWithParam<testing::StoreKind> {
     return positions.ok() ? *positions : std::vector<FencePosition>();
   }
 
+  // What the store holds that its own fence positions refuse: a lease
+  // whose token is below its resource's position.
+  std::vector<std::string> LeasesBehindTheirFence() {
+    std::vector<std::string> behind;
+    auto state = store_->Load();
+    EXPECT_THAT(state, IsOk());
+    if (!state.ok()) return behind;
+    for (const FencePosition& p : Scan(0)) {
+      for (const LeaseRecord& lease : state->leases) {
+        if (lease.resource == p.resource && lease.token < p.position) {
+          behind.push_back(absl::StrCat(lease.resource, ": lease ", lease.token,
+                                        " behind position ", p.position));
+        }
+      }
+    }
+    return behind;
+  }
+
   testing::TempDir dir_;
+  LockLimits limits_;
   testing::FakeClock clock_;
   FenceFeed feed_;
   std::shared_ptr<Recorder> recorder_ = std::make_shared<Recorder>();
@@ -191,6 +211,45 @@ TEST_P(FencePositionsTest, ClosingTheFeedTellsEverySubscriberAndLaterOnes) {
   EXPECT_TRUE(late->closed());
   MustAcquire("r");  // publishing to a closed feed reaches no one
   EXPECT_THAT(recorder_->Take(), IsEmpty());
+}
+
+// The model found it (docs/model.md#findings): a timer's expiry queued its
+// fence mark, then the deletion of its lease row; a batch cut between the
+// two and a failed next commit (or a crash) left the store with the lease
+// and the mark, so the restarted service held a lease its own gateways
+// refuse. With --max_batch 1 every batch used to be one item; a decision is
+// now never cut, so the mark and the deletion commit together.
+TEST_P(FencePositionsTest, DecisionsCommitWholeAnExpiryNeverLeavesItsLeaseBehindItsMark) {
+  limits_.max_batch = 1;
+  Restart();
+  MustAcquire("r", Seconds(1));
+  faulty_->FailNthCommit(2);  // the commit after the expiry's first
+  clock_.AdvanceBy(Seconds(1));
+  manager_->Sync();
+  EXPECT_THAT(LeasesBehindTheirFence(), IsEmpty());
+  Restart();
+  EXPECT_THAT(LeasesBehindTheirFence(), IsEmpty());
+}
+
+// The same with a waiter: the expiry, its mark and the hand-off to the
+// next holder are one decision.
+TEST_P(FencePositionsTest, DecisionsCommitWholeAHandOffIsOneCommit) {
+  limits_.max_batch = 1;
+  Restart();
+  MustAcquire("r", Seconds(1));
+  absl::StatusOr<AcquireResult> next = absl::UnknownError("no reply");
+  manager_->Acquire(manager_->NewCallId(),
+                    AcquireArgs{"r", "next", Seconds(10), Seconds(30), ""},
+                    [&next](absl::StatusOr<AcquireResult> r) { next = std::move(r); });
+  manager_->Sync();
+  const int before = faulty_->commits();
+  clock_.AdvanceBy(Seconds(1));
+  manager_->Sync();
+  ASSERT_THAT(next, IsOk());
+  EXPECT_TRUE(next->acquired);
+  // The hand-off and the Sync: two commits, not one per item.
+  EXPECT_EQ(faulty_->commits() - before, 2);
+  EXPECT_THAT(LeasesBehindTheirFence(), IsEmpty());
 }
 
 INSTANTIATE_TEST_SUITE_P(Stores, FencePositionsTest,

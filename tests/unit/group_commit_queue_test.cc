@@ -1,7 +1,8 @@
 // GroupCommitQueue (common/group_commit.h) on its own: batches are taken
 // when full or when nothing more is on its way (no Arrival held), and the
 // writer waits only for the Arrivals held when it found work, so
-// overlapping Arrivals cannot hold a batch back for ever. The writer is
+// overlapping Arrivals cannot hold a batch back for ever; a full batch is
+// cut between groups, never inside one. The writer is
 // parked inside a flush to line items up; nothing sleeps.
 #include <memory>
 #include <vector>
@@ -139,6 +140,37 @@ TEST(GroupCommitQueueTest, ArrivalsHeldWhenTheWriterFoundWorkAreWaitedFor) {
   EXPECT_EQ(r.batches(), 1u);
   b.reset();
   EXPECT_THAT(r.WaitForBatches(2), ElementsAre(ElementsAre(-1), ElementsAre(1, 2)));
+}
+
+// A full batch is cut between groups, never inside one: a group that
+// would overflow the batch goes whole into the next, and a group larger
+// than max_batch is a batch of its own.
+TEST(GroupCommitQueueTest, AFullBatchIsCutBetweenGroupsNeverInsideOne) {
+  Recorder r(/*max_batch=*/3);
+  r.Park();
+  std::vector<int> group = {2, 3};
+  r.queue().Submit(1);
+  r.queue().SubmitGroup(group);  // 1 + 2 fit; the group does not
+  EXPECT_TRUE(group.empty());
+  group = {4, 5, 6, 7};  // larger than max_batch
+  r.queue().SubmitGroup(group);
+  r.queue().Submit(8);
+  r.Release();
+  EXPECT_THAT(r.WaitForBatches(4),
+              ElementsAre(ElementsAre(-1), ElementsAre(1, 2, 3), ElementsAre(4, 5, 6, 7),
+                          ElementsAre(8)));
+}
+
+TEST(GroupCommitQueueTest, GroupsAndSingleItemsShareABatchThatFitsThemAll) {
+  Recorder r(/*max_batch=*/3);
+  r.Park();
+  std::vector<int> group = {1, 2};
+  r.queue().SubmitGroup(group);
+  r.queue().Submit(3);
+  r.queue().Submit(4);
+  r.Release();
+  EXPECT_THAT(r.WaitForBatches(3),
+              ElementsAre(ElementsAre(-1), ElementsAre(1, 2, 3), ElementsAre(4)));
 }
 
 }  // namespace
