@@ -47,6 +47,7 @@ inline check_caught_up() {
 #endif
 
 inline stream_cut() {
+  printf("MSC: the WatchFences stream ends\n");
   w_st = 0;
   w_inst = 0;
   w_sent = 0;
@@ -89,7 +90,9 @@ inline send_pending() {
     fi
   }
   if
-  :: h_s[0] != 0 || h_s[1] != 0 -> fch!h_s[0], h_s[1]
+  :: h_s[0] != 0 || h_s[1] != 0 ->
+     printf("MSC: WatchFences sends %d, %d\n", h_s[0], h_s[1]);
+     fch!h_s[0], h_s[1]
   :: else
   fi;
   h_s[0] = 0;
@@ -117,9 +120,11 @@ inline scan() {
 /* The follower's call reaches instance i (FenceWatchReactor): it
  * subscribes to the feed first, so that the catch-up misses nothing. */
 inline stream_open(i) {
+  printf("MSC: follower: WatchFences(after %d) to lock service %d\n", f_applied, i);
   w_inst = i;
   w_sent = f_applied;
 #ifdef MUTANT_SCAN_BEFORE_SUBSCRIBE
+  printf("MSC: WatchFences reads the store first (after %d)\n", w_sent);
   scan();  /* read first ... */
   send_pending();
   w_st = 3
@@ -131,6 +136,7 @@ inline stream_open(i) {
 /* The catch-up's one page (NR is small), with the live events queued
  * meanwhile that are above it; then live. */
 inline catch_up() {
+  printf("MSC: WatchFences catches up from the store (after %d)\n", w_sent);
   scan();
   send_pending();
   w_st = 2;

@@ -240,7 +240,7 @@ end:
   :: d_step { w_st == 1 && empty(fch) -> catch_up() }
   :: d_step { w_st == 2 && empty(fch) && PENDING -> send_pending() }  /* Pump */
 #ifdef MUTANT_SCAN_BEFORE_SUBSCRIBE
-  :: d_step { w_st == 3 -> w_st = 2; check_caught_up() }  /* ... subscribes later */
+  :: d_step { w_st == 3 -> printf("MSC: WatchFences subscribes\n"); w_st = 2; check_caught_up() }  /* ... subscribes later */
 #endif
   :: d_step { w_st != 0 && cuts > 0 -> cuts--; stream_cut() }
   od

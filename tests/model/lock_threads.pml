@@ -177,6 +177,8 @@ end:
        term_ctr++; key_term = term_ctr; ls_term[i] = term_ctr; \
        printf("MSC: lock service %d leads term %d\n", i, term_ctr); \
        forget(i); load(i); ls_lead[i] = 1 }
+#define NOTICES(i) printf("MSC: lock service %d learns its term %d is over\n", i, ls_term[i])
+#define CRASHES(i) printf("MSC: lock service %d dies (kill -9)\n", i)
 proctype LeaderElection() {
 end:
   do
@@ -184,14 +186,14 @@ end:
   CAMPAIGN(1)
   :: d_step { key_term != 0 && key_losses > 0 -> key_losses--; key_term = 0; \
        printf("MSC: the leader's session expires (term %d)\n", ls_term[0] + ls_term[1]) }
-  :: d_step { ls_lead[0] && key_term != ls_term[0] -> forget(0); ls_lead[0] = 0 }
-  :: d_step { ls_lead[1] && key_term != ls_term[1] -> forget(1); ls_lead[1] = 0 }
+  :: d_step { ls_lead[0] && key_term != ls_term[0] -> NOTICES(0); forget(0); ls_lead[0] = 0 }
+  :: d_step { ls_lead[1] && key_term != ls_term[1] -> NOTICES(1); forget(1); ls_lead[1] = 0 }
   :: d_step {
-       ls_lead[0] && crashes[0] > 0 -> crashes[0]--;
+       ls_lead[0] && crashes[0] > 0 -> crashes[0]--; CRASHES(0);
        if :: key_term == ls_term[0] -> key_term = 0 :: else fi;
        forget(0); ls_lead[0] = 0 }
   :: d_step {
-       ls_lead[1] && crashes[1] > 0 -> crashes[1]--;
+       ls_lead[1] && crashes[1] > 0 -> crashes[1]--; CRASHES(1);
        if :: key_term == ls_term[1] -> key_term = 0 :: else fi;
        forget(1); ls_lead[1] = 0 }
   od
