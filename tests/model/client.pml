@@ -88,6 +88,9 @@ inline saw_grant(c, r, tok) {
 #endif
 }
 
+/* A fresh request id (4 bits in a queue entry, 15 in a lease's set). */
+#define NEXT_RID rid++; assert(rid < 15)
+
 /* Waiting for a call's answer, and done with it. */
 inline ls_call(c, k, r, key) {
   lw_kind[c - 1] = k;
@@ -181,7 +184,7 @@ end:
        fi;
 #endif
        d_step {
-         calls_left--; rid++;
+         calls_left--; NEXT_RID;
          ls_call(c, ACQ, r, rid);
          lsq!ACQ, c, r, rid, pw;
          ph = ACQUIRING
@@ -190,7 +193,7 @@ end:
 #if REENTRANT
   :: d_step {
        ph == HOLDING && holds == 1 && calls_left > 0 && nfull(lsq) ->
-       calls_left--; rid++; pw = 0;
+       calls_left--; NEXT_RID; pw = 0;
        ls_call(c, ACQ, r, rid);
        lsq!ACQ, c, r, rid, 0;
        ph = ACQUIRING
@@ -241,7 +244,7 @@ end:
   /* ---- holding */
   :: d_step {
        ph == HOLDING && nfull(lsq) ->
-       rid++;
+       NEXT_RID;
        ls_call(c, REL, r, rid);
        lsq!REL, c, r, t, rid;
        ph = RELEASING

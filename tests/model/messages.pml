@@ -2,15 +2,15 @@
  * Messages and channels. Clients are 1..NC (0: nobody), resources 0..NR-1,
  * tokens 1..MAXTOK (0: none), request ids 1..15 (0: none given).
  *
- * The network: one FIFO channel into each server, shared by the clients,
- * and one answer channel per client and server. Delay is interleaving;
- * loss is a server dropping a request it takes (budget DROPS) or an answer
- * that finds its channel full, or a client giving up on an answer that is
- * still on its way; reordering is a client sending an older request again
- * later (a retry, or a STALE send), after a newer one. Across clients the
- * shared FIFO order is send order, and since a client can only have sent
- * after it learned something, every arrival order that causality allows
- * is some interleaving of the sends (docs/model.md, "The network").
+ * The network: one FIFO channel into each server, shared by the clients;
+ * answers travel in slots (below). Delay is interleaving. Loss is a server
+ * dropping a request it takes (budget DROPS), or a client giving up on a
+ * call whose answer is still on its way (the answer is then dropped).
+ * Reordering is a client sending an older request again later (a retry,
+ * or a STALE send), after a newer one. Across clients the shared FIFO
+ * order is send order, and since a client can only have sent after it
+ * learned something, every arrival order that causality allows is some
+ * interleaving of the sends (docs/model.md, "What the model abstracts").
  */
 
 #define MAXTOK 30
