@@ -27,6 +27,8 @@
  *                                  subscribes to the feed
  *   MUTANT_NO_TERM_GUARD           a deposed leader's commits succeed
  *   MUTANT_NO_HANDOFF_ON_RELEASE   a release does not serve the wait queue
+ *   MUTANT_SPLIT_DECISION          a batch is cut inside an expiry's decision
+ *                                  (the code before ab58e96)
  */
 
 /* ---- Presets: the configurations scripts/model-check and ctest run.

@@ -35,7 +35,7 @@ byte m_pos[NI * NR];      /* fence position, as decided */
 #endif
 bit m_rdirty[NI * NR];    /* rows of r changed since the last commit */
 bit m_dirty[NI];          /* the open batch has something (rows or answers) */
-#ifdef SPLIT_TIMER_DECISIONS
+#ifdef MUTANT_SPLIT_DECISION
 byte m_split[NI];         /* r + 1: an expiry decided half-way (see EXPIRE) */
 #endif
 byte m_nb[NI];            /* decisions in the open batch (at most LS_BATCH) */
@@ -385,7 +385,7 @@ inline forget(i) {
   m_blo[i] = 0;
   m_dirty[i] = 0;
   m_nb[i] = 0;
-#ifdef SPLIT_TIMER_DECISIONS
+#ifdef MUTANT_SPLIT_DECISION
   m_split[i] = 0;
 #endif
 #if FOLLOWER

@@ -20,7 +20,7 @@ inline handled() {
 /* Instance i may decide: it serves, and its open batch has room (no
  * bound in the liveness configuration, where a bound would take turns
  * away from fair processes). */
-#ifdef SPLIT_TIMER_DECISIONS
+#ifdef MUTANT_SPLIT_DECISION
 #define NOT_SPLIT(i) && m_split[i] == 0
 #else
 #define NOT_SPLIT(i)
@@ -81,14 +81,15 @@ end:
   od
 }
 
-#ifndef SPLIT_TIMER_DECISIONS
+#ifndef MUTANT_SPLIT_DECISION
 #define EXPIRE(i, r) \
   :: d_step { CAN_DECIDE(i) && m_hold[X(i, r)] != 0 EXPIRY_BUDGET(i, r) -> end_lease(i, r, 1); decided(i) }
 #else
-/* The code as it was: OnLeaseTimer decides without a CommitArrival, so the
- * group-commit writer may take the batch after EndLease's first item (the
- * expiry mark's fence position) and before its second (the lease row's
- * deletion); the manager's mutex keeps other decisions out meanwhile. */
+/* The code before ab58e96: the group-commit writer could take a batch
+ * after EndLease's first item (the expiry mark's fence position) and
+ * before its second (the lease row's deletion); the manager's mutex kept
+ * other decisions out meanwhile. Now a decision's items are one group that
+ * no batch cuts (LockManager::DecisionLock). */
 #define EXPIRE(i, r) \
   :: d_step { CAN_DECIDE(i) && m_hold[X(i, r)] != 0 -> \
        m_cnt[i]++; m_pos[X(i, r)] = m_cnt[i]; \
