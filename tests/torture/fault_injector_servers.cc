@@ -9,8 +9,7 @@
 
 namespace fencegate::torture {
 
-std::string FaultInjector::KillRestart(const Fault& fault) {
-  ServerNode& server = Server(fault);
+std::string FaultInjector::KillRestart(const Fault& fault, ServerNode& server) {
   server.Kill();
   absl::SleepFor(fault.duration);
   absl::Status started = server.Start();
@@ -18,21 +17,21 @@ std::string FaultInjector::KillRestart(const Fault& fault) {
     Error(absl::StrCat("restarting the ", server.name(), " failed: ", started.ToString()));
   }
   Count(&FaultTally::kills);
+  if (fault.role == Role::kLeader) Count(&FaultTally::leader_kills);
   return "";
 }
 
-std::string FaultInjector::StopServer(const Fault& fault) {
-  ServerNode& server = Server(fault);
+std::string FaultInjector::StopServer(const Fault& fault, ServerNode& server) {
   absl::Status stopped = server.Stop();
   if (!stopped.ok()) return stopped.ToString();
   absl::SleepFor(fault.duration);
   server.Continue();
   Count(&FaultTally::server_stops);
+  if (fault.role == Role::kLeader) Count(&FaultTally::leader_stops);
   return "";
 }
 
-std::string FaultInjector::FailpointCrash(const Fault& fault) {
-  ServerNode& server = Server(fault);
+std::string FaultInjector::FailpointCrash(const Fault& fault, ServerNode& server) {
   server.Arm("crash", fault.failpoint);
   // Workers keep committing, so some commit reaches the failpoint soon.
   absl::StatusOr<int> exit = server.WaitForExit(reach_timeout_);
@@ -58,8 +57,7 @@ std::string FaultInjector::FailpointCrash(const Fault& fault) {
   return missed;
 }
 
-std::string FaultInjector::ClockJump(const Fault& fault) {
-  ServerNode& server = Server(fault);
+std::string FaultInjector::ClockJump(const Fault& fault, ServerNode& server) {
   server.SetClockOffset(fault.clock_offset);
   absl::SleepFor(fault.duration);
   server.SetClockOffset(absl::ZeroDuration());
