@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/errors.h"
 #include "common/log.h"
+#include "common/stuck_channel.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/support/channel_arguments.h"
 
@@ -30,14 +31,22 @@ FenceFollower::FenceFollower(FencedStore* store, FenceFollowerOptions options)
   // common/server_setup.cc).
   args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 10000);
   args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 5000);
-  stub_ = v1::LockService::NewStub(grpc::CreateCustomChannel(
-      options_.lockservice,
-      options_.credentials ? options_.credentials : grpc::InsecureChannelCredentials(),
-      args));
+  UseOwnSubchannels(args);  // a stuck channel is replaced (Connect())
+  args_ = args;
+  Connect();
   thread_ = std::thread([this] {
     pthread_setname_np(pthread_self(), "fg-gw-follow");
     Run();
   });
+}
+
+void FenceFollower::Connect() {
+  channel_ = grpc::CreateCustomChannel(
+      options_.lockservice,
+      options_.credentials ? options_.credentials : grpc::InsecureChannelCredentials(),
+      args_);
+  stub_ = v1::LockService::NewStub(channel_);
+  channel_watch_.Reset();
 }
 
 FenceFollower::~FenceFollower() {
@@ -82,6 +91,11 @@ void FenceFollower::Run() {
 }
 
 grpc::Status FenceFollower::FollowOnce() {
+  if (channel_watch_.Stuck(*channel_)) {
+    LogWarning("grant-time fencing: the channel to %s stopped reconnecting; replacing it",
+               options_.lockservice);
+    Connect();
+  }
   grpc::ClientContext context;
   v1::WatchFencesRequest request;
   {

@@ -6,7 +6,9 @@
 //   - else UNAVAILABLE: no leader is known, or the call was already
 //     forwarded once by another instance (it is never forwarded twice).
 // So clients may call any instance; UNAVAILABLE always means "retry"
-// (the client library does, with the same request_id).
+// (the client library does, with the same request_id). The channel to the
+// leader reconnects within a second of the leader coming back, and is
+// replaced when it has stopped reconnecting (common/stuck_channel.h).
 //
 // Thread safety: thread-safe. The role may change between calls; a call
 // keeps the service it was routed to alive until it is done.
@@ -19,6 +21,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
+#include "common/stuck_channel.h"
 #include "fencegate/v1/lock.grpc.pb.h"
 #include "lockservice/forwarding_lock_service.h"
 #include "grpcpp/security/credentials.h"
@@ -73,11 +76,15 @@ class RoutingLockService final : public fencegate::v1::LockService::CallbackServ
   // nothing (then *refusal says why).
   std::shared_ptr<Service> Target(grpc::CallbackServerContext* context,
                                   absl::Status* refusal);
+  // A forwarder to `address` over a channel of its own.
+  void ForwardTo(const std::string& address) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const std::shared_ptr<grpc::ChannelCredentials> peer_credentials_;
   absl::Mutex mu_;
   std::shared_ptr<Service> local_ ABSL_GUARDED_BY(mu_);
   std::shared_ptr<ForwardingLockService> leader_ ABSL_GUARDED_BY(mu_);
+  std::shared_ptr<grpc::Channel> leader_channel_ ABSL_GUARDED_BY(mu_);
+  StuckChannelWatch leader_watch_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace fencegate::lockservice
