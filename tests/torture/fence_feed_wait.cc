@@ -12,6 +12,7 @@
 #include "fencegate/v1/lock.grpc.pb.h"
 #include "grpcpp/client_context.h"
 #include "grpcpp/security/credentials.h"
+#include "tests/torture/monotonic_clock.h"
 
 namespace fencegate::torture {
 namespace {
@@ -45,8 +46,8 @@ absl::StatusOr<std::map<std::string, uint64_t>> LatestPositions(
 
 }  // namespace
 
-absl::Status AwaitFenceFeed(const std::string& lock_target, const std::string& gateway,
-                            absl::Duration timeout) {
+absl::StatusOr<std::map<std::string, FeedFence>> AwaitFenceFeed(
+    const std::string& lock_target, const std::string& gateway, absl::Duration timeout) {
   const absl::Time give_up = absl::Now() + timeout;
   auto stub = fencegate::v1::LockService::NewStub(
       client::NewClientChannel(lock_target, grpc::InsecureChannelCredentials()));
@@ -60,21 +61,19 @@ absl::Status AwaitFenceFeed(const std::string& lock_target, const std::string& g
   absl::StatusOr<std::unique_ptr<client::GatewayClient>> client =
       client::GatewayClient::Connect(gateway);
   if (!client.ok()) return client.status();
+  std::map<std::string, FeedFence> fences;
   for (const auto& [resource, position] : *latest) {
-    uint64_t fence = 0;
+    FeedFence& seen = fences[resource];
+    seen.position = position;
     for (;;) {
+      seen.read_ns = MonotonicNanos();
       absl::StatusOr<client::ResourceSummary> summary = (*client)->Describe(resource);
-      if (summary.ok()) fence = summary->max_token;
-      if (fence >= position) break;
-      if (absl::Now() > give_up) {
-        return absl::DeadlineExceededError(absl::StrCat(
-            "the gateway's fence of '", resource, "' is ", fence,
-            ", the lock service's position ", position));
-      }
+      if (summary.ok()) seen.fence = summary->max_token;
+      if (seen.fence >= position || absl::Now() > give_up) break;
       absl::SleepFor(absl::Milliseconds(100));  // poll interval, under a deadline
     }
   }
-  return absl::OkStatus();
+  return fences;
 }
 
 }  // namespace fencegate::torture

@@ -92,6 +92,14 @@ struct FinalState {
   std::map<std::string, uint64_t> log;  // log id -> the value it holds
 };
 
+// A resource's fence at a gateway after the run, once it had had time to
+// catch up with the lock service's fence feed (grant-time fencing).
+struct FeedFence {
+  int64_t read_ns = 0;    // when it was read
+  uint64_t fence = 0;     // the gateway's fence
+  uint64_t position = 0;  // the lock service's latest position for it
+};
+
 struct History {
   std::vector<AcquireOp> acquires;
   std::vector<FencedReadOp> reads;
@@ -101,9 +109,12 @@ struct History {
   std::vector<LeaseEvent> lease_events;
   // Every resource the workers used (and the harness's fence probe).
   std::map<std::string, FinalState> final_state;
-  // The gateways followed the lock service's fence feed (a secure run),
-  // and caught up with it before the final reads.
+  // The gateways followed the lock service's fence feed (a secure run).
   bool grant_time_fencing = false;
+  // Then: each resource's fence as the gateways held it once they had
+  // caught up with the feed after the run (fence_feed_wait.h), before the
+  // last crash; by resource.
+  std::map<std::string, FeedFence> feed_fences;
 };
 
 }  // namespace fencegate::torture

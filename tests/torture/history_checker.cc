@@ -273,7 +273,7 @@ class Checker {
   // "the lease with token 7 (lockservice-1, deposed)".
   static std::string Lease(const LeaseInterval& lease) {
     return absl::StrCat("the lease with token ", lease.token, " (", lease.instance,
-                        lease.deposed ? ", granted after it was deposed" : "",
+                        lease.deposed ? ", granted while another instance led" : "",
                         lease.forgotten ? ", acknowledged, then forgotten by a restart" : "",
                         ")");
   }
@@ -376,11 +376,19 @@ class Checker {
   void CheckGrantTimeFences() {
     for (const AcquireOp& op : h_.acquires) {
       if (op.outcome != Outcome::kOk) continue;
-      auto it = h_.final_state.find(op.resource);
-      if (it == h_.final_state.end() || it->second.fence >= op.token) continue;
+      auto it = h_.feed_fences.find(op.resource);
+      if (it == h_.feed_fences.end()) {
+        Report(kGrantTimeFenceReachesGateways, op.resource, absl::StrCat(
+            "resource '", op.resource, "': ", Describe(op, "acquire", op.token),
+            " was acknowledged, but the lock service's fence feed has no position for it"));
+        continue;
+      }
+      const FeedFence& seen = it->second;
+      if (op.complete_ns > seen.read_ns || seen.fence >= op.token) continue;
       Report(kGrantTimeFenceReachesGateways, op.resource, absl::StrCat(
-          "resource '", op.resource, "': the gateways' final fence is ", it->second.fence,
-          ", below ", Describe(op, "acquire", op.token),
+          "resource '", op.resource, "': after the run the gateways' fence was ", seen.fence,
+          " at ", At(seen.read_ns), " (the lock service's position ", seen.position,
+          "), below ", Describe(op, "acquire", op.token),
           ": the fence feed never brought that grant to the gateways"));
     }
   }

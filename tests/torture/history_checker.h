@@ -52,11 +52,12 @@
 //                                 several gateways);
 //   grant-time-fence-reaches-gateways
 //                                 with grant-time fencing (a secure run),
-//                                 the final fence of every resource is at
-//                                 least every token acknowledged for it:
-//                                 the gateways' fence feed missed no
-//                                 grant (the harness waits for it to catch
-//                                 up before the final reads).
+//                                 once the gateways had time to catch up
+//                                 with the fence feed after the run (before
+//                                 the last crash), the fence of every
+//                                 resource was at least every token
+//                                 acknowledged for it: the feed missed no
+//                                 grant (fence_feed_wait.h).
 //
 // Unknown outcomes are maybe-applied, never failures: an unknown write
 // widens the counter's range, may or may not be in the log, and counts as

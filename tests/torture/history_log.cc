@@ -212,8 +212,13 @@ absl::Status ParseLeaseHistory(absl::string_view text, History* history,
 }
 
 std::string FormatFinalState(const std::map<std::string, FinalState>& final_state,
-                             bool grant_time_fencing) {
+                             bool grant_time_fencing,
+                             const std::map<std::string, FeedFence>& feed_fences) {
   std::string text = grant_time_fencing ? "fencing\tgrant-time\n" : "";
+  for (const auto& [resource, seen] : feed_fences) {
+    absl::StrAppend(&text, "feed\t", resource, "\tread_ns=", seen.read_ns, "\tfence=", seen.fence,
+                    "\tposition=", seen.position, "\n");
+  }
   for (const auto& [resource, state] : final_state) {
     absl::StrAppend(&text, "final\t", resource, "\tread_ns=", state.read_ns,
                     "\tfence=", state.fence, "\tcounter=", state.counter, "\n");
@@ -236,6 +241,13 @@ absl::Status ParseFinalState(absl::string_view text, History* history) {
       }
     } else if (parts.size() == 2 && parts[0] == "fencing" && parts[1] == "grant-time") {
       history->grant_time_fencing = true;
+    } else if (parts.size() == 5 && parts[0] == "feed") {
+      FeedFence& seen = history->feed_fences[std::string(parts[1])];
+      if (!absl::SimpleAtoi(absl::StripPrefix(parts[2], "read_ns="), &seen.read_ns) ||
+          !absl::SimpleAtoi(absl::StripPrefix(parts[3], "fence="), &seen.fence) ||
+          !absl::SimpleAtoi(absl::StripPrefix(parts[4], "position="), &seen.position)) {
+        return LineError("malformed feed line", line);
+      }
     } else if (parts.size() == 4 && parts[0] == "log") {
       uint64_t value = 0;
       if (!absl::SimpleAtoi(parts[3], &value)) return LineError("malformed log line", line);

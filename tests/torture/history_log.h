@@ -24,6 +24,8 @@
 //            final <resource> read_ns=.. fence=.. counter=..
 //            log <resource> <log id> <value>
 //            fencing grant-time      (the gateways followed the fence feed)
+//            feed <resource> read_ns=.. fence=.. position=..
+//                                    (its fence once they had caught up)
 //
 // Thread safety: HistoryWriter is thread-safe; the rest are pure functions.
 #ifndef FENCEGATE_TESTS_TORTURE_HISTORY_LOG_H_
@@ -80,7 +82,8 @@ absl::Status ParseLeaseHistory(absl::string_view text, History* history,
                                const std::string& instance = "lockservice");
 
 std::string FormatFinalState(const std::map<std::string, FinalState>& final_state,
-                             bool grant_time_fencing = false);
+                             bool grant_time_fencing = false,
+                             const std::map<std::string, FeedFence>& feed_fences = {});
 absl::Status ParseFinalState(absl::string_view text, History* history);
 
 // Every worker-*.history, lockservice*.history and final.tsv in `dir`.

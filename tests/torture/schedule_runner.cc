@@ -20,8 +20,8 @@
 namespace fencegate::torture {
 namespace {
 
-// How long the final reads wait for the gateways to catch up with the
-// fence feed: a reconnection (at most 5 s of backoff) and a catch-up.
+// How long the gateways have to catch up with the fence feed after the
+// run: a reconnection (at most 5 s of backoff) and a catch-up.
 constexpr absl::Duration kFenceFeedTimeout = absl::Seconds(60);
 
 std::vector<std::string> Resources(int count) {
@@ -136,22 +136,28 @@ RunResult RunSchedule(const Schedule& schedule, const RunOptions& options) {
   }
 
   phase("workers quit");
+  // Grant-time fencing: the gateways have time to catch up with every
+  // position the lock service committed, and their fences are read (the
+  // checker's grant-time-fence-reaches-gateways) before the last crash,
+  // after which they replay the whole feed anyway. One gateway reads the
+  // fences of all: they share them.
+  std::map<std::string, FeedFence> feed_fences;
+  if (schedule.secure) {
+    absl::StatusOr<std::map<std::string, FeedFence>> fences = AwaitFenceFeed(
+        cluster.lockservice_target(), cluster.gateway(0).address(), kFenceFeedTimeout);
+    if (fences.ok()) {
+      feed_fences = *std::move(fences);
+    } else {
+      result.errors.push_back(absl::StrCat("reading the fence feed: ", fences.status().ToString()));
+    }
+    phase("fences read after the fence feed");
+  }
   // One last crash of every server: what was acknowledged must survive it.
   // The gateways share their data, so one of them reads it all.
   cluster.KillAll();
   cluster.Heal(&result.errors);
   std::vector<std::string> final_resources = resources;
   if (topology.replicated()) final_resources.push_back(FenceProbeResource());
-  if (schedule.secure) {
-    // Grant-time fencing: the gateways catch up with every position the
-    // lock service committed before the fences are read (the checker's
-    // grant-time-fence-reaches-gateways). A gateway that never does is
-    // the checker's to report, not the harness's.
-    absl::Status caught_up = AwaitFenceFeed(cluster.lockservice_target(),
-                                            cluster.gateway(0).address(), kFenceFeedTimeout);
-    phase(caught_up.ok() ? "gateways caught up with the fence feed"
-                         : absl::StrCat("gateways not caught up: ", caught_up.ToString()));
-  }
   absl::StatusOr<std::map<std::string, FinalState>> final_state =
       ReadFinalState(cluster.gateway(0).address(), final_resources);
   phase(final_state.ok() ? "final state read" : "final reads failed");
@@ -161,7 +167,7 @@ RunResult RunSchedule(const Schedule& schedule, const RunOptions& options) {
     return result;
   }
   WriteFile(result.run_dir + "/final.tsv",
-            FormatFinalState(*final_state, /*grant_time_fencing=*/schedule.secure));
+            FormatFinalState(*final_state, schedule.secure, feed_fences));
 
   absl::StatusOr<History> history = LoadRunDirectory(result.run_dir);
   if (!history.ok()) {
