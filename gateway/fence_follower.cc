@@ -9,12 +9,28 @@
 #include "common/errors.h"
 #include "common/log.h"
 #include "common/stuck_channel.h"
+#include "common/test_hooks.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/support/channel_arguments.h"
 
 namespace fencegate::gateway {
 
 namespace v1 = ::fencegate::v1;
+
+namespace {
+
+// The planted bug gateway_follower_skips_catch_up (test builds only): drops
+// the replayed positions of a message, keeping the live ones.
+void DropCatchUp(v1::WatchFencesResponse& message) {
+  auto* events = message.mutable_events();
+  events->erase(std::remove_if(events->begin(), events->end(),
+                               [](const v1::FenceEvent& event) {
+                                 return event.kind() == v1::FenceEvent::KIND_UNSPECIFIED;
+                               }),
+                events->end());
+}
+
+}  // namespace
 
 FenceFollower::FenceFollower(FencedStore* store, FenceFollowerOptions options)
     : store_(store), options_(std::move(options)) {
@@ -106,9 +122,11 @@ grpc::Status FenceFollower::FollowOnce() {
   }
   std::unique_ptr<grpc::ClientReader<v1::WatchFencesResponse>> reader =
       stub_->WatchFences(&context, request);
+  const bool resumed = request.after_position() > 0;
   v1::WatchFencesResponse message;
   bool applied = true;
   while (applied && reader->Read(&message)) {
+    if (resumed && FENCEGATE_PLANTED_BUG("gateway_follower_skips_catch_up")) DropCatchUp(message);  // test builds only
     applied = Apply(message);
     if (applied && message.caught_up()) {
       LogInfo("grant-time fencing: caught up with %s at position %d",
