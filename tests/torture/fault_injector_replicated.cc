@@ -63,15 +63,28 @@ int IndexOf(const std::vector<ServerNode*>& nodes, const ServerNode* node) {
 
 std::string FenceProbeResource() { return kFenceProbeResource; }
 
-std::string FaultInjector::PauseLeaderPastTtl(const Fault& fault, ServerNode& leader) {
+std::string FaultInjector::PauseLeaderPastTtl(const Fault& fault, ServerNode& resolved) {
   (void)fault;
   const std::vector<ServerNode*> instances = cluster_->lockservices();
-  const int index = IndexOf(instances, &leader);
-  leader.Arm("stall", "lock.before_token_commit");
-  if (!PollFor([&] { return leader.StallReached(); }, reach_timeout_)) {
-    leader.Disarm();
-    return "no commit that issues tokens reached the failpoint";
+  // The leader may change while the fault waits for a commit: every
+  // instance is armed, and only the one that leads commits.
+  for (ServerNode* s : instances) s->Arm("stall", "lock.before_token_commit");
+  ServerNode* stalled = nullptr;
+  PollFor(
+      [&] {
+        for (ServerNode* s : instances) {
+          if (s->StallReached()) stalled = s;
+        }
+        return stalled != nullptr;
+      },
+      reach_timeout_);
+  for (ServerNode* s : instances) {
+    if (s != stalled) s->Disarm();
   }
+  if (stalled == nullptr) return "no commit that issues tokens reached the failpoint";
+  if (stalled != &resolved) Log(absl::StrCat("the leader is ", stalled->name(), " by now"));
+  ServerNode& leader = *stalled;
+  const int index = IndexOf(instances, &leader);
   const size_t log_before = leader.ReadLog().size();
   absl::Status stopped = leader.Stop();
   if (!stopped.ok()) {

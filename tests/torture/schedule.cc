@@ -405,6 +405,7 @@ absl::StatusOr<Topology> TopologyNamed(const std::string& name) {
     Topology topology{name, 2, GatewayStorage::kPostgres, absl::Seconds(120)};
     topology.lockservices = 3;
     topology.etcd_members = 3;
+    topology.reach_timeout = absl::Seconds(60);
     return topology;
   }
   return absl::InvalidArgumentError(absl::StrCat(

@@ -131,6 +131,14 @@ struct Topology {
   // --etcd_session_ttl of every instance: how long a dead leader blocks
   // the next one.
   absl::Duration etcd_session_ttl = absl::Seconds(2);
+  // How long a fault waits for its moment (a worker holding a lease or
+  // reaching its write, a commit reaching a failpoint) before it counts as
+  // undelivered. Longer on etcd: failovers, losses of quorum and partitions
+  // overlap there, and with the holders' own faults all three hot
+  // resources can stay taken or held back (a parked waiter's place is kept
+  // for its client's retry at each new leader, --waiter_reattach_grace)
+  // for over 20 s.
+  absl::Duration reach_timeout = absl::Seconds(30);
 
   bool replicated() const { return etcd_members > 0; }
 };

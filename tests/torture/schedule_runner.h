@@ -40,7 +40,8 @@ struct RunOptions {
   std::string faketime_library;    // libfaketime.so.1
   std::string work_dir;            // the run directory is made inside
   bool keep_run_dir = false;       // also when the run passes
-  // How long a fault waits for its moment before it counts as undelivered.
+  // How long a fault waits for its moment before it counts as undelivered
+  // (Topology::reach_timeout, unless --reach_timeout says otherwise).
   // Long: servers may be down or stopped meanwhile, and the machine busy.
   absl::Duration reach_timeout = absl::Seconds(30);
   // The network a replicated topology runs in (its hosts are

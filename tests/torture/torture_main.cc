@@ -57,8 +57,9 @@ ABSL_FLAG(std::string, lockservice_failpoint, "",
 ABSL_FLAG(std::string, gateway_failpoint, "",
           "failpoint crashes of the gateway all at this failpoint (default: the profile's "
           "choice of gateway.before_commit, gateway.after_commit)");
-ABSL_FLAG(absl::Duration, reach_timeout, absl::Seconds(30),
-          "how long a fault waits for its moment before it counts as undelivered");
+ABSL_FLAG(absl::Duration, reach_timeout, absl::ZeroDuration(),
+          "how long a fault waits for its moment before it counts as undelivered (0: "
+          "the topology's: 30 s, 60 s on etcd-cluster)");
 ABSL_FLAG(std::string, planted_bug, "",
           "run this planted bug's schedules; succeed iff the checker catches it");
 ABSL_FLAG(std::string, work_dir, "", "where run directories go (default: $TMPDIR or /tmp)");
@@ -175,7 +176,9 @@ int Main() {
   options.worker_binary = absl::GetFlag(FLAGS_worker_bin);
   options.faketime_library = absl::GetFlag(FLAGS_faketime_library);
   options.keep_run_dir = absl::GetFlag(FLAGS_keep);
-  options.reach_timeout = absl::GetFlag(FLAGS_reach_timeout);
+  options.reach_timeout = absl::GetFlag(FLAGS_reach_timeout) > absl::ZeroDuration()
+                              ? absl::GetFlag(FLAGS_reach_timeout)
+                              : profile.topology.reach_timeout;
   options.work_dir = absl::GetFlag(FLAGS_work_dir);
   if (options.work_dir.empty()) {
     const char* tmp = std::getenv("TMPDIR");
