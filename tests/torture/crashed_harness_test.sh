@@ -23,6 +23,11 @@ done
 compgen -G "$work/schedule-1/etcd-m*.log" >/dev/null || { echo "no etcd started"; cat "$work/out"; exit 1; }
 mapfile -t namespaces < <(ip netns list | awk '{print $1}' | grep "^fgt-$harness-" || true)
 [ "${#namespaces[@]}" -gt 0 ] || { echo "no namespace of the run"; exit 1; }
+running=0
+for ns in "${namespaces[@]}"; do
+  running=$((running + $(ip netns pids "$ns" 2>/dev/null | wc -l)))
+done
+[ "$running" -gt 0 ] || { echo "no process of the run in its namespaces yet"; exit 1; }
 kill -9 "$harness"
 wait "$harness" 2>/dev/null || true
 
@@ -45,4 +50,4 @@ for ns in "${namespaces[@]}"; do
 done
 ip netns list | awk '{print $1}' | grep -qx "fgtest-bystander-$$" || {
   echo "a namespace that is not a run's was removed"; exit 1; }
-echo "PASS: ${#namespaces[@]} namespaces of the killed run removed, no process left"
+echo "PASS: ${#namespaces[@]} namespaces of the killed run removed, none of its $running processes left"
