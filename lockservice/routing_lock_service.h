@@ -23,8 +23,8 @@
 #include "absl/synchronization/mutex.h"
 #include "common/stuck_channel.h"
 #include "fencegate/v1/lock.grpc.pb.h"
-#include "lockservice/forwarding_lock_service.h"
 #include "grpcpp/security/credentials.h"
+#include "lockservice/forwarding_lock_service.h"
 
 namespace fencegate::lockservice {
 

@@ -221,8 +221,8 @@ absl::StatusOr<etcdserverpb::LeaseGrantResponse> EtcdClient::LeaseGrant(
   etcdserverpb::LeaseGrantRequest request;
   request.set_ttl(absl::ToInt64Seconds(absl::Ceil(ttl, absl::Seconds(1))));
   etcdserverpb::LeaseGrantResponse response;
-  absl::Status status = Call(
-      "LeaseGrant", deadline, [&](Connection& member, grpc::ClientContext& context) {
+  absl::Status status =
+      Call("LeaseGrant", deadline, [&](Connection& member, grpc::ClientContext& context) {
         return member.lease->LeaseGrant(&context, request, &response);
       });
   if (!status.ok()) return status;
@@ -284,8 +284,8 @@ absl::StatusOr<std::unique_ptr<EtcdClient::Watch>> EtcdClient::StartWatch(
     const etcdserverpb::WatchCreateRequest& request, absl::Time deadline,
     absl::Time stream_deadline) {
   std::unique_ptr<Watch> watch;
-  absl::Status status = Call(
-      "Watch", deadline, [&](Connection& member, grpc::ClientContext&) {
+  absl::Status status =
+      Call("Watch", deadline, [&](Connection& member, grpc::ClientContext&) {
         // The stream outlives this attempt, so it has a context of its own.
         watch.reset(new Watch());
         watch->member_ = member.endpoint;

@@ -143,9 +143,9 @@ class EtcdClient {
   std::shared_ptr<Connection> Current(Member& member);
   // Runs `attempt` against members as the header says. `method` names the
   // call in errors.
-  absl::Status Call(absl::string_view method, absl::Time deadline,
-                    absl::FunctionRef<grpc::Status(Connection&, grpc::ClientContext&)>
-                        attempt);
+  absl::Status Call(
+      absl::string_view method, absl::Time deadline,
+      absl::FunctionRef<grpc::Status(Connection&, grpc::ClientContext&)> attempt);
 
   const std::vector<std::string> endpoints_;
   const absl::Duration attempt_timeout_;

@@ -44,7 +44,8 @@ class MemoryLockStore final : public LockStore {
     return absl::OkStatus();
   }
 
-  absl::StatusOr<std::vector<FencePosition>> ScanFencePositions(uint64_t, size_t) override {
+  absl::StatusOr<std::vector<FencePosition>> ScanFencePositions(uint64_t,
+                                                                size_t) override {
     return std::vector<FencePosition>();
   }
 
@@ -73,8 +74,8 @@ std::shared_ptr<fencegate::v1::LockService::CallbackService> MakeStandbyShadow(
   if (!manager.ok()) return nullptr;
   shadow->manager = *std::move(manager);
   std::shared_ptr<LockManager> shared(shadow, shadow->manager.get());
-  return std::make_shared<LockServiceImpl>(std::move(shared), &shadow->store, nullptr, signer,
-                                           CallerIdentity());
+  return std::make_shared<LockServiceImpl>(std::move(shared), &shadow->store, nullptr,
+                                           signer, CallerIdentity());
 #else
   (void)clock;
   (void)limits;

@@ -18,9 +18,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "gtest/gtest.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
+#include "gtest/gtest.h"
 #include "tests/testing/etcd_cluster.h"
 #include "tests/testing/health_check.h"
 #include "tests/testing/log_file.h"
@@ -46,7 +46,8 @@ bool AwaitHealth(const std::shared_ptr<grpc::Channel>& channel, Serving want,
 }
 
 TEST(ClockStepTest, InstanceReconnectsToEtcdAfterItsWallClockStepsBack) {
-  ASSERT_EQ(access(kFaketime, R_OK), 0) << "libfaketime is missing: ./scripts/install-deps";
+  ASSERT_EQ(access(kFaketime, R_OK), 0)
+      << "libfaketime is missing: ./scripts/install-deps";
   TempDir dir;
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<EtcdCluster> etcd, EtcdCluster::Start(dir.path()));
   const std::string clock_file = dir.File("faketime");
@@ -76,7 +77,8 @@ TEST(ClockStepTest, InstanceReconnectsToEtcdAfterItsWallClockStepsBack) {
   // etcd goes away (its connection breaks) and comes back.
   ASSERT_THAT(etcd->Kill(0), IsOk());
   ASSERT_TRUE(AwaitHealth(channel, Serving::kNotServing, absl::Seconds(60)))
-      << "the instance did not notice that etcd was gone\n" << instance->LogTail();
+      << "the instance did not notice that etcd was gone\n"
+      << instance->LogTail();
   ASSERT_THAT(etcd->Restart(0), IsOk());
 
   // It leads again: its channels to etcd reconnected.

@@ -25,10 +25,11 @@ absl::StatusOr<std::unique_ptr<EtcdCluster>> EtcdCluster::Start(
   if (options.members != 1 && options.members != 3) {
     return absl::InvalidArgumentError("an EtcdCluster has 1 or 3 members");
   }
-  if (!options.hosts.empty() && static_cast<int>(options.hosts.size()) != options.members) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "EtcdClusterOptions::hosts: ", options.hosts.size(), " hosts for ",
-        options.members, " members; give one per member or none"));
+  if (!options.hosts.empty() &&
+      static_cast<int>(options.hosts.size()) != options.members) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("EtcdClusterOptions::hosts: ", options.hosts.size(), " hosts for ",
+                     options.members, " members; give one per member or none"));
   }
   if (access(kEtcdBinary, X_OK) != 0) {
     return absl::FailedPreconditionError(absl::StrCat(
@@ -196,7 +197,8 @@ absl::Status EtcdCluster::Restart(int i, absl::Duration timeout) {
 absl::Status EtcdCluster::RestartMembers(const std::vector<int>& members,
                                          absl::Duration timeout) {
   for (int i : members) {
-    if (running(i)) return absl::FailedPreconditionError(absl::StrCat("member ", i, " runs"));
+    if (running(i))
+      return absl::FailedPreconditionError(absl::StrCat("member ", i, " runs"));
   }
   for (int i : members) {
     absl::Status status = Launch(i, timeout);

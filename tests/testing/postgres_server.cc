@@ -197,8 +197,8 @@ absl::Status PostgresServer::Launch(int port) {
 PostgresServer::~PostgresServer() { Stop().IgnoreError(); }
 
 std::string PostgresServer::Uri() const {
-  return absl::StrCat("postgresql://", kSuperuser, "@", options_.listen_address, ":", port_,
-                      "/postgres");
+  return absl::StrCat("postgresql://", kSuperuser, "@", options_.listen_address, ":",
+                      port_, "/postgres");
 }
 
 absl::StatusOr<std::string> PostgresServer::NewSchemaUri() {

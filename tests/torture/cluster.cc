@@ -129,7 +129,8 @@ absl::Status Cluster::Start() {
     const std::string name = LockServiceName(topology, i);
     ServerNodeOptions lock{name, options_.lockservice_binary, dir, lock_args,
                            options_.faketime_library};
-    lock.extra_args.push_back(absl::StrCat("--lease_history_file=", dir, "/", name, ".history"));
+    lock.extra_args.push_back(
+        absl::StrCat("--lease_history_file=", dir, "/", name, ".history"));
     if (!topology.replicated()) {
       lock.extra_args.push_back(absl::StrCat("--db=", dir, "/lockservice.db"));
     } else {
@@ -233,13 +234,15 @@ void Cluster::HealEtcd(std::vector<std::string>* errors) {
   }
   if (down.empty()) return;
   absl::Status restarted = etcd_->RestartMembers(down);
-  if (!restarted.ok()) errors->push_back(absl::StrCat("restarting etcd: ", restarted.ToString()));
+  if (!restarted.ok())
+    errors->push_back(absl::StrCat("restarting etcd: ", restarted.ToString()));
 }
 
 void Cluster::Heal(std::vector<std::string>* errors) {
   if (cuts_ != nullptr) {
     absl::Status healed = cuts_->HealAll();
-    if (!healed.ok()) errors->push_back(absl::StrCat("healing the network: ", healed.ToString()));
+    if (!healed.ok())
+      errors->push_back(absl::StrCat("healing the network: ", healed.ToString()));
   }
   if (etcd_ != nullptr) HealEtcd(errors);
   for (ServerNode* server : servers()) {

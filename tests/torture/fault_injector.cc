@@ -20,8 +20,9 @@ constexpr absl::Duration kWorkerSettle = absl::Seconds(1);
 }  // namespace
 
 FaultInjector::FaultInjector(const Schedule& schedule, Cluster* cluster,
-                             std::vector<WorkerProcess*> workers, const std::string& log_path,
-                             HistoryWriter* history, absl::Duration reach_timeout)
+                             std::vector<WorkerProcess*> workers,
+                             const std::string& log_path, HistoryWriter* history,
+                             absl::Duration reach_timeout)
     : schedule_(schedule),
       cluster_(cluster),
       gateways_(cluster->gateways()),
@@ -89,7 +90,7 @@ void FaultInjector::RunTimeline(const std::vector<const Fault*>& faults, absl::T
 }
 
 std::vector<ServerNode*> FaultInjector::ServersActedOn(const Fault& fault,
-                                                      ServerNode* server) {
+                                                       ServerNode* server) {
   // A race stalls every gateway; a cut of the fence feed cuts them all.
   if (fault.kind == FaultKind::kStaleWriterRace ||
       fault.partition == Partition::kGatewaysFromLockService) {

@@ -47,7 +47,6 @@
 
 namespace fencegate::torture {
 
-
 // The resource of the fence-feed cut's probe lease (no worker uses it).
 std::string FenceProbeResource();
 

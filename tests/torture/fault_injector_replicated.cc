@@ -50,7 +50,8 @@ bool PollFor(Condition condition, absl::Duration timeout) {
 
 int Occurrences(const std::string& text, const std::string& what) {
   int n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1))
+    ++n;
   return n;
 }
 
@@ -82,7 +83,8 @@ std::string FaultInjector::PauseLeaderPastTtl(const Fault& fault, ServerNode& re
     if (s != stalled) s->Disarm();
   }
   if (stalled == nullptr) return "no commit that issues tokens reached the failpoint";
-  if (stalled != &resolved) Log(absl::StrCat("the leader is ", stalled->name(), " by now"));
+  if (stalled != &resolved)
+    Log(absl::StrCat("the leader is ", stalled->name(), " by now"));
   ServerNode& leader = *stalled;
   const int index = IndexOf(instances, &leader);
   const size_t log_before = leader.ReadLog().size();
@@ -99,9 +101,10 @@ std::string FaultInjector::PauseLeaderPastTtl(const Fault& fault, ServerNode& re
       kSuccessorTimeout);
   if (succeeded) absl::SleepFor(kSuccessorServes);
   Log(absl::StrCat("paused leader ", leader.name(), " with a commit in flight; ",
-                   succeeded ? absl::StrCat("lockservice-", cluster_->LockServiceLeaderNow(),
-                                            " leads now; resuming it")
-                             : "no other instance took over; resuming it"));
+                   succeeded
+                       ? absl::StrCat("lockservice-", cluster_->LockServiceLeaderNow(),
+                                      " leads now; resuming it")
+                       : "no other instance took over; resuming it"));
   leader.Disarm();
   leader.Continue();
   if (!succeeded) return "no other instance led while the leader was paused";
@@ -114,9 +117,9 @@ std::string FaultInjector::PauseLeaderPastTtl(const Fault& fault, ServerNode& re
       },
       kVerdictTimeout);
   if (refused) Count(&FaultTally::leader_commits_refused);
-  Log(absl::StrCat(leader.name(), "'s in-flight commit ",
-                   refused ? "was refused by the term guard"
-                           : "was not seen refused (see its log)"));
+  Log(absl::StrCat(
+      leader.name(), "'s in-flight commit ",
+      refused ? "was refused by the term guard" : "was not seen refused (see its log)"));
   return "";
 }
 
@@ -131,7 +134,8 @@ std::string FaultInjector::EtcdFault(const Fault& fault) {
   testing::EtcdCluster* etcd = cluster_->etcd();
   absl::StatusOr<int> member = EtcdMember(fault.role);
   if (!member.ok()) return member.status().ToString();
-  Log(absl::StrCat("etcd member ", *member, fault.role == Role::kLeader ? " (the leader)" : ""));
+  Log(absl::StrCat("etcd member ", *member,
+                   fault.role == Role::kLeader ? " (the leader)" : ""));
   const bool leader = fault.role == Role::kLeader;
   if (fault.kind == FaultKind::kKillRestart) {
     absl::Status killed = etcd->Kill(*member);
@@ -175,11 +179,13 @@ std::string FaultInjector::QuorumLoss(const Fault& fault) {
 
 absl::Status FaultInjector::PartitionSides(const Fault& fault, ServerNode* server,
                                            std::vector<std::string>* a,
-                                           std::vector<std::string>* b, std::string* what) {
+                                           std::vector<std::string>* b,
+                                           std::string* what) {
   const Topology& topology = schedule_.profile.topology;
   std::vector<std::string> etcd_hosts, lock_hosts;
   for (int i = 0; i < topology.etcd_members; ++i) etcd_hosts.push_back(EtcdHost(i));
-  for (int i = 0; i < topology.lockservices; ++i) lock_hosts.push_back(LockServiceHost(i));
+  for (int i = 0; i < topology.lockservices; ++i)
+    lock_hosts.push_back(LockServiceHost(i));
   switch (fault.partition) {
     case Partition::kLeaderFromEtcd: {
       const int leader = IndexOf(cluster_->lockservices(), server);
@@ -192,7 +198,8 @@ absl::Status FaultInjector::PartitionSides(const Fault& fault, ServerNode* serve
       absl::StatusOr<int> member = EtcdMember(fault.role);
       if (!member.ok()) return member.status();
       *a = {EtcdHost(*member)};
-      for (const std::string& host : NetworkHostNames(topology, schedule_.profile.workers)) {
+      for (const std::string& host :
+           NetworkHostNames(topology, schedule_.profile.workers)) {
         if (host != (*a)[0]) b->push_back(host);
       }
       break;
@@ -264,8 +271,8 @@ std::string FaultInjector::WorkerCut(const Fault& fault) {
   absl::Status cut = cluster_->cuts()->Hold(links);
   if (!cut.ok()) return cut.ToString();
   const absl::Duration hold = ttl * fault.ttl_factor;
-  Log(absl::StrCat("cut ", worker.name(), " (holding token ", control.token.load(), ", TTL ",
-                   absl::FormatDuration(ttl), ") from the lock service for ",
+  Log(absl::StrCat("cut ", worker.name(), " (holding token ", control.token.load(),
+                   ", TTL ", absl::FormatDuration(ttl), ") from the lock service for ",
                    absl::FormatDuration(hold)));
   absl::SleepFor(hold);
   absl::Status healed = cluster_->cuts()->Release(links);
@@ -282,7 +289,8 @@ std::string FaultInjector::FenceFeedCut(const Fault& fault) {
     lock_hosts.push_back(LockServiceHost(i));
   }
   // Held until the streams end only where there are streams to end.
-  const bool until_streams_end = fault.duration == absl::ZeroDuration() && schedule_.secure;
+  const bool until_streams_end =
+      fault.duration == absl::ZeroDuration() && schedule_.secure;
   std::vector<int> ended_before;
   for (ServerNode* gateway : gateways_) {
     ended_before.push_back(Occurrences(gateway->ReadLog(), kStreamEnded));
@@ -303,7 +311,8 @@ std::string FaultInjector::FenceFeedCut(const Fault& fault) {
           return true;
         },
         kStreamEndTimeout);
-    if (!ended) missed = "the gateways' fence streams did not end while they were cut off";
+    if (!ended)
+      missed = "the gateways' fence streams did not end while they were cut off";
     absl::SleepFor(kAfterStreamsEnd);
   } else {
     absl::SleepFor(fault.duration == absl::ZeroDuration() ? absl::Seconds(3)
@@ -320,25 +329,27 @@ std::string FaultInjector::FenceFeedCut(const Fault& fault) {
     client::AcquireOptions acquire;
     acquire.ttl = absl::Seconds(10);
     acquire.wait = absl::Seconds(5);
-    const uint64_t op =
-        history_->Invoke("acquire", {{"resource", kFenceProbeResource},
-                                     {"holder", "torture-harness"},
-                                     {"ttl_ms", "10000"}});
+    const uint64_t op = history_->Invoke("acquire", {{"resource", kFenceProbeResource},
+                                                     {"holder", "torture-harness"},
+                                                     {"ttl_ms", "10000"}});
     absl::StatusOr<client::AcquireOutcome> got =
         (*lock)->Acquire(kFenceProbeResource, "torture-harness", acquire);
     if (got.ok() && got->acquired) {
-      history_->Complete(op, "acquire", Outcome::kOk, {{"token", absl::StrCat(got->token)}});
-      Log(absl::StrCat("fence probe: granted token ", got->token, " on ", kFenceProbeResource));
-      const uint64_t release =
-          history_->Invoke("release", {{"resource", kFenceProbeResource},
-                                       {"token", absl::StrCat(got->token)}});
+      history_->Complete(op, "acquire", Outcome::kOk,
+                         {{"token", absl::StrCat(got->token)}});
+      Log(absl::StrCat("fence probe: granted token ", got->token, " on ",
+                       kFenceProbeResource));
+      const uint64_t release = history_->Invoke(
+          "release",
+          {{"resource", kFenceProbeResource}, {"token", absl::StrCat(got->token)}});
       absl::StatusOr<uint32_t> released =
           (*lock)->Release(kFenceProbeResource, got->token, "", got->signature);
       history_->Complete(release, "release",
                          released.ok() ? Outcome::kOk : Outcome::kUnknown, {});
     } else {
-      history_->Complete(op, "acquire", got.ok() ? Outcome::kRefused : Outcome::kUnknown,
-                         {{"error", got.ok() ? "not acquired" : got.status().ToString()}});
+      history_->Complete(
+          op, "acquire", got.ok() ? Outcome::kRefused : Outcome::kUnknown,
+          {{"error", got.ok() ? "not acquired" : got.status().ToString()}});
       Log(absl::StrCat("fence probe: not granted: ",
                        got.ok() ? "not acquired" : got.status().ToString()));
     }
@@ -347,7 +358,8 @@ std::string FaultInjector::FenceFeedCut(const Fault& fault) {
     absl::SleepFor(fault.duration / 2);
   }
   absl::Status healed = cluster_->cuts()->Release(links);
-  if (!healed.ok()) Error(absl::StrCat("healing the fence feed's cut: ", healed.ToString()));
+  if (!healed.ok())
+    Error(absl::StrCat("healing the fence feed's cut: ", healed.ToString()));
   if (!missed.empty()) return missed;
   Count(&FaultTally::partitions);
   Count(&FaultTally::fence_feed_cuts);

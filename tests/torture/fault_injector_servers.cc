@@ -64,7 +64,8 @@ std::string FaultInjector::FailpointCrash(const Fault& fault, ServerNode& server
     find_exit();
   }
   if (crashed == nullptr) return "no commit reached the failpoint";
-  if (armed.size() > 1) Log(absl::StrCat(crashed->name(), " crashed at ", fault.failpoint));
+  if (armed.size() > 1)
+    Log(absl::StrCat(crashed->name(), " crashed at ", fault.failpoint));
   if (!WIFEXITED(*exit) || WEXITSTATUS(*exit) != test_hooks::kFailpointExitCode) {
     Error(absl::StrCat("the ", crashed->name(), " died while armed at ", fault.failpoint,
                        " but not at it: ", testing::DescribeWaitStatus(*exit), "\n",
@@ -74,7 +75,8 @@ std::string FaultInjector::FailpointCrash(const Fault& fault, ServerNode& server
   }
   absl::Status started = crashed->Start();
   if (!started.ok()) {
-    Error(absl::StrCat("restarting the ", crashed->name(), " failed: ", started.ToString()));
+    Error(absl::StrCat("restarting the ", crashed->name(),
+                       " failed: ", started.ToString()));
   }
   return "";
 }

@@ -40,8 +40,8 @@ absl::StatusOr<std::map<std::string, uint64_t>> LatestPositions(
     }
   }
   grpc::Status status = reader->Finish();
-  return absl::UnavailableError(absl::StrCat("the fence stream ended before it caught up: ",
-                                             status.error_message()));
+  return absl::UnavailableError(absl::StrCat(
+      "the fence stream ended before it caught up: ", status.error_message()));
 }
 
 }  // namespace

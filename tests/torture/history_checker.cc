@@ -272,17 +272,18 @@ class Checker {
 
   // "the lease with token 7 (lockservice-1, deposed)".
   static std::string Lease(const LeaseInterval& lease) {
-    return absl::StrCat("the lease with token ", lease.token, " (", lease.instance,
-                        lease.deposed ? ", granted while another instance led" : "",
-                        lease.forgotten ? ", acknowledged, then forgotten by a restart" : "",
-                        ")");
+    return absl::StrCat(
+        "the lease with token ", lease.token, " (", lease.instance,
+        lease.deposed ? ", granted while another instance led" : "",
+        lease.forgotten ? ", acknowledged, then forgotten by a restart" : "", ")");
   }
 
   // leases-do-not-overlap and tokens-increase-across-leaders.
   void CheckLeases() {
     std::vector<LeaseInterval> leases = BuildLeaseIntervals(h_.lease_events, h_.acquires);
     result_.stats.leases = static_cast<int>(leases.size());
-    for (const LeaseInterval& lease : leases) result_.stats.deposed_leases += lease.deposed;
+    for (const LeaseInterval& lease : leases)
+      result_.stats.deposed_leases += lease.deposed;
     std::stable_sort(leases.begin(), leases.end(), [](const auto& a, const auto& b) {
       return std::tie(a.resource, a.start_ns) < std::tie(b.resource, b.start_ns);
     });
@@ -290,10 +291,11 @@ class Checker {
     for (const LeaseInterval& lease : leases) {
       if (latest != nullptr && latest->resource != lease.resource) latest = nullptr;
       if (latest != nullptr && lease.start_ns < latest->end_ns) {
-        Report(kLeasesDoNotOverlap, lease.resource, absl::StrCat(
-            "resource '", lease.resource, "': ", Lease(lease), " was granted at ",
-            At(lease.start_ns), " while ", Lease(*latest), " [", At(latest->start_ns), " .. ",
-            At(latest->end_ns), "] was still held"));
+        Report(kLeasesDoNotOverlap, lease.resource,
+               absl::StrCat("resource '", lease.resource, "': ", Lease(lease),
+                            " was granted at ", At(lease.start_ns), " while ",
+                            Lease(*latest), " [", At(latest->start_ns), " .. ",
+                            At(latest->end_ns), "] was still held"));
       }
       if (latest == nullptr || lease.end_ns > latest->end_ns) latest = &lease;
     }
@@ -308,11 +310,12 @@ class Checker {
     for (const LeaseInterval* grant : grants) {
       if (largest != nullptr && grant->token <= largest->token &&
           grant->start_ns > largest->start_ns) {
-        Report(kTokensIncreaseAcrossLeaders, "", absl::StrCat(
-            Lease(*grant), " on '", grant->resource, "' was granted at ",
-            At(grant->start_ns), " after ", Lease(*largest), " on '", largest->resource,
-            "' had been granted at ", At(largest->start_ns),
-            " and acknowledged, yet its token is not larger"));
+        Report(kTokensIncreaseAcrossLeaders, "",
+               absl::StrCat(Lease(*grant), " on '", grant->resource, "' was granted at ",
+                            At(grant->start_ns), " after ", Lease(*largest), " on '",
+                            largest->resource, "' had been granted at ",
+                            At(largest->start_ns),
+                            " and acknowledged, yet its token is not larger"));
       }
       if (grant->acknowledged && (largest == nullptr || grant->token > largest->token)) {
         largest = grant;
@@ -362,12 +365,14 @@ class Checker {
       }
       for (const auto& [gateway, ack] : by_gateway) {
         if (gateway == write->gateway || ack->token <= write->token) continue;
-        Report(kStaleWriteThroughAnotherGateway, write->resource, absl::StrCat(
-            "resource '", write->resource, "': ",
-            Describe(*write, absl::StrCat("write of ", write->log_id), write->token),
-            " was accepted by gateway ", write->gateway, " after gateway ", gateway,
-            " had acknowledged token ", ack->token, " (", ack->call->process, " [",
-            At(ack->call->invoke_ns), " .. ", At(ack->call->complete_ns), "])"));
+        Report(
+            kStaleWriteThroughAnotherGateway, write->resource,
+            absl::StrCat(
+                "resource '", write->resource, "': ",
+                Describe(*write, absl::StrCat("write of ", write->log_id), write->token),
+                " was accepted by gateway ", write->gateway, " after gateway ", gateway,
+                " had acknowledged token ", ack->token, " (", ack->call->process, " [",
+                At(ack->call->invoke_ns), " .. ", At(ack->call->complete_ns), "])"));
       }
     }
   }
@@ -378,18 +383,21 @@ class Checker {
       if (op.outcome != Outcome::kOk) continue;
       auto it = h_.feed_fences.find(op.resource);
       if (it == h_.feed_fences.end()) {
-        Report(kGrantTimeFenceReachesGateways, op.resource, absl::StrCat(
-            "resource '", op.resource, "': ", Describe(op, "acquire", op.token),
-            " was acknowledged, but the lock service's fence feed has no position for it"));
+        Report(kGrantTimeFenceReachesGateways, op.resource,
+               absl::StrCat("resource '", op.resource,
+                            "': ", Describe(op, "acquire", op.token),
+                            " was acknowledged, but the lock service's fence feed has no "
+                            "position for it"));
         continue;
       }
       const FeedFence& seen = it->second;
       if (op.complete_ns > seen.read_ns || seen.fence >= op.token) continue;
-      Report(kGrantTimeFenceReachesGateways, op.resource, absl::StrCat(
-          "resource '", op.resource, "': after the run the gateways' fence was ", seen.fence,
-          " at ", At(seen.read_ns), " (the lock service's position ", seen.position,
-          "), below ", Describe(op, "acquire", op.token),
-          ": the fence feed never brought that grant to the gateways"));
+      Report(kGrantTimeFenceReachesGateways, op.resource,
+             absl::StrCat("resource '", op.resource,
+                          "': after the run the gateways' fence was ", seen.fence, " at ",
+                          At(seen.read_ns), " (the lock service's position ",
+                          seen.position, "), below ", Describe(op, "acquire", op.token),
+                          ": the fence feed never brought that grant to the gateways"));
     }
   }
 

@@ -79,7 +79,8 @@ class Builder {
   Builder& GrantTimeFencing(const std::string& resource = "", uint64_t fence = 0,
                             int64_t read_ms = 90000) {
     h_.grant_time_fencing = true;
-    if (!resource.empty()) h_.feed_fences[resource] = FeedFence{read_ms * kMs, fence, fence};
+    if (!resource.empty())
+      h_.feed_fences[resource] = FeedFence{read_ms * kMs, fence, fence};
     return *this;
   }
   Builder& Final(const std::string& resource, uint64_t fence, uint64_t counter,
@@ -91,8 +92,9 @@ class Builder {
   // Lease events in time order, as LoadRunDirectory merges them.
   CheckResult Check() const {
     History h = h_;
-    std::stable_sort(h.lease_events.begin(), h.lease_events.end(),
-                     [](const LeaseEvent& a, const LeaseEvent& b) { return a.time_ns < b.time_ns; });
+    std::stable_sort(
+        h.lease_events.begin(), h.lease_events.end(),
+        [](const LeaseEvent& a, const LeaseEvent& b) { return a.time_ns < b.time_ns; });
     return CheckHistory(h);
   }
 
@@ -356,7 +358,7 @@ Builder HandOver() {
       .LeaseOn("ls-a", Kind::kGrant, 15, "r", 1, 1000)
       .LeaseOn("ls-b", Kind::kLoad, 3000)  // a's lease expired meanwhile? it is restored
       .LeaseOn("ls-b", Kind::kRestore, 3001, "r", 1, 1000)
-      .LeaseOn("ls-a", Kind::kGrant, 3100, "q", 2, 1000)   // a resumes: never committed
+      .LeaseOn("ls-a", Kind::kGrant, 3100, "q", 2, 1000)    // a resumes: never committed
       .LeaseOn("ls-a", Kind::kRelease, 3200, "r", 1, 1000)  // nor this
       .LeaseOn("ls-b", Kind::kExpire, 4001, "r", 1, 1000)
       .Acquire("w2", "r", 3, 4000, 4100)
@@ -397,7 +399,7 @@ TEST(HistoryCheckerTest, NewLeaderReissuingAnAcknowledgedTokenIsCaught) {
       .LeaseOn("ls-a", Kind::kGrant, 10, "r", 5, 1000)
       .LeaseOn("ls-b", Kind::kLoad, 3000)
       .LeaseOn("ls-b", Kind::kGrant, 3500, "q", 5, 1000)
-      .Acquire("w1", "r", 5, 5, 3600)   // acknowledged while b already led
+      .Acquire("w1", "r", 5, 5, 3600)  // acknowledged while b already led
       .Acquire("w2", "q", 5, 3400, 3550)
       .Final("r", 0, 0, {})
       .Final("q", 0, 0, {});
@@ -412,7 +414,8 @@ TEST(HistoryCheckerTest, NewLeaderContinuingFromEveryAcknowledgedTokenPasses) {
       .LeaseOn("ls-a", Kind::kRelease, 20, "r", 5, 1000)
       .LeaseOn("ls-a", Kind::kGrant, 30, "r", 6, 1000)  // never committed: a was cut off
       .LeaseOn("ls-b", Kind::kLoad, 3000)
-      .LeaseOn("ls-b", Kind::kGrant, 3500, "r", 6, 1000)  // 6 again: fine, 6 was never told
+      .LeaseOn("ls-b", Kind::kGrant, 3500, "r", 6,
+               1000)  // 6 again: fine, 6 was never told
       .Acquire("w1", "r", 5, 5, 15)
       .Acquire("w2", "r", 6, 3400, 3550)
       .Final("r", 0, 0, {});
@@ -455,7 +458,9 @@ TEST(HistoryCheckerTest, GrantTheFenceFeedNeverDeliveredIsCaught) {
   CheckResult result = missed.Check();
   EXPECT_TRUE(result.Violates(kGrantTimeFenceReachesGateways)) << Report(result);
   Builder unknown;  // no position at all for an acknowledged grant
-  unknown.Acquire("harness", "probe", 9, 10, 20).Final("probe", 9, 0, {}).GrantTimeFencing();
+  unknown.Acquire("harness", "probe", 9, 10, 20)
+      .Final("probe", 9, 0, {})
+      .GrantTimeFencing();
   EXPECT_TRUE(unknown.Check().Violates(kGrantTimeFenceReachesGateways));
   Builder reached;
   reached.Acquire("harness", "probe", 9, 10, 20)

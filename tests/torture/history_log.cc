@@ -216,8 +216,8 @@ std::string FormatFinalState(const std::map<std::string, FinalState>& final_stat
                              const std::map<std::string, FeedFence>& feed_fences) {
   std::string text = grant_time_fencing ? "fencing\tgrant-time\n" : "";
   for (const auto& [resource, seen] : feed_fences) {
-    absl::StrAppend(&text, "feed\t", resource, "\tread_ns=", seen.read_ns, "\tfence=", seen.fence,
-                    "\tposition=", seen.position, "\n");
+    absl::StrAppend(&text, "feed\t", resource, "\tread_ns=", seen.read_ns,
+                    "\tfence=", seen.fence, "\tposition=", seen.position, "\n");
   }
   for (const auto& [resource, state] : final_state) {
     absl::StrAppend(&text, "final\t", resource, "\tread_ns=", state.read_ns,
@@ -281,13 +281,15 @@ absl::StatusOr<History> LoadRunDirectory(const std::string& dir) {
     if (!s.ok()) return absl::Status(s.code(), absl::StrCat(name, ": ", s.message()));
   }
   for (const std::string& name : instances) {
-    absl::Status s = ParseLeaseHistory(ReadWholeFile(absl::StrCat(dir, "/", name)), &history,
-                                       std::string(absl::StripSuffix(name, ".history")));
+    absl::Status s =
+        ParseLeaseHistory(ReadWholeFile(absl::StrCat(dir, "/", name)), &history,
+                          std::string(absl::StripSuffix(name, ".history")));
     if (!s.ok()) return absl::Status(s.code(), absl::StrCat(name, ": ", s.message()));
   }
   // One timeline: stable, so each instance keeps its own order.
-  std::stable_sort(history.lease_events.begin(), history.lease_events.end(),
-                   [](const LeaseEvent& a, const LeaseEvent& b) { return a.time_ns < b.time_ns; });
+  std::stable_sort(
+      history.lease_events.begin(), history.lease_events.end(),
+      [](const LeaseEvent& a, const LeaseEvent& b) { return a.time_ns < b.time_ns; });
   absl::Status s = ParseFinalState(ReadWholeFile(dir + "/final.tsv"), &history);
   if (!s.ok()) return s;
   return history;

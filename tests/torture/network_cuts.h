@@ -39,7 +39,8 @@ class NetworkCuts {
 
  private:
   // (a, b) with a <= b: both ways are one link.
-  static std::pair<std::string, std::string> Key(const std::pair<std::string, std::string>& l);
+  static std::pair<std::string, std::string> Key(
+      const std::pair<std::string, std::string>& l);
 
   testing::VirtualNetwork* const network_;
   absl::Mutex mu_;

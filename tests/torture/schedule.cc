@@ -18,11 +18,10 @@ absl::Duration Between(std::mt19937_64& random, absl::Duration low, absl::Durati
 }
 
 std::string TargetName(const Schedule& schedule, const Fault& fault) {
-  const char* role = fault.role == Role::kLeader    ? " leader"
-                     : fault.role == Role::kStandby ? (fault.target == Target::kEtcd
-                                                           ? " follower"
-                                                           : " standby")
-                                                    : "";
+  const char* role = fault.role == Role::kLeader ? " leader"
+                     : fault.role == Role::kStandby
+                         ? (fault.target == Target::kEtcd ? " follower" : " standby")
+                         : "";
   switch (fault.target) {
     case Target::kLockService:
       return absl::StrCat("lockservice", role);
@@ -44,15 +43,18 @@ std::string DescribePartition(const Schedule& schedule, const Fault& fault) {
     case Partition::kLeaderFromEtcd:
       return "cut the lockservice leader from every etcd member (not from its clients)";
     case Partition::kIsolateEtcdMember:
-      return absl::StrCat("isolate the ", TargetName(schedule, fault), " from every host");
+      return absl::StrCat("isolate the ", TargetName(schedule, fault),
+                          " from every host");
     case Partition::kEtcdSplitLeaderMinority:
-      return "split etcd 2/1, the etcd leader and the lockservice leader on the minority side";
+      return "split etcd 2/1, the etcd leader and the lockservice leader on the minority "
+             "side";
     case Partition::kGatewaysFromLockService:
       return "cut every gateway from every lockservice instance (the fence feed)";
     case Partition::kWorkerFromLockService:
-      return absl::StrCat("cut ", worker,
-                          " while it holds a lease from every lockservice instance, not from "
-                          "its gateway");
+      return absl::StrCat(
+          "cut ", worker,
+          " while it holds a lease from every lockservice instance, not from "
+          "its gateway");
   }
   return "?";
 }
@@ -172,7 +174,8 @@ Schedule MakeSchedule(const ScheduleProfile& profile, uint64_t seed) {
     auto add_server = [&](FaultKind kind, int turn = 0) -> Fault& {
       Fault& fault = add(kind, target);
       if (server >= 0) fault.gateway = server;
-      if (server < 0 && replicated) fault.role = turn % 2 == 0 ? Role::kLeader : Role::kStandby;
+      if (server < 0 && replicated)
+        fault.role = turn % 2 == 0 ? Role::kLeader : Role::kStandby;
       return fault;
     };
     for (int i = 0; i < faults.kill_restarts; ++i) {
@@ -248,12 +251,16 @@ std::string DescribeFault(const Schedule& schedule, const Fault& fault) {
                           absl::FormatDuration(absl::AbsDuration(fault.clock_offset)), " for ",
                           absl::FormatDuration(fault.duration));
     case FaultKind::kPauseLeaderPastTtl:
-      return absl::StrCat(at,
-                          " SIGSTOP the lockservice leader with a commit that issues tokens "
-                          "in flight, until another instance leads; then SIGCONT");
+      return absl::StrCat(
+          at,
+          " SIGSTOP the lockservice leader with a commit that issues tokens "
+          "in flight, until another instance leads; then SIGCONT");
     case FaultKind::kQuorumLoss:
-      return absl::StrCat(at, " kill -9 the etcd leader and a follower (quorum lost), restart "
-                          "after ", absl::FormatDuration(fault.duration));
+      return absl::StrCat(
+          at,
+          " kill -9 the etcd leader and a follower (quorum lost), restart "
+          "after ",
+          absl::FormatDuration(fault.duration));
     case FaultKind::kPartition:
       return absl::StrCat(
           at, " ", DescribePartition(schedule, fault), ", ",
@@ -408,8 +415,9 @@ absl::StatusOr<Topology> TopologyNamed(const std::string& name) {
     topology.reach_timeout = absl::Seconds(60);
     return topology;
   }
-  return absl::InvalidArgumentError(absl::StrCat(
-      "unknown --topology '", name, "'; one of: sqlite, postgres-two-gateways, etcd-cluster"));
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown --topology '", name,
+                   "'; one of: sqlite, postgres-two-gateways, etcd-cluster"));
 }
 
 }  // namespace fencegate::torture

@@ -156,7 +156,7 @@ struct ReplicatedFaults {
   int etcd_kill_restarts = 2;  // the etcd leader and a follower by turns
   int etcd_stops = 2;          // likewise
   int etcd_quorum_losses = 1;
-  int leader_from_etcd = 1;    // partitions, one Partition each
+  int leader_from_etcd = 1;  // partitions, one Partition each
   int etcd_member_isolations = 1;
   int etcd_splits = 1;
   int fence_feed_cuts = 1;

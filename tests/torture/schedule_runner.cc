@@ -71,9 +71,10 @@ RunResult RunSchedule(const Schedule& schedule, const RunOptions& options) {
 
   PhaseLog phase(result.run_dir + "/run.log");
   const Topology& topology = profile.topology;
-  Cluster cluster(schedule, ClusterOptions{options.lockservice_binary, options.gateway_binary,
-                                           options.faketime_library, result.run_dir,
-                                           options.network});
+  Cluster cluster(
+      schedule,
+      ClusterOptions{options.lockservice_binary, options.gateway_binary,
+                     options.faketime_library, result.run_dir, options.network});
   absl::Status started = cluster.Start();
   if (!started.ok()) {
     result.errors.push_back(started.ToString());
@@ -118,8 +119,9 @@ RunResult RunSchedule(const Schedule& schedule, const RunOptions& options) {
     result.errors.push_back(harness_history.status().ToString());
     return result;
   }
-  FaultInjector injector(schedule, &cluster, worker_pointers, result.run_dir + "/faults.log",
-                         harness_history->get(), options.reach_timeout);
+  FaultInjector injector(schedule, &cluster, worker_pointers,
+                         result.run_dir + "/faults.log", harness_history->get(),
+                         options.reach_timeout);
   injector.Run(start);
   phase("faults done");
   absl::SleepFor(start + profile.traffic - absl::Now());
@@ -148,7 +150,8 @@ RunResult RunSchedule(const Schedule& schedule, const RunOptions& options) {
     if (fences.ok()) {
       feed_fences = *std::move(fences);
     } else {
-      result.errors.push_back(absl::StrCat("reading the fence feed: ", fences.status().ToString()));
+      result.errors.push_back(
+          absl::StrCat("reading the fence feed: ", fences.status().ToString()));
     }
     phase("fences read after the fence feed");
   }

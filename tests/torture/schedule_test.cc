@@ -151,10 +151,10 @@ TEST(ScheduleTest, EtcdClusterGetsEveryFaultOfTheReplicatedTopology) {
     EXPECT_EQ((etcd[{FaultKind::kStopServer, Role::kStandby}]), 1);
     EXPECT_EQ((etcd[{FaultKind::kQuorumLoss, Role::kOnly}]), 1);
     // Every partition of the issue, once.
-    for (Partition p : {Partition::kLeaderFromEtcd, Partition::kIsolateEtcdMember,
-                        Partition::kEtcdSplitLeaderMinority,
-                        Partition::kGatewaysFromLockService,
-                        Partition::kWorkerFromLockService}) {
+    for (Partition p :
+         {Partition::kLeaderFromEtcd, Partition::kIsolateEtcdMember,
+          Partition::kEtcdSplitLeaderMinority, Partition::kGatewaysFromLockService,
+          Partition::kWorkerFromLockService}) {
       EXPECT_EQ(partitions[p], 1) << static_cast<int>(p);
     }
     // And what postgres-two-gateways has, on both gateways.
@@ -186,8 +186,9 @@ TEST(ScheduleTest, OneGatewayKeepsItsNameAndTwoAreNumbered) {
 }
 
 TEST(ScheduleTest, PlantedBugProfilesRunPlainFencing) {
-  for (const char* name : {"races", "lock-crashes", "lock-restarts", "gateway-restart",
-                           "etcd-leader-pauses", "etcd-leader-partitions", "etcd-standbys"}) {
+  for (const char* name :
+       {"races", "lock-crashes", "lock-restarts", "gateway-restart", "etcd-leader-pauses",
+        "etcd-leader-partitions", "etcd-standbys"}) {
     absl::StatusOr<ScheduleProfile> profile = ProfileNamed(name);
     ASSERT_TRUE(profile.ok()) << name;
     EXPECT_FALSE(MakeSchedule(*profile, 7).secure) << name;

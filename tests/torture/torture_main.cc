@@ -145,7 +145,8 @@ int Main() {
                 << "it cannot run with --topology=" << topology->name << "\n";
       return EXIT_FAILURE;
     }
-    if (planted != nullptr && planted->profile.topology.replicated() != topology->replicated()) {
+    if (planted != nullptr &&
+        planted->profile.topology.replicated() != topology->replicated()) {
       std::cerr << "planted bug " << bug << " runs on its own topology ("
                 << planted->profile.topology.name << ") only\n";
       return EXIT_FAILURE;
@@ -154,7 +155,8 @@ int Main() {
       // The etcd-cluster topology's faults are in its own profiles.
       const std::string name = absl::GetFlag(FLAGS_profile);
       if (name != "default") {
-        std::cerr << "--topology=" << topology->name << " runs the etcd-cluster and etcd-* "
+        std::cerr << "--topology=" << topology->name
+                  << " runs the etcd-cluster and etcd-* "
                   << "profiles only, not --profile=" << name << "\n";
         return EXIT_FAILURE;
       }
@@ -191,7 +193,8 @@ int Main() {
   std::unique_ptr<testing::VirtualNetwork> network;
   if (profile.topology.replicated()) {
     absl::StatusOr<std::unique_ptr<testing::VirtualNetwork>> created =
-        testing::VirtualNetwork::Create(NetworkHostNames(profile.topology, profile.workers));
+        testing::VirtualNetwork::Create(
+            NetworkHostNames(profile.topology, profile.workers));
     if (!created.ok()) {
       std::cerr << "cannot make the run's network: " << created.status() << "\n";
       return EXIT_FAILURE;
