@@ -115,6 +115,12 @@ const std::vector<absl::string_view>& PlantedBugNames() {
       "gateway_fenced_read_no_raise",
       "lock_token_replied_before_commit",
       "lock_leases_forgotten_on_restart",
+      // The lock service on etcd (lockservice/etcd/):
+      "lock_leader_grants_without_session",
+      "lock_standby_answers_locally",
+      "lock_term_guard_off",
+      // Grant-time fencing (gateway/fence_follower.cc):
+      "gateway_follower_skips_catch_up",
   };
   return *names;
 }

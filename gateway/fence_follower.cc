@@ -8,12 +8,29 @@
 #include "absl/strings/str_cat.h"
 #include "common/errors.h"
 #include "common/log.h"
+#include "common/stuck_channel.h"
+#include "common/test_hooks.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/support/channel_arguments.h"
 
 namespace fencegate::gateway {
 
 namespace v1 = ::fencegate::v1;
+
+namespace {
+
+// The planted bug gateway_follower_skips_catch_up (test builds only): drops
+// the replayed positions of a message, keeping the live ones.
+void DropCatchUp(v1::WatchFencesResponse& message) {
+  auto* events = message.mutable_events();
+  events->erase(std::remove_if(events->begin(), events->end(),
+                               [](const v1::FenceEvent& event) {
+                                 return event.kind() == v1::FenceEvent::KIND_UNSPECIFIED;
+                               }),
+                events->end());
+}
+
+}  // namespace
 
 FenceFollower::FenceFollower(FencedStore* store, FenceFollowerOptions options)
     : store_(store), options_(std::move(options)) {
@@ -30,14 +47,22 @@ FenceFollower::FenceFollower(FencedStore* store, FenceFollowerOptions options)
   // common/server_setup.cc).
   args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 10000);
   args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 5000);
-  stub_ = v1::LockService::NewStub(grpc::CreateCustomChannel(
-      options_.lockservice,
-      options_.credentials ? options_.credentials : grpc::InsecureChannelCredentials(),
-      args));
+  UseOwnSubchannels(args);  // a stuck channel is replaced (Connect())
+  args_ = args;
+  Connect();
   thread_ = std::thread([this] {
     pthread_setname_np(pthread_self(), "fg-gw-follow");
     Run();
   });
+}
+
+void FenceFollower::Connect() {
+  channel_ = grpc::CreateCustomChannel(
+      options_.lockservice,
+      options_.credentials ? options_.credentials : grpc::InsecureChannelCredentials(),
+      args_);
+  stub_ = v1::LockService::NewStub(channel_);
+  channel_watch_.Reset();
 }
 
 FenceFollower::~FenceFollower() {
@@ -95,6 +120,11 @@ void FenceFollower::Run() {
 }
 
 grpc::Status FenceFollower::FollowOnce() {
+  if (channel_watch_.Stuck(*channel_)) {
+    LogWarning("grant-time fencing: the channel to %s stopped reconnecting; replacing it",
+               options_.lockservice);
+    Connect();
+  }
   grpc::ClientContext context;
   v1::WatchFencesRequest request;
   {
@@ -105,9 +135,11 @@ grpc::Status FenceFollower::FollowOnce() {
   }
   std::unique_ptr<grpc::ClientReader<v1::WatchFencesResponse>> reader =
       stub_->WatchFences(&context, request);
+  const bool resumed = request.after_position() > 0;
   v1::WatchFencesResponse message;
   bool applied = true;
   while (applied && reader->Read(&message)) {
+    if (resumed && FENCEGATE_PLANTED_BUG("gateway_follower_skips_catch_up")) DropCatchUp(message);  // test builds only
     applied = Apply(message);
     if (applied && message.caught_up()) {
       LogInfo("grant-time fencing: caught up with %s at position %d",

@@ -35,10 +35,12 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "common/monotonic_wait.h"
+#include "common/stuck_channel.h"
 #include "fencegate/v1/lock.grpc.pb.h"
 #include "gateway/fenced_store.h"
 #include "grpcpp/client_context.h"
 #include "grpcpp/security/credentials.h"
+#include "grpcpp/support/channel_arguments.h"
 
 namespace fencegate::gateway {
 
@@ -83,10 +85,16 @@ class FenceFollower {
   bool Apply(const fencegate::v1::WatchFencesResponse& message);
   // Waits `d` or until stopping; false when stopping.
   bool Backoff(absl::Duration d);
+  // A new channel (and stub) to the lock service.
+  void Connect();
 
   FencedStore* const store_;
   const FenceFollowerOptions options_;
+  grpc::ChannelArguments args_;
+  // The follower's thread only (and the constructor, before it starts):
+  std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<fencegate::v1::LockService::Stub> stub_;
+  StuckChannelWatch channel_watch_;
 
   absl::Mutex mu_;
   MonotonicWait wake_;  // stopping_ changed

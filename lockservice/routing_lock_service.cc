@@ -4,8 +4,10 @@
 
 #include "absl/status/status.h"
 #include "common/grpc_status.h"
+#include "common/log.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
+#include "grpcpp/support/channel_arguments.h"
 
 namespace fencegate::lockservice {
 
@@ -16,18 +18,28 @@ void RoutingLockService::SetLocal(std::shared_ptr<Service> local) {
   local_ = std::move(local);
 }
 
+void RoutingLockService::ForwardTo(const std::string& address) {
+  grpc::ChannelArguments args;
+  // Back within a second of the leader's return (gRPC's default backoff
+  // grows to two minutes), and replaceable when stuck.
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
+  UseOwnSubchannels(args);
+  leader_channel_ = grpc::CreateCustomChannel(
+      address, peer_credentials_ ? peer_credentials_ : grpc::InsecureChannelCredentials(),
+      args);
+  leader_watch_.Reset();
+  leader_ = std::make_shared<ForwardingLockService>(leader_channel_, address);
+}
+
 void RoutingLockService::SetLeader(const std::string& address) {
   std::shared_ptr<ForwardingLockService> previous;
   {
     absl::MutexLock lock(&mu_);
     if (leader_ != nullptr && leader_->target() == address) return;
     previous = std::move(leader_);
-    if (!address.empty()) {
-      leader_ = std::make_shared<ForwardingLockService>(
-          grpc::CreateChannel(address, peer_credentials_ ? peer_credentials_
-                                                         : grpc::InsecureChannelCredentials()),
-          address);
-    }
+    leader_channel_.reset();
+    if (!address.empty()) ForwardTo(address);
   }
   if (previous != nullptr) previous->Abandon();
 }
@@ -41,14 +53,22 @@ std::shared_ptr<RoutingLockService::Service> RoutingLockService::Target(
     grpc::CallbackServerContext* context, absl::Status* refusal) {
   const bool forwarded = context->client_metadata().count(kForwardedMetadata) > 0;
   std::shared_ptr<Service> target;
+  std::shared_ptr<ForwardingLockService> stuck;
   {
     absl::MutexLock lock(&mu_);
     if (local_ != nullptr) {
       target = local_;
     } else if (!forwarded) {
+      if (leader_ != nullptr && leader_watch_.Stuck(*leader_channel_)) {
+        LogWarning("the channel to the leader at %s stopped reconnecting; replacing it",
+                   leader_->target());
+        stuck = std::move(leader_);
+        ForwardTo(stuck->target());
+      }
       target = leader_;
     }
   }
+  if (stuck != nullptr) stuck->Abandon();
   if (target == nullptr) {
     *refusal = absl::UnavailableError(
         forwarded ? "this lock-service instance no longer leads (leadership moved "

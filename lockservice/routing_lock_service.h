@@ -9,7 +9,9 @@
 // (the client library does, with the same request_id). A Session stream is
 // routed when it starts, and stays with its target: a stream relayed to a
 // leader that is replaced ends with UNAVAILABLE, as does a stream served
-// here when this instance's term ends; the client reconnects.
+// here when this instance's term ends; the client reconnects. The channel
+// to the leader reconnects within a second of the leader coming back, and
+// is replaced when it has stopped reconnecting (common/stuck_channel.h).
 //
 // Thread safety: thread-safe. The role may change between calls; a call
 // keeps the service it was routed to alive until it is done.
@@ -22,10 +24,11 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
+#include "common/stuck_channel.h"
 #include "fencegate/v1/lock.grpc.pb.h"
+#include "grpcpp/security/credentials.h"
 #include "lockservice/forwarding_lock_service.h"
 #include "lockservice/lock_service_base.h"
-#include "grpcpp/security/credentials.h"
 
 namespace fencegate::lockservice {
 
@@ -78,11 +81,15 @@ class RoutingLockService final : public LockServiceBase {
   // nothing (then *refusal says why).
   std::shared_ptr<Service> Target(grpc::CallbackServerContext* context,
                                   absl::Status* refusal);
+  // A forwarder to `address` over a channel of its own.
+  void ForwardTo(const std::string& address) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const std::shared_ptr<grpc::ChannelCredentials> peer_credentials_;
   absl::Mutex mu_;
   std::shared_ptr<Service> local_ ABSL_GUARDED_BY(mu_);
   std::shared_ptr<ForwardingLockService> leader_ ABSL_GUARDED_BY(mu_);
+  std::shared_ptr<grpc::Channel> leader_channel_ ABSL_GUARDED_BY(mu_);
+  StuckChannelWatch leader_watch_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace fencegate::lockservice

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
+#include "common/log.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 #include "grpcpp/support/channel_arguments.h"
@@ -98,8 +99,10 @@ absl::StatusOr<etcdserverpb::WatchResponse> EtcdClient::Watch::Next() {
 
 EtcdClient::EtcdClient(EtcdClientOptions options)
     : endpoints_(std::move(options.endpoints)),
-      attempt_timeout_(options.attempt_timeout) {
-  grpc::ChannelArguments args;
+      attempt_timeout_(options.attempt_timeout),
+      credentials_(options.credentials ? options.credentials
+                                       : grpc::InsecureChannelCredentials()) {
+  grpc::ChannelArguments& args = args_;
   // A load reads many rows in one answer.
   args.SetMaxReceiveMessageSize(64 << 20);
   // A member that comes back is used again soon (gRPC's default backoff
@@ -120,24 +123,43 @@ EtcdClient::EtcdClient(EtcdClientOptions options)
   // without calls, so neither is asked for.
   args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 10000);
   args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 5000);
+  // A stuck channel's replacement must not inherit its subchannel.
+  UseOwnSubchannels(args);
   for (const std::string& endpoint : endpoints_) {
     auto member = std::make_unique<Member>();
     member->endpoint = endpoint;
-    member->channel = grpc::CreateCustomChannel(
-        endpoint,
-        options.credentials ? options.credentials : grpc::InsecureChannelCredentials(),
-        args);
-    member->kv = etcdserverpb::KV::NewStub(member->channel);
-    member->lease = etcdserverpb::Lease::NewStub(member->channel);
-    member->watch = etcdserverpb::Watch::NewStub(member->channel);
-    member->maintenance = etcdserverpb::Maintenance::NewStub(member->channel);
+    absl::MutexLock lock(&member->mu);
+    member->connection = Connect(endpoint);
     members_.push_back(std::move(member));
   }
 }
 
+std::shared_ptr<EtcdClient::Connection> EtcdClient::Connect(
+    const std::string& endpoint) const {
+  auto connection = std::make_shared<Connection>();
+  connection->endpoint = endpoint;
+  connection->channel = grpc::CreateCustomChannel(endpoint, credentials_, args_);
+  connection->kv = etcdserverpb::KV::NewStub(connection->channel);
+  connection->lease = etcdserverpb::Lease::NewStub(connection->channel);
+  connection->watch = etcdserverpb::Watch::NewStub(connection->channel);
+  connection->maintenance = etcdserverpb::Maintenance::NewStub(connection->channel);
+  return connection;
+}
+
+std::shared_ptr<EtcdClient::Connection> EtcdClient::Current(Member& member) {
+  absl::MutexLock lock(&member.mu);
+  if (member.watch.Stuck(*member.connection->channel)) {
+    LogWarning("etcd member %s: its channel stopped reconnecting; replacing it",
+               member.endpoint);
+    member.connection = Connect(member.endpoint);
+    member.watch.Reset();
+  }
+  return member.connection;
+}
+
 absl::Status EtcdClient::Call(
     absl::string_view method, absl::Time deadline,
-    absl::FunctionRef<grpc::Status(Member&, grpc::ClientContext&)> attempt) {
+    absl::FunctionRef<grpc::Status(Connection&, grpc::ClientContext&)> attempt) {
   const size_t n = members_.size();
   size_t index = preferred_.load() % n;
   absl::Duration backoff = kFirstRoundBackoff;
@@ -155,7 +177,8 @@ absl::Status EtcdClient::Call(
     grpc::ClientContext context;
     context.set_deadline(
         absl::ToChronoTime(std::min(deadline, absl::Now() + attempt_timeout_)));
-    grpc::Status status = attempt(member, context);
+    std::shared_ptr<Connection> connection = Current(member);
+    grpc::Status status = attempt(*connection, context);
     if (status.ok()) {
       preferred_.store(index);
       return absl::OkStatus();
@@ -175,7 +198,7 @@ absl::StatusOr<etcdserverpb::TxnResponse> EtcdClient::Txn(
     const etcdserverpb::TxnRequest& request, absl::Time deadline) {
   etcdserverpb::TxnResponse response;
   absl::Status status =
-      Call("Txn", deadline, [&](Member& member, grpc::ClientContext& context) {
+      Call("Txn", deadline, [&](Connection& member, grpc::ClientContext& context) {
         return member.kv->Txn(&context, request, &response);
       });
   if (!status.ok()) return status;
@@ -186,7 +209,7 @@ absl::StatusOr<etcdserverpb::RangeResponse> EtcdClient::Range(
     const etcdserverpb::RangeRequest& request, absl::Time deadline) {
   etcdserverpb::RangeResponse response;
   absl::Status status =
-      Call("Range", deadline, [&](Member& member, grpc::ClientContext& context) {
+      Call("Range", deadline, [&](Connection& member, grpc::ClientContext& context) {
         return member.kv->Range(&context, request, &response);
       });
   if (!status.ok()) return status;
@@ -198,8 +221,8 @@ absl::StatusOr<etcdserverpb::LeaseGrantResponse> EtcdClient::LeaseGrant(
   etcdserverpb::LeaseGrantRequest request;
   request.set_ttl(absl::ToInt64Seconds(absl::Ceil(ttl, absl::Seconds(1))));
   etcdserverpb::LeaseGrantResponse response;
-  absl::Status status = Call(
-      "LeaseGrant", deadline, [&](Member& member, grpc::ClientContext& context) {
+  absl::Status status =
+      Call("LeaseGrant", deadline, [&](Connection& member, grpc::ClientContext& context) {
         return member.lease->LeaseGrant(&context, request, &response);
       });
   if (!status.ok()) return status;
@@ -214,7 +237,7 @@ absl::Status EtcdClient::LeaseRevoke(int64_t id, absl::Time deadline) {
   request.set_id(id);
   etcdserverpb::LeaseRevokeResponse response;
   return Call("LeaseRevoke", deadline,
-              [&](Member& member, grpc::ClientContext& context) {
+              [&](Connection& member, grpc::ClientContext& context) {
                 return member.lease->LeaseRevoke(&context, request, &response);
               });
 }
@@ -225,7 +248,7 @@ absl::StatusOr<LeaseKeepAliveResponse> EtcdClient::LeaseKeepAliveOnce(
   request.set_id(id);
   LeaseKeepAliveResponse response;
   absl::Status status = Call(
-      "LeaseKeepAlive", deadline, [&](Member& member, grpc::ClientContext& context) {
+      "LeaseKeepAlive", deadline, [&](Connection& member, grpc::ClientContext& context) {
         auto stream = member.lease->LeaseKeepAlive(&context);
         if (stream->Write(request) && stream->Read(&response)) {
           context.TryCancel();  // one answer is all this call wants
@@ -248,8 +271,8 @@ absl::StatusOr<etcdserverpb::StatusResponse> EtcdClient::MemberStatus(
     grpc::ClientContext context;
     context.set_deadline(absl::ToChronoTime(deadline));
     etcdserverpb::StatusResponse response;
-    grpc::Status status =
-        member->maintenance->Status(&context, etcdserverpb::StatusRequest(), &response);
+    grpc::Status status = Current(*member)->maintenance->Status(
+        &context, etcdserverpb::StatusRequest(), &response);
     if (!status.ok()) return ToStatus("Status", endpoint, status);
     return response;
   }
@@ -261,11 +284,12 @@ absl::StatusOr<std::unique_ptr<EtcdClient::Watch>> EtcdClient::StartWatch(
     const etcdserverpb::WatchCreateRequest& request, absl::Time deadline,
     absl::Time stream_deadline) {
   std::unique_ptr<Watch> watch;
-  absl::Status status = Call(
-      "Watch", deadline, [&](Member& member, grpc::ClientContext&) {
+  absl::Status status =
+      Call("Watch", deadline, [&](Connection& member, grpc::ClientContext&) {
         // The stream outlives this attempt, so it has a context of its own.
         watch.reset(new Watch());
         watch->member_ = member.endpoint;
+        watch->connection_ = member.shared_from_this();
         watch->context_.set_deadline(absl::ToChronoTime(stream_deadline));
         watch->stream_ = member.watch->Watch(&watch->context_);
         etcdserverpb::WatchRequest create;

@@ -7,6 +7,9 @@
 // the call moves on to the next member, round robin, with a short backoff
 // after each full round, until the call's `deadline`. Other errors (a
 // malformed request, a lease that does not exist) are returned at once.
+// A member's channel that has stopped reconnecting (common/stuck_channel.h:
+// after a wall-clock step back, gRPC's reconnection waits as long as the
+// step) is replaced by a fresh one.
 //
 // Retries and idempotence: a write whose attempt timed out may still have
 // been applied, and the retry applies it again. Callers send only writes
@@ -28,15 +31,19 @@
 #include <string>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "common/stuck_channel.h"
 #include "etcdserverpb/rpc.grpc.pb.h"
 #include "grpcpp/channel.h"
 #include "grpcpp/client_context.h"
 #include "grpcpp/security/credentials.h"
+#include "grpcpp/support/channel_arguments.h"
 #include "grpcpp/support/sync_stream.h"
 
 namespace fencegate::etcd {
@@ -75,6 +82,9 @@ class EtcdClient {
    private:
     friend class EtcdClient;
     Watch() = default;
+    // Outlives the stream: the channel it runs on. Declared first, so it
+    // is destroyed last.
+    std::shared_ptr<const void> connection_;
     grpc::ClientContext context_;
     std::unique_ptr<grpc::ClientReaderWriter<etcdserverpb::WatchRequest,
                                              etcdserverpb::WatchResponse>>
@@ -112,7 +122,8 @@ class EtcdClient {
       absl::Time stream_deadline);
 
  private:
-  struct Member {
+  // One channel to a member and its stubs; replaced whole when it is stuck.
+  struct Connection : std::enable_shared_from_this<Connection> {
     std::string endpoint;
     std::shared_ptr<grpc::Channel> channel;
     std::unique_ptr<etcdserverpb::KV::Stub> kv;
@@ -120,15 +131,26 @@ class EtcdClient {
     std::unique_ptr<etcdserverpb::Watch::Stub> watch;
     std::unique_ptr<etcdserverpb::Maintenance::Stub> maintenance;
   };
+  struct Member {
+    std::string endpoint;
+    absl::Mutex mu;
+    std::shared_ptr<Connection> connection ABSL_GUARDED_BY(mu);
+    StuckChannelWatch watch ABSL_GUARDED_BY(mu);
+  };
 
+  std::shared_ptr<Connection> Connect(const std::string& endpoint) const;
+  // The member's connection to use now: a fresh one if it was stuck.
+  std::shared_ptr<Connection> Current(Member& member);
   // Runs `attempt` against members as the header says. `method` names the
   // call in errors.
-  absl::Status Call(absl::string_view method, absl::Time deadline,
-                    absl::FunctionRef<grpc::Status(Member&, grpc::ClientContext&)>
-                        attempt);
+  absl::Status Call(
+      absl::string_view method, absl::Time deadline,
+      absl::FunctionRef<grpc::Status(Connection&, grpc::ClientContext&)> attempt);
 
   const std::vector<std::string> endpoints_;
   const absl::Duration attempt_timeout_;
+  const std::shared_ptr<grpc::ChannelCredentials> credentials_;
+  grpc::ChannelArguments args_;
   std::vector<std::unique_ptr<Member>> members_;
   // The member that answered last: where the next call starts.
   std::atomic<size_t> preferred_{0};

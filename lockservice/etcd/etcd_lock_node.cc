@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/log.h"
+#include "lockservice/etcd/standby_shadow.h"
 #include "lockservice/lock_service.h"
 
 namespace fencegate::lockservice {
@@ -35,6 +36,7 @@ EtcdLockNode::EtcdLockNode(EtcdLockNodeOptions options, Clock* clock,
       on_serving_(std::move(on_serving)),
       client_(EtcdOptions(options_)),
       fence_reader_(&client_, options_.store, LeaderGuard(), nullptr),
+      standby_shadow_(MakeStandbyShadow(clock, options_.limits, options_.signer)),
       election_(&client_, clock, ElectionOptions(options_), this) {
   fence_reader_.EndTerm();
 }
@@ -42,6 +44,7 @@ EtcdLockNode::EtcdLockNode(EtcdLockNodeOptions options, Clock* clock,
 EtcdLockNode::~EtcdLockNode() { Stop(); }
 
 void EtcdLockNode::Start() {
+  router_->SetLocal(standby_shadow_);  // null: forward (see the header)
   ReportServing();
   election_.Start();
 }
@@ -93,7 +96,7 @@ absl::Status EtcdLockNode::StartTerm(const LeaderGuard& guard) {
 }
 
 void EtcdLockNode::EndTerm(LeaderElection::TermEnd why) {
-  router_->SetLocal(nullptr);
+  router_->SetLocal(standby_shadow_);  // null: forward (see the header)
   {
     absl::MutexLock lock(&current_mu_);
     current_.reset();

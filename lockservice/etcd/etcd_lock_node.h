@@ -99,6 +99,10 @@ class EtcdLockNode final : public LeaderElection::Delegate {
   // What WatchFences streams catch up from, whatever the term: a store of
   // no term (it never loads or commits) whose ScanFencePositions reads etcd.
   EtcdLockStore fence_reader_;
+  // What the router serves from while this instance does not lead: null
+  // (forward to the leader), except in a test build with the planted bug
+  // lock_standby_answers_locally (standby_shadow.h).
+  const std::shared_ptr<LockServiceBase> standby_shadow_;
   // Each term's feed, closed when the term ends. Kept until the node goes
   // (a few bytes each), since a closed stream's reactor still unsubscribes
   // when gRPC is done with it.

@@ -8,6 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "common/log.h"
+#include "common/test_hooks.h"
 #include "lockservice/etcd/lock_records.pb.h"
 
 namespace fencegate::lockservice {
@@ -129,8 +130,15 @@ absl::Status EtcdLockStore::Commit(const LockStoreBatch& batch) {
     read->set_key(guard_.key);
     read->set_count_only(true);
   }
+  if (!batch.empty()) FENCEGATE_FAILPOINT("lock.before_commit");  // test builds only
+  if (batch.last_token > committed_token_) {
+    FENCEGATE_FAILPOINT("lock.before_token_commit");  // test builds only
+  }
+  if (FENCEGATE_PLANTED_BUG("lock_term_guard_off")) txn.clear_compare();  // test builds only
   absl::StatusOr<etcdserverpb::TxnResponse> response =
       client_->Txn(txn, absl::Now() + options_.commit_timeout);
+  const bool confirmed = response.ok() && response->succeeded();
+  if (!confirmed && FENCEGATE_PLANTED_BUG("lock_leader_grants_without_session")) return absl::OkStatus();  // test builds only
   if (!response.ok()) {
     return Lose(absl::UnavailableError(absl::StrCat(
         "etcd did not confirm the commit, so its outcome is unknown (",

@@ -7,6 +7,7 @@
 
 #include "absl/time/clock.h"
 #include "common/log.h"
+#include "common/test_hooks.h"
 
 namespace fencegate::lockservice {
 namespace {
@@ -54,6 +55,7 @@ void LeaderElection::Stop() {
 void LeaderElection::OnSessionLost() {
   {
     absl::MutexLock lock(&mu_);
+    if (term_revision_ != 0 && FENCEGATE_PLANTED_BUG("lock_leader_grants_without_session")) return;  // test builds only
     session_lost_ = true;
     if (watch_ != nullptr) watch_->Cancel();
   }

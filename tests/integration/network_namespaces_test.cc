@@ -172,8 +172,10 @@ TEST_F(VirtualNetworkTest, OnlyNamespacesOfDeadRunsAreStale) {
         RunProgram({"/usr/sbin/ip", "netns", "add", name}, absl::Seconds(30)));
     ASSERT_EQ(made.exit_code, 0) << made.stderr_text;
   }
-  ASSERT_OK_AND_ASSIGN(int removed, VirtualNetwork::RemoveStaleNamespaces());
-  EXPECT_EQ(removed, 2);
+  // Another process that makes a network (a test running beside this one
+  // under ctest -j2) removes stale namespaces too, maybe these first; and
+  // other runs' stale ones count here: what must hold is which survive.
+  ASSERT_THAT(VirtualNetwork::RemoveStaleNamespaces().status(), IsOk());
   EXPECT_FALSE(NamespaceExists(dead));
   EXPECT_FALSE(NamespaceExists(reused));
   EXPECT_TRUE(NamespaceExists(live));

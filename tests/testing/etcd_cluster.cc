@@ -26,6 +26,12 @@ absl::StatusOr<std::unique_ptr<EtcdCluster>> EtcdCluster::Start(
   if (options.members != 1 && options.members != 3) {
     return absl::InvalidArgumentError("an EtcdCluster has 1 or 3 members");
   }
+  if (!options.hosts.empty() &&
+      static_cast<int>(options.hosts.size()) != options.members) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("EtcdClusterOptions::hosts: ", options.hosts.size(), " hosts for ",
+                     options.members, " members; give one per member or none"));
+  }
   if (access(kEtcdBinary, X_OK) != 0) {
     return absl::FailedPreconditionError(absl::StrCat(
         kEtcdBinary, " is missing: run ./scripts/install-deps (Debian's etcd-server)"));
@@ -39,14 +45,22 @@ absl::StatusOr<std::unique_ptr<EtcdCluster>> EtcdCluster::Start(
   for (int i = 0; i < options.members; ++i) {
     Member member;
     member.name = absl::StrCat("m", i);
-    absl::StatusOr<int> client_port = PickFreePort();
-    absl::StatusOr<int> peer_port = PickFreePort();
-    if (!client_port.ok()) return client_port.status();
-    if (!peer_port.ok()) return peer_port.status();
-    member.client_port = *client_port;
-    member.peer_port = *peer_port;
+    if (options.hosts.empty()) {
+      absl::StatusOr<int> client_port = PickFreePort();
+      absl::StatusOr<int> peer_port = PickFreePort();
+      if (!client_port.ok()) return client_port.status();
+      if (!peer_port.ok()) return peer_port.status();
+      member.client_port = *client_port;
+      member.peer_port = *peer_port;
+    } else {
+      member.address = options.hosts[i].address;
+      member.network_namespace = options.hosts[i].network_namespace;
+      member.client_port = 2379;
+      member.peer_port = 2380;
+    }
     member.data_dir = absl::StrCat(dir, "/etcd-", member.name);
-    peers.push_back(absl::StrCat(member.name, "=http://127.0.0.1:", member.peer_port));
+    peers.push_back(
+        absl::StrCat(member.name, "=http://", member.address, ":", member.peer_port));
     cluster->members_.push_back(std::move(member));
   }
   cluster->initial_cluster_ = absl::StrJoin(peers, ",");
@@ -78,7 +92,7 @@ EtcdCluster::~EtcdCluster() {
 }
 
 std::string EtcdCluster::endpoint(int i) const {
-  return absl::StrCat("127.0.0.1:", members_[i].client_port);
+  return absl::StrCat(members_[i].address, ":", members_[i].client_port);
 }
 
 std::vector<std::string> EtcdCluster::endpoints() const {
@@ -98,8 +112,8 @@ pid_t EtcdCluster::pid(int i) const {
 absl::Status EtcdCluster::Launch(int i, absl::Duration timeout) {
   Member& m = members_[i];
   const std::string client_url = absl::StrCat(options_.tls.enabled() ? "https" : "http",
-                                              "://127.0.0.1:", m.client_port);
-  const std::string peer_url = absl::StrCat("http://127.0.0.1:", m.peer_port);
+                                              "://", m.address, ":", m.client_port);
+  const std::string peer_url = absl::StrCat("http://", m.address, ":", m.peer_port);
   ServerProcessOptions server;
   server.process.argv = {
       kEtcdBinary,
@@ -125,9 +139,10 @@ absl::Status EtcdCluster::Launch(int i, absl::Duration timeout) {
     server.process.argv.push_back("--trusted-ca-file=" + options_.tls.client_ca);
     server.process.argv.push_back("--client-cert-auth");
   }
+  server.process.network_namespace = m.network_namespace;
   server.dir = dir_;
   server.name = MemberName(i);
-  server.host = "127.0.0.1";
+  server.host = m.address;
   server.port = m.client_port;
   server.start_timeout = timeout;
   server.readiness =
@@ -178,6 +193,38 @@ absl::Status EtcdCluster::Restart(int i, absl::Duration timeout) {
   status = members_[i].process->AwaitReady();
   if (!status.ok()) members_[i].process.reset();
   return status;
+}
+
+absl::Status EtcdCluster::RestartMembers(const std::vector<int>& members,
+                                         absl::Duration timeout) {
+  for (int i : members) {
+    if (running(i))
+      return absl::FailedPreconditionError(absl::StrCat("member ", i, " runs"));
+  }
+  for (int i : members) {
+    absl::Status status = Launch(i, timeout);
+    if (!status.ok()) return status;
+  }
+  absl::Status first_error;
+  for (int i : members) {
+    absl::Status status = members_[i].process->AwaitReady();
+    if (!status.ok()) {
+      members_[i].process.reset();
+      if (first_error.ok()) first_error = status;
+    }
+  }
+  return first_error;
+}
+
+std::string EtcdCluster::UnexpectedExit(int i) {
+  Member& m = members_[i];
+  if (m.process == nullptr || m.process->process().Running()) return "";
+  absl::StatusOr<int> status = m.process->process().Wait(absl::ZeroDuration());
+  std::string exit = absl::StrCat(MemberName(i), " ",
+                                  status.ok() ? DescribeWaitStatus(*status) : "exited",
+                                  ":\n", LogTail(i));
+  m.process.reset();
+  return exit;
 }
 
 absl::StatusOr<int> EtcdCluster::Leader(absl::Duration timeout) {

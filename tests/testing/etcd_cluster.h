@@ -6,6 +6,13 @@
 // paused and restarted (same ports, same data); Leader() says which member
 // the cluster follows.
 //
+// Members can also run on hosts of a VirtualNetwork (network_namespaces.h,
+// EtcdClusterOptions::hosts): each in its host's namespace, on the host's
+// address and etcd's usual ports (2379 for clients, 2380 for peers). The
+// cluster's own client then reaches them from the namespace of the thread
+// that makes its connections: call Start() and the rest from a thread in a
+// namespace that routes to the hosts.
+//
 // Only processes this object started are signalled, by PID; the destructor
 // SIGKILLs those still running, and a member dies with the test process
 // (ChildProcess's death signal), so a crashed test leaves no etcd behind.
@@ -32,8 +39,17 @@ namespace fencegate::testing {
 // Where the tests find etcd (install-deps installs etcd-server).
 inline constexpr char kEtcdBinary[] = "/usr/bin/etcd";
 
+// Where one member runs: a network namespace and its address there.
+struct EtcdMemberHost {
+  std::string network_namespace;
+  std::string address;
+};
+
 struct EtcdClusterOptions {
   int members = 1;  // 1 or 3
+  // Empty: every member on 127.0.0.1 of this namespace, on free ports.
+  // Else one per member (see above).
+  std::vector<EtcdMemberHost> hosts;
   absl::Duration heartbeat = absl::Milliseconds(50);
   absl::Duration election_timeout = absl::Milliseconds(500);
   // Start() gives up after this (a loaded machine starts etcd slowly).
@@ -55,7 +71,7 @@ class EtcdCluster {
   EtcdCluster& operator=(const EtcdCluster&) = delete;
 
   int size() const { return static_cast<int>(members_.size()); }
-  // "127.0.0.1:<client port>" of member i.
+  // "<address>:<client port>" of member i.
   std::string endpoint(int i) const;
   std::vector<std::string> endpoints() const;
   // "etcd://a,b,c": fencegate-lockservice's --store.
@@ -71,6 +87,14 @@ class EtcdCluster {
   absl::Status Resume(int i);
   // Starts member i again on its ports and data; waits until it answers.
   absl::Status Restart(int i, absl::Duration timeout = absl::Seconds(60));
+  // The same for several members at once, which may need each other for a
+  // quorum (all of them after a crash of the whole cluster): starts them
+  // all, then waits for each.
+  absl::Status RestartMembers(const std::vector<int>& members,
+                              absl::Duration timeout = absl::Seconds(60));
+  // If member i's process exited without Kill(), says how (with its log's
+  // tail) and forgets it (running(i) turns false); "" otherwise.
+  std::string UnexpectedExit(int i);
   // The member every running member names as raft leader, once they agree.
   absl::StatusOr<int> Leader(absl::Duration timeout = absl::Seconds(60));
   // A client of the whole cluster.
@@ -81,6 +105,8 @@ class EtcdCluster {
  private:
   struct Member {
     std::string name;
+    std::string address = "127.0.0.1";
+    std::string network_namespace;  // empty: this process's
     int client_port = 0;
     int peer_port = 0;
     std::string data_dir;

@@ -8,6 +8,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -52,8 +53,20 @@ absl::StatusOr<std::string> FindBinDir() {
 
 absl::StatusOr<std::unique_ptr<PostgresServer>> PostgresServer::Start(
     std::vector<std::string> settings) {
+  PostgresServerOptions options;
+  options.settings = std::move(settings);
+  return Start(std::move(options));
+}
+
+absl::StatusOr<std::unique_ptr<PostgresServer>> PostgresServer::Start(
+    PostgresServerOptions options) {
+  if (options.port == 0 && options.listen_address != "127.0.0.1") {
+    return absl::InvalidArgumentError(
+        "PostgresServerOptions: a port is required off 127.0.0.1 (free ports are "
+        "picked on loopback only)");
+  }
   std::unique_ptr<PostgresServer> server(new PostgresServer());
-  server->settings_ = std::move(settings);
+  server->options_ = std::move(options);
   absl::StatusOr<std::string> bindir = FindBinDir();
   if (!bindir.ok()) return bindir.status();
   server->bindir_ = *bindir;
@@ -71,6 +84,11 @@ absl::StatusOr<std::unique_ptr<PostgresServer>> PostgresServer::Start(
   }
   absl::Status status = server->InitDb();
   if (!status.ok()) return status;
+  if (server->options_.port != 0) {
+    status = server->Launch(server->options_.port);
+    if (!status.ok()) return status;
+    return server;
+  }
   for (int attempt = 0; attempt < 5; ++attempt) {
     absl::StatusOr<int> port = PickFreePort();
     if (!port.ok()) return port.status();
@@ -111,6 +129,10 @@ absl::Status PostgresServer::InitDb() {
         absl::StrCat("initdb failed (as root, every parent of ", dir_.path(),
                      " must be searchable by the postgres user):\n", ReadWholeFile(log)));
   }
+  if (options_.trusted_network.empty()) return absl::OkStatus();
+  std::ofstream hba(dir_.File("data/pg_hba.conf"), std::ios::app);
+  hba << "host all all " << options_.trusted_network << " trust\n";
+  if (!hba) return absl::InternalError("cannot extend pg_hba.conf");
   return absl::OkStatus();
 }
 
@@ -122,24 +144,35 @@ absl::Status PostgresServer::Launch(int port) {
         "socket: set TMPDIR to a shorter one");
   }
   ServerProcessOptions options;
-  options.process.argv = {bindir_ + "/postgres",        "-D", dir_.File("data"),     "-p",
-                          absl::StrCat(port),           "-k", dir_.path(),           "-c",
-                          "listen_addresses=127.0.0.1", "-c", "shared_buffers=32MB", "-c",
+  const std::string& address = options_.listen_address;
+  options.process.argv = {bindir_ + "/postgres",
+                          "-D",
+                          dir_.File("data"),
+                          "-p",
+                          absl::StrCat(port),
+                          "-k",
+                          dir_.path(),
+                          "-c",
+                          "listen_addresses=" + address,
+                          "-c",
+                          "shared_buffers=32MB",
+                          "-c",
                           "max_connections=60"};
-  for (const std::string& setting : settings_) {
+  for (const std::string& setting : options_.settings) {
     options.process.argv.push_back("-c");
     options.process.argv.push_back(setting);
   }
   options.process.run_as = run_as_;
+  options.process.network_namespace = options_.network_namespace;
   options.process.death_signal = SIGINT;  // fast shutdown
   options.stop_signal = SIGINT;
   options.dir = dir_.path();
   options.name = "postgres";
-  options.host = "127.0.0.1";
+  options.host = address;
   options.port = port;
   options.start_timeout = absl::Seconds(120);
   const std::string conninfo =
-      absl::StrCat("host=127.0.0.1 port=", port, " user=", kSuperuser,
+      absl::StrCat("host=", address, " port=", port, " user=", kSuperuser,
                    " dbname=postgres connect_timeout=5");
   options.readiness = Probe{[conninfo](const ServerProcess&) {
     return PQping(conninfo.c_str()) == PQPING_OK
@@ -164,7 +197,8 @@ absl::Status PostgresServer::Launch(int port) {
 PostgresServer::~PostgresServer() { Stop().IgnoreError(); }
 
 std::string PostgresServer::Uri() const {
-  return absl::StrCat("postgresql://", kSuperuser, "@127.0.0.1:", port_, "/postgres");
+  return absl::StrCat("postgresql://", kSuperuser, "@", options_.listen_address, ":",
+                      port_, "/postgres");
 }
 
 absl::StatusOr<std::string> PostgresServer::NewSchemaUri() {

@@ -20,6 +20,12 @@
 // (ChildProcess's death signal), so a test process that dies leaves no
 // server behind.
 //
+// By default it listens on 127.0.0.1. PostgresServerOptions can put it on
+// a host of a VirtualNetwork instead (network_namespaces.h): it then runs
+// in that host's namespace, listens on the host's address and given port,
+// and trusts connections from `trusted_network` too. The caller reaches it
+// from a thread in a namespace that routes there.
+//
 // Thread safety: Start(), Stop() and the destructor from one thread; the
 // accessors and NewSchemaUri() / Execute() from any.
 #ifndef FENCEGATE_TESTS_TESTING_POSTGRES_SERVER_H_
@@ -41,12 +47,27 @@
 
 namespace fencegate::testing {
 
+struct PostgresServerOptions {
+  // Extra "name=value" server settings (postgres -c).
+  std::vector<std::string> settings;
+  // Empty: this process's namespace. Else the namespace to run in (a name
+  // `ip netns` made).
+  std::string network_namespace;
+  std::string listen_address = "127.0.0.1";
+  int port = 0;  // 0: a free one (only on 127.0.0.1)
+  // A CIDR network whose clients are trusted too (pg_hba.conf), e.g.
+  // "10.77.0.0/24"; empty: loopback only.
+  std::string trusted_network;
+};
+
 class PostgresServer {
  public:
   // initdb, then start the server. `settings` are extra "name=value" server
   // settings (postgres -c). Takes a few seconds on a loaded machine.
   static absl::StatusOr<std::unique_ptr<PostgresServer>> Start(
       std::vector<std::string> settings = {});
+  static absl::StatusOr<std::unique_ptr<PostgresServer>> Start(
+      PostgresServerOptions options);
   // One server for the whole test process, started on first use (from the
   // main thread) and stopped at exit. Tests keep apart through schemas.
   static absl::StatusOr<PostgresServer*> Shared();
@@ -57,7 +78,7 @@ class PostgresServer {
   // -1 once stopped.
   pid_t pid() const { return server_ != nullptr ? server_->pid() : -1; }
   int port() const { return port_; }
-  // postgresql://fencegate@127.0.0.1:<port>/postgres
+  // postgresql://fencegate@<listen address>:<port>/postgres
   std::string Uri() const;
   // Creates a new, empty schema and returns a URI whose search_path is that
   // schema alone: a fresh namespace for one test's tables, much cheaper
@@ -80,7 +101,7 @@ class PostgresServer {
   TempDir dir_;
   std::string bindir_;
   RunAs run_as_;  // whom initdb and postgres run as
-  std::vector<std::string> settings_;
+  PostgresServerOptions options_;
   std::unique_ptr<ServerProcess> server_;
   int port_ = 0;
   std::atomic<int> schemas_{0};

@@ -19,14 +19,15 @@ constexpr absl::Duration kWorkerSettle = absl::Seconds(1);
 
 }  // namespace
 
-FaultInjector::FaultInjector(const Schedule& schedule, ServerNode* lockservice,
-                             std::vector<ServerNode*> gateways,
-                             std::vector<WorkerProcess*> workers, const std::string& log_path,
+FaultInjector::FaultInjector(const Schedule& schedule, Cluster* cluster,
+                             std::vector<WorkerProcess*> workers,
+                             const std::string& log_path, HistoryWriter* history,
                              absl::Duration reach_timeout)
     : schedule_(schedule),
-      lockservice_(lockservice),
-      gateways_(std::move(gateways)),
+      cluster_(cluster),
+      gateways_(cluster->gateways()),
       workers_(std::move(workers)),
+      history_(history),
       reach_timeout_(reach_timeout) {
   absl::MutexLock lock(&mu_);
   tally_.promised = PromisedFaults(schedule);
@@ -41,6 +42,7 @@ FaultInjector::~FaultInjector() {
 void FaultInjector::Run(absl::Time start) {
   start_ = start;
   std::vector<const Fault*> lock_faults;
+  std::vector<const Fault*> etcd_faults;
   std::vector<std::vector<const Fault*>> gateway_faults(gateways_.size());
   std::vector<std::vector<const Fault*>> worker_faults(workers_.size());
   for (const Fault& fault : schedule_.faults) {
@@ -54,10 +56,14 @@ void FaultInjector::Run(absl::Time start) {
       case Target::kWorker:
         worker_faults[fault.worker].push_back(&fault);
         break;
+      case Target::kEtcd:
+        etcd_faults.push_back(&fault);
+        break;
     }
   }
   std::vector<std::thread> timelines;
   timelines.emplace_back([&] { RunTimeline(lock_faults, start); });
+  timelines.emplace_back([&] { RunTimeline(etcd_faults, start); });
   for (const auto& faults : gateway_faults) {
     timelines.emplace_back([&] { RunTimeline(faults, start); });
   }
@@ -65,7 +71,7 @@ void FaultInjector::Run(absl::Time start) {
     timelines.emplace_back([&] { RunTimeline(faults, start); });
   }
   for (std::thread& t : timelines) t.join();
-  CheckServer(*lockservice_);
+  for (ServerNode* lockservice : cluster_->lockservices()) CheckServer(*lockservice);
   for (ServerNode* gateway : gateways_) CheckServer(*gateway);
 }
 
@@ -83,47 +89,50 @@ void FaultInjector::RunTimeline(const std::vector<const Fault*>& faults, absl::T
   }
 }
 
-std::vector<ServerNode*> FaultInjector::ServersActedOn(const Fault& fault) {
-  if (fault.kind == FaultKind::kStaleWriterRace) return gateways_;  // it stalls them all
-  if (fault.target == Target::kWorker) return {};
-  return {&Server(fault)};
+std::vector<ServerNode*> FaultInjector::ServersActedOn(const Fault& fault,
+                                                       ServerNode* server) {
+  // A race stalls every gateway; a cut of the fence feed cuts them all.
+  if (fault.kind == FaultKind::kStaleWriterRace ||
+      fault.partition == Partition::kGatewaysFromLockService) {
+    return gateways_;
+  }
+  if (server == nullptr) return {};
+  return {server};
+}
+
+absl::StatusOr<ServerNode*> FaultInjector::Resolve(const Fault& fault) {
+  if (fault.target == Target::kGateway) return gateways_[std::max(fault.gateway, 0)];
+  if (fault.target != Target::kLockService) return nullptr;
+  if (fault.role == Role::kOnly) return &cluster_->lockservice(0);
+  absl::StatusOr<int> leader = cluster_->LockServiceLeader(reach_timeout_);
+  if (!leader.ok()) return leader.status();
+  const int instances = static_cast<int>(cluster_->lockservices().size());
+  const int index = fault.role == Role::kLeader ? *leader : (*leader + 1) % instances;
+  return &cluster_->lockservice(index);
 }
 
 void FaultInjector::Deliver(const Fault& fault) {
-  const std::string what = DescribeFault(schedule_, fault);
+  std::string what = DescribeFault(schedule_, fault);
+  absl::StatusOr<ServerNode*> server = Resolve(fault);
+  if (server.ok() && *server != nullptr && fault.role != Role::kOnly) {
+    absl::StrAppend(&what, " [", (*server)->name(), "]");
+  }
   // Faults on one server do not overlap: each holds the episode of every
-  // server it acts on. Only a race holds several (the gateways, by index),
-  // so no two faults can wait for each other in a cycle.
+  // server it acts on. Only a race and a cut of the fence feed hold several
+  // (the gateways, by index), so no two faults can wait for each other in a
+  // cycle.
   std::vector<std::unique_ptr<absl::MutexLock>> episodes;
-  for (ServerNode* server : ServersActedOn(fault)) {
-    episodes.push_back(std::make_unique<absl::MutexLock>(&server->episode_mu));
+  for (ServerNode* s : ServersActedOn(fault, server.ok() ? *server : nullptr)) {
+    episodes.push_back(std::make_unique<absl::MutexLock>(&s->episode_mu));
   }
   std::string missed;
-  switch (fault.kind) {
-    case FaultKind::kPauseHolder:
-      missed = PauseHolder(fault);
-      break;
-    case FaultKind::kPauseBeforeWrite:
-      missed = PauseBeforeWrite(fault);
-      break;
-    case FaultKind::kStaleWriterRace:
-      missed = StaleWriterRace(fault);
-      break;
-    case FaultKind::kKillRestart:
-      missed = KillRestart(fault);
-      break;
-    case FaultKind::kStopServer:
-      missed = StopServer(fault);
-      break;
-    case FaultKind::kFailpointCrash:
-      missed = FailpointCrash(fault);
-      break;
-    case FaultKind::kClockJump:
-      missed = ClockJump(fault);
-      break;
+  if (!server.ok()) {
+    missed = server.status().ToString();
+  } else {
+    missed = DeliverTo(fault, *server);
   }
   episodes.clear();
-  if (fault.target != Target::kWorker) CheckServer(Server(fault));
+  if (server.ok() && *server != nullptr) CheckServer(**server);
   absl::MutexLock lock(&mu_);
   if (missed.empty()) {
     ++tally_.delivered;
@@ -137,8 +146,36 @@ void FaultInjector::Deliver(const Fault& fault) {
   }
 }
 
-ServerNode& FaultInjector::Server(const Fault& fault) {
-  return fault.target == Target::kLockService ? *lockservice_ : *gateways_[fault.gateway];
+std::string FaultInjector::DeliverTo(const Fault& fault, ServerNode* server) {
+  switch (fault.kind) {
+    case FaultKind::kPauseHolder:
+      return PauseHolder(fault);
+    case FaultKind::kPauseBeforeWrite:
+      return PauseBeforeWrite(fault);
+    case FaultKind::kStaleWriterRace:
+      return StaleWriterRace(fault);
+    case FaultKind::kPartition:
+      return Cut(fault, server);
+    case FaultKind::kQuorumLoss:
+      return QuorumLoss(fault);
+    default:
+      break;
+  }
+  if (fault.target == Target::kEtcd) return EtcdFault(fault);
+  switch (fault.kind) {
+    case FaultKind::kKillRestart:
+      return KillRestart(fault, *server);
+    case FaultKind::kStopServer:
+      return StopServer(fault, *server);
+    case FaultKind::kFailpointCrash:
+      return FailpointCrash(fault, *server);
+    case FaultKind::kClockJump:
+      return ClockJump(fault, *server);
+    case FaultKind::kPauseLeaderPastTtl:
+      return PauseLeaderPastTtl(fault, *server);
+    default:
+      return "not a fault of a server";
+  }
 }
 
 void FaultInjector::CheckServer(ServerNode& server) {

@@ -1,16 +1,23 @@
 // FaultInjector: delivers a Schedule's faults to the running servers and
 // workers, and counts what it delivered.
 //
-// Each target (the lock service, each gateway, each worker) has a timeline,
-// run by its own thread: its faults one after the other, each starting at
-// its offset or as soon as the target has run normally for a moment after
-// the fault before it. So faults on different
-// targets overlap (a paused holder while a gateway restarts), faults on
-// one target never do. A stale-writer race runs on its gateway's timeline,
-// stalls every gateway's commits, and takes a worker of its gateway for as
-// long as it acts on them (the episode_mu of each ServerNode and
-// WorkerProcess): the worker the schedule names, or the next one of that
-// gateway not busy with a fault of its own.
+// Each target (the lock service, etcd, each gateway, each worker) has a
+// timeline, run by its own thread: its faults one after the other, each
+// starting at its offset or as soon as the target has run normally for a
+// moment after the fault before it. So faults on different targets overlap
+// (a paused holder while a gateway restarts, an etcd member down while the
+// lock-service leader is cut off), faults on one target never do. A
+// stale-writer race runs on its gateway's timeline, stalls every gateway's
+// commits, and takes a worker of its gateway for as long as it acts on
+// them (the episode_mu of each ServerNode and WorkerProcess): the worker
+// the schedule names, or the next one of that gateway not busy with a
+// fault of its own.
+//
+// On a replicated topology a fault's Role is resolved when it is
+// delivered: the lock-service instance the leader key names, or the next
+// instance after it (a standby); the member every etcd member names as
+// leader, or the next one (a follower). Partitions go through the
+// cluster's NetworkCuts, so overlapping ones may share links.
 //
 // A fault that could not be delivered (a worker that never reached its
 // write, a failpoint no commit reached) is listed in undelivered, and the
@@ -23,44 +30,37 @@
 #define FENCEGATE_TESTS_TORTURE_FAULT_INJECTOR_H_
 
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "tests/torture/cluster.h"
+#include "tests/torture/fault_tally.h"
+#include "tests/torture/history_log.h"
 #include "tests/torture/schedule.h"
 #include "tests/torture/server_node.h"
 #include "tests/torture/worker_process.h"
 
 namespace fencegate::torture {
 
-struct FaultTally {
-  int promised = 0;
-  int delivered = 0;
-  int pauses = 0;               // of lock holders, races included
-  int pauses_past_ttl = 0;      // longer than the lease's TTL
-  int pauses_before_write = 0;  // at the worst moment, races included
-  int stale_writer_races = 0;
-  int races_with_rival = 0;     // the successor's fenced read was waiting too
-  int races_across_gateways = 0;  // ... sent to another gateway than the stale write
-  int kills = 0;                // kill -9 and restart
-  int server_stops = 0;
-  int failpoint_crashes = 0;
-  int clock_jumps = 0;
-  std::vector<std::string> undelivered;
-  std::vector<std::string> errors;
-};
+// The resource of the fence-feed cut's probe lease (no worker uses it).
+std::string FenceProbeResource();
 
 class FaultInjector {
  public:
   // `log_path`: one line per fault, as it is delivered. `reach_timeout`:
   // how long a fault waits for its moment (a worker reaching its write, a
   // commit reaching a failpoint) before it counts as undelivered.
-  // Worker i talks to gateways[i % gateways.size()].
-  FaultInjector(const Schedule& schedule, ServerNode* lockservice,
-                std::vector<ServerNode*> gateways, std::vector<WorkerProcess*> workers,
-                const std::string& log_path, absl::Duration reach_timeout);
+  // Worker i talks to gateways[i % gateways.size()]. The harness's own
+  // lock-service calls that belong in the history (the fence-feed cut's
+  // probe lease) are written to `history`.
+  FaultInjector(const Schedule& schedule, Cluster* cluster,
+                std::vector<WorkerProcess*> workers, const std::string& log_path,
+                HistoryWriter* history, absl::Duration reach_timeout);
   ~FaultInjector();
 
   // Delivers every fault, timed from `start`; returns when all are done.
@@ -70,10 +70,14 @@ class FaultInjector {
  private:
   void RunTimeline(const std::vector<const Fault*>& faults, absl::Time start);
   void Deliver(const Fault& fault);
-  // The server a server fault targets.
-  ServerNode& Server(const Fault& fault);
+  // Delivers `fault` to `server` (null for faults on workers, etcd or the
+  // network); "" when delivered, or why not.
+  std::string DeliverTo(const Fault& fault, ServerNode* server);
+  // The server a fault on a lock service or a gateway targets, its role
+  // resolved now; or why there is none.
+  absl::StatusOr<ServerNode*> Resolve(const Fault& fault);
   // The servers whose episode `fault` holds while it is delivered.
-  std::vector<ServerNode*> ServersActedOn(const Fault& fault);
+  std::vector<ServerNode*> ServersActedOn(const Fault& fault, ServerNode* server);
 
   // Worker faults (fault_injector_workers.cc). Each returns "" when
   // delivered, or why not.
@@ -92,10 +96,26 @@ class FaultInjector {
   // fault acts on now (or `first` if all are busy).
   WorkerProcess& FreeWorker(int first);
   // Server faults (fault_injector_servers.cc).
-  std::string KillRestart(const Fault& fault);
-  std::string StopServer(const Fault& fault);
-  std::string FailpointCrash(const Fault& fault);
-  std::string ClockJump(const Fault& fault);
+  std::string KillRestart(const Fault& fault, ServerNode& server);
+  std::string StopServer(const Fault& fault, ServerNode& server);
+  std::string FailpointCrash(const Fault& fault, ServerNode& server);
+  std::string ClockJump(const Fault& fault, ServerNode& server);
+  // The replicated topology's (fault_injector_replicated.cc).
+  std::string PauseLeaderPastTtl(const Fault& fault, ServerNode& leader);
+  std::string EtcdFault(const Fault& fault);
+  std::string QuorumLoss(const Fault& fault);
+  std::string Cut(const Fault& fault, ServerNode* server);
+  // The hosts of a partition's two sides; or why they could not be named.
+  absl::Status PartitionSides(const Fault& fault, ServerNode* server,
+                              std::vector<std::string>* a, std::vector<std::string>* b,
+                              std::string* what);
+  // The etcd member `role` names now; or why there is none.
+  absl::StatusOr<int> EtcdMember(Role role);
+  // Holds the fence-feed cut until every gateway logged that its stream
+  // ended; acquires and releases the probe lease meanwhile.
+  std::string FenceFeedCut(const Fault& fault);
+  // A worker that holds a lease, cut from the lock service for a while.
+  std::string WorkerCut(const Fault& fault);
   // Restarts `server` if it exited on its own, and records that as an error.
   void CheckServer(ServerNode& server);
 
@@ -104,9 +124,10 @@ class FaultInjector {
   void Log(const std::string& line);
 
   const Schedule& schedule_;
-  ServerNode* const lockservice_;
+  Cluster* const cluster_;
   const std::vector<ServerNode*> gateways_;
   const std::vector<WorkerProcess*> workers_;
+  HistoryWriter* const history_;
   const absl::Duration reach_timeout_;
   absl::Time start_;
 

@@ -2,6 +2,8 @@
 // failpoint crashes, wall-clock jumps (see fault_injector.h, schedule.h).
 #include <sys/wait.h>
 
+#include <vector>
+
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "common/test_hooks.h"
@@ -9,8 +11,7 @@
 
 namespace fencegate::torture {
 
-std::string FaultInjector::KillRestart(const Fault& fault) {
-  ServerNode& server = Server(fault);
+std::string FaultInjector::KillRestart(const Fault& fault, ServerNode& server) {
   server.Kill();
   absl::SleepFor(fault.duration);
   absl::Status started = server.Start();
@@ -18,48 +19,69 @@ std::string FaultInjector::KillRestart(const Fault& fault) {
     Error(absl::StrCat("restarting the ", server.name(), " failed: ", started.ToString()));
   }
   Count(&FaultTally::kills);
+  if (fault.role == Role::kLeader) Count(&FaultTally::leader_kills);
   return "";
 }
 
-std::string FaultInjector::StopServer(const Fault& fault) {
-  ServerNode& server = Server(fault);
+std::string FaultInjector::StopServer(const Fault& fault, ServerNode& server) {
   absl::Status stopped = server.Stop();
   if (!stopped.ok()) return stopped.ToString();
   absl::SleepFor(fault.duration);
   server.Continue();
   Count(&FaultTally::server_stops);
+  if (fault.role == Role::kLeader) Count(&FaultTally::leader_stops);
   return "";
 }
 
-std::string FaultInjector::FailpointCrash(const Fault& fault) {
-  ServerNode& server = Server(fault);
-  server.Arm("crash", fault.failpoint);
+std::string FaultInjector::FailpointCrash(const Fault& fault, ServerNode& server) {
+  // A replicated lock service's leader may change while the fault waits for
+  // a commit: every instance is armed, and only the one that leads commits.
+  const std::vector<ServerNode*> armed = fault.role == Role::kLeader
+                                             ? cluster_->lockservices()
+                                             : std::vector<ServerNode*>{&server};
+  for (ServerNode* s : armed) s->Arm("crash", fault.failpoint);
+  ServerNode* crashed = nullptr;
+  absl::StatusOr<int> exit = absl::DeadlineExceededError("no exit yet");
+  auto find_exit = [&] {
+    for (ServerNode* s : armed) {
+      exit = s->WaitForExit(absl::ZeroDuration());
+      if (exit.ok()) {
+        crashed = s;
+        return true;
+      }
+    }
+    return false;
+  };
   // Workers keep committing, so some commit reaches the failpoint soon.
-  absl::StatusOr<int> exit = server.WaitForExit(reach_timeout_);
-  server.Disarm();
+  const absl::Time give_up = absl::Now() + reach_timeout_;
+  while (!find_exit() && absl::Now() < give_up) {
+    absl::SleepFor(absl::Milliseconds(20));  // poll interval, under a deadline
+  }
+  for (ServerNode* s : armed) s->Disarm();
   // It may have reached the failpoint just as it was disarmed.
-  if (!exit.ok()) exit = server.WaitForExit(test_hooks::kFailpointCrashDelay * 3);
-  std::string missed;
-  if (!exit.ok()) {
-    missed = "no commit reached the failpoint";
-  } else if (!WIFEXITED(*exit) || WEXITSTATUS(*exit) != test_hooks::kFailpointExitCode) {
-    Error(absl::StrCat("the ", server.name(), " died while armed at ", fault.failpoint,
+  if (crashed == nullptr) {
+    absl::SleepFor(test_hooks::kFailpointCrashDelay * 3);
+    find_exit();
+  }
+  if (crashed == nullptr) return "no commit reached the failpoint";
+  if (armed.size() > 1)
+    Log(absl::StrCat(crashed->name(), " crashed at ", fault.failpoint));
+  if (!WIFEXITED(*exit) || WEXITSTATUS(*exit) != test_hooks::kFailpointExitCode) {
+    Error(absl::StrCat("the ", crashed->name(), " died while armed at ", fault.failpoint,
                        " but not at it: ", testing::DescribeWaitStatus(*exit), "\n",
-                       server.LogTail()));
+                       crashed->LogTail()));
   } else {
     Count(&FaultTally::failpoint_crashes);
   }
-  if (exit.ok()) {
-    absl::Status started = server.Start();
-    if (!started.ok()) {
-      Error(absl::StrCat("restarting the ", server.name(), " failed: ", started.ToString()));
-    }
+  absl::Status started = crashed->Start();
+  if (!started.ok()) {
+    Error(absl::StrCat("restarting the ", crashed->name(),
+                       " failed: ", started.ToString()));
   }
-  return missed;
+  return "";
 }
 
-std::string FaultInjector::ClockJump(const Fault& fault) {
-  ServerNode& server = Server(fault);
+std::string FaultInjector::ClockJump(const Fault& fault, ServerNode& server) {
   server.SetClockOffset(fault.clock_offset);
   absl::SleepFor(fault.duration);
   server.SetClockOffset(absl::ZeroDuration());

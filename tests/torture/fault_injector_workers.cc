@@ -52,7 +52,7 @@ struct FaultInjector::Probe {
 std::unique_ptr<FaultInjector::Probe> FaultInjector::AcquireProbe(int gateway_index) {
   client::ClientOptions options;
   options.rpc_timeout = absl::Seconds(60);
-  auto lock = client::LockClient::Connect(lockservice_->address(), options);
+  auto lock = client::LockClient::Connect(cluster_->lockservice_target(), options);
   auto gateway = client::GatewayClient::Connect(gateways_[gateway_index]->address(), options);
   if (!lock.ok() || !gateway.ok()) return nullptr;
   auto probe = std::make_unique<Probe>();
@@ -73,7 +73,7 @@ std::unique_ptr<FaultInjector::Probe> FaultInjector::AcquireProbe(int gateway_in
 }
 
 void FaultInjector::ReleaseAsOperator(const std::string& resource, uint64_t token) {
-  auto lock = client::LockClient::Connect(lockservice_->address());
+  auto lock = client::LockClient::Connect(cluster_->lockservice_target());
   absl::StatusOr<uint32_t> released =
       lock.ok() ? (*lock)->Release(resource, token) : absl::StatusOr<uint32_t>(lock.status());
   Log(absl::StrCat("an operator releases '", resource, "' with token ", token, ": ",

@@ -50,6 +50,7 @@ struct AcquireOp : Call {
 // A fenced read of the resource's counter with a lease's token.
 struct FencedReadOp : Call {
   std::string resource;
+  std::string gateway;  // the address it was sent to
   uint64_t token = 0;
   uint64_t value = 0;      // kOk: the counter (0 when absent)
   uint64_t max_token = 0;  // kOk or kRefused: the fence the gateway reported
@@ -59,6 +60,7 @@ struct FencedReadOp : Call {
 // with `token`, after a fenced read saw value - 1.
 struct WriteOp : Call {
   std::string resource;
+  std::string gateway;  // the address it was sent to
   uint64_t token = 0;
   uint64_t value = 0;
   std::string log_id;
@@ -66,7 +68,8 @@ struct WriteOp : Call {
 };
 
 // One line of the lock service's lease history (common/test_hooks.h), on
-// the server's monotonic clock.
+// the server's monotonic clock (which, being CLOCK_MONOTONIC, all
+// instances of a replicated lock service share: they run on one machine).
 struct LeaseEvent {
   enum class Kind { kLoad, kRestore, kGrant, kRelease, kExpire };
   int64_t time_ns = 0;
@@ -74,6 +77,10 @@ struct LeaseEvent {
   std::string resource;  // empty for kLoad
   uint64_t token = 0;
   int64_t ttl_ms = 0;
+  // The instance that wrote it: "lockservice", or "lockservice-<i>" of a
+  // replicated lock service. A load is a start, a recovery, or a new term
+  // of a leader.
+  std::string instance = "lockservice";
 };
 
 // A resource as read after the run, once every fault was healed and both
@@ -85,15 +92,29 @@ struct FinalState {
   std::map<std::string, uint64_t> log;  // log id -> the value it holds
 };
 
+// A resource's fence at a gateway after the run, once it had had time to
+// catch up with the lock service's fence feed (grant-time fencing).
+struct FeedFence {
+  int64_t read_ns = 0;    // when it was read
+  uint64_t fence = 0;     // the gateway's fence
+  uint64_t position = 0;  // the lock service's latest position for it
+};
+
 struct History {
   std::vector<AcquireOp> acquires;
   std::vector<FencedReadOp> reads;
   std::vector<WriteOp> writes;
-  // In the order the lock service wrote them (its processes ran one after
-  // the other, so that is time order).
+  // In time order: each instance's in the order it wrote them (its
+  // processes ran one after the other), several instances' merged by time.
   std::vector<LeaseEvent> lease_events;
-  // Every resource the workers used.
+  // Every resource the workers used (and the harness's fence probe).
   std::map<std::string, FinalState> final_state;
+  // The gateways followed the lock service's fence feed (a secure run).
+  bool grant_time_fencing = false;
+  // Then: each resource's fence as the gateways held it once they had
+  // caught up with the feed after the run (fence_feed_wait.h), before the
+  // last crash; by resource.
+  std::map<std::string, FeedFence> feed_fences;
 };
 
 }  // namespace fencegate::torture

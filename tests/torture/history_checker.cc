@@ -34,6 +34,8 @@ class Checker {
       CheckData(resource, final_state);
     }
     CheckLeases();
+    CheckStaleWritesAcrossGateways();
+    if (h_.grant_time_fencing) CheckGrantTimeFences();
     return std::move(result_);
   }
 
@@ -81,8 +83,12 @@ class Checker {
                                            : s.writes_unknown);
       if (op.outcome == Outcome::kUnknown && InFinalLog(op)) ++s.writes_unknown_applied;
     }
+    std::string leader;
     for (const LeaseEvent& e : h_.lease_events) {
-      if (e.kind == LeaseEvent::Kind::kLoad) ++s.lock_service_loads;
+      if (e.kind != LeaseEvent::Kind::kLoad) continue;
+      ++s.lock_service_loads;
+      if (e.instance != leader) ++s.leaders;
+      leader = e.instance;
     }
   }
 
@@ -264,10 +270,20 @@ class Checker {
     }
   }
 
-  // leases-do-not-overlap.
+  // "the lease with token 7 (lockservice-1, deposed)".
+  static std::string Lease(const LeaseInterval& lease) {
+    return absl::StrCat(
+        "the lease with token ", lease.token, " (", lease.instance,
+        lease.deposed ? ", granted while another instance led" : "",
+        lease.forgotten ? ", acknowledged, then forgotten by a restart" : "", ")");
+  }
+
+  // leases-do-not-overlap and tokens-increase-across-leaders.
   void CheckLeases() {
     std::vector<LeaseInterval> leases = BuildLeaseIntervals(h_.lease_events, h_.acquires);
     result_.stats.leases = static_cast<int>(leases.size());
+    for (const LeaseInterval& lease : leases)
+      result_.stats.deposed_leases += lease.deposed;
     std::stable_sort(leases.begin(), leases.end(), [](const auto& a, const auto& b) {
       return std::tie(a.resource, a.start_ns) < std::tie(b.resource, b.start_ns);
     });
@@ -275,14 +291,113 @@ class Checker {
     for (const LeaseInterval& lease : leases) {
       if (latest != nullptr && latest->resource != lease.resource) latest = nullptr;
       if (latest != nullptr && lease.start_ns < latest->end_ns) {
-        Report(kLeasesDoNotOverlap, lease.resource, absl::StrCat(
-            "resource '", lease.resource, "': the lease with token ", lease.token,
-            " was granted at ", At(lease.start_ns), " while the lease with token ",
-            latest->token, " [", At(latest->start_ns), " .. ", At(latest->end_ns), "]",
-            latest->forgotten ? " (acknowledged, then forgotten by a restart)" : "",
-            " was still held"));
+        Report(kLeasesDoNotOverlap, lease.resource,
+               absl::StrCat("resource '", lease.resource, "': ", Lease(lease),
+                            " was granted at ", At(lease.start_ns), " while ",
+                            Lease(*latest), " [", At(latest->start_ns), " .. ",
+                            At(latest->end_ns), "] was still held"));
       }
       if (latest == nullptr || lease.end_ns > latest->end_ns) latest = &lease;
+    }
+    // Grants in the order the service made them, whoever led.
+    std::vector<const LeaseInterval*> grants;
+    for (const LeaseInterval& lease : leases) {
+      if (lease.granted) grants.push_back(&lease);
+    }
+    std::stable_sort(grants.begin(), grants.end(),
+                     [](auto* a, auto* b) { return a->start_ns < b->start_ns; });
+    const LeaseInterval* largest = nullptr;  // acknowledged, granted before
+    for (const LeaseInterval* grant : grants) {
+      if (largest != nullptr && grant->token <= largest->token &&
+          grant->start_ns > largest->start_ns) {
+        Report(kTokensIncreaseAcrossLeaders, "",
+               absl::StrCat(Lease(*grant), " on '", grant->resource, "' was granted at ",
+                            At(grant->start_ns), " after ", Lease(*largest), " on '",
+                            largest->resource, "' had been granted at ",
+                            At(largest->start_ns),
+                            " and acknowledged, yet its token is not larger"));
+      }
+      if (grant->acknowledged && (largest == nullptr || grant->token > largest->token)) {
+        largest = grant;
+      }
+    }
+  }
+
+  // stale-write-through-another-gateway.
+  void CheckStaleWritesAcrossGateways() {
+    struct Ack {  // `gateway` acknowledged `token` on `resource` at `at`
+      int64_t at;
+      uint64_t token;
+      const Call* call;
+      const std::string* gateway;
+    };
+    std::map<std::string, std::vector<Ack>> acks;  // by resource
+    for (const FencedReadOp& op : h_.reads) {
+      if (op.outcome == Outcome::kOk && !op.gateway.empty()) {
+        acks[op.resource].push_back({op.complete_ns, op.token, &op, &op.gateway});
+      }
+    }
+    for (const WriteOp& op : h_.writes) {
+      if (op.outcome == Outcome::kOk && !op.gateway.empty()) {
+        acks[op.resource].push_back({op.complete_ns, op.token, &op, &op.gateway});
+      }
+    }
+    for (auto& [resource, list] : acks) {
+      std::sort(list.begin(), list.end(),
+                [](const Ack& a, const Ack& b) { return a.at < b.at; });
+    }
+    std::vector<const WriteOp*> accepted;
+    for (const WriteOp& op : h_.writes) {
+      if (op.outcome == Outcome::kOk && !op.gateway.empty()) accepted.push_back(&op);
+    }
+    std::sort(accepted.begin(), accepted.end(),
+              [](auto* a, auto* b) { return a->invoke_ns < b->invoke_ns; });
+    // Per resource: the largest acknowledged token per gateway so far.
+    std::map<std::string, std::map<std::string, const Ack*>> largest;
+    std::map<std::string, size_t> next;
+    for (const WriteOp* write : accepted) {
+      const std::vector<Ack>& list = acks[write->resource];
+      size_t& i = next[write->resource];
+      auto& by_gateway = largest[write->resource];
+      for (; i < list.size() && list[i].at < write->invoke_ns; ++i) {
+        const Ack*& best = by_gateway[*list[i].gateway];
+        if (best == nullptr || list[i].token > best->token) best = &list[i];
+      }
+      for (const auto& [gateway, ack] : by_gateway) {
+        if (gateway == write->gateway || ack->token <= write->token) continue;
+        Report(
+            kStaleWriteThroughAnotherGateway, write->resource,
+            absl::StrCat(
+                "resource '", write->resource, "': ",
+                Describe(*write, absl::StrCat("write of ", write->log_id), write->token),
+                " was accepted by gateway ", write->gateway, " after gateway ", gateway,
+                " had acknowledged token ", ack->token, " (", ack->call->process, " [",
+                At(ack->call->invoke_ns), " .. ", At(ack->call->complete_ns), "])"));
+      }
+    }
+  }
+
+  // grant-time-fence-reaches-gateways.
+  void CheckGrantTimeFences() {
+    for (const AcquireOp& op : h_.acquires) {
+      if (op.outcome != Outcome::kOk) continue;
+      auto it = h_.feed_fences.find(op.resource);
+      if (it == h_.feed_fences.end()) {
+        Report(kGrantTimeFenceReachesGateways, op.resource,
+               absl::StrCat("resource '", op.resource,
+                            "': ", Describe(op, "acquire", op.token),
+                            " was acknowledged, but the lock service's fence feed has no "
+                            "position for it"));
+        continue;
+      }
+      const FeedFence& seen = it->second;
+      if (op.complete_ns > seen.read_ns || seen.fence >= op.token) continue;
+      Report(kGrantTimeFenceReachesGateways, op.resource,
+             absl::StrCat("resource '", op.resource,
+                          "': after the run the gateways' fence was ", seen.fence, " at ",
+                          At(seen.read_ns), " (the lock service's position ",
+                          seen.position, "), below ", Describe(op, "acquire", op.token),
+                          ": the fence feed never brought that grant to the gateways"));
     }
   }
 

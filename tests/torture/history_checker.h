@@ -31,7 +31,33 @@
 //                                 restart, unless it had been acknowledged
 //                                 to its holder: then the contract (held a
 //                                 full TTL after a restart) says it lasts
-//                                 until restart + TTL.
+//                                 until restart + TTL. With several
+//                                 instances (etcd), also across leaders: a
+//                                 grant of a deposed leader that a client
+//                                 was told of is a lease of its TTL that
+//                                 no other instance may overlap
+//                                 (lease_intervals.h);
+//   tokens-increase-across-leaders
+//                                 on the lock service's timeline, every
+//                                 grant's token exceeds every acknowledged
+//                                 grant made before it, by whichever
+//                                 instance (a new leader continues from
+//                                 every token its predecessors issued);
+//   stale-write-through-another-gateway
+//                                 no gateway accepts a write with a token
+//                                 below one another gateway had
+//                                 acknowledged on that resource before the
+//                                 write was sent (a special case of the
+//                                 fence invariant, named apart for
+//                                 several gateways);
+//   grant-time-fence-reaches-gateways
+//                                 with grant-time fencing (a secure run),
+//                                 once the gateways had time to catch up
+//                                 with the fence feed after the run (before
+//                                 the last crash), the fence of every
+//                                 resource was at least every token
+//                                 acknowledged for it: the feed missed no
+//                                 grant (fence_feed_wait.h).
 //
 // Unknown outcomes are maybe-applied, never failures: an unknown write
 // widens the counter's range, may or may not be in the log, and counts as
@@ -57,6 +83,11 @@ inline constexpr char kAcknowledgedWritesSurvive[] = "acknowledged-writes-surviv
 inline constexpr char kNoLostUpdate[] = "no-lost-update";
 inline constexpr char kAppendLogExact[] = "append-log-exact";
 inline constexpr char kLeasesDoNotOverlap[] = "leases-do-not-overlap";
+inline constexpr char kTokensIncreaseAcrossLeaders[] = "tokens-increase-across-leaders";
+inline constexpr char kStaleWriteThroughAnotherGateway[] =
+    "stale-write-through-another-gateway";
+inline constexpr char kGrantTimeFenceReachesGateways[] =
+    "grant-time-fence-reaches-gateways";
 
 struct Violation {
   std::string invariant;  // one of the names above
@@ -75,7 +106,9 @@ struct CheckStats {
   int writes_unknown = 0;
   int writes_unknown_applied = 0;  // unknown, and found in the final state
   int leases = 0;                  // lease intervals on the server's clock
-  int lock_service_loads = 0;      // starts and recoveries of the lock service
+  int deposed_leases = 0;          // ... granted by a deposed leader, acknowledged
+  int lock_service_loads = 0;      // starts, recoveries and terms of the lock service
+  int leaders = 0;                 // loads by another instance than the one before
 };
 
 struct CheckResult {

@@ -2,6 +2,7 @@
 // history, each can fail, and maybe-applied outcomes are never flagged.
 #include "tests/torture/history_checker.h"
 
+#include <algorithm>
 #include <string>
 
 #include "gmock/gmock.h"
@@ -59,13 +60,43 @@ class Builder {
     h_.lease_events.push_back(LeaseEvent{at_ms * kMs, kind, resource, token, ttl_ms});
     return *this;
   }
+  // A lease event of instance `instance` of a replicated lock service
+  // (events must be added in time order, as LoadRunDirectory merges them).
+  Builder& LeaseOn(const std::string& instance, LeaseEvent::Kind kind, int64_t at_ms,
+                   const std::string& resource = "", uint64_t token = 0,
+                   int64_t ttl_ms = 1000) {
+    h_.lease_events.push_back(
+        LeaseEvent{at_ms * kMs, kind, resource, token, ttl_ms, instance});
+    return *this;
+  }
+  // The last read and write added went through `gateway`.
+  Builder& Through(const std::string& gateway) {
+    if (!h_.reads.empty()) h_.reads.back().gateway = gateway;
+    if (!h_.writes.empty()) h_.writes.back().gateway = gateway;
+    return *this;
+  }
+  // Grant-time fencing, and the fence of `resource` after the run.
+  Builder& GrantTimeFencing(const std::string& resource = "", uint64_t fence = 0,
+                            int64_t read_ms = 90000) {
+    h_.grant_time_fencing = true;
+    if (!resource.empty())
+      h_.feed_fences[resource] = FeedFence{read_ms * kMs, fence, fence};
+    return *this;
+  }
   Builder& Final(const std::string& resource, uint64_t fence, uint64_t counter,
                  std::map<std::string, uint64_t> log, int64_t read_ms = 100000) {
     h_.final_state[resource] = FinalState{read_ms * kMs, fence, counter, std::move(log)};
     return *this;
   }
   const History& history() const { return h_; }
-  CheckResult Check() const { return CheckHistory(h_); }
+  // Lease events in time order, as LoadRunDirectory merges them.
+  CheckResult Check() const {
+    History h = h_;
+    std::stable_sort(
+        h.lease_events.begin(), h.lease_events.end(),
+        [](const LeaseEvent& a, const LeaseEvent& b) { return a.time_ns < b.time_ns; });
+    return CheckHistory(h);
+  }
 
  private:
   static void Fill(Call& call, const std::string& who, int64_t invoke_ms,
@@ -313,6 +344,129 @@ TEST(HistoryCheckerTest, ReleaseUndoneByACrashBringsTheLeaseBack) {
   CheckResult result = b.Check();
   EXPECT_TRUE(result.ok()) << Report(result);
   EXPECT_EQ(result.stats.leases, 4);
+}
+
+// ------------------------------------------------ a replicated lock service
+
+// Leader a grants token 1 and is deposed (paused); b loads (a new term) and
+// grants token 2. a's late events, after b's load, were never committed:
+// an unacknowledged grant, a release, an expiry. No violation.
+Builder HandOver() {
+  Builder b;
+  b.LeaseOn("ls-a", Kind::kLoad, 0)
+      .Acquire("w1", "r", 1, 10, 20)
+      .LeaseOn("ls-a", Kind::kGrant, 15, "r", 1, 1000)
+      .LeaseOn("ls-b", Kind::kLoad, 3000)  // a's lease expired meanwhile? it is restored
+      .LeaseOn("ls-b", Kind::kRestore, 3001, "r", 1, 1000)
+      .LeaseOn("ls-a", Kind::kGrant, 3100, "q", 2, 1000)    // a resumes: never committed
+      .LeaseOn("ls-a", Kind::kRelease, 3200, "r", 1, 1000)  // nor this
+      .LeaseOn("ls-b", Kind::kExpire, 4001, "r", 1, 1000)
+      .Acquire("w2", "r", 3, 4000, 4100)
+      .LeaseOn("ls-b", Kind::kGrant, 4050, "r", 3, 1000)
+      .Acquire("w3", "q", 4, 4200, 4300)
+      .LeaseOn("ls-b", Kind::kGrant, 4250, "q", 4, 1000)
+      .Final("r", 0, 0, {})
+      .Final("q", 0, 0, {});
+  return b;
+}
+
+TEST(HistoryCheckerTest, DeposedLeadersUncommittedEventsAreNotFlagged) {
+  CheckResult result = HandOver().Check();
+  EXPECT_TRUE(result.ok()) << Report(result);
+  EXPECT_EQ(result.stats.leaders, 2);
+  EXPECT_EQ(result.stats.deposed_leases, 0);
+}
+
+TEST(HistoryCheckerTest, DeposedLeadersAcknowledgedGrantOverlapsTheNewLeaders) {
+  // a, deposed at b's load, grants q/2 and a client is told so; b grants
+  // q/5 within q/2's TTL.
+  Builder b = HandOver();
+  b.Acquire("w4", "q", 2, 3050, 3150)
+      .Acquire("w5", "q", 5, 3400, 3600)
+      .LeaseOn("ls-b", Kind::kGrant, 3500, "q", 5, 1000)
+      .LeaseOn("ls-b", Kind::kRelease, 3700, "q", 5, 1000);
+  CheckResult result = b.Check();
+  ASSERT_TRUE(result.Violates(kLeasesDoNotOverlap)) << Report(result);
+  EXPECT_THAT(Report(result), HasSubstr("granted while another instance led"));
+  EXPECT_EQ(result.stats.deposed_leases, 1);
+}
+
+TEST(HistoryCheckerTest, NewLeaderReissuingAnAcknowledgedTokenIsCaught) {
+  // a grants r/5, acknowledged; b loads a state without it (a's commit came
+  // too late) and grants q/5 again: tokens go back across leaders.
+  Builder b;
+  b.LeaseOn("ls-a", Kind::kLoad, 0)
+      .LeaseOn("ls-a", Kind::kGrant, 10, "r", 5, 1000)
+      .LeaseOn("ls-b", Kind::kLoad, 3000)
+      .LeaseOn("ls-b", Kind::kGrant, 3500, "q", 5, 1000)
+      .Acquire("w1", "r", 5, 5, 3600)  // acknowledged while b already led
+      .Acquire("w2", "q", 5, 3400, 3550)
+      .Final("r", 0, 0, {})
+      .Final("q", 0, 0, {});
+  CheckResult result = b.Check();
+  EXPECT_TRUE(result.Violates(kTokensIncreaseAcrossLeaders)) << Report(result);
+}
+
+TEST(HistoryCheckerTest, NewLeaderContinuingFromEveryAcknowledgedTokenPasses) {
+  Builder b;
+  b.LeaseOn("ls-a", Kind::kLoad, 0)
+      .LeaseOn("ls-a", Kind::kGrant, 10, "r", 5, 1000)
+      .LeaseOn("ls-a", Kind::kRelease, 20, "r", 5, 1000)
+      .LeaseOn("ls-a", Kind::kGrant, 30, "r", 6, 1000)  // never committed: a was cut off
+      .LeaseOn("ls-b", Kind::kLoad, 3000)
+      .LeaseOn("ls-b", Kind::kGrant, 3500, "r", 6,
+               1000)  // 6 again: fine, 6 was never told
+      .Acquire("w1", "r", 5, 5, 15)
+      .Acquire("w2", "r", 6, 3400, 3550)
+      .Final("r", 0, 0, {});
+  CheckResult result = b.Check();
+  EXPECT_TRUE(result.ok()) << Report(result);
+}
+
+TEST(HistoryCheckerTest, StaleWriteThroughAnotherGatewayIsCaught) {
+  Builder b;
+  b.Write("w1", "r", 7, 1, "w1-1", 10, 20)
+      .Through("gw-a")
+      .Write("w2", "r", 6, 2, "w2-1", 30, 40)
+      .Through("gw-b")
+      .Final("r", 7, 2, {{"w1-1", 1}, {"w2-1", 2}});
+  CheckResult result = b.Check();
+  EXPECT_TRUE(result.Violates(kStaleWriteThroughAnotherGateway)) << Report(result);
+  EXPECT_TRUE(result.Violates(kFenceNeverBelowAcknowledged)) << Report(result);
+}
+
+TEST(HistoryCheckerTest, StaleWriteThroughTheSameGatewayIsOnlyTheFenceInvariants) {
+  Builder b;
+  b.Write("w1", "r", 7, 1, "w1-1", 10, 20)
+      .Through("gw-a")
+      .Write("w2", "r", 6, 2, "w2-1", 30, 40)
+      .Through("gw-a")
+      .Final("r", 7, 2, {{"w1-1", 1}, {"w2-1", 2}});
+  CheckResult result = b.Check();
+  EXPECT_FALSE(result.Violates(kStaleWriteThroughAnotherGateway)) << Report(result);
+  EXPECT_TRUE(result.Violates(kFenceNeverBelowAcknowledged)) << Report(result);
+}
+
+TEST(HistoryCheckerTest, GrantTheFenceFeedNeverDeliveredIsCaught) {
+  Builder plain;
+  plain.Acquire("harness", "probe", 9, 10, 20).Final("probe", 9, 0, {});
+  EXPECT_TRUE(plain.Check().ok()) << "plain fencing: the feed promises nothing";
+  Builder missed;
+  missed.Acquire("harness", "probe", 9, 10, 20)
+      .Final("probe", 9, 0, {})  // a restart replayed the feed: too late
+      .GrantTimeFencing("probe", 8);
+  CheckResult result = missed.Check();
+  EXPECT_TRUE(result.Violates(kGrantTimeFenceReachesGateways)) << Report(result);
+  Builder unknown;  // no position at all for an acknowledged grant
+  unknown.Acquire("harness", "probe", 9, 10, 20)
+      .Final("probe", 9, 0, {})
+      .GrantTimeFencing();
+  EXPECT_TRUE(unknown.Check().Violates(kGrantTimeFenceReachesGateways));
+  Builder reached;
+  reached.Acquire("harness", "probe", 9, 10, 20)
+      .Final("probe", 9, 0, {})
+      .GrantTimeFencing("probe", 9);
+  EXPECT_TRUE(reached.Check().ok()) << Report(reached.Check());
 }
 
 }  // namespace

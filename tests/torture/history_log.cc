@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -74,6 +75,7 @@ void AddOp(PendingOp& op, History* history) {
     FencedReadOp r;
     static_cast<Call&>(r) = op.call;
     r.resource = Text(f, "resource");
+    r.gateway = Text(f, "gateway");
     r.token = Number(f, "token");
     r.value = Number(f, "value");
     r.max_token = Number(f, "max_token");
@@ -82,6 +84,7 @@ void AddOp(PendingOp& op, History* history) {
     WriteOp w;
     static_cast<Call&>(w) = op.call;
     w.resource = Text(f, "resource");
+    w.gateway = Text(f, "gateway");
     w.token = Number(f, "token");
     w.value = Number(f, "value");
     w.log_id = Text(f, "log_id");
@@ -186,7 +189,8 @@ absl::Status ParseWorkerHistory(absl::string_view text, History* history) {
   return absl::OkStatus();
 }
 
-absl::Status ParseLeaseHistory(absl::string_view text, History* history) {
+absl::Status ParseLeaseHistory(absl::string_view text, History* history,
+                               const std::string& instance) {
   static const auto* kinds = new std::map<absl::string_view, LeaseEvent::Kind>{
       {"load", LeaseEvent::Kind::kLoad},       {"restore", LeaseEvent::Kind::kRestore},
       {"grant", LeaseEvent::Kind::kGrant},     {"release", LeaseEvent::Kind::kRelease},
@@ -201,13 +205,20 @@ absl::Status ParseLeaseHistory(absl::string_view text, History* history) {
     }
     event.kind = kind->second;
     event.resource = std::string(parts[2]);
+    event.instance = instance;
     history->lease_events.push_back(std::move(event));
   }
   return absl::OkStatus();
 }
 
-std::string FormatFinalState(const std::map<std::string, FinalState>& final_state) {
-  std::string text;
+std::string FormatFinalState(const std::map<std::string, FinalState>& final_state,
+                             bool grant_time_fencing,
+                             const std::map<std::string, FeedFence>& feed_fences) {
+  std::string text = grant_time_fencing ? "fencing\tgrant-time\n" : "";
+  for (const auto& [resource, seen] : feed_fences) {
+    absl::StrAppend(&text, "feed\t", resource, "\tread_ns=", seen.read_ns,
+                    "\tfence=", seen.fence, "\tposition=", seen.position, "\n");
+  }
   for (const auto& [resource, state] : final_state) {
     absl::StrAppend(&text, "final\t", resource, "\tread_ns=", state.read_ns,
                     "\tfence=", state.fence, "\tcounter=", state.counter, "\n");
@@ -228,6 +239,15 @@ absl::Status ParseFinalState(absl::string_view text, History* history) {
           !absl::SimpleAtoi(absl::StripPrefix(parts[4], "counter="), &state.counter)) {
         return LineError("malformed final state line", line);
       }
+    } else if (parts.size() == 2 && parts[0] == "fencing" && parts[1] == "grant-time") {
+      history->grant_time_fencing = true;
+    } else if (parts.size() == 5 && parts[0] == "feed") {
+      FeedFence& seen = history->feed_fences[std::string(parts[1])];
+      if (!absl::SimpleAtoi(absl::StripPrefix(parts[2], "read_ns="), &seen.read_ns) ||
+          !absl::SimpleAtoi(absl::StripPrefix(parts[3], "fence="), &seen.fence) ||
+          !absl::SimpleAtoi(absl::StripPrefix(parts[4], "position="), &seen.position)) {
+        return LineError("malformed feed line", line);
+      }
     } else if (parts.size() == 4 && parts[0] == "log") {
       uint64_t value = 0;
       if (!absl::SimpleAtoi(parts[3], &value)) return LineError("malformed log line", line);
@@ -243,20 +263,34 @@ absl::StatusOr<History> LoadRunDirectory(const std::string& dir) {
   History history;
   DIR* d = opendir(dir.c_str());
   if (d == nullptr) return absl::NotFoundError(absl::StrCat("no run directory ", dir));
-  std::vector<std::string> workers;
+  std::vector<std::string> workers, instances;
   while (dirent* entry = readdir(d)) {
     std::string name = entry->d_name;
     if (absl::StartsWith(name, "worker-") && absl::EndsWith(name, ".history")) {
       workers.push_back(name);
     }
+    if (absl::StartsWith(name, "lockservice") && absl::EndsWith(name, ".history")) {
+      instances.push_back(name);
+    }
   }
   closedir(d);
+  std::sort(workers.begin(), workers.end());
+  std::sort(instances.begin(), instances.end());
   for (const std::string& name : workers) {
     absl::Status s = ParseWorkerHistory(ReadWholeFile(absl::StrCat(dir, "/", name)), &history);
     if (!s.ok()) return absl::Status(s.code(), absl::StrCat(name, ": ", s.message()));
   }
-  absl::Status s = ParseLeaseHistory(ReadWholeFile(dir + "/lockservice.history"), &history);
-  if (s.ok()) s = ParseFinalState(ReadWholeFile(dir + "/final.tsv"), &history);
+  for (const std::string& name : instances) {
+    absl::Status s =
+        ParseLeaseHistory(ReadWholeFile(absl::StrCat(dir, "/", name)), &history,
+                          std::string(absl::StripSuffix(name, ".history")));
+    if (!s.ok()) return absl::Status(s.code(), absl::StrCat(name, ": ", s.message()));
+  }
+  // One timeline: stable, so each instance keeps its own order.
+  std::stable_sort(
+      history.lease_events.begin(), history.lease_events.end(),
+      [](const LeaseEvent& a, const LeaseEvent& b) { return a.time_ns < b.time_ns; });
+  absl::Status s = ParseFinalState(ReadWholeFile(dir + "/final.tsv"), &history);
   if (!s.ok()) return s;
   return history;
 }

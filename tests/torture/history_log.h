@@ -16,10 +16,16 @@
 // one write(2) on an O_APPEND file, so a killed process loses no line it
 // wrote, and a cut-off last line (no newline) is ignored.
 //
-// The lock service's lease history (lockservice.history) is the format of
-// common/test_hooks.h. The final state (final.tsv) is written by the
-// harness:   final <resource> read_ns=.. fence=.. counter=..
+// The lock service's lease history (lockservice.history, or one
+// lockservice-<i>.history per instance of a replicated lock service) is the
+// format of common/test_hooks.h; each event is tagged with the instance
+// whose file it came from, and the files are merged in time order. The
+// final state (final.tsv) is written by the harness:
+//            final <resource> read_ns=.. fence=.. counter=..
 //            log <resource> <log id> <value>
+//            fencing grant-time      (the gateways followed the fence feed)
+//            feed <resource> read_ns=.. fence=.. position=..
+//                                    (its fence once they had caught up)
 //
 // Thread safety: HistoryWriter is thread-safe; the rest are pure functions.
 #ifndef FENCEGATE_TESTS_TORTURE_HISTORY_LOG_H_
@@ -70,13 +76,17 @@ class HistoryWriter {
 // Adds the ops in one worker's file to `history`. INVALID_ARGUMENT naming
 // the line for anything malformed.
 absl::Status ParseWorkerHistory(absl::string_view text, History* history);
-// Adds the lock service's lease events to `history`.
-absl::Status ParseLeaseHistory(absl::string_view text, History* history);
+// Adds the lease events of lock-service instance `instance` to `history`
+// (in file order; LoadRunDirectory merges several instances by time).
+absl::Status ParseLeaseHistory(absl::string_view text, History* history,
+                               const std::string& instance = "lockservice");
 
-std::string FormatFinalState(const std::map<std::string, FinalState>& final_state);
+std::string FormatFinalState(const std::map<std::string, FinalState>& final_state,
+                             bool grant_time_fencing = false,
+                             const std::map<std::string, FeedFence>& feed_fences = {});
 absl::Status ParseFinalState(absl::string_view text, History* history);
 
-// Every worker-*.history, lockservice.history and final.tsv in `dir`.
+// Every worker-*.history, lockservice*.history and final.tsv in `dir`.
 absl::StatusOr<History> LoadRunDirectory(const std::string& dir);
 
 }  // namespace fencegate::torture

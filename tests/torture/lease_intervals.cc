@@ -3,10 +3,31 @@
 #include <map>
 
 namespace fencegate::torture {
+namespace {
 
-std::vector<LeaseInterval> BuildLeaseIntervals(const std::vector<LeaseEvent>& events,
+using Key = std::pair<std::string, uint64_t>;
+
+// The events of the instance that owns the lease table at each moment (see
+// the header), and the grants of deposed instances apart.
+void SplitByOwner(const std::vector<LeaseEvent>& events, std::vector<LeaseEvent>* owned,
+                  std::vector<LeaseEvent>* deposed_grants) {
+  std::string owner;
+  for (const LeaseEvent& event : events) {
+    if (event.kind == LeaseEvent::Kind::kLoad) owner = event.instance;
+    if (owner.empty() || event.instance == owner) {
+      owned->push_back(event);
+    } else if (event.kind == LeaseEvent::Kind::kGrant) {
+      deposed_grants->push_back(event);
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<LeaseInterval> BuildLeaseIntervals(const std::vector<LeaseEvent>& all_events,
                                                const std::vector<AcquireOp>& acquires) {
-  using Key = std::pair<std::string, uint64_t>;
+  std::vector<LeaseEvent> events, deposed_grants;
+  SplitByOwner(all_events, &events, &deposed_grants);
   std::vector<LeaseInterval> intervals;
   std::map<Key, size_t> open;     // held now
   std::map<Key, size_t> on_hold;  // held at the last load, not yet restored
@@ -25,6 +46,8 @@ std::vector<LeaseInterval> BuildLeaseIntervals(const std::vector<LeaseEvent>& ev
     lease.token = event.token;
     lease.start_ns = event.time_ns;
     lease.ttl_ms = event.ttl_ms;
+    lease.instance = event.instance;
+    lease.granted = event.kind == LeaseEvent::Kind::kGrant;
     open[{event.resource, event.token}] = intervals.size();
     intervals.push_back(std::move(lease));
   };
@@ -59,22 +82,52 @@ std::vector<LeaseInterval> BuildLeaseIntervals(const std::vector<LeaseEvent>& ev
   }
   drop_unrestored();
 
-  // A dropped lease someone was told they hold was forgotten: it should have
-  // been held until a full TTL after the restart.
+  // An acknowledgement belongs to the latest interval of its resource and
+  // token that began before the reply; a dropped lease someone was told
+  // they hold was forgotten: it should have been held until a full TTL
+  // after the restart. Only an acknowledgement that no lease of the owner
+  // accounts for makes a deposed instance's grant a lease.
   std::map<Key, std::vector<size_t>> by_key;  // in start order
   for (size_t i = 0; i < intervals.size(); ++i) {
     by_key[{intervals[i].resource, intervals[i].token}].push_back(i);
   }
+  std::map<Key, std::vector<const LeaseEvent*>> deposed_by_key;  // in time order
+  for (const LeaseEvent& grant : deposed_grants) {
+    deposed_by_key[{grant.resource, grant.token}].push_back(&grant);
+  }
+  std::map<const LeaseEvent*, size_t> deposed_interval;
   for (const AcquireOp& op : acquires) {
     if (op.outcome != Outcome::kOk) continue;
+    const Key key{op.resource, op.token};
     LeaseInterval* source = nullptr;  // the latest that began before the reply
-    for (size_t i : by_key[{op.resource, op.token}]) {
+    for (size_t i : by_key[key]) {
       if (intervals[i].start_ns <= op.complete_ns) source = &intervals[i];
     }
-    if (source != nullptr && source->dropped_at_ns != 0 && !source->forgotten) {
-      source->forgotten = true;
-      source->end_ns = source->dropped_at_ns + source->ttl_ms * 1000000;
+    if (source != nullptr) {
+      source->acknowledged = true;
+      if (source->dropped_at_ns != 0 && !source->forgotten) {
+        source->forgotten = true;
+        source->end_ns = source->dropped_at_ns + source->ttl_ms * 1000000;
+      }
+      continue;
     }
+    const LeaseEvent* grant = nullptr;
+    for (const LeaseEvent* g : deposed_by_key[key]) {
+      if (g->time_ns <= op.complete_ns) grant = g;
+    }
+    if (grant == nullptr || deposed_interval.count(grant) > 0) continue;
+    LeaseInterval lease;
+    lease.resource = grant->resource;
+    lease.token = grant->token;
+    lease.start_ns = grant->time_ns;
+    lease.end_ns = grant->time_ns + grant->ttl_ms * 1000000;
+    lease.ttl_ms = grant->ttl_ms;
+    lease.instance = grant->instance;
+    lease.granted = true;
+    lease.acknowledged = true;
+    lease.deposed = true;
+    deposed_interval[grant] = intervals.size();
+    intervals.push_back(std::move(lease));
   }
   return intervals;
 }

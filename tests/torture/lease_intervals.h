@@ -14,6 +14,16 @@
 // of that resource and token that began before the Acquire returned (after
 // a crash an uncommitted token may be granted again, to someone else).
 //
+// Several instances (a replicated lock service, events merged by time):
+// the instance of the latest load owns the lease table (it leads; a load
+// is each of its terms' start, or a restart). Another instance's events
+// from then on are a deposed leader's, which its term guard keeps from
+// ever committing: its releases, expiries and restores change nothing, and
+// its grants count only if a client was told it holds one. Such an
+// acknowledged grant is a lease the service must honour for its TTL, which
+// the owner knows nothing of: an interval [grant, grant + TTL], marked
+// `deposed`.
+//
 // Thread safety: a pure function.
 #ifndef FENCEGATE_TESTS_TORTURE_LEASE_INTERVALS_H_
 #define FENCEGATE_TESTS_TORTURE_LEASE_INTERVALS_H_
@@ -35,6 +45,10 @@ struct LeaseInterval {
   bool forgotten = false;   // acknowledged, then not restored by a restart
   int64_t ttl_ms = 0;
   int64_t dropped_at_ns = 0;  // the load that did not restore it (0: none)
+  std::string instance;       // that granted (or restored) it
+  bool granted = false;       // began with a grant (not a restore)
+  bool acknowledged = false;  // a client was told it holds it
+  bool deposed = false;       // granted by an instance that no longer led
 };
 
 // Every successful Acquire in `acquires` acknowledges a lease.

@@ -42,6 +42,30 @@ std::vector<PlantedBugCase> MakeCases() {
                    "a restarted lock service forgets the leases it had granted",
                    {kLeasesDoNotOverlap},
                    Profile("lock-restarts", "lock_leases_forgotten_on_restart")});
+  // The lock service on etcd (topology etcd-cluster).
+  cases.push_back({"lock_leader_grants_without_session",
+                   "a leader whose etcd session is gone keeps its term and, when etcd "
+                   "refuses or cannot confirm a commit, answers from memory",
+                   {kTokensUnique, kLeasesDoNotOverlap, kTokensIncreaseAcrossLeaders},
+                   Profile("etcd-leader-pauses", "lock_leader_grants_without_session"),
+                   /*in_postgres=*/true});
+  cases.push_back({"lock_standby_answers_locally",
+                   "a standby answers calls from a lock table of its own instead of "
+                   "forwarding them to the leader",
+                   {kTokensUnique, kLeasesDoNotOverlap, kTokensIncreaseAcrossLeaders},
+                   Profile("etcd-standbys", "lock_standby_answers_locally"),
+                   /*in_postgres=*/true});
+  cases.push_back({"lock_term_guard_off",
+                   "the leader's commits are not guarded by its term in etcd",
+                   {kTokensUnique, kLeasesDoNotOverlap, kTokensIncreaseAcrossLeaders},
+                   Profile("etcd-leader-pauses", "lock_term_guard_off"),
+                   /*in_postgres=*/true});
+  cases.push_back({"gateway_follower_skips_catch_up",
+                   "a gateway's fence follower that reconnects skips the positions the "
+                   "lock service replays (it applies only live ones)",
+                   {kGrantTimeFenceReachesGateways},
+                   Profile("etcd-fence-feed-cuts", "gateway_follower_skips_catch_up"),
+                   /*in_postgres=*/true});
   return cases;
 }
 

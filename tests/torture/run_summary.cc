@@ -10,23 +10,23 @@ void RunSummary::Add(const Schedule& schedule, const RunResult& result,
   if (schedules_++ == 0) first_seed_ = schedule.seed;
   last_seed_ = schedule.seed;
   gateways_ = schedule.profile.topology.gateways;
+  replicated_ = schedule.profile.topology.replicated();
   const FaultTally& f = result.faults;
   const CheckStats& s = result.check.stats;
   out_ << absl::StrFormat(
-                   "schedule seed %d (%s): %d/%d faults delivered: %d pauses (%d past TTL, %d "
-                   "before a write), %d races (%d with a rival%s), %d kills, %d stops, %d "
-                   "failpoint crashes, %d clock jumps; acquires %d ok; writes %d ok, %d "
-                   "refused, %d unknown (%d applied); %d violations, %d errors [%s] %.0fs",
-                   schedule.seed, schedule.secure ? "signed, grant-time fencing" : "plain",
-                   f.delivered, f.promised, f.pauses, f.pauses_past_ttl,
-                   f.pauses_before_write, f.stale_writer_races, f.races_with_rival,
-                   AcrossGateways(f), f.kills,
-                   f.server_stops, f.failpoint_crashes, f.clock_jumps, s.acquires_ok,
-                   s.writes_ok, s.writes_refused, s.writes_unknown, s.writes_unknown_applied,
-                   result.check.violations.size(),
-                   result.errors.size() + f.errors.size() + f.undelivered.size(),
-                   result.passed() ? "PASS" : "FAIL", absl::ToDoubleSeconds(took))
-            << std::endl;
+              "schedule seed %d (%s): %d/%d faults delivered: %d pauses (%d past TTL, %d "
+              "before a write), %d races (%d with a rival%s), %d kills, %d stops, %d "
+              "failpoint crashes, %d clock jumps%s; acquires %d ok; writes %d ok, %d "
+              "refused, %d unknown (%d applied); %d violations, %d errors [%s] %.0fs",
+              schedule.seed, schedule.secure ? "signed, grant-time fencing" : "plain",
+              f.delivered, f.promised, f.pauses, f.pauses_past_ttl, f.pauses_before_write,
+              f.stale_writer_races, f.races_with_rival, AcrossGateways(f), f.kills,
+              f.server_stops, f.failpoint_crashes, f.clock_jumps, Replicated(f),
+              s.acquires_ok, s.writes_ok, s.writes_refused, s.writes_unknown,
+              s.writes_unknown_applied, result.check.violations.size(),
+              result.errors.size() + f.errors.size() + f.undelivered.size(),
+              result.passed() ? "PASS" : "FAIL", absl::ToDoubleSeconds(took))
+       << std::endl;
   for (const Violation& v : result.check.violations) {
     out_ << "  VIOLATION " << v.invariant << ": " << v.detail << "\n";
   }
@@ -48,10 +48,23 @@ void RunSummary::Add(const Schedule& schedule, const RunResult& result,
   faults_.server_stops += f.server_stops;
   faults_.failpoint_crashes += f.failpoint_crashes;
   faults_.clock_jumps += f.clock_jumps;
+  for (int FaultTally::*counter :
+       {&FaultTally::leader_kills, &FaultTally::leader_stops,
+        &FaultTally::leader_pauses_past_ttl, &FaultTally::leader_commits_refused,
+        &FaultTally::etcd_kills, &FaultTally::etcd_leader_kills, &FaultTally::etcd_stops,
+        &FaultTally::etcd_leader_stops, &FaultTally::quorum_losses,
+        &FaultTally::partitions, &FaultTally::leader_cuts, &FaultTally::etcd_isolations,
+        &FaultTally::etcd_splits, &FaultTally::fence_feed_cuts,
+        &FaultTally::fence_feed_cuts_past_streams, &FaultTally::worker_cuts}) {
+    faults_.*counter += f.*counter;
+  }
   stats_.writes_ok += s.writes_ok;
   stats_.writes_refused += s.writes_refused;
   stats_.writes_unknown += s.writes_unknown;
   stats_.acquires_ok += s.acquires_ok;
+  stats_.leases += s.leases;
+  stats_.lock_service_loads += s.lock_service_loads;
+  stats_.leaders += s.leaders;
   violations_ += static_cast<int>(result.check.violations.size());
   errors_ += static_cast<int>(result.errors.size() + f.errors.size() + f.undelivered.size());
   if (!result.passed()) failed_seeds_.push_back(schedule.seed);
@@ -62,19 +75,44 @@ std::string RunSummary::AcrossGateways(const FaultTally& faults) const {
   return absl::StrCat(", ", faults.races_across_gateways, " of them through another gateway");
 }
 
+std::string RunSummary::Replicated(const FaultTally& f) const {
+  if (!replicated_) return "";
+  return absl::StrFormat(
+      "; lock-service leader: %d kills, %d stops, %d paused past its session TTL with a "
+      "commit in flight (%d refused by the term guard); etcd: %d kills (%d of the "
+      "leader), "
+      "%d stops (%d of the leader), %d quorum losses; %d partitions (%d leader from "
+      "etcd, "
+      "%d etcd member isolated, %d etcd 2/1 splits, %d fence-feed cuts (%d until the "
+      "streams ended), %d workers cut from the lock service)",
+      f.leader_kills, f.leader_stops, f.leader_pauses_past_ttl, f.leader_commits_refused,
+      f.etcd_kills, f.etcd_leader_kills, f.etcd_stops, f.etcd_leader_stops,
+      f.quorum_losses, f.partitions, f.leader_cuts, f.etcd_isolations, f.etcd_splits,
+      f.fence_feed_cuts, f.fence_feed_cuts_past_streams, f.worker_cuts);
+}
+
 std::string RunSummary::Line(const std::string& profile, bool passed) const {
   const FaultTally& f = faults_;
   return absl::StrFormat(
-      "torture: %d schedules (seeds %d..%d, profile %s): %d/%d faults delivered: %d pauses of "
-      "lock holders (%d past their TTL, %d before a write), %d stale-writer races (%d with "
-      "a rival%s), %d kills, %d failpoint crashes, %d server stops, %d clock jumps; %d leases "
-      "acquired, %d writes acknowledged, %d stale writes refused, %d unknown; %d violations, "
-      "%d errors: %s",
+      "torture: %d schedules (seeds %d..%d, profile %s): %d/%d faults delivered: %d "
+      "pauses of "
+      "lock holders (%d past their TTL, %d before a write), %d stale-writer races (%d "
+      "with "
+      "a rival%s), %d kills, %d failpoint crashes, %d server stops, %d clock jumps%s; %d "
+      "leases acquired, %d writes acknowledged, %d stale writes refused, %d unknown%s; "
+      "%d "
+      "violations, %d errors: %s",
       schedules_, first_seed_, last_seed_, profile, f.delivered, f.promised, f.pauses,
       f.pauses_past_ttl, f.pauses_before_write, f.stale_writer_races, f.races_with_rival,
       AcrossGateways(f), f.kills, f.failpoint_crashes, f.server_stops, f.clock_jumps,
-      stats_.acquires_ok, stats_.writes_ok, stats_.writes_refused, stats_.writes_unknown, violations_, errors_,
-      passed ? "PASS" : "FAIL");
+      Replicated(f), stats_.acquires_ok, stats_.writes_ok, stats_.writes_refused,
+      stats_.writes_unknown,
+      replicated_
+          ? absl::StrFormat(" (%d lease intervals; %d terms of the lock service, "
+                            "%d leader changes)",
+                            stats_.leases, stats_.lock_service_loads, stats_.leaders)
+          : "",
+      violations_, errors_, passed ? "PASS" : "FAIL");
 }
 
 }  // namespace fencegate::torture

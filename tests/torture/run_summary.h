@@ -38,10 +38,13 @@ class RunSummary {
  private:
   // ", N of them through another gateway" with several gateways; "" else.
   std::string AcrossGateways(const FaultTally& faults) const;
+  // The replicated topology's faults ("; lock-service leader: ..."), or "".
+  std::string Replicated(const FaultTally& faults) const;
 
   std::ostream& out_;
   int schedules_ = 0;
   int gateways_ = 1;  // of the topology: more than one also counts races across them
+  bool replicated_ = false;  // the topology has etcd: its faults are counted too
   uint64_t first_seed_ = 0, last_seed_ = 0;
   FaultTally faults_;
   CheckStats stats_;

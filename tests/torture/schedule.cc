@@ -1,6 +1,7 @@
 #include "tests/torture/schedule.h"
 
 #include <algorithm>
+#include <functional>
 #include <random>
 
 #include "absl/random/distributions.h"
@@ -17,15 +18,104 @@ absl::Duration Between(std::mt19937_64& random, absl::Duration low, absl::Durati
 }
 
 std::string TargetName(const Schedule& schedule, const Fault& fault) {
+  const char* role = fault.role == Role::kLeader ? " leader"
+                     : fault.role == Role::kStandby
+                         ? (fault.target == Target::kEtcd ? " follower" : " standby")
+                         : "";
   switch (fault.target) {
     case Target::kLockService:
-      return "lockservice";
+      return absl::StrCat("lockservice", role);
     case Target::kGateway:
       return GatewayName(schedule.profile.topology, fault.gateway);
     case Target::kWorker:
       return "worker";
+    case Target::kEtcd:
+      return absl::StrCat("etcd", role);
   }
   return "?";
+}
+
+std::string DescribePartition(const Schedule& schedule, const Fault& fault) {
+  const std::string worker = absl::StrCat("w", fault.worker);
+  switch (fault.partition) {
+    case Partition::kNone:
+      break;
+    case Partition::kLeaderFromEtcd:
+      return "cut the lockservice leader from every etcd member (not from its clients)";
+    case Partition::kIsolateEtcdMember:
+      return absl::StrCat("isolate the ", TargetName(schedule, fault),
+                          " from every host");
+    case Partition::kEtcdSplitLeaderMinority:
+      return "split etcd 2/1, the etcd leader and the lockservice leader on the minority "
+             "side";
+    case Partition::kGatewaysFromLockService:
+      return "cut every gateway from every lockservice instance (the fence feed)";
+    case Partition::kWorkerFromLockService:
+      return absl::StrCat(
+          "cut ", worker,
+          " while it holds a lease from every lockservice instance, not from "
+          "its gateway");
+  }
+  return "?";
+}
+
+// Adds the faults of a replicated topology (ReplicatedFaults).
+void AddReplicatedFaults(const ScheduleProfile& profile, std::mt19937_64& random,
+                         const std::function<Fault&(FaultKind, Target)>& add) {
+  const ReplicatedFaults& r = profile.replicated;
+  for (int i = 0; i < r.leader_pauses_past_ttl; ++i) {
+    add(FaultKind::kPauseLeaderPastTtl, Target::kLockService).role = Role::kLeader;
+  }
+  for (int i = 0; i < r.etcd_kill_restarts; ++i) {
+    Fault& fault = add(FaultKind::kKillRestart, Target::kEtcd);
+    fault.role = i % 2 == 0 ? Role::kLeader : Role::kStandby;
+    fault.duration = Between(random, absl::ZeroDuration(), absl::Seconds(3));
+  }
+  for (int i = 0; i < r.etcd_stops; ++i) {
+    Fault& fault = add(FaultKind::kStopServer, Target::kEtcd);
+    fault.role = i % 2 == 0 ? Role::kLeader : Role::kStandby;
+    fault.duration = Between(random, absl::Milliseconds(500), absl::Seconds(3));
+  }
+  for (int i = 0; i < r.etcd_quorum_losses; ++i) {
+    add(FaultKind::kQuorumLoss, Target::kEtcd).duration =
+        Between(random, absl::Seconds(1), absl::Seconds(4));
+  }
+  auto partition = [&](Partition which, Target target, absl::Duration low,
+                       absl::Duration high) -> Fault& {
+    Fault& fault = add(FaultKind::kPartition, target);
+    fault.partition = which;
+    fault.duration = Between(random, low, high);
+    return fault;
+  };
+  for (int i = 0; i < r.leader_from_etcd; ++i) {
+    partition(Partition::kLeaderFromEtcd, Target::kLockService, r.min_leader_cut,
+              std::max(r.min_leader_cut, absl::Seconds(6)))
+        .role = Role::kLeader;
+  }
+  for (int i = 0; i < r.etcd_member_isolations; ++i) {
+    partition(Partition::kIsolateEtcdMember, Target::kEtcd, absl::Seconds(1),
+              absl::Seconds(5))
+        .role = absl::Bernoulli(random, 0.5) ? Role::kLeader : Role::kStandby;
+  }
+  for (int i = 0; i < r.etcd_splits; ++i) {
+    partition(Partition::kEtcdSplitLeaderMinority, Target::kEtcd, absl::Seconds(2),
+              absl::Seconds(6))
+        .role = Role::kLeader;
+  }
+  for (int i = 0; i < r.fence_feed_cuts; ++i) {
+    Fault& fault = partition(Partition::kGatewaysFromLockService, Target::kGateway,
+                             absl::Seconds(1), absl::Seconds(5));
+    fault.gateway = 0;  // its timeline; it cuts them all
+    if (absl::Bernoulli(random, r.fence_feed_cuts_until_streams_end)) {
+      fault.duration = absl::ZeroDuration();
+    }
+  }
+  for (int i = 0; i < r.worker_cuts; ++i) {
+    Fault& fault = add(FaultKind::kPartition, Target::kWorker);
+    fault.partition = Partition::kWorkerFromLockService;
+    fault.worker = absl::Uniform(random, 0, profile.workers);
+    fault.ttl_factor = absl::Uniform(absl::IntervalClosed, random, 0.5, 5.0);
+  }
 }
 
 }  // namespace
@@ -74,20 +164,26 @@ Schedule MakeSchedule(const ScheduleProfile& profile, uint64_t seed) {
     fault.release_by_operator =
         !schedule.secure && absl::Bernoulli(random, profile.release_by_operator);
   }
+  const bool replicated = profile.topology.replicated();
   for (int server = -1; server < gateways; ++server) {  // -1: the lock service
     const Target target = server < 0 ? Target::kLockService : Target::kGateway;
     const ServerFaults& faults = server < 0 ? profile.lockservice : profile.gateway;
-    auto add_server = [&](FaultKind kind) -> Fault& {
+    // Replicated: the lock service's faults hit its leader, and kills and
+    // stops a standby every other time. Roles draw nothing, so the other
+    // topologies' schedules are what they were.
+    auto add_server = [&](FaultKind kind, int turn = 0) -> Fault& {
       Fault& fault = add(kind, target);
       if (server >= 0) fault.gateway = server;
+      if (server < 0 && replicated)
+        fault.role = turn % 2 == 0 ? Role::kLeader : Role::kStandby;
       return fault;
     };
     for (int i = 0; i < faults.kill_restarts; ++i) {
-      add_server(FaultKind::kKillRestart).duration =
+      add_server(FaultKind::kKillRestart, i).duration =
           Between(random, absl::ZeroDuration(), absl::Seconds(2));
     }
     for (int i = 0; i < faults.stops; ++i) {
-      add_server(FaultKind::kStopServer).duration =
+      add_server(FaultKind::kStopServer, i).duration =
           Between(random, absl::Milliseconds(500), absl::Seconds(3));
     }
     for (int i = 0; i < faults.failpoint_crashes && !faults.failpoints.empty(); ++i) {
@@ -101,6 +197,7 @@ Schedule MakeSchedule(const ScheduleProfile& profile, uint64_t seed) {
       fault.duration = Between(random, absl::Milliseconds(500), absl::Seconds(2));
     }
   }
+  if (replicated) AddReplicatedFaults(profile, random, add);
   std::stable_sort(schedule.faults.begin(), schedule.faults.end(),
                    [](const Fault& a, const Fault& b) { return a.at < b.at; });
   return schedule;
@@ -110,6 +207,10 @@ std::string ResourceName(int index) { return absl::StrCat("hot-", index); }
 
 std::string GatewayName(const Topology& topology, int index) {
   return topology.gateways == 1 ? "gateway" : absl::StrCat("gateway-", index);
+}
+
+std::string LockServiceName(const Topology& topology, int index) {
+  return topology.lockservices == 1 ? "lockservice" : absl::StrCat("lockservice-", index);
 }
 
 int PromisedFaults(const Schedule& schedule) {
@@ -149,6 +250,25 @@ std::string DescribeFault(const Schedule& schedule, const Fault& fault) {
                           fault.clock_offset < absl::ZeroDuration() ? "back " : "ahead ",
                           absl::FormatDuration(absl::AbsDuration(fault.clock_offset)), " for ",
                           absl::FormatDuration(fault.duration));
+    case FaultKind::kPauseLeaderPastTtl:
+      return absl::StrCat(
+          at,
+          " SIGSTOP the lockservice leader with a commit that issues tokens "
+          "in flight, until another instance leads; then SIGCONT");
+    case FaultKind::kQuorumLoss:
+      return absl::StrCat(
+          at,
+          " kill -9 the etcd leader and a follower (quorum lost), restart "
+          "after ",
+          absl::FormatDuration(fault.duration));
+    case FaultKind::kPartition:
+      return absl::StrCat(
+          at, " ", DescribePartition(schedule, fault), ", ",
+          fault.partition == Partition::kWorkerFromLockService
+              ? absl::StrFormat("%.1fx its TTL", fault.ttl_factor)
+          : fault.duration == absl::ZeroDuration()
+              ? std::string("until the gateways' streams end")
+              : absl::StrCat("for ", absl::FormatDuration(fault.duration)));
   }
   return at;
 }
@@ -164,6 +284,34 @@ absl::StatusOr<ScheduleProfile> ProfileNamed(const std::string& name) {
     profile.topology = *TopologyNamed(name);
     profile.lockservice = ServerFaults{1, 0, 0, 0, {}};
     profile.gateway.clock_jumps = 0;
+    return profile;
+  }
+  if (name == "etcd-cluster") {
+    // The replicated topology under everything: the workers' faults, the
+    // two gateways' as on postgres-two-gateways, the lock service's on its
+    // leader and a standby, etcd's, and the partitions.
+    profile.topology = *TopologyNamed(name);
+    profile.traffic = absl::Seconds(30);
+    profile.holder_pauses = 2;
+    profile.pauses_before_write = 2;
+    profile.lockservice =
+        ServerFaults{2, 2, 1, 1, {"lock.before_commit", "lock.after_commit"}};
+    profile.gateway.clock_jumps = 0;
+    return profile;
+  }
+  if (name == "etcd-quick") {
+    // A smoke run of the replicated topology: one of each kind that only
+    // it has, besides a pause and a race.
+    profile.topology = *TopologyNamed("etcd-cluster");
+    profile.traffic = absl::Seconds(20);
+    profile.holder_pauses = 1;
+    profile.pauses_before_write = 0;
+    profile.stale_writer_races = 1;
+    profile.lockservice = ServerFaults{2, 1, 1, 1, {"lock.before_commit"}};
+    profile.gateway = ServerFaults{0, 0, 0, 0, {}};
+    profile.replicated.etcd_kill_restarts = 1;
+    profile.replicated.etcd_stops = 1;
+    profile.replicated.etcd_quorum_losses = 1;
     return profile;
   }
   if (name == "quick") {
@@ -212,10 +360,41 @@ absl::StatusOr<ScheduleProfile> ProfileNamed(const std::string& name) {
     profile.gateway.kill_restarts = 1;
     return profile;
   }
+  // The etcd planted bugs' schedules: the replicated topology with one
+  // kind of fault.
+  profile.topology = *TopologyNamed("etcd-cluster");
+  profile.replicated = ReplicatedFaults{0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  if (name == "etcd-leader-partitions") {
+    // The leader cut from etcd, long past its session TTL, twice.
+    profile.traffic = absl::Seconds(20);
+    profile.replicated.leader_from_etcd = 2;
+    profile.replicated.min_leader_cut = absl::Seconds(5);
+    return profile;
+  }
+  if (name == "etcd-leader-pauses") {
+    profile.traffic = absl::Seconds(16);
+    profile.replicated.leader_pauses_past_ttl = 2;
+    return profile;
+  }
+  if (name == "etcd-standbys") {
+    // No fault: the standbys serve the workers that talk to them.
+    profile.traffic = absl::Seconds(8);
+    return profile;
+  }
+  if (name == "etcd-fence-feed-cuts") {
+    // Grant-time fencing, and two cuts of the fence feed, each held until
+    // the gateways' streams ended.
+    profile.security = Security::kSecure;
+    profile.traffic = absl::Seconds(20);
+    profile.replicated.fence_feed_cuts = 2;
+    profile.replicated.fence_feed_cuts_until_streams_end = 1;
+    return profile;
+  }
   return absl::InvalidArgumentError(absl::StrCat(
       "unknown --profile '", name,
       "'; one of: default, quick, races, lock-crashes, lock-restarts, gateway-restart, "
-      "postgres-two-gateways"));
+      "postgres-two-gateways, etcd-cluster, etcd-quick, etcd-leader-partitions, "
+      "etcd-leader-pauses, etcd-standbys, etcd-fence-feed-cuts"));
 }
 
 absl::StatusOr<Topology> TopologyNamed(const std::string& name) {
@@ -227,8 +406,18 @@ absl::StatusOr<Topology> TopologyNamed(const std::string& name) {
     // gateway/postgres_storage.h).
     return Topology{name, 2, GatewayStorage::kPostgres, absl::Seconds(120)};
   }
-  return absl::InvalidArgumentError(absl::StrCat(
-      "unknown --topology '", name, "'; one of: sqlite, postgres-two-gateways"));
+  if (name == "etcd-cluster") {
+    // The gateways as on postgres-two-gateways; three instances of the lock
+    // service on three etcd members.
+    Topology topology{name, 2, GatewayStorage::kPostgres, absl::Seconds(120)};
+    topology.lockservices = 3;
+    topology.etcd_members = 3;
+    topology.reach_timeout = absl::Seconds(60);
+    return topology;
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown --topology '", name,
+                   "'; one of: sqlite, postgres-two-gateways, etcd-cluster"));
 }
 
 }  // namespace fencegate::torture

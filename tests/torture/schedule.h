@@ -30,13 +30,57 @@ enum class FaultKind {
   kFailpointCrash,    // the server crashes at `failpoint`; restart it
   kClockJump,         // the server's wall clock jumps by `clock_offset`,
                       // stays there for `duration`, and jumps back
+  // The etcd-cluster topology's own:
+  kPauseLeaderPastTtl,  // the lock-service leader is stopped (SIGSTOP) with a
+                        // commit that issues tokens in flight (stalled at the
+                        // failpoint lock.before_token_commit) until another
+                        // instance leads, then resumed: the term guard must
+                        // refuse that commit
+  kQuorumLoss,          // kill -9 the etcd leader and a follower; restart
+                        // both after `duration`
+  kPartition,           // cut the links `partition` names, both ways, for
+                        // `duration` (0: see Partition), then heal them
 };
 
-enum class Target { kLockService, kGateway, kWorker };
+enum class Target { kLockService, kGateway, kWorker, kEtcd };
+
+// Which instance of a replicated service a fault hits, decided when it is
+// delivered: the lock service's leader (the instance the leader key in
+// etcd names) or a standby; the etcd leader or a follower. kOnly: there is
+// one (the SQLite topology), or the fault needs no choice.
+enum class Role { kOnly, kLeader, kStandby };
+
+// The network cuts of the etcd-cluster topology (every server and worker on
+// a host of its own, tests/testing/network_namespaces.h). Each is cut both
+// ways and healed after the fault's duration.
+enum class Partition {
+  kNone,
+  // The lock-service leader from every etcd member, not from its clients
+  // (the workers, the gateways, the other instances): its term must end
+  // before another instance's begins.
+  kLeaderFromEtcd,
+  // One etcd member (`role`: the etcd leader or a follower) from every
+  // other host.
+  kIsolateEtcdMember,
+  // etcd split 2/1, the etcd leader on the minority side with the
+  // lock-service leader; the standbys with the majority. Clients reach all.
+  kEtcdSplitLeaderMinority,
+  // Every gateway from every lock-service instance: the grant-time fence
+  // feed (WatchFences) stops. Duration 0: held until every gateway's
+  // stream has ended (its keep-alive noticed), so the gateways must catch
+  // up after the heal. Meanwhile the harness acquires and releases a lease
+  // on a resource of its own, whose fence only that catch-up raises.
+  kGatewaysFromLockService,
+  // One worker holding a lease from every lock-service instance, not from
+  // its gateway (the Kleppmann partition), for `ttl_factor` x its TTL.
+  kWorkerFromLockService,
+};
 
 struct Fault {
   FaultKind kind = FaultKind::kPauseHolder;
   Target target = Target::kWorker;
+  Role role = Role::kOnly;
+  Partition partition = Partition::kNone;
   int worker = -1;             // kWorker, and kStaleWriterRace's stale writer
   int gateway = -1;            // kGateway: which one (a race: its writer's gateway)
   absl::Duration at;           // after the traffic started
@@ -66,8 +110,14 @@ struct ServerFaults {
 // the run starts (tests/testing/postgres_server.h) and never faults.
 enum class GatewayStorage { kSqlite, kPostgres };
 
-// The servers of a run: one lock service and `gateways` gateways on
-// `storage`; worker i talks to gateway i % gateways.
+// The servers of a run: the lock service and `gateways` gateways on
+// `storage`; worker i talks to gateway i % gateways. The lock service is
+// one instance on SQLite, or (etcd_members > 0) `lockservices` instances
+// on an etcd cluster of the run's own, one leading and the others
+// forwarding; worker i then talks to instance i % lockservices first (and
+// to the others when that one is gone). A replicated topology runs every
+// process (etcd members, instances, gateways, PostgreSQL, workers) on a
+// host of its own in a network of the run's own, so links can be cut.
 struct Topology {
   std::string name = "sqlite";
   int gateways = 1;
@@ -76,11 +126,48 @@ struct Topology {
   // unknown. With several gateways, longer than one can hold a request that
   // it will still apply (docs/torture.md, "Two gateways on one PostgreSQL").
   absl::Duration gateway_timeout = absl::Seconds(15);
+  int lockservices = 1;
+  int etcd_members = 0;  // 0: the lock service on SQLite
+  // --etcd_session_ttl of every instance: how long a dead leader blocks
+  // the next one.
+  absl::Duration etcd_session_ttl = absl::Seconds(2);
+  // How long a fault waits for its moment (a worker holding a lease or
+  // reaching its write, a commit reaching a failpoint) before it counts as
+  // undelivered. Longer on etcd: failovers, losses of quorum and partitions
+  // overlap there, and with the holders' own faults all three hot
+  // resources can stay taken or held back (a parked waiter's place is kept
+  // for its client's retry at each new leader, --waiter_reattach_grace)
+  // for over 20 s.
+  absl::Duration reach_timeout = absl::Seconds(30);
+
+  bool replicated() const { return etcd_members > 0; }
 };
 
 // Signed tokens on every server and grant-time fencing on the gateways
 // (docs/security.md), or the plain Kleppmann fencing.
 enum class Security { kPlain, kSecure, kAlternate /* secure on odd seeds */ };
+
+// The faults only a replicated topology has (Topology::replicated()). On
+// it, the lock service's ServerFaults hit the leader and a standby by
+// turns (kills and stops; clock jumps and failpoint crashes hit the
+// leader).
+struct ReplicatedFaults {
+  int leader_pauses_past_ttl = 1;
+  int etcd_kill_restarts = 2;  // the etcd leader and a follower by turns
+  int etcd_stops = 2;          // likewise
+  int etcd_quorum_losses = 1;
+  int leader_from_etcd = 1;  // partitions, one Partition each
+  int etcd_member_isolations = 1;
+  int etcd_splits = 1;
+  int fence_feed_cuts = 1;
+  int worker_cuts = 1;
+  // The share of fence-feed cuts held until the gateways' streams ended
+  // (the others last 1-5 s, and the stream may resume as it was).
+  double fence_feed_cuts_until_streams_end = 0.5;
+  // The cuts of the leader from etcd last from this to 6 s (the session
+  // TTL is 2 s).
+  absl::Duration min_leader_cut = absl::Seconds(1);
+};
 
 struct ScheduleProfile {
   std::string name = "default";
@@ -99,6 +186,7 @@ struct ScheduleProfile {
   ServerFaults lockservice{1, 1, 1, 1, {"lock.before_commit", "lock.after_commit"}};
   // Each gateway gets these.
   ServerFaults gateway{1, 1, 1, 1, {"gateway.before_commit", "gateway.after_commit"}};
+  ReplicatedFaults replicated;  // only on a replicated topology
   std::string planted_bug;  // empty: the correct system
 };
 
@@ -117,6 +205,8 @@ std::string ResourceName(int index);
 // The name of gateway `index` of a topology: "gateway" when it is the only
 // one, else "gateway-<index>". Names its ServerNode and its files.
 std::string GatewayName(const Topology& topology, int index);
+// The same for the lock service's instances: "lockservice", "lockservice-<i>".
+std::string LockServiceName(const Topology& topology, int index);
 
 // Every fault counts as one promised fault.
 int PromisedFaults(const Schedule& schedule);
@@ -131,12 +221,18 @@ std::string DescribeFault(const Schedule& schedule, const Fault& fault);
 // planted bugs run (planted_bugs.h). "postgres-two-gateways": two gateways
 // on one PostgreSQL (topology postgres-two-gateways) with workers on both,
 // under pauses, races, kill -9, SIGSTOP and failpoint crashes of either
-// gateway, and kill -9 of the lock service.
+// gateway, and kill -9 of the lock service. "etcd-cluster": the replicated
+// topology (below) under every fault of "postgres-two-gateways", the lock
+// service's faults on its leader and standbys, etcd's faults and the
+// partitions. "etcd-quick": a few of those, for a smoke run.
+// "etcd-leader-partitions", "etcd-leader-pauses", "etcd-standbys",
+// "etcd-fence-feed-cuts": the schedules of the etcd planted bugs.
 absl::StatusOr<ScheduleProfile> ProfileNamed(const std::string& name);
 
 // "sqlite" (one gateway on its own SQLite file, what every profile but
-// postgres-two-gateways uses) or "postgres-two-gateways" (two gateways on
-// one PostgreSQL database).
+// postgres-two-gateways uses), "postgres-two-gateways" (two gateways on
+// one PostgreSQL database) or "etcd-cluster" (three lock-service instances
+// on a three-member etcd cluster, and two gateways on one PostgreSQL).
 absl::StatusOr<Topology> TopologyNamed(const std::string& name);
 
 }  // namespace fencegate::torture

@@ -12,11 +12,17 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "tests/torture/cluster.h"
+#include "tests/torture/fault_injector.h"
+#include "tests/torture/fence_feed_wait.h"
 #include "tests/torture/final_state_reader.h"
 #include "tests/torture/history_log.h"
 
 namespace fencegate::torture {
 namespace {
+
+// How long the gateways have to catch up with the fence feed after the
+// run: a reconnection (at most 5 s of backoff) and a catch-up.
+constexpr absl::Duration kFenceFeedTimeout = absl::Seconds(60);
 
 std::vector<std::string> Resources(int count) {
   std::vector<std::string> resources;
@@ -64,28 +70,37 @@ RunResult RunSchedule(const Schedule& schedule, const RunOptions& options) {
   WriteFile(result.run_dir + "/schedule.txt", plan);
 
   PhaseLog phase(result.run_dir + "/run.log");
-  Cluster cluster(schedule, ClusterOptions{options.lockservice_binary, options.gateway_binary,
-                                           options.faketime_library, result.run_dir});
+  const Topology& topology = profile.topology;
+  Cluster cluster(
+      schedule,
+      ClusterOptions{options.lockservice_binary, options.gateway_binary,
+                     options.faketime_library, result.run_dir, options.network});
   absl::Status started = cluster.Start();
   if (!started.ok()) {
     result.errors.push_back(started.ToString());
     return result;
   }
+  phase("servers started");
   const std::vector<std::string> resources = Resources(profile.resources);
   std::vector<std::unique_ptr<WorkerProcess>> workers;
   std::vector<WorkerProcess*> worker_pointers;
   for (int i = 0; i < profile.workers; ++i) {
-    WorkerProcessOptions w{options.worker_binary,
-                           absl::StrCat("w", i),
-                           result.run_dir,
-                           cluster.lockservice().address(),
-                           cluster.gateway(i % profile.topology.gateways).address(),
-                           resources,
-                           schedule.seed * 1000 + static_cast<uint64_t>(i),
-                           profile.min_ttl,
-                           profile.max_ttl,
-                           profile.max_think,
-                           profile.topology.gateway_timeout};
+    WorkerProcessOptions w;
+    w.binary = options.worker_binary;
+    w.name = absl::StrCat("w", i);
+    w.run_dir = result.run_dir;
+    // Spread over the lock service's instances and the gateways.
+    w.lockservice = cluster.lockservice_target(i % topology.lockservices);
+    w.gateway = cluster.gateway(i % topology.gateways).address();
+    if (topology.replicated()) {
+      w.network_namespace = options.network->host(WorkerHost(i)).netns;
+    }
+    w.resources = resources;
+    w.seed = schedule.seed * 1000 + static_cast<uint64_t>(i);
+    w.min_ttl = profile.min_ttl;
+    w.max_ttl = profile.max_ttl;
+    w.max_think = profile.max_think;
+    w.gateway_timeout = topology.gateway_timeout;
     absl::StatusOr<std::unique_ptr<WorkerProcess>> worker = WorkerProcess::Start(w);
     if (!worker.ok()) {
       result.errors.push_back(worker.status().ToString());
@@ -98,8 +113,14 @@ RunResult RunSchedule(const Schedule& schedule, const RunOptions& options) {
   // Traffic, with the faults.
   phase("started: traffic and faults");
   const absl::Time start = absl::Now();
-  FaultInjector injector(schedule, &cluster.lockservice(), cluster.gateways(),
-                         worker_pointers, result.run_dir + "/faults.log",
+  absl::StatusOr<std::unique_ptr<HistoryWriter>> harness_history =
+      HistoryWriter::Open(result.run_dir + "/worker-harness.history", "harness");
+  if (!harness_history.ok()) {
+    result.errors.push_back(harness_history.status().ToString());
+    return result;
+  }
+  FaultInjector injector(schedule, &cluster, worker_pointers,
+                         result.run_dir + "/faults.log", harness_history->get(),
                          options.reach_timeout);
   injector.Run(start);
   phase("faults done");
@@ -117,19 +138,39 @@ RunResult RunSchedule(const Schedule& schedule, const RunOptions& options) {
   }
 
   phase("workers quit");
+  // Grant-time fencing: the gateways have time to catch up with every
+  // position the lock service committed, and their fences are read (the
+  // checker's grant-time-fence-reaches-gateways) before the last crash,
+  // after which they replay the whole feed anyway. One gateway reads the
+  // fences of all: they share them.
+  std::map<std::string, FeedFence> feed_fences;
+  if (schedule.secure) {
+    absl::StatusOr<std::map<std::string, FeedFence>> fences = AwaitFenceFeed(
+        cluster.lockservice_target(), cluster.gateway(0).address(), kFenceFeedTimeout);
+    if (fences.ok()) {
+      feed_fences = *std::move(fences);
+    } else {
+      result.errors.push_back(
+          absl::StrCat("reading the fence feed: ", fences.status().ToString()));
+    }
+    phase("fences read after the fence feed");
+  }
   // One last crash of every server: what was acknowledged must survive it.
   // The gateways share their data, so one of them reads it all.
   cluster.KillAll();
   cluster.Heal(&result.errors);
+  std::vector<std::string> final_resources = resources;
+  if (topology.replicated()) final_resources.push_back(FenceProbeResource());
   absl::StatusOr<std::map<std::string, FinalState>> final_state =
-      ReadFinalState(cluster.gateway(0).address(), resources);
+      ReadFinalState(cluster.gateway(0).address(), final_resources);
   phase(final_state.ok() ? "final state read" : "final reads failed");
   cluster.Stop(&result.errors);
   if (!final_state.ok()) {
     result.errors.push_back(final_state.status().ToString());
     return result;
   }
-  WriteFile(result.run_dir + "/final.tsv", FormatFinalState(*final_state));
+  WriteFile(result.run_dir + "/final.tsv",
+            FormatFinalState(*final_state, schedule.secure, feed_fences));
 
   absl::StatusOr<History> history = LoadRunDirectory(result.run_dir);
   if (!history.ok()) {

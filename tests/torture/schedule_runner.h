@@ -7,9 +7,11 @@
 //   3. heal everything: SIGCONT every process, disarm failpoints, clocks
 //      back to real time, restart what is down; let the workers finish
 //      their rounds and exit;
-//   4. kill -9 every server one last time and restart them, so every
-//      acknowledged write must survive a crash, then read the final state
-//      (through the first gateway: they share their data);
+//   4. kill -9 every server one last time (etcd members included) and
+//      restart them, so every acknowledged write must survive a crash; on a
+//      secure schedule wait until the gateways caught up with the fence
+//      feed; then read the final state (through the first gateway: they
+//      share their data);
 //   5. stop the servers with SIGTERM (they must exit cleanly), load the
 //      histories and check them (history_checker.h).
 //
@@ -24,7 +26,8 @@
 #include <string>
 #include <vector>
 
-#include "tests/torture/fault_injector.h"
+#include "tests/testing/network_namespaces.h"
+#include "tests/torture/fault_tally.h"
 #include "tests/torture/history_checker.h"
 #include "tests/torture/schedule.h"
 
@@ -37,9 +40,14 @@ struct RunOptions {
   std::string faketime_library;    // libfaketime.so.1
   std::string work_dir;            // the run directory is made inside
   bool keep_run_dir = false;       // also when the run passes
-  // How long a fault waits for its moment before it counts as undelivered.
+  // How long a fault waits for its moment before it counts as undelivered
+  // (Topology::reach_timeout, unless --reach_timeout says otherwise).
   // Long: servers may be down or stopped meanwhile, and the machine busy.
   absl::Duration reach_timeout = absl::Seconds(30);
+  // The network a replicated topology runs in (its hosts are
+  // NetworkHostNames(), cluster.h); the calling thread must be in its
+  // harness host. Null for the other topologies.
+  testing::VirtualNetwork* network = nullptr;
 };
 
 struct RunResult {

@@ -114,15 +114,81 @@ TEST(ScheduleTest, TwoGatewaysGetTheirFaultsAndRacesOfTheirOwnWorkers) {
   }
 }
 
+TEST(ScheduleTest, EtcdClusterGetsEveryFaultOfTheReplicatedTopology) {
+  const ScheduleProfile profile = *ProfileNamed("etcd-cluster");
+  ASSERT_TRUE(profile.topology.replicated());
+  ASSERT_EQ(profile.topology.lockservices, 3);
+  ASSERT_EQ(profile.topology.etcd_members, 3);
+  for (uint64_t seed : {1, 2, 3}) {
+    const Schedule schedule = MakeSchedule(profile, seed);
+    std::map<std::pair<FaultKind, Role>, int> lock, etcd;
+    std::map<Partition, int> partitions;
+    for (const Fault& fault : schedule.faults) {
+      if (fault.target == Target::kLockService && fault.kind != FaultKind::kPartition) {
+        ++lock[{fault.kind, fault.role}];
+      }
+      if (fault.target == Target::kEtcd && fault.kind != FaultKind::kPartition) {
+        ++etcd[{fault.kind, fault.role}];
+      }
+      if (fault.kind == FaultKind::kPartition) ++partitions[fault.partition];
+      if (fault.partition == Partition::kWorkerFromLockService) {
+        EXPECT_EQ(fault.target, Target::kWorker);
+        EXPECT_LT(fault.worker, profile.workers);
+      }
+    }
+    // The lock service: its leader and a standby.
+    EXPECT_EQ((lock[{FaultKind::kKillRestart, Role::kLeader}]), 1);
+    EXPECT_EQ((lock[{FaultKind::kKillRestart, Role::kStandby}]), 1);
+    EXPECT_EQ((lock[{FaultKind::kStopServer, Role::kLeader}]), 1);
+    EXPECT_EQ((lock[{FaultKind::kStopServer, Role::kStandby}]), 1);
+    EXPECT_EQ((lock[{FaultKind::kClockJump, Role::kLeader}]), 1);
+    EXPECT_EQ((lock[{FaultKind::kFailpointCrash, Role::kLeader}]), 1);
+    EXPECT_EQ((lock[{FaultKind::kPauseLeaderPastTtl, Role::kLeader}]), 1);
+    // etcd: its leader and a follower, and the quorum.
+    EXPECT_EQ((etcd[{FaultKind::kKillRestart, Role::kLeader}]), 1);
+    EXPECT_EQ((etcd[{FaultKind::kKillRestart, Role::kStandby}]), 1);
+    EXPECT_EQ((etcd[{FaultKind::kStopServer, Role::kLeader}]), 1);
+    EXPECT_EQ((etcd[{FaultKind::kStopServer, Role::kStandby}]), 1);
+    EXPECT_EQ((etcd[{FaultKind::kQuorumLoss, Role::kOnly}]), 1);
+    // Every partition of the issue, once.
+    for (Partition p :
+         {Partition::kLeaderFromEtcd, Partition::kIsolateEtcdMember,
+          Partition::kEtcdSplitLeaderMinority, Partition::kGatewaysFromLockService,
+          Partition::kWorkerFromLockService}) {
+      EXPECT_EQ(partitions[p], 1) << static_cast<int>(p);
+    }
+    // And what postgres-two-gateways has, on both gateways.
+    EXPECT_EQ(Count(schedule, FaultKind::kStaleWriterRace), 2);
+    EXPECT_EQ(Count(schedule, FaultKind::kPauseHolder), profile.holder_pauses);
+    for (const Fault& fault : schedule.faults) {
+      EXPECT_FALSE(DescribeFault(schedule, fault).empty());
+    }
+  }
+}
+
+TEST(ScheduleTest, ReplicatedFaultsLeaveTheOtherTopologiesSchedulesAlone) {
+  // Roles draw nothing and the replicated faults come last: the same seed
+  // draws the same schedule on the other topologies as before they existed.
+  ScheduleProfile profile = *ProfileNamed("postgres-two-gateways");
+  const Schedule before = MakeSchedule(profile, 77);
+  profile.replicated = ReplicatedFaults{0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  EXPECT_EQ(Describe(MakeSchedule(profile, 77)), Describe(before));
+  for (const Fault& fault : before.faults) EXPECT_EQ(fault.role, Role::kOnly);
+}
+
 TEST(ScheduleTest, OneGatewayKeepsItsNameAndTwoAreNumbered) {
   EXPECT_EQ(GatewayName(*TopologyNamed("sqlite"), 0), "gateway");
   EXPECT_EQ(GatewayName(*TopologyNamed("postgres-two-gateways"), 1), "gateway-1");
   EXPECT_EQ(TopologyNamed("sqlite-two-gateways").status().code(),
             absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(LockServiceName(*TopologyNamed("sqlite"), 0), "lockservice");
+  EXPECT_EQ(LockServiceName(*TopologyNamed("etcd-cluster"), 2), "lockservice-2");
 }
 
 TEST(ScheduleTest, PlantedBugProfilesRunPlainFencing) {
-  for (const char* name : {"races", "lock-crashes", "lock-restarts", "gateway-restart"}) {
+  for (const char* name :
+       {"races", "lock-crashes", "lock-restarts", "gateway-restart", "etcd-leader-pauses",
+        "etcd-leader-partitions", "etcd-standbys"}) {
     absl::StatusOr<ScheduleProfile> profile = ProfileNamed(name);
     ASSERT_TRUE(profile.ok()) << name;
     EXPECT_FALSE(MakeSchedule(*profile, 7).secure) << name;

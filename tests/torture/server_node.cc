@@ -24,7 +24,7 @@ std::string ServerNode::File(const std::string& suffix) const {
 
 std::string ServerNode::address() const {
   absl::MutexLock lock(&mu_);
-  return absl::StrCat("127.0.0.1:", port_);
+  return absl::StrCat(options_.host.empty() ? "127.0.0.1" : options_.host, ":", port_);
 }
 
 absl::Status ServerNode::Start() {
@@ -34,6 +34,7 @@ absl::Status ServerNode::Start() {
 
 absl::Status ServerNode::StartLocked() {
   if (process_ != nullptr && process_->process().Running()) return absl::OkStatus();
+  if (port_ == 0 && options_.port != 0) port_ = options_.port;
   if (port_ == 0) {
     // A port that looked free may be taken by the time the server binds it.
     absl::Status status;
@@ -65,8 +66,10 @@ absl::Status ServerNode::StartOnce() {
   server.process.argv = {options_.binary,
                          absl::StrCat("--failpoint_file=", File(".failpoint"))};
   for (const std::string& arg : options_.extra_args) server.process.argv.push_back(arg);
+  server.process.network_namespace = options_.network_namespace;
   server.dir = options_.run_dir;
   server.name = options_.name;
+  if (!options_.host.empty()) server.host = options_.host;
   server.port = port_;
   absl::StatusOr<std::unique_ptr<testing::ServerProcess>> process =
       testing::ServerProcess::Start(std::move(server));
@@ -154,5 +157,7 @@ pid_t ServerNode::pid() {
 std::string ServerNode::LogTail(size_t bytes) const {
   return testing::FileTail(File(".log"), bytes);
 }
+
+std::string ServerNode::ReadLog() const { return testing::ReadWholeFile(File(".log")); }
 
 }  // namespace fencegate::torture

@@ -3,8 +3,10 @@
 // the faults that can be done to it.
 //
 // It keeps one address for the whole run, so the workers find it again
-// after every restart: a free port picked below the kernel's ephemeral
-// range (tests/testing/free_port.h) at the first start. Its log, failpoint
+// after every restart: on loopback, a free port picked below the kernel's
+// ephemeral range (tests/testing/free_port.h) at the first start; on a host
+// of the run's VirtualNetwork (tests/testing/network_namespaces.h), the
+// host's address and a fixed port, in the host's namespace. Its log, failpoint
 // file and libfaketime timestamp file live in the run directory; where it
 // keeps its data is up to the caller's arguments (a SQLite file there, or a
 // PostgreSQL URI). With fake time on it runs with
@@ -42,6 +44,11 @@ struct ServerNodeOptions {
   std::string run_dir;
   std::vector<std::string> extra_args;  // storage (--db=...), bugs, security
   std::string faketime_library;         // empty: no fake time
+  // Empty: 127.0.0.1 of this namespace, a free port. Else the namespace to
+  // run in, and the address and port to listen on there.
+  std::string network_namespace;
+  std::string host;
+  int port = 0;
 };
 
 class ServerNode {
@@ -80,6 +87,8 @@ class ServerNode {
   const std::string& name() const { return options_.name; }
   std::string address() const;
   std::string LogTail(size_t bytes = 3000) const;
+  // Its whole log, every start's.
+  std::string ReadLog() const;
 
   // Faults on one server must not overlap (a stall armed by one fault, a
   // crash armed by another): a fault holds this for as long as it acts on

@@ -7,7 +7,10 @@
 //       runs the bug's own schedules until the checker catches it; exit 0
 //       iff it did, within N schedules.
 //   --topology=postgres-two-gateways runs either on two gateways on one
-//       PostgreSQL instead of the profile's own servers.
+//       PostgreSQL instead of the profile's own servers; --topology=
+//       etcd-cluster on three lock-service instances on a three-member etcd
+//       cluster and two gateways on PostgreSQL, every process on a host of
+//       its own in a network of this run's (network namespaces; needs root).
 //   fencegate-torture --check_dir=DIR
 //       checks the histories of a kept run directory again.
 #include <unistd.h>
@@ -26,6 +29,8 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "common/build_info.h"
+#include "tests/testing/network_namespaces.h"
+#include "tests/torture/cluster.h"
 #include "tests/torture/history_log.h"
 #include "tests/torture/planted_bugs.h"
 #include "tests/torture/run_summary.h"
@@ -39,11 +44,13 @@ ABSL_FLAG(int, shard, 0,
           "each other");
 ABSL_FLAG(std::string, profile, "default",
           "schedule profile: default, quick, races, lock-crashes, lock-restarts, "
-          "gateway-restart, postgres-two-gateways");
+          "gateway-restart, postgres-two-gateways, etcd-cluster, etcd-quick");
 ABSL_FLAG(std::string, topology, "",
           "the servers, overriding the profile's (or the planted bug's): sqlite (one "
-          "gateway on a SQLite file) or postgres-two-gateways (two gateways on one "
-          "PostgreSQL)");
+          "gateway on a SQLite file), postgres-two-gateways (two gateways on one "
+          "PostgreSQL) or etcd-cluster (three lock-service instances on three etcd "
+          "members, two gateways on PostgreSQL; with no --profile, the etcd-cluster "
+          "profile)");
 ABSL_FLAG(int, seconds, 0, "traffic per schedule in seconds (0: the profile's)");
 ABSL_FLAG(std::string, lockservice_failpoint, "",
           "failpoint crashes of the lock service all at this failpoint (default: the "
@@ -51,13 +58,17 @@ ABSL_FLAG(std::string, lockservice_failpoint, "",
 ABSL_FLAG(std::string, gateway_failpoint, "",
           "failpoint crashes of the gateway all at this failpoint (default: the profile's "
           "choice of gateway.before_commit, gateway.after_commit)");
-ABSL_FLAG(absl::Duration, reach_timeout, absl::Seconds(30),
-          "how long a fault waits for its moment before it counts as undelivered");
+ABSL_FLAG(absl::Duration, reach_timeout, absl::ZeroDuration(),
+          "how long a fault waits for its moment before it counts as undelivered (0: "
+          "the topology's: 30 s, 60 s on etcd-cluster)");
 ABSL_FLAG(std::string, planted_bug, "",
           "run this planted bug's schedules; succeed iff the checker catches it");
 ABSL_FLAG(std::string, work_dir, "", "where run directories go (default: $TMPDIR or /tmp)");
 ABSL_FLAG(bool, keep, false, "keep run directories also of passing schedules");
 ABSL_FLAG(std::string, check_dir, "", "only check the histories in this kept run directory");
+ABSL_FLAG(bool, remove_stale_namespaces, false,
+          "only remove the network namespaces that runs which no longer exist left "
+          "behind (every run with --topology=etcd-cluster does so first)");
 ABSL_FLAG(std::string, lockservice_bin, FENCEGATE_LOCKSERVICE_TORTURE_BIN,
           "test build of the lock service");
 ABSL_FLAG(std::string, gateway_bin, FENCEGATE_GATEWAY_TORTURE_BIN, "test build of the gateway");
@@ -90,6 +101,15 @@ int CheckDirectory(const std::string& dir) {
 
 int Main() {
   if (!absl::GetFlag(FLAGS_check_dir).empty()) return CheckDirectory(absl::GetFlag(FLAGS_check_dir));
+  if (absl::GetFlag(FLAGS_remove_stale_namespaces)) {
+    absl::StatusOr<int> removed = testing::VirtualNetwork::RemoveStaleNamespaces();
+    if (!removed.ok()) {
+      std::cerr << removed.status() << "\n";
+      return EXIT_FAILURE;
+    }
+    std::cout << "removed " << *removed << " stale network namespace(s)" << std::endl;
+    return EXIT_SUCCESS;
+  }
 
   const int schedules = absl::GetFlag(FLAGS_schedules) > 0
                             ? absl::GetFlag(FLAGS_schedules)
@@ -126,6 +146,23 @@ int Main() {
                 << "it cannot run with --topology=" << topology->name << "\n";
       return EXIT_FAILURE;
     }
+    if (planted != nullptr &&
+        planted->profile.topology.replicated() != topology->replicated()) {
+      std::cerr << "planted bug " << bug << " runs on its own topology ("
+                << planted->profile.topology.name << ") only\n";
+      return EXIT_FAILURE;
+    }
+    if (planted == nullptr && topology->replicated() && !profile.topology.replicated()) {
+      // The etcd-cluster topology's faults are in its own profiles.
+      const std::string name = absl::GetFlag(FLAGS_profile);
+      if (name != "default") {
+        std::cerr << "--topology=" << topology->name
+                  << " runs the etcd-cluster and etcd-* "
+                  << "profiles only, not --profile=" << name << "\n";
+        return EXIT_FAILURE;
+      }
+      profile = *ProfileNamed("etcd-cluster");
+    }
     profile.topology = *topology;
   }
   if (absl::GetFlag(FLAGS_seconds) > 0) profile.traffic = absl::Seconds(absl::GetFlag(FLAGS_seconds));
@@ -142,11 +179,34 @@ int Main() {
   options.worker_binary = absl::GetFlag(FLAGS_worker_bin);
   options.faketime_library = absl::GetFlag(FLAGS_faketime_library);
   options.keep_run_dir = absl::GetFlag(FLAGS_keep);
-  options.reach_timeout = absl::GetFlag(FLAGS_reach_timeout);
+  options.reach_timeout = absl::GetFlag(FLAGS_reach_timeout) > absl::ZeroDuration()
+                              ? absl::GetFlag(FLAGS_reach_timeout)
+                              : profile.topology.reach_timeout;
   options.work_dir = absl::GetFlag(FLAGS_work_dir);
   if (options.work_dir.empty()) {
     const char* tmp = std::getenv("TMPDIR");
     options.work_dir = absl::StrCat(tmp != nullptr ? tmp : "/tmp", "/fencegate-torture-", getpid());
+  }
+  // A replicated topology runs in a network of this run's own, for all its
+  // schedules; this thread (and every thread it starts: the harness's
+  // clients) joins its harness host. Namespaces that a crashed earlier run
+  // left behind go first (VirtualNetwork::Create).
+  std::unique_ptr<testing::VirtualNetwork> network;
+  if (profile.topology.replicated()) {
+    absl::StatusOr<std::unique_ptr<testing::VirtualNetwork>> created =
+        testing::VirtualNetwork::Create(
+            NetworkHostNames(profile.topology, profile.workers));
+    if (!created.ok()) {
+      std::cerr << "cannot make the run's network: " << created.status() << "\n";
+      return EXIT_FAILURE;
+    }
+    network = *std::move(created);
+    absl::Status joined = network->JoinFromThisThread(kHarnessHost);
+    if (!joined.ok()) {
+      std::cerr << "cannot join the run's network: " << joined << "\n";
+      return EXIT_FAILURE;
+    }
+    options.network = network.get();
   }
   std::cout << "fencegate-torture: " << schedules << " schedule(s) from seed " << seed
             << ", profile " << profile.name << ", topology " << profile.topology.name

@@ -142,7 +142,9 @@ void Worker::Round() {
 
 std::optional<uint64_t> Worker::ReadCounter(client::Lease& lease) {
   SetPhase(WorkerPhase::kReading);
-  const Fields call = {{"resource", lease.resource()}, {"token", Str(lease.token())}};
+  const Fields call = {{"resource", lease.resource()},
+                       {"token", Str(lease.token())},
+                       {"gateway", options_.gateway}};
   const uint64_t op = history_->Invoke("read", call);
   absl::StatusOr<client::ReadResult> read = gateway_->Read(lease, kCounterKey);
   if (!read.ok()) {
@@ -179,7 +181,8 @@ void Worker::WriteIncrement(client::Lease& lease, uint64_t value) {
   const uint64_t op = history_->Invoke("write", {{"resource", lease.resource()},
                                                  {"token", Str(lease.token())},
                                                  {"value", next},
-                                                 {"log_id", id}});
+                                                 {"log_id", id},
+                                                 {"gateway", options_.gateway}});
   absl::StatusOr<client::MultiWriteResult> write = gateway_->MultiWrite(
       lease, {client::Mutation{kCounterKey, next, std::nullopt},
               client::Mutation{absl::StrCat(kLogPrefix, id), next, std::nullopt}});

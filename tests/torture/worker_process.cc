@@ -33,6 +33,7 @@ absl::StatusOr<std::unique_ptr<WorkerProcess>> WorkerProcess::Start(
                 absl::StrCat("--history=", prefix, ".history"),
                 absl::StrCat("--control=", prefix, ".control")};
   child.stderr_path = prefix + ".log";
+  child.network_namespace = options.network_namespace;
   absl::StatusOr<std::unique_ptr<testing::ChildProcess>> process =
       testing::ChildProcess::Start(child);
   if (!process.ok()) return process.status();

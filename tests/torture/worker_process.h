@@ -26,8 +26,9 @@ struct WorkerProcessOptions {
   std::string binary;  // fencegate-torture-worker
   std::string name;    // "w3"
   std::string run_dir;
-  std::string lockservice;
+  std::string lockservice;  // a gRPC target: host:port, or ipv4:a,b,c
   std::string gateway;
+  std::string network_namespace;  // empty: this process's
   std::vector<std::string> resources;
   uint64_t seed = 1;
   absl::Duration min_ttl;
