@@ -287,7 +287,7 @@ TEST(ServerMainTest, EveryFlagCanComeFromAFlagsFile) {
             binary, {"--flagfile=" + path, "--db=" + dir.File(name + ".db")}, dir.path(),
             name);
     ASSERT_THAT(server, IsOk()) << file;
-    EXPECT_THAT((*server)->LogSinceStart(), HasSubstr("max_batch=17"));
+    EXPECT_THAT((*server)->WaitForLog("max_batch=17"), IsOk());
     EXPECT_THAT((*server)->Terminate(), IsOk());
   }
 }

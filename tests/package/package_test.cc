@@ -265,7 +265,7 @@ TEST(PackageTest, ServersStartWithThePackagedFlagsFile) {
                                               {"--flagfile=" + flagfile,
                                                "--db=" + dir.File(program + ".db")},
                                               dir.path(), program));
-    EXPECT_THAT(server->LogSinceStart(), HasSubstr(dir.File(program + ".db")));
+    EXPECT_THAT(server->WaitForLog(dir.File(program + ".db")), IsOk());
     EXPECT_TRUE(Exists(dir.File(program + ".db")));
     EXPECT_THAT(server->Terminate(), IsOk()) << server->LogTail();
   }

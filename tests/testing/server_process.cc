@@ -12,6 +12,7 @@
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "tests/testing/log_file.h"
+#include "tests/testing/poll.h"
 
 namespace fencegate::testing {
 namespace {
@@ -200,6 +201,16 @@ std::string ServerProcess::LogTail(size_t bytes) const {
 std::string ServerProcess::LogSinceStart() const {
   std::string log = ReadWholeFile(log_path_);
   return log.size() > log_offset_ ? log.substr(log_offset_) : "";
+}
+
+absl::Status ServerProcess::WaitForLog(absl::string_view text, absl::Duration timeout) const {
+  absl::Status status =
+      PollUntil([&] { return absl::StrContains(LogSinceStart(), text); }, timeout,
+                absl::StrCat("'", text, "' in the log of ", options_.name));
+  if (!status.ok()) {
+    return absl::DeadlineExceededError(absl::StrCat(status.message(), "; log:\n", LogTail()));
+  }
+  return status;
 }
 
 }  // namespace fencegate::testing

@@ -34,6 +34,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "tests/testing/child_process.h"
 
@@ -116,6 +117,11 @@ class ServerProcess {
   std::string LogTail(size_t bytes = 4000) const;
   // What it logged since this start.
   std::string LogSinceStart() const;
+  // OK once what it logged since this start contains `text`; else
+  // DEADLINE_EXCEEDED after `timeout`, with the log's tail. (A server may
+  // log its start-up line after its port file is written.)
+  absl::Status WaitForLog(absl::string_view text,
+                          absl::Duration timeout = absl::Seconds(30)) const;
 
  private:
   explicit ServerProcess(ServerProcessOptions options) : options_(std::move(options)) {}
