@@ -22,6 +22,12 @@ void StreamRegistry::CloseAll(const absl::Status& status) {
   for (StreamSession* session : sessions_) session->Close(status);
 }
 
+bool StreamRegistry::AwaitEnded(absl::Time deadline) {
+  absl::MutexLock lock(&mu_);
+  auto ended = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return sessions_.empty(); };
+  return mu_.AwaitWithDeadline(absl::Condition(&ended), deadline);
+}
+
 bool StreamRegistry::Add(StreamSession* session, absl::Status* status) {
   absl::MutexLock lock(&mu_);
   if (closed_) {

@@ -6,10 +6,12 @@
 // report; and answers go out as the bytes the session encoded, without
 // another copy.
 //
-// StreamRegistry knows the live sessions of a service, so that a shutdown
-// can end them cleanly (StreamSession::Close) instead of letting them run
-// into the server's grace deadline. Optional: a service whose sessions are
-// ended otherwise (the lock service's, by their LockManager) needs none.
+// StreamRegistry knows the live sessions of a server, so that a shutdown
+// can end them cleanly (StreamSession::Close, or their LockManager for the
+// lock service's) instead of letting them run into the server's grace
+// deadline, and then wait until every one has ended before gRPC closes the
+// connections (AwaitEnded). Optional: a stream without one is ended by the
+// server's grace deadline.
 //
 // Ownership: gRPC drives the reactor; it deletes itself in OnDone(). The
 // session outlives it while calls or leases still hold it.
@@ -24,6 +26,7 @@
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "common/stream_session.h"
 #include "common/stream_transport.h"
 #include "grpcpp/support/byte_buffer.h"
@@ -38,6 +41,20 @@ class StreamRegistry {
   // Closes every live session, and every one that starts later, with
   // `status`: each answers what it has read, then ends with it.
   void CloseAll(const absl::Status& status);
+
+  // Waits until every session has ended: its final status handed to gRPC
+  // and its reactor done. False if some were still live at `deadline`.
+  //
+  // Why a shutdown waits: gRPC closes a connection as soon as its last
+  // stream ends after the server's final GOAWAY. A session that ends later
+  // than that (it waits for its last commit) would have its connection
+  // closed while the client, which has not yet read the final status, is
+  // still sending; those unread bytes make the close a TCP reset, and the
+  // client may then see "Broken pipe" instead of the status and the answers
+  // before it. Ended first, the sessions' last bytes go before the GOAWAY
+  // and its PING, so the client has read them by the time the PING is
+  // acknowledged and the connection closes.
+  bool AwaitEnded(absl::Time deadline);
 
  private:
   friend class StreamReactor;

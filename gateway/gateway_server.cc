@@ -207,9 +207,9 @@ void GatewayServer::Shutdown() {
   follower_.reset();  // before the store it raises fences in
   // Streams stop reading, answer what they read, and end; calls already
   // received still reach the store and wait for their commit.
-  service_->CloseSessions();
-  server_->Shutdown(std::chrono::system_clock::now() +
-                    absl::ToChronoMilliseconds(shutdown_grace_));
+  const absl::Time deadline = absl::Now() + shutdown_grace_;
+  service_->CloseSessions(deadline);
+  server_->Shutdown(absl::ToChronoTime(deadline));
   server_.reset();
   store_.reset();  // commits and answers anything still queued
   storage_.reset();

@@ -115,11 +115,12 @@ grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* GatewayServiceImpl:
       &sessions_);
 }
 
-void GatewayServiceImpl::CloseSessions() {
+bool GatewayServiceImpl::CloseSessions(absl::Time deadline) {
   sessions_.CloseAll(absl::UnavailableError(
       "the gateway is shutting down; every request of this stream that got no answer "
       "was not applied: resend it on a new stream, to another instance or after the "
       "restart"));
+  return sessions_.AwaitEnded(deadline);
 }
 
 }  // namespace fencegate::gateway

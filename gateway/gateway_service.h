@@ -12,6 +12,7 @@
 #ifndef FENCEGATE_GATEWAY_GATEWAY_SERVICE_H_
 #define FENCEGATE_GATEWAY_GATEWAY_SERVICE_H_
 
+#include "absl/time/time.h"
 #include "fencegate/v1/gateway.grpc.pb.h"
 #include "common/stream_reactor.h"
 #include "common/stream_session.h"
@@ -35,8 +36,10 @@ class GatewayServiceImpl final : public GatewayCallbackService {
       : store_(store), session_limits_(session_limits) {}
 
   // Ends every Session stream (now and later) with UNAVAILABLE once it has
-  // answered the requests it read. Call before shutting the server down.
-  void CloseSessions();
+  // answered the requests it read, and waits until all have ended (false:
+  // some were still live at `deadline`). Call before shutting the server
+  // down: StreamRegistry::AwaitEnded() says why the wait.
+  bool CloseSessions(absl::Time deadline);
 
   grpc::ServerUnaryReactor* Write(grpc::CallbackServerContext* context,
                                   const fencegate::v1::WriteRequest* request,

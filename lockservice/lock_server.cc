@@ -109,7 +109,7 @@ absl::Status LockServer::StartSqlite(const LockServerOptions& options,
   max_batch_ = options.limits.max_batch;
   service_ = std::make_unique<LockServiceImpl>(manager_, store_.get(), &feed_, signer_.get(),
                                                CallerIdentity{options.serving.tls.mutual(), ""},
-                                               options.session_limits);
+                                               options.session_limits, &sessions_);
   absl::StatusOr<std::unique_ptr<grpc::Server>> grpc_server = StartGrpcServer(
       options.serving.listen, service_.get(), &port_, options.serving.port_file,
       /*max_receive_bytes=*/0, std::move(credentials), observability_.get());
@@ -155,6 +155,7 @@ absl::Status LockServer::StartEtcd(const LockServerOptions& options) {
   node.store.prefix = options.etcd_prefix;
   node.limits = options.limits;
   node.session_limits = options.session_limits;
+  node.sessions = &sessions_;
   node.signer = signer_.get();
   node.identity = identity;
   if (options.etcd_tls.enabled()) node.etcd_credentials = *etcd_credentials;
@@ -222,8 +223,9 @@ void LockServer::Shutdown() {
   // answer what they read and end with UNAVAILABLE.
   if (manager_ != nullptr) manager_->Shutdown();
   if (router_ != nullptr) router_->SetLeader("");  // ends forwarded streams
-  server_->Shutdown(std::chrono::system_clock::now() +
-                    absl::ToChronoMilliseconds(shutdown_grace_));
+  const absl::Time deadline = absl::Now() + shutdown_grace_;
+  sessions_.AwaitEnded(deadline);  // why: StreamRegistry::AwaitEnded()
+  server_->Shutdown(absl::ToChronoTime(deadline));
   server_.reset();
   node_.reset();
   service_.reset();

@@ -86,6 +86,9 @@ class LockServer : public ServerControl {
   std::string signing_keys_path_;
   std::unique_ptr<Clock> clock_;
   std::unique_ptr<TokenSigner> signer_;  // null: no signing
+  // The Session streams of every service below, for the shutdown to wait
+  // on; outlives them.
+  StreamRegistry sessions_;
   // sqlite
   std::unique_ptr<SqliteLockStore> store_;
   FenceFeed feed_;

@@ -176,7 +176,7 @@ RawStreamReactor* LockServiceImpl::Session(grpc::CallbackServerContext* context)
       [&](StreamTransport* transport) {
         return LockSession::Start(manager_, signer_, caller, session_limits_, transport);
       },
-      /*registry=*/nullptr);  // the manager ends its sessions when it stops
+      sessions_);  // the manager ends its sessions when it stops
 }
 
 }  // namespace fencegate::lockservice

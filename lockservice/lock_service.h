@@ -15,7 +15,9 @@
 // itself comes from a certificate with the deployment's peer subject.
 //
 // Session streams are LockSessions (lock_session.h) in StreamReactors; the
-// manager ends them when it stops (Shutdown(), or the end of a term).
+// manager ends them when it stops (Shutdown(), or the end of a term). They
+// are listed in `sessions` if given, so that a server's shutdown can wait
+// for them to end (StreamRegistry::AwaitEnded).
 //
 // Thread safety: gRPC calls it from many threads; all state is in the
 // manager. Ownership: the service and each parked Acquire's reactor share
@@ -30,6 +32,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "common/stream_reactor.h"
 #include "common/stream_session.h"
 #include "common/token_signer.h"
 #include "fencegate/v1/lock.grpc.pb.h"
@@ -53,13 +56,15 @@ class LockServiceImpl final : public LockServiceBase {
  public:
   LockServiceImpl(std::shared_ptr<LockManager> manager, LockStore* store, FenceFeed* feed,
                   const TokenSigner* signer, CallerIdentity identity,
-                  const StreamLimits& session_limits = StreamLimits())
+                  const StreamLimits& session_limits = StreamLimits(),
+                  StreamRegistry* sessions = nullptr)
       : manager_(std::move(manager)),
         store_(store),
         feed_(feed),
         signer_(signer),
         identity_(std::move(identity)),
-        session_limits_(session_limits) {}
+        session_limits_(session_limits),
+        sessions_(sessions) {}
 
   grpc::ServerUnaryReactor* Acquire(grpc::CallbackServerContext* context,
                                     const fencegate::v1::AcquireRequest* request,
@@ -93,6 +98,7 @@ class LockServiceImpl final : public LockServiceBase {
   const TokenSigner* const signer_;
   const CallerIdentity identity_;
   const StreamLimits session_limits_;
+  StreamRegistry* const sessions_;  // may be null
 };
 
 }  // namespace fencegate::lockservice

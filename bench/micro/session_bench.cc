@@ -87,8 +87,9 @@ class InProcessGateway {
     stub_ = v1::Gateway::NewStub(channel_);
   }
   ~InProcessGateway() {
-    service_.CloseSessions();
-    server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
+    const absl::Time deadline = absl::Now() + absl::Seconds(5);
+    service_.CloseSessions(deadline);
+    server_->Shutdown(absl::ToChronoTime(deadline));
   }
 
   v1::Gateway::Stub& stub() { return *stub_; }

@@ -51,6 +51,7 @@ struct EtcdLockNodeOptions {
   EtcdLockStoreOptions store;
   LockLimits limits;
   StreamLimits session_limits;          // of the leader's Session streams
+  StreamRegistry* sessions = nullptr;   // lists them; null: not listed
   const TokenSigner* signer = nullptr;  // null: no signing
   CallerIdentity identity;             // of the leader's service
   std::shared_ptr<grpc::ChannelCredentials> etcd_credentials;  // null: plaintext
