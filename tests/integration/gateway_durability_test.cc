@@ -135,10 +135,14 @@ void GatewayDurabilityTest::WriteUntilStoppedThenCheck(int signal) {
                                     absl::StrCat("w", writer, "/b"),
                                     absl::StrCat("w", writer, "/c")};
   };
+  // Every writer's connection is made before the load starts: one made by a
+  // writer thread that starts late could find the server already stopped.
+  std::vector<std::unique_ptr<Stub>> stubs;
+  for (int i = 0; i < kWriters; ++i) stubs.push_back(NewStub());
   std::vector<std::thread> threads;
   for (int i = 0; i < kWriters; ++i) {
     threads.emplace_back([&, i] {
-      std::unique_ptr<Stub> stub = NewStub();
+      Stub* stub = stubs[i].get();
       Progress& mine = progress[i];
       for (int64_t seq = 0; seq < 1000000; ++seq) {
         const uint64_t token = next_token.fetch_add(1);

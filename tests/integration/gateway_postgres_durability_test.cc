@@ -60,11 +60,15 @@ TEST_F(GatewaysOnPostgresTest, KillNineOfOneGatewayLosesNoAcknowledgedWrite) {
                                     absl::StrCat("w", writer, "/b"),
                                     absl::StrCat("w", writer, "/c")};
   };
+  // Every writer's connection is made before the load starts: one made by a
+  // writer thread that starts late could find gateway A already killed.
+  std::vector<std::unique_ptr<Stub>> stubs;
+  for (int i = 0; i < kWriters; ++i) stubs.push_back(StubOf(i % 2 == 0 ? 0 : 1));
   std::vector<std::thread> threads;
   for (int i = 0; i < kWriters; ++i) {
     threads.emplace_back([&, i] {
       const bool on_a = i % 2 == 0;
-      std::unique_ptr<Stub> stub = StubOf(on_a ? 0 : 1);
+      Stub* stub = stubs[i].get();
       Progress& mine = progress[i];
       for (int64_t seq = 0; seq < 1000000 && !stop.load(); ++seq) {
         const uint64_t token = next_token.fetch_add(1);
