@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "absl/time/clock.h"
+#include "grpcpp/channel.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/support/channel_arguments.h"
 
@@ -23,6 +24,10 @@ void PauseForChannel(grpc::Channel& channel, absl::Time until) {
 void PauseForChannels(std::initializer_list<grpc::Channel*> channels, absl::Time until) {
   std::vector<grpc::Channel*> down;
   for (grpc::Channel* channel : channels) {
+    if (channel->GetState(/*try_to_connect=*/false) == GRPC_CHANNEL_READY) continue;
+    // The retry's own backoff paces the reconnections: one that failed
+    // while the server was down must not hold the channel back past it.
+    grpc::experimental::ChannelResetConnectionBackoff(channel);
     // try_to_connect: an idle channel starts connecting now, all side by side.
     if (channel->GetState(/*try_to_connect=*/true) != GRPC_CHANNEL_READY) {
       down.push_back(channel);

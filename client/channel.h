@@ -28,9 +28,12 @@ std::shared_ptr<grpc::Channel> NewClientChannel(
 // clock, as gRPC's deadlines). A channel whose server went away fails calls
 // at once while it is not connected, and with blocking calls nothing polls
 // its reconnection but gRPC's backup poller, every 5 s: so while the
-// channel is not READY this waits for it to connect (which drives the
-// reconnection) and returns as soon as it is. A READY channel (the server
-// itself answered UNAVAILABLE) sleeps until `until`.
+// channel is not READY this resets its reconnect backoff (the retry's own
+// backoff paces the attempts; gRPC's, grown while the server was down,
+// would wait up to a second past a server that is back), starts a
+// reconnection, waits for it to connect and returns as soon as it is. A
+// READY channel (the server itself answered UNAVAILABLE) sleeps until
+// `until`.
 void PauseForChannel(grpc::Channel& channel, absl::Time until);
 
 // The same for a caller that needs several channels (a lock service's and
