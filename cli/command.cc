@@ -11,6 +11,7 @@ std::vector<const Command*> AllCommands() {
   for (const Command& c : LockCommands()) all.push_back(&c);
   for (const Command& c : GatewayCommands()) all.push_back(&c);
   for (const Command& c : StatusCommands()) all.push_back(&c);
+  for (const Command& c : SqlCommands()) all.push_back(&c);
   return all;
 }
 

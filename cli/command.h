@@ -46,6 +46,8 @@ const std::vector<Command>& GatewayCommands();
 
 // status: a server's key figures (status_command.cc).
 const std::vector<Command>& StatusCommands();
+// sql-install, sql-keys: the SQL fencing API (sql_commands.cc).
+const std::vector<Command>& SqlCommands();
 
 // Every command, in help order.
 std::vector<const Command*> AllCommands();

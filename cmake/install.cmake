@@ -4,7 +4,8 @@
 #   component    package                   files
 #   lockservice  fencegate-lockservice     bin/fencegate-lockservice
 #   gateway      fencegate-gateway         bin/fencegate-gateway
-#   cli          fencegate-cli             bin/fencegate
+#   cli          fencegate-cli             bin/fencegate, share/fencegate/sql/
+#                (the SQL fencing API's script, docs/sql-fencing.md)
 #   client       libfencegate-client0.1    lib/libfencegate-client.so.0.1*
 #   client_dev   libfencegate-client-dev   include/fencegate/ (the client's
 #                public headers, and the generated fencegate/v1/*.pb.h),
@@ -44,6 +45,8 @@ install(DIRECTORY ${FENCEGATE_PROTO_BINARY_DIR}/fencegate/v1
 install(DIRECTORY ${FENCEGATE_PROTO_SOURCE_DIR}/fencegate
   DESTINATION ${CMAKE_INSTALL_DATADIR}/fencegate/proto COMPONENT client_dev
   FILES_MATCHING PATTERN "*.proto")
+install(FILES ${FENCEGATE_SQL_API_SCRIPT}
+  DESTINATION ${CMAKE_INSTALL_DATADIR}/fencegate/sql COMPONENT cli)
 
 # A stripped install (`cmake --install --strip`, and CPack) also drops what
 # Debian's dh_strip drops: the .comment and .note sections, and from the

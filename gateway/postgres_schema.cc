@@ -146,11 +146,6 @@ SELECT to_regclass('fencegate_resources') IS NOT NULL
                WHERE oid = to_regprocedure($1) AND prosrc = $2)
 )sql";
 
-// Gateways starting at once take turns creating the schema (concurrent
-// CREATE ... IF NOT EXISTS can fail on the catalog's unique indexes).
-// "fencegat" in ASCII; the lock is per database.
-constexpr char kSchemaLock[] = "SELECT pg_advisory_xact_lock(7378697629483820660)";
-
 bool SchemaIsCurrent(pqxx::transaction_base& txn) {
   return txn.exec_params1(kSchemaIsCurrent, kApplySignature, kApplyBody)[0].as<bool>();
 }
@@ -236,7 +231,7 @@ absl::Status EnsurePostgresSchema(pqxx::connection& connection) {
       if (SchemaIsCurrent(check)) return absl::OkStatus();
     }
     pqxx::work create(connection);
-    create.exec(kSchemaLock);
+    create.exec(kSchemaLockSql);
     if (!SchemaIsCurrent(create)) {
       create.exec0(kTables);
       create.exec0(absl::StrCat(kApplyHeader, "$fencegate$", kApplyBody, "$fencegate$"));

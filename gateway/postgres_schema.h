@@ -38,6 +38,13 @@
 
 namespace fencegate::gateway {
 
+// Whoever creates or replaces the schema's objects takes this lock first,
+// in the same transaction: gateways starting at once and `fencegate
+// sql-install` take turns (concurrent CREATE ... IF NOT EXISTS can fail on
+// the catalog's unique indexes). "fencegat" in ASCII; the lock is per
+// database.
+inline constexpr char kSchemaLockSql[] = "SELECT pg_advisory_xact_lock(7378697629483820660)";
+
 // The statement that calls fencegate_apply_v1 (to prepare), with seven
 // parameters: the op's resource, token, and then ApplyArgs in order.
 inline constexpr char kApplySql[] =

@@ -38,3 +38,19 @@ fencegate_cc_test(gateway_integration_tests
 target_compile_definitions(gateway_integration_tests PRIVATE
   FENCEGATE_GATEWAY_BIN="$<TARGET_FILE:fencegate-gateway>")
 add_dependencies(gateway_integration_tests fencegate-gateway)
+
+# The SQL fencing API (docs/sql-fencing.md) on a PostgreSQL server started by
+# the test: installed by the real CLI, on a user's own table, shared with a
+# real gateway, signed tokens, bad input, and every interleaving of two
+# holders' transactions at each isolation level.
+fencegate_cc_test(sql_fencing_tests
+  SOURCES
+    integration/sql_fencing_race_test.cc
+    integration/sql_fencing_test.cc
+  DEPS fencegate_grpc_common fencegate_common fencegate_sql_api fencegate_testing_postgres
+  LABELS integration
+  TEST_PREFIX "sql.")
+target_compile_definitions(sql_fencing_tests PRIVATE
+  FENCEGATE_GATEWAY_BIN="$<TARGET_FILE:fencegate-gateway>"
+  FENCEGATE_CLI_BIN="$<TARGET_FILE:fencegate>")
+add_dependencies(sql_fencing_tests fencegate-gateway fencegate)

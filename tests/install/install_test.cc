@@ -65,6 +65,7 @@ TEST(InstallTest, LayoutOfThePrefix) {
            "share/fencegate/proto/fencegate/v1/lock.proto",
            "share/fencegate/proto/fencegate/v1/gateway.proto",
            "share/fencegate/proto/fencegate/v1/errors.proto",
+           "share/fencegate/sql/fencegate_sql_api.sql",
        }) {
     EXPECT_TRUE(Exists(kPrefix + "/" + file)) << file;
   }

@@ -134,6 +134,7 @@ TEST(PackageTest, ServerPackagesHoldBinaryUnitFlagsAndDocs) {
 TEST(PackageTest, CliAndLibraryPackages) {
   std::vector<std::string> cli = {
       "-rwxr-xr-x root/root /usr/bin/fencegate",
+      "-rw-r--r-- root/root /usr/share/fencegate/sql/fencegate_sql_api.sql",
       "-rw-r--r-- root/root /usr/share/man/man1/fencegate.1.gz"};
   for (std::string& doc : Docs("fencegate-cli")) cli.push_back(doc);
   EXPECT_THAT(Contents("fencegate-cli"), UnorderedElementsAreArray(cli));
