@@ -40,10 +40,6 @@ void SetSignature(const Fencing& fencing, v1::TokenSignature* proto) {
 
 }  // namespace
 
-Fencing FencingOf(const Lease& lease) {
-  return Fencing{lease.resource(), lease.token(), lease.signature()};
-}
-
 struct GatewayClient::Stub {
   std::unique_ptr<v1::Gateway::Stub> rpc;
 };

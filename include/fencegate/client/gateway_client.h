@@ -28,20 +28,12 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "fencegate/client/client_options.h"
+#include "fencegate/client/fencing.h"
 #include "fencegate/client/lease.h"
 #include "fencegate/token_signature.h"
 #include "grpcpp/channel.h"
 
 namespace fencegate::client {
-
-// The resource, token and signature a fenced call carries (a Lease, or
-// values from elsewhere, e.g. the CLI: fencing_token.h parses them).
-struct Fencing {
-  std::string resource;
-  uint64_t token = 0;
-  TokenSignature signature;  // empty: unsigned
-};
-Fencing FencingOf(const Lease& lease);
 
 struct Mutation {
   std::string key;

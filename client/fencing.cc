@@ -1,0 +1,9 @@
+#include "fencegate/client/fencing.h"
+
+namespace fencegate::client {
+
+Fencing FencingOf(const Lease& lease) {
+  return Fencing{lease.resource(), lease.token(), lease.signature()};
+}
+
+}  // namespace fencegate::client
