@@ -41,13 +41,16 @@ add_dependencies(gateway_integration_tests fencegate-gateway)
 
 # The SQL fencing API (docs/sql-fencing.md) on a PostgreSQL server started by
 # the test: installed by the real CLI, on a user's own table, shared with a
-# real gateway, signed tokens, bad input, and every interleaving of two
-# holders' transactions at each isolation level.
+# real gateway, signed tokens, bad input, every interleaving of two
+# holders' transactions at each isolation level, and the client library's
+# RunFenced.
 fencegate_cc_test(sql_fencing_tests
   SOURCES
+    integration/sql_fencing_client_test.cc
     integration/sql_fencing_race_test.cc
     integration/sql_fencing_test.cc
-  DEPS fencegate_grpc_common fencegate_common fencegate_sql_api fencegate_testing_postgres
+  DEPS fencegate_client fencegate_grpc_common fencegate_common fencegate_sql_api
+    fencegate_testing_postgres
   LABELS integration
   TEST_PREFIX "sql.")
 target_compile_definitions(sql_fencing_tests PRIVATE

@@ -13,6 +13,7 @@
 #include <cstdint>
 
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 
 namespace fencegate::client {
 
@@ -34,6 +35,16 @@ bool IsNotAcquired(const absl::Status& status);
 uint64_t CurrentToken(const absl::Status& status);
 // VERSION_MISMATCH: the key's current version (0: absent).
 uint64_t CurrentVersion(const absl::Status& status);
+
+// An error of the SQL fencing API (docs/sql-fencing.md) as the same kind of
+// status the gateway answers: SQLSTATE ZF001 -> ABORTED with IsStaleToken()
+// and CurrentToken() (from the error's "current_token=N" detail, found in
+// `message`, PostgreSQL's full error text); ZF002 -> PERMISSION_DENIED with
+// IsBadSignature(); 22004 and 22023 -> INVALID_ARGUMENT; 25P01 ->
+// FAILED_PRECONDITION; 40001 and 40P01 -> ABORTED (retry the transaction);
+// 08xxx (connection) -> UNAVAILABLE; anything else (or no SQLSTATE) ->
+// INTERNAL. The message is PostgreSQL's.
+absl::Status FromSqlFencingError(absl::string_view sqlstate, absl::string_view message);
 
 }  // namespace fencegate::client
 
