@@ -42,11 +42,12 @@ add_dependencies(gateway_integration_tests fencegate-gateway)
 # The SQL fencing API (docs/sql-fencing.md) on a PostgreSQL server started by
 # the test: installed by the real CLI, on a user's own table, shared with a
 # real gateway, signed tokens, bad input, every interleaving of two
-# holders' transactions at each isolation level, and the client library's
-# RunFenced.
+# holders' transactions at each isolation level, the client library's
+# RunFenced, and examples/orders.
 fencegate_cc_test(sql_fencing_tests
   SOURCES
     integration/sql_fencing_client_test.cc
+    integration/sql_fencing_example_test.cc
     integration/sql_fencing_race_test.cc
     integration/sql_fencing_test.cc
   DEPS fencegate_client fencegate_grpc_common fencegate_common fencegate_sql_api
@@ -55,5 +56,8 @@ fencegate_cc_test(sql_fencing_tests
   TEST_PREFIX "sql.")
 target_compile_definitions(sql_fencing_tests PRIVATE
   FENCEGATE_GATEWAY_BIN="$<TARGET_FILE:fencegate-gateway>"
+  FENCEGATE_LOCKSERVICE_BIN="$<TARGET_FILE:fencegate-lockservice>"
+  FENCEGATE_ORDERS_BIN="$<TARGET_FILE:fencegate-orders>"
   FENCEGATE_CLI_BIN="$<TARGET_FILE:fencegate>")
-add_dependencies(sql_fencing_tests fencegate-gateway fencegate)
+add_dependencies(sql_fencing_tests fencegate-gateway fencegate-lockservice fencegate-orders
+  fencegate)
