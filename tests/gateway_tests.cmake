@@ -1,8 +1,10 @@
 # The gateway: fenced storage (see ../shared/DESIGN.md, "Gateway semantics").
 
-# A PostgreSQL server of the test's own (Debian's binaries, temp dir).
+# A PostgreSQL server of the test's own (Debian's binaries, temp dir); no
+# gtest, so the demo's act on a PostgreSQL table runs one too.
 add_library(fencegate_testing_postgres testing/postgres_server.cc)
-target_link_libraries(fencegate_testing_postgres PUBLIC fencegate_testing PkgConfig::PQXX)
+target_link_libraries(fencegate_testing_postgres PUBLIC
+  fencegate_process_harness PkgConfig::PQXX)
 
 # The core on each storage backend (a SQLite file; a PostgreSQL server
 # started by the test): semantics, group commit, bad input, and what only
