@@ -38,11 +38,13 @@ fencegate_test_targets(LABELS e2e TARGETS e2e_tests fencegate-demo)
 # The binary is run directly, with the arguments the script passes through,
 # so the test never rebuilds or reconfigures the tree it runs from.
 # It also says where the status pages were and what the gateway's
-# stale-write counter read at the end (the acts' refused writes).
-add_test(NAME demo_plays_all_three_acts
-  COMMAND bash -c "mkdir -p \"$(dirname \"$1\")\" && \"$0\" --out=\"$1\" --color=false >\"$1.txt\" && grep -q '</svg>' \"$1\" && grep -q 'Status pages were at: lock service http://127.0.0.1:[0-9]*/' \"$1.txt\" && grep -q 'rpc=\"write\"} = [1-9]' \"$1.txt\" || { cat \"$1.txt\"; exit 1; }"
+# stale-write counter read at the end (the acts' refused writes), and act 4
+# (a PostgreSQL table fenced in SQL) was played, not skipped: CI has
+# Debian's PostgreSQL.
+add_test(NAME demo_plays_every_act
+  COMMAND bash -c "mkdir -p \"$(dirname \"$1\")\" && \"$0\" --out=\"$1\" --color=false >\"$1.txt\" && grep -q '</svg>' \"$1\" && grep -q 'Status pages were at: lock service http://127.0.0.1:[0-9]*/' \"$1.txt\" && grep -q 'rpc=\"write\"} = [1-9]' \"$1.txt\" && grep -q 'as expected  Act 4: GC pause, fenced in your own PostgreSQL table' \"$1.txt\" || { cat \"$1.txt\"; exit 1; }"
     $<TARGET_FILE:fencegate-demo> ${CMAKE_CURRENT_BINARY_DIR}/demo/fencegate-demo.svg)
-set_tests_properties(demo_plays_all_three_acts PROPERTIES LABELS e2e TIMEOUT 180)
+set_tests_properties(demo_plays_every_act PROPERTIES LABELS e2e TIMEOUT 180)
 # The same demo over mutual TLS, with certificates made for the run.
 add_test(NAME demo_over_mutual_tls
   COMMAND $<TARGET_FILE:fencegate-demo> --tls --color=false

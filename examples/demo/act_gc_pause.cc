@@ -1,17 +1,22 @@
-// Act 1: a GC pause, with fencing (acts.h).
+// Act 1: a GC pause, with fencing; and act 4, the same behind a fence in
+// SQL on a table of the user's own (acts.h).
+#include <string>
+#include <utility>
+
 #include "absl/strings/str_cat.h"
 #include "examples/demo/acts.h"
 
 namespace fencegate::demo {
+namespace {
 
-absl::StatusOr<ActResult> RunGcPauseAct(const DemoSetup& setup) {
+// The GC pause with the counter in `storage` (the gateway, or a SQL table).
+absl::StatusOr<ActResult> PlayGcPause(const DemoSetup& setup, Storage storage,
+                                      std::string title, const char* resource,
+                                      const char* intro) {
   ActResult result;
-  result.title = "Act 1: GC pause, with fencing";
-  Act act(setup, "gc-pause", Storage::kGateway, &result);
-  act.timeline().BeginSection(
-      result.title,
-      "Client 1 is frozen (SIGSTOP) in the middle of incrementing a counter; its "
-      "lease expires, client 2 takes over, then client 1 wakes up and writes.");
+  result.title = std::move(title);
+  Act act(setup, resource, storage, &result);
+  act.timeline().BeginSection(result.title, intro);
   DEMO_ASSIGN_OR_RETURN(c1, act.StartClient(Lane::kClient1));
   DEMO_ASSIGN_OR_RETURN(c2, act.StartClient(Lane::kClient2));
 
@@ -47,7 +52,7 @@ absl::StatusOr<ActResult> RunGcPauseAct(const DemoSetup& setup) {
   act.Expect(late_write.status() == "stale",
              "client 1's write with its old token is refused as stale");
   act.Expect(late_write.GetUint("max_token") == t2,
-             "the refusal names client 2's token as the gateway's max");
+             "the refusal names client 2's token as the fence");
   DEMO_ASSIGN_OR_RETURN(check_after, act.Check(*c1, Lane::kClient1));
   act.Expect(check_after.status() == "lost", "client 1's Lease reports itself lost");
 
@@ -66,7 +71,7 @@ absl::StatusOr<ActResult> RunGcPauseAct(const DemoSetup& setup) {
 
   DEMO_ASSIGN_OR_RETURN(final_value, act.FinalCounter());
   const bool none_lost = final_value == act.acknowledged();
-  act.timeline().Note(Lane::kGateway, CounterSummary(final_value, act.acknowledged()),
+  act.timeline().Note(act.StoreLane(), CounterSummary(final_value, act.acknowledged()),
                       absl::StrCat("counter = ", final_value,
                                    none_lost ? ": nothing lost" : ": LOST updates"),
                       none_lost ? Outcome::kOk : Outcome::kDamage);
@@ -75,9 +80,27 @@ absl::StatusOr<ActResult> RunGcPauseAct(const DemoSetup& setup) {
   // Said as it happened, so a failed run does not read like a good one.
   result.summary =
       absl::StrCat("client 1's late write (token ", t1, ") was ", Verdict(late_write),
-                   " (gateway max ", late_write.GetUint("max_token"), "); ",
+                   " (fence at ", late_write.GetUint("max_token"), "); ",
                    CounterSummary(final_value, act.acknowledged()));
   return result;
+}
+
+}  // namespace
+
+absl::StatusOr<ActResult> RunGcPauseAct(const DemoSetup& setup) {
+  return PlayGcPause(
+      setup, Storage::kGateway, "Act 1: GC pause, with fencing", "gc-pause",
+      "Client 1 is frozen (SIGSTOP) in the middle of incrementing a counter; its "
+      "lease expires, client 2 takes over, then client 1 wakes up and writes.");
+}
+
+absl::StatusOr<ActResult> RunSqlTableAct(const DemoSetup& setup) {
+  return PlayGcPause(
+      setup, Storage::kSqlTable, "Act 4: GC pause, fenced in your own PostgreSQL table",
+      "sql-table",
+      "Act 1 again, with the counter in a table of the clients' own on PostgreSQL "
+      "(no gateway): every read and write is a transaction whose first statement is "
+      "fencegate_fence(resource, token).");
 }
 
 }  // namespace fencegate::demo

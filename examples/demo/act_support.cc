@@ -57,10 +57,16 @@ absl::StatusOr<std::unique_ptr<ClientProcess>> Act::StartClient(Lane lane,
   options.binary = setup_.client_binary;
   options.name = LaneName(lane);
   options.lockservice = lockservice.empty() ? setup_.lockservice : lockservice;
-  if (storage_ == Storage::kGateway) {
-    options.gateway = setup_.gateway;
-  } else {
-    options.plain_db = PlainDbPath();
+  switch (storage_) {
+    case Storage::kGateway:
+      options.gateway = setup_.gateway;
+      break;
+    case Storage::kSqlTable:
+      options.postgres = setup_.postgres;
+      break;
+    case Storage::kPlainFile:
+      options.plain_db = PlainDbPath();
+      break;
   }
   options.resource = resource_;
   options.tls = setup_.client_tls[Index(lane)];
@@ -135,7 +141,7 @@ absl::StatusOr<Message> Act::Read(ClientProcess& client, Lane lane) {
   step.actor = lane;
   step.target = StoreLane();
   step.token = token;
-  const bool fenced = storage_ == Storage::kGateway;
+  const bool fenced = this->fenced();
   step.action = fenced ? "read counter" : "read counter from the file";
   if (reply->ok()) {
     last_read_[Index(lane)] = reply->GetInt("value");
@@ -143,7 +149,7 @@ absl::StatusOr<Message> Act::Read(ClientProcess& client, Lane lane) {
     step.label = fenced ? absl::StrCat("read(", token, ") → ", reply->Get("value"))
                         : absl::StrCat("read → ", reply->Get("value"));
   } else {
-    step.result = absl::StrCat("REFUSED: stale token; the gateway has seen token ",
+    step.result = absl::StrCat("REFUSED: stale token; the fence is at token ",
                                reply->Get("max_token"));
     step.label =
         absl::StrCat("read(", token, ") → REFUSED: stale, max ", reply->Get("max_token"));
@@ -161,7 +167,7 @@ absl::StatusOr<Message> Act::Write(ClientProcess& client, Lane lane, bool stale)
   step.actor = lane;
   step.target = StoreLane();
   step.token = token;
-  const bool fenced = storage_ == Storage::kGateway;
+  const bool fenced = this->fenced();
   const int64_t read = last_read_[Index(lane)];
   step.action = absl::StrCat("write counter = ", read + 1, " (read ", read, ", +1)",
                              fenced ? "" : " to the file");
@@ -179,7 +185,7 @@ absl::StatusOr<Message> Act::Write(ClientProcess& client, Lane lane, bool stale)
                           : absl::StrCat("write counter=", value, " → OK");
     }
   } else {
-    step.result = absl::StrCat("REFUSED: stale token; the gateway has seen ",
+    step.result = absl::StrCat("REFUSED: stale token; the fence is at token ",
                                reply->Get("max_token"));
     step.label = absl::StrCat("write(", token, ") counter=", read + 1,
                               " → REFUSED: stale, max ", reply->Get("max_token"));
@@ -278,6 +284,9 @@ absl::StatusOr<int64_t> Act::FinalCounter() {
         setup_.gateway_client->ReadUnfenced(resource_, "counter");
     if (!read.ok()) return read.status();
     return read->found ? ParseCounter(read->value) : 0;
+  }
+  if (storage_ == Storage::kSqlTable) {
+    return ReadSqlCounterUnfenced(setup_.postgres, resource_, "counter");
   }
   absl::StatusOr<std::unique_ptr<CounterStore>> plain =
       NewPlainCounterStore(PlainDbPath(), "counter");

@@ -44,6 +44,9 @@ struct DemoSetup {
   Timeline* timeline = nullptr;
   client::LockClient* lock = nullptr;               // the demo's own view of the locks
   client::GatewayClient* gateway_client = nullptr;  // and of the stored data
+  // A schema with the SQL fencing API and the demo_counters table; empty:
+  // no PostgreSQL (act 4 is skipped).
+  std::string postgres;
 };
 
 struct ActResult {
@@ -58,8 +61,9 @@ struct ActResult {
 std::string Verdict(const Message& reply);
 std::string CounterSummary(int64_t counter, int64_t acknowledged);
 
-// Where a client keeps the counter.
-enum class Storage { kGateway, kPlainFile };
+// Where a client keeps the counter: behind the gateway's fence, in a plain
+// file with no fence, or in a table of the user's own fenced in SQL.
+enum class Storage { kGateway, kPlainFile, kSqlTable };
 
 class Act {
  public:
@@ -104,10 +108,21 @@ class Act {
   // Returns `holds`.
   bool Expect(bool holds, const std::string& what);
 
- private:
+  // The lane of the store the counter is kept in.
   Lane StoreLane() const {
-    return storage_ == Storage::kGateway ? Lane::kGateway : Lane::kPlainStore;
+    switch (storage_) {
+      case Storage::kGateway:
+        return Lane::kGateway;
+      case Storage::kSqlTable:
+        return Lane::kSqlTable;
+      case Storage::kPlainFile:
+        break;
+    }
+    return Lane::kPlainStore;
   }
+
+ private:
+  bool fenced() const { return storage_ != Storage::kPlainFile; }
   std::string PlainDbPath() const;
 
   const DemoSetup& setup_;

@@ -18,6 +18,12 @@
 //   file that checks no token: client 1's stale write overwrites client 2's
 //   and an acknowledged increment is lost. This control shows that acts 1
 //   and 2 come out right because of the fence, not because of the timing.
+//
+//   Act 4, your own table: act 1's schedule with the counter in a table of
+//   the clients' own on PostgreSQL (demo_counters), every read and write a
+//   transaction fenced with fencegate_fence (the SQL fencing API,
+//   docs/sql-fencing.md): client 1's late write is refused there too. It
+//   needs setup.postgres; the demo skips it, saying why, without one.
 #ifndef FENCEGATE_EXAMPLES_DEMO_ACTS_H_
 #define FENCEGATE_EXAMPLES_DEMO_ACTS_H_
 
@@ -29,6 +35,7 @@ namespace fencegate::demo {
 absl::StatusOr<ActResult> RunGcPauseAct(const DemoSetup& setup);
 absl::StatusOr<ActResult> RunExpiredLeaseAct(const DemoSetup& setup);
 absl::StatusOr<ActResult> RunUnfencedAct(const DemoSetup& setup);
+absl::StatusOr<ActResult> RunSqlTableAct(const DemoSetup& setup);
 
 }  // namespace fencegate::demo
 

@@ -27,6 +27,7 @@ absl::StatusOr<std::unique_ptr<ClientProcess>> ClientProcess::Start(
                 "--lockservice=" + options.lockservice, "--resource=" + options.resource};
   if (!options.gateway.empty()) child.argv.push_back("--gateway=" + options.gateway);
   if (!options.plain_db.empty()) child.argv.push_back("--plain_db=" + options.plain_db);
+  if (!options.postgres.empty()) child.argv.push_back("--postgres=" + options.postgres);
   if (!options.tls.ca.empty()) child.argv.push_back("--tls_ca=" + options.tls.ca);
   if (!options.tls.cert.empty()) child.argv.push_back("--tls_cert=" + options.tls.cert);
   if (!options.tls.key.empty()) child.argv.push_back("--tls_key=" + options.tls.key);

@@ -33,6 +33,7 @@ struct ClientProcessOptions {
   std::string lockservice;  // host:port
   std::string gateway;      // host:port: the counter behind the fence, or
   std::string plain_db;     // a SQLite file: the counter with no fence
+  std::string postgres;     // a libpq URI: the counter in a table fenced in SQL
   std::string resource;
   std::string stderr_path;  // its diagnostics
   ClientTlsFiles tls;       // to both servers; empty: plaintext

@@ -6,6 +6,10 @@
 //   - The plain store is a SQLite file that both clients open directly. It
 //     ignores tokens: the "without fencing" control of act 3. It is a
 //     separate file; the gateway itself never takes a write without a token.
+//   - The SQL table store keeps the counter in a table of the user's own on
+//     PostgreSQL (demo_counters), each read and write a transaction fenced
+//     with fencegate_fence (the SQL fencing API, docs/sql-fencing.md): a
+//     stale token is refused like the gateway's (IsStaleToken).
 //
 // The stored text is "<n> (by <who>, token <t>)", so an overwrite shows who
 // made it; ParseCounter() reads the number back.
@@ -46,6 +50,14 @@ absl::StatusOr<std::unique_ptr<CounterStore>> NewGatewayCounterStore(
     const client::ClientOptions& options = client::ClientOptions());
 absl::StatusOr<std::unique_ptr<CounterStore>> NewPlainCounterStore(
     const std::string& sqlite_path, const std::string& key);
+// sql_table_counter_store.cc. The table is created once, before the
+// clients start (CreateSqlCounterTable); the last reads it without a token.
+absl::Status CreateSqlCounterTable(const std::string& postgres_uri);
+absl::StatusOr<std::unique_ptr<CounterStore>> NewSqlTableCounterStore(
+    const std::string& postgres_uri, const std::string& key);
+absl::StatusOr<int64_t> ReadSqlCounterUnfenced(const std::string& postgres_uri,
+                                               const std::string& resource,
+                                               const std::string& key);
 
 // The number at the start of a stored text; 0 if there is none.
 int64_t ParseCounter(const std::string& text);

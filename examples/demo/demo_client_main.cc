@@ -31,6 +31,8 @@ ABSL_FLAG(std::string, lockservice, "", "lock service address, host:port");
 ABSL_FLAG(std::string, gateway, "", "gateway address: keep the counter behind the fence");
 ABSL_FLAG(std::string, plain_db, "",
           "SQLite file: keep the counter there directly, with no fence (act 3)");
+ABSL_FLAG(std::string, postgres, "",
+          "PostgreSQL URI: keep the counter in a table there, fenced in SQL (act 4)");
 ABSL_FLAG(std::string, resource, "demo", "the lock, and the gateway resource");
 ABSL_FLAG(std::string, key, "counter", "the counter's key");
 ABSL_FLAG(std::string, tls_ca, "", "CA of the servers' certificates: TLS to both");
@@ -106,7 +108,8 @@ class DemoClient {
  private:
   // The lease's signature may change on renewal (a key rotation).
   Fencing fencing() const {
-    return Fencing{resource_, token_, lease_ != nullptr ? lease_->signature() : signature_};
+    return Fencing{resource_, token_,
+                   lease_ != nullptr ? lease_->signature() : signature_};
   }
 
   Message Acquire(absl::Duration ttl) {
@@ -221,7 +224,7 @@ class DemoClient {
   const std::string name_;
   const std::string resource_;
   std::unique_ptr<client::Lease> lease_;
-  uint64_t token_ = 0;  // the last lease's, kept after it is lost
+  uint64_t token_ = 0;        // the last lease's, kept after it is lost
   TokenSignature signature_;  // and its signature
   int64_t last_read_ = 0;
 };
@@ -240,9 +243,11 @@ int Main() {
   const std::string lockservice = absl::GetFlag(FLAGS_lockservice);
   const std::string gateway = absl::GetFlag(FLAGS_gateway);
   const std::string plain_db = absl::GetFlag(FLAGS_plain_db);
-  if (lockservice.empty() || gateway.empty() == plain_db.empty()) {
+  const std::string postgres = absl::GetFlag(FLAGS_postgres);
+  if (lockservice.empty() ||
+      (!gateway.empty()) + (!plain_db.empty()) + (!postgres.empty()) != 1) {
     std::cerr << "fencegate-demo-client: give --lockservice and exactly one of "
-                 "--gateway or --plain_db\n";
+                 "--gateway, --plain_db or --postgres\n";
     return 2;
   }
   client::ClientOptions options;
@@ -263,6 +268,14 @@ int Main() {
       return 2;
     }
     store = *std::move(fenced);
+  } else if (!postgres.empty()) {
+    absl::StatusOr<std::unique_ptr<CounterStore>> table =
+        NewSqlTableCounterStore(postgres, absl::GetFlag(FLAGS_key));
+    if (!table.ok()) {
+      std::cerr << "fencegate-demo-client: " << table.status() << "\n";
+      return 1;
+    }
+    store = *std::move(table);
   } else {
     absl::StatusOr<std::unique_ptr<CounterStore>> plain =
         NewPlainCounterStore(plain_db, absl::GetFlag(FLAGS_key));

@@ -1,6 +1,7 @@
 // fencegate-demo: the paused lock holder, end to end (./scripts/demo).
-// Starts a lock service and a gateway on free ports in a temp directory,
-// plays the three acts of acts.h with real client processes, prints a
+// Starts a lock service and a gateway on free ports in a temp directory
+// (and, for act 4, a PostgreSQL server of its own from Debian's binaries),
+// plays the acts of acts.h with real client processes, prints a
 // timeline, writes an SVG sequence diagram, and cleans up: servers stopped,
 // clients gone, temp directory removed, also on Ctrl-C or SIGTERM.
 //
@@ -11,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -30,10 +32,11 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "common/build_info.h"
+#include "common/channel_credentials.h"
 #include "common/metrics/key_figures.h"
 #include "common/signing_keys.h"
-#include "common/channel_credentials.h"
 #include "examples/demo/acts.h"
+#include "examples/demo/counter_store.h"
 #include "examples/demo/interrupt.h"
 #include "examples/demo/sequence_svg.h"
 #include "examples/demo/test_certificates.h"
@@ -42,14 +45,16 @@
 #include "fencegate/client/lock_client.h"
 #include "fencegate/client_tls_files.h"
 #include "fencegate/v1/server_info.grpc.pb.h"
+#include "gateway/postgres_sql_api.h"
 #include "grpcpp/create_channel.h"
+#include "tests/testing/postgres_server.h"
 #include "tests/testing/server_process.h"
 
 ABSL_FLAG(std::string, out, FENCEGATE_DEMO_DEFAULT_OUT,
           "where to write the SVG sequence diagram of the run");
 ABSL_FLAG(absl::Duration, ttl, absl::Seconds(2),
           "lease TTL in every act; the pauses last about this long");
-ABSL_FLAG(std::string, acts, "1,2,3", "which acts to play, comma-separated");
+ABSL_FLAG(std::string, acts, "1,2,3,4", "which acts to play, comma-separated");
 ABSL_FLAG(bool, color, true, "color the timeline when stdout is a terminal");
 ABSL_FLAG(bool, tls, false,
           "run everything over mutual TLS, with certificates made for the run by "
@@ -194,19 +199,50 @@ absl::StatusOr<double> StaleWritesRefused(const std::string& address,
       .value_or(0);
 }
 
+// Act 4's PostgreSQL: a server of the demo's own, with the SQL fencing API
+// (checking signatures with the servers' key file) and the clients' table
+// in a schema of its own.
+struct DemoPostgres {
+  std::unique_ptr<testing::PostgresServer> server;
+  std::string uri;
+};
+
+absl::StatusOr<DemoPostgres> StartPostgres(const std::string& key_file) {
+  DemoPostgres postgres;
+  absl::StatusOr<std::unique_ptr<testing::PostgresServer>> server =
+      testing::PostgresServer::Start();
+  if (!server.ok()) return server.status();
+  postgres.server = *std::move(server);
+  absl::StatusOr<std::string> uri = postgres.server->NewSchemaUri();
+  if (!uri.ok()) return uri.status();
+  postgres.uri = *uri;
+  try {
+    pqxx::connection db(postgres.uri);
+    if (absl::Status s = gateway::InstallSqlApi(db); !s.ok()) return s;
+    absl::StatusOr<KeyRing> keys = KeyRing::Load(key_file);
+    if (!keys.ok()) return keys.status();
+    if (absl::Status s = gateway::LoadSqlKeys(db, *keys); !s.ok()) return s;
+  } catch (const std::exception& e) {
+    return absl::UnavailableError(e.what());
+  }
+  if (absl::Status s = CreateSqlCounterTable(postgres.uri); !s.ok()) return s;
+  return postgres;
+}
+
 // Stops a server with SIGTERM and says so if it did not exit cleanly.
 void StopServer(Server& server, const char* name) {
   if (server == nullptr) return;
   absl::Status stopped = server->Terminate(absl::Seconds(10));
-  if (!stopped.ok()) std::cerr << "warning: " << name << ": " << stopped.message() << "\n";
+  if (!stopped.ok())
+    std::cerr << "warning: " << name << ": " << stopped.message() << "\n";
   server.reset();
 }
 
 int Run() {
   std::vector<std::string> acts = absl::StrSplit(absl::GetFlag(FLAGS_acts), ',');
   for (const std::string& act : acts) {
-    if (act != "1" && act != "2" && act != "3") {
-      std::cerr << "--acts: no act '" << act << "'; the acts are 1, 2 and 3\n";
+    if (act != "1" && act != "2" && act != "3" && act != "4") {
+      std::cerr << "--acts: no act '" << act << "'; the acts are 1, 2, 3 and 4\n";
       return kExitCannotRun;
     }
   }
@@ -221,15 +257,16 @@ int Run() {
     std::cerr << dir.status().message() << "\n";
     return kExitCannotRun;
   }
-  absl::StatusOr<Security> security = MakeSecurity((*dir)->path(), absl::GetFlag(FLAGS_tls));
+  absl::StatusOr<Security> security =
+      MakeSecurity((*dir)->path(), absl::GetFlag(FLAGS_tls));
   if (!security.ok()) {
     std::cerr << "cannot set up keys and certificates: " << security.status().message()
               << "\n";
     return kExitCannotRun;
   }
-  absl::StatusOr<Server> locks = StartServer(
-      absl::GetFlag(FLAGS_lockservice_bin), "lockservice", (*dir)->path(),
-      security->server_args);
+  absl::StatusOr<Server> locks =
+      StartServer(absl::GetFlag(FLAGS_lockservice_bin), "lockservice", (*dir)->path(),
+                  security->server_args);
   absl::StatusOr<Server> gateway =
       locks.ok() ? StartServer(absl::GetFlag(FLAGS_gateway_bin), "gateway",
                                (*dir)->path(), security->server_args)
@@ -279,12 +316,31 @@ int Run() {
   setup.lock = lock_client->get();
   setup.gateway_client = gateway_client->get();
 
+  DemoPostgres postgres;
+  if (std::find(acts.begin(), acts.end(), "4") != acts.end()) {
+    absl::StatusOr<DemoPostgres> started =
+        StartPostgres((*dir)->path() + "/signing-keys.txt");
+    if (started.ok()) {
+      postgres = *std::move(started);
+      setup.postgres = postgres.uri;
+      std::cout << "PostgreSQL for act 4: pid " << postgres.server->pid() << " on port "
+                << postgres.server->port() << "\n";
+    } else {
+      std::cout << "\nAct 4 skipped: no PostgreSQL server could be started here ("
+                << started.status().message()
+                << "). Install Debian's postgresql package to see fencing in a table of "
+                   "your own.\n";
+      acts.erase(std::remove(acts.begin(), acts.end(), "4"), acts.end());
+    }
+  }
+
   std::vector<ActResult> results;
   absl::Status error;
   for (const std::string& act : acts) {
     absl::StatusOr<ActResult> result = act == "1"   ? RunGcPauseAct(setup)
                                        : act == "2" ? RunExpiredLeaseAct(setup)
-                                                    : RunUnfencedAct(setup);
+                                       : act == "3" ? RunUnfencedAct(setup)
+                                                    : RunSqlTableAct(setup);
     if (!result.ok()) {
       error = result.status();
       break;
@@ -336,6 +392,7 @@ int Run() {
   gateway_client->reset();
   StopServer(*gateway, "gateway");
   StopServer(*locks, "lock service");
+  postgres.server.reset();  // fast shutdown, its temp dir removed
   std::cout << "Servers stopped; temp dir removed.\n";
   if (Interrupted()) return 128 + InterruptSignal();
   if (!error.ok()) return kExitCannotRun;
@@ -355,7 +412,7 @@ int main(int argc, char** argv) {
   fencegate::InitBuildInfo("fencegate-demo", std::move(usage));
   absl::SetProgramUsageMessage(
       "a paused lock holder vs. fencing tokens, with real processes.\n"
-      "Usage: fencegate-demo [--out=FILE.svg] [--ttl=2s] [--acts=1,2,3] [--tls]\n"
+      "Usage: fencegate-demo [--out=FILE.svg] [--ttl=2s] [--acts=1,2,3,4] [--tls]\n"
       "Exit status: 0 every act as expected, 1 an act was not, 2 could not run, "
       "128+N interrupted by signal N.");
   absl::ParseCommandLine(argc, argv);

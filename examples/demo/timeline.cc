@@ -18,6 +18,8 @@ const char* LaneName(Lane lane) {
       return "gateway";
     case Lane::kPlainStore:
       return "plain SQLite";
+    case Lane::kSqlTable:
+      return "your PG table";
   }
   return "?";
 }

@@ -19,8 +19,8 @@
 namespace fencegate::demo {
 
 // The diagram's lanes, left to right.
-enum class Lane { kClient1, kLockService, kClient2, kGateway, kPlainStore };
-inline constexpr int kLaneCount = 5;
+enum class Lane { kClient1, kLockService, kClient2, kGateway, kPlainStore, kSqlTable };
+inline constexpr int kLaneCount = 6;
 const char* LaneName(Lane lane);
 
 enum class Outcome {
