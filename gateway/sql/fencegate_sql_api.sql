@@ -9,10 +9,11 @@
 --   COMMIT;
 --
 -- fencegate_fence(resource, token [, key_id, mac]) -> bigint
---   Takes the resource's fence row lock until the transaction ends, refuses
---   a token below the fence (SQLSTATE ZF001, the fence in the DETAIL as
---   "current_token=N"), otherwise raises the fence to the token and returns
---   it. Whatever the transaction then writes commits only with the fence
+--   Takes the resource's fence row lock until the transaction ends (shared
+--   among the fence holder's own transactions when the token is the fence,
+--   exclusive otherwise), refuses a token below the fence (SQLSTATE ZF001,
+--   the fence in the DETAIL as "current_token=N"), otherwise raises the
+--   fence to the token and returns it. Whatever the transaction then writes commits only with the fence
 --   raised; a newer holder's fencegate_fence waits for the row lock and
 --   then sees it. Under REPEATABLE READ or SERIALIZABLE a transaction whose
 --   snapshot predates a newer holder's commit fails with 40001 instead
@@ -157,7 +158,21 @@ DECLARE
 BEGIN
   PERFORM fencegate_check_args('fencegate_fence', p_resource, p_token);
   PERFORM fencegate_verify_signature(p_resource, p_token, p_key_id, p_mac);
-  -- The gateway's fencegate_apply_v1 takes the same row lock.
+  -- The holder of the fence writing again (its token is the fence) shares
+  -- the row lock with its other transactions, so they do not wait for each
+  -- other's commits; a newer holder's FOR UPDATE waits for all of them.
+  -- Every other token takes the row lock exclusively, as the gateway's
+  -- fencegate_apply_v1 does. Either lock is taken once and held: a share
+  -- lock upgraded later could deadlock with another holder of it.
+  SELECT r.max_token INTO v_fence FROM fencegate_resources AS r WHERE r.name = p_resource;
+  IF FOUND AND p_token = v_fence THEN
+    SELECT r.max_token INTO v_fence
+      FROM fencegate_resources AS r WHERE r.name = p_resource FOR SHARE;
+    IF p_token < v_fence THEN  -- raised meanwhile by a newer holder
+      PERFORM fencegate_stale_token('fencegate_fence', p_resource, p_token, v_fence);
+    END IF;
+    RETURN p_token;
+  END IF;
   LOOP
     SELECT r.max_token INTO v_fence
       FROM fencegate_resources AS r WHERE r.name = p_resource FOR UPDATE;
@@ -168,9 +183,10 @@ BEGIN
   IF p_token < v_fence THEN
     PERFORM fencegate_stale_token('fencegate_fence', p_resource, p_token, v_fence);
   END IF;
-  -- Always an UPDATE (the same fence when the token is equal): it queues the
-  -- commit-time check of fencegate_fence_needs_a_transaction, which refuses
-  -- a commit in this very statement.
+  -- Always an UPDATE here (the same fence when another transaction raised
+  -- it to this token meanwhile): it queues the commit-time check of
+  -- fencegate_fence_needs_a_transaction, which refuses a commit in this
+  -- very statement.
   PERFORM set_config('fencegate.fenced_in', statement_timestamp()::text, true);
   UPDATE fencegate_resources AS r SET max_token = p_token WHERE r.name = p_resource;
   RETURN p_token;
@@ -178,7 +194,8 @@ END
 $body$;
 
 -- Alone (autocommit), fencegate_fence would raise the fence and commit at
--- once, fencing nothing. Its UPDATE queues this check for the commit (a
+-- once, fencing nothing. Its UPDATE (on every call but the fence holder's
+-- again, which changes nothing) queues this check for the commit (a
 -- deferred constraint trigger; the gateway's updates set no
 -- fencegate.fenced_in and queue nothing): a commit within the statement
 -- that fenced is an implicit transaction (or one query string from the

@@ -104,14 +104,15 @@ TEST_F(RunFencedTest, SignedTokensPassAndForgedOnesAreTheGatewaysBadSignatureErr
 }
 
 // At REPEATABLE READ, a transaction that waited for another's fence row
-// lock fails with 40001 once that one commits; RunFenced runs it again, and
-// the second attempt (same token as the fence: not stale) commits.
+// lock fails with 40001 once that one commits a raise; RunFenced runs it
+// again, and the second attempt (its token is the fence now: not stale)
+// commits.
 TEST_F(RunFencedTest, ASerializationFailureRunsTheTransactionAgain) {
-  EXPECT_THAT(RunFenced(*db_, Fencing{"orders/1", 5, {}}, [](pqxx::transaction_base&) {}),
+  EXPECT_THAT(RunFenced(*db_, Fencing{"orders/1", 4, {}}, [](pqxx::transaction_base&) {}),
               testing::IsOk());
   pqxx::connection other(uri_);
   pqxx::work holding(other);
-  holding.exec("SELECT fencegate_fence('orders/1', 5)");  // holds the row lock
+  holding.exec("SELECT fencegate_fence('orders/1', 5)");  // raises; holds the row lock
 
   int attempts = 0;
   absl::Status result;
@@ -143,10 +144,10 @@ TEST_F(RunFencedTest, ASerializationFailureRunsTheTransactionAgain) {
 
   // With one attempt only, the failure is returned: ABORTED, not stale.
   pqxx::work again(other);
-  again.exec("SELECT fencegate_fence('orders/1', 5)");
+  again.exec("SELECT fencegate_fence('orders/1', 6)");
   std::thread once([&] {
     result = RunFenced<pqxx::isolation_level::repeatable_read>(
-        mine, Fencing{"orders/1", 5, {}}, [](pqxx::transaction_base&) {}, /*max_attempts=*/1);
+        mine, Fencing{"orders/1", 6, {}}, [](pqxx::transaction_base&) {}, /*max_attempts=*/1);
   });
   EXPECT_THAT(testing::PollUntil(
                   [&] {

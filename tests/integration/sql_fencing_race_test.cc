@@ -4,7 +4,8 @@
 //   INSERT INTO orders ...; COMMIT (N: COMMIT or ROLLBACK)
 // on connections of their own, interleaved in all 70 orders of their eight
 // statements, at READ COMMITTED, REPEATABLE READ and SERIALIZABLE, on a
-// resource fenced before and on one fenced for the first time. A
+// resource never fenced, one fenced before (at 0), and one whose fence O
+// holds already (it writes again: its fence shares the row lock). A
 // statement that waits for the other's row lock is seen waiting in
 // pg_stat_activity, and the other goes on meanwhile. Each run is judged by
 // what the fence promises (Judge(), below), from the order in which the
@@ -34,7 +35,8 @@
 namespace fencegate {
 namespace {
 
-constexpr int kSteps = 4;  // BEGIN, fence, insert, end
+constexpr int kSteps = 4;   // BEGIN, fence, insert, end
+constexpr int kNoRow = -1;  // the resource was never fenced
 constexpr char kSkipped[] = "skipped";
 
 // One holder's connection and the thread that runs its statements, one at
@@ -153,18 +155,20 @@ class SqlFencingRaceTest : public ::testing::Test {
   // Runs one interleaving: `order` names the holder (0 = O, 1 = N) of each
   // of the eight statements in turn. A holder whose statement waits for a
   // lock keeps it; the next statements of the other run meanwhile.
-  // `fenced_before`: the resource's fence row exists (at 0) before the
-  // run, as for any resource fenced before; else the holders' fences
-  // create it, racing to insert it.
+  // `fence_before`: the resource's fence before the run: kNoRow (never
+  // fenced: the holders' fences create the row, racing to insert it), 0
+  // (a row, as for any resource fenced before), or 1 (O holds the fence
+  // and writes again: its fence shares the row lock).
   std::array<Outcome, 2> RunSchedule(const std::vector<int>& order,
                                      const std::string& level, bool n_commits,
-                                     bool fenced_before) {
+                                     int fence_before) {
     pqxx::nontransaction(*admin_).exec0(
         "DELETE FROM orders; DELETE FROM fencegate_resources WHERE name = 'race'");
-    if (fenced_before) {
-      pqxx::nontransaction(*admin_).exec0(
-          "INSERT INTO fencegate_resources(name, max_token, revision) VALUES ('race', 0, "
-          "0)");
+    if (fence_before != kNoRow) {
+      pqxx::nontransaction(*admin_).exec_params0(
+          "INSERT INTO fencegate_resources(name, max_token, revision) VALUES ('race', "
+          "$1, 0)",
+          fence_before);
     }
     std::array<Outcome, 2> outcome;
     outcome[1].commits = n_commits;
@@ -240,7 +244,7 @@ class SqlFencingRaceTest : public ::testing::Test {
   // What the fence promises, for O (token 1) and N (token 2): the
   // promises this run broke, none if it kept them all.
   std::vector<std::string> Judge(const std::array<Outcome, 2>& run,
-                                 const std::string& level) {
+                                 const std::string& level, int fence_before) {
     std::vector<std::string> broken;
     auto expect = [&broken](bool kept, const std::string& promise) {
       if (!kept) broken.push_back(promise);
@@ -290,7 +294,8 @@ class SqlFencingRaceTest : public ::testing::Test {
                                  absl::StrJoin(expected, ","));
     const int64_t fence =
         read.exec1("SELECT fencegate_fence_of('race')")[0].as<int64_t>();
-    const int64_t want = n.committed() ? 2 : (o.committed() ? 1 : 0);
+    const int64_t want =
+        n.committed() ? 2 : (o.committed() ? 1 : std::max(fence_before, 0));
     expect(fence == want, absl::StrCat("the fence is ", fence, ", not ", want));
     return broken;
   }
@@ -298,21 +303,24 @@ class SqlFencingRaceTest : public ::testing::Test {
   // Runs every schedule; the first one that broke a promise, described
   // ("" if none did). Counts the refusals and serialization failures seen.
   std::string RunAllSchedules(int* runs, int* refused, int* serialization_failures) {
-    for (bool fenced_before : {true, false}) {
+    for (int fence_before : {0, 1, kNoRow}) {
       for (const std::string level :
            {"READ COMMITTED", "REPEATABLE READ", "SERIALIZABLE"}) {
         for (bool n_commits : {true, false}) {
           for (const std::vector<int>& order : Interleavings()) {
             const std::array<Outcome, 2> run =
-                RunSchedule(order, level, n_commits, fenced_before);
+                RunSchedule(order, level, n_commits, fence_before);
             ++*runs;
             *refused += run[0].result[1] == "ZF001";
             *serialization_failures +=
                 run[0].result[1] == "40001" || run[1].result[1] == "40001";
-            const std::vector<std::string> broken = Judge(run, level);
+            const std::vector<std::string> broken = Judge(run, level, fence_before);
             if (!broken.empty()) {
-              return absl::StrCat(fenced_before ? "fenced before, " : "first fence, ",
-                                  level, n_commits ? ", N commits" : ", N rolls back",
+              return absl::StrCat(fence_before == kNoRow ? "first fence"
+                                  : fence_before == 0    ? "fence at 0"
+                                                         : "O holds the fence",
+                                  ", ", level,
+                                  n_commits ? ", N commits" : ", N rolls back",
                                   ", order (0 = O, 1 = N) ", absl::StrJoin(order, ""),
                                   ": ", absl::StrJoin(broken, "; "));
             }
@@ -343,7 +351,8 @@ TEST_F(SqlFencingRaceTest, EveryInterleavingOfTwoHoldersKeepsTheFence) {
   int refused = 0;
   int serialization_failures = 0;
   EXPECT_EQ(RunAllSchedules(&runs, &refused, &serialization_failures), "");
-  EXPECT_EQ(runs, 840);  // 70 orders x 3 levels x N's two ends x the row there or not
+  // 70 orders x 3 levels x N's two ends x the fence before (none, 0, O's).
+  EXPECT_EQ(runs, 1260);
   // The schedules reach both refusals and, at the stricter levels,
   // serialization failures: the judge saw each kind of run.
   EXPECT_GT(refused, 0);
@@ -363,6 +372,10 @@ TEST_F(SqlFencingRaceTest, TheJudgeCatchesBrokenFences) {
            {"read_without_lock", "WHERE r.name = p_resource FOR UPDATE;",
             "WHERE r.name = p_resource;"},
            // An off-by-one comparison: the token just below the fence passes.
+           // The fence holder's share lock is not taken: a newer holder's
+           // fence does not wait for its open transactions.
+           {"share_without_lock", "WHERE r.name = p_resource FOR SHARE;",
+            "WHERE r.name = p_resource;"},
            {"off_by_one",
             "IF p_token < v_fence THEN\n    PERFORM "
             "fencegate_stale_token('fencegate_fence'",

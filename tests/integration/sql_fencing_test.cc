@@ -5,6 +5,7 @@
 // every statement boundary are sql_fencing_race_test.cc's.
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "common/signing_keys.h"
@@ -16,6 +17,8 @@
 #include "tests/integration/sql_fencing_fixture.h"
 #include "tests/testing/log_file.h"
 #include "tests/testing/must_run.h"
+#include "tests/testing/poll.h"
+#include "tests/testing/status_matchers.h"
 
 namespace fencegate {
 namespace {
@@ -122,6 +125,48 @@ TEST_F(SqlFencingTest, ATransactionThatFencesAndAbortsLeavesTheFenceWhereItWas) 
 }
 
 // One fence for both paths, in both directions.
+// The fence holder's own transactions (token = fence) share the row lock:
+// they run side by side, and a newer holder's fence waits for all of them,
+// then shuts out the next one.
+TEST_F(SqlFencingTest,
+       TheFenceHoldersTransactionsRunSideBySideAndANewerHolderWaitsForAll) {
+  EXPECT_EQ(FencedTransaction("r", 5, "SELECT 1"), "");
+  pqxx::connection c1(uri_), c2(uri_), c3(uri_);
+  pqxx::work t1(c1), t2(c2);
+  t1.exec("SELECT fencegate_fence('r', 5)");
+  t2.exec("SELECT fencegate_fence('r', 5)");  // would wait here if t1 held it alone
+  t1.exec0("INSERT INTO orders VALUES (1, 'five-a')");
+  t2.exec0("INSERT INTO orders VALUES (2, 'five-b')");
+  std::string newer;
+  std::thread fencer([&] {
+    newer = testing::SqlStateOf([&] {
+      pqxx::work t3(c3);
+      t3.exec("SELECT fencegate_fence('r', 6)");
+      t3.exec0("INSERT INTO orders VALUES (3, 'six')");
+      t3.commit();
+    });
+  });
+  const int pid = c3.backendpid();
+  auto waiting = [&] {
+    return pqxx::nontransaction(*db_)
+        .exec_params1(
+            "SELECT coalesce(wait_event_type = 'Lock', false) FROM pg_stat_activity "
+            "WHERE pid = $1",
+            pid)[0]
+        .as<bool>();
+  };
+  EXPECT_THAT(testing::PollUntil(waiting, absl::Seconds(30), "the newer fence to wait"),
+              testing::IsOk());
+  t1.commit();
+  EXPECT_TRUE(waiting()) << "the newer holder went on while t2 was open";
+  t2.commit();
+  fencer.join();
+  EXPECT_EQ(newer, "");
+  EXPECT_EQ(FencedTransaction("r", 5, "INSERT INTO orders VALUES (4, 'late')"), "ZF001");
+  EXPECT_EQ(pqxx::nontransaction(*db_).exec1("SELECT count(*) FROM orders")[0].as<int>(),
+            3);
+}
+
 TEST_F(SqlFencingTest, TheGatewayAndSqlShareOneFence) {
   StartGateway(0);
   auto stub = StubOf(0);
@@ -196,7 +241,8 @@ TEST_F(SqlFencingTest, BadArgumentsAreRefusedWithAClearErrorAndChangeNothing) {
 // Outside a transaction block the fence would be raised and committed at
 // once, fencing nothing: refused (at its commit, which rolls back), by the
 // extended protocol (parameters) and the simple one alike, and the fence
-// stays. The same token again, which changes nothing, is refused too.
+// stays. The fence holder's token again changes nothing and is let through:
+// its first fence, which raised the fence, was the one checked.
 TEST_F(SqlFencingTest, FencegateFenceOutsideATransactionBlockIsRefused) {
   EXPECT_EQ(FencedTransaction("r", 3, "SELECT 1"), "");
   auto autocommit = [&](const std::string& sql) {
@@ -208,7 +254,7 @@ TEST_F(SqlFencingTest, FencegateFenceOutsideATransactionBlockIsRefused) {
             }),
             "25P01");
   EXPECT_EQ(autocommit("SELECT fencegate_fence('r', 9)"), "25P01");
-  EXPECT_EQ(autocommit("SELECT fencegate_fence('r', 3)"), "25P01");
+  EXPECT_EQ(autocommit("SELECT fencegate_fence('r', 3)"), "");
   EXPECT_EQ(FenceOf("r"), 3);
   // Its commit in the same query string is refused the same way.
   EXPECT_EQ(autocommit("BEGIN; SELECT fencegate_fence('r', 9); COMMIT"), "25P01");
