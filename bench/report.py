@@ -11,6 +11,9 @@ Standard library only. The results schema (each entry of "results"):
   system      fencegate | fencegate-etcd (its lock service on etcd, to the
               leader) | fencegate-etcd-standby (the same, through a standby)
               | fencegate-pg (its gateway on PostgreSQL, --storage postgres)
+              | sql-fenced, sql-plain (a write to a PostgreSQL table of the
+              user's own, with and without the SQL fencing API's
+              fencegate_fence, --storage postgres)
               | etcd | redis | grpc-empty
   durability  fsync (acknowledged only after fsync) | everysec (Redis,
               NOT durable) | none (the empty call)
@@ -35,6 +38,8 @@ SYSTEM_ORDER = [
     ("fencegate-etcd", "fsync"),
     ("fencegate-etcd-standby", "fsync"),
     ("fencegate-pg", "fsync"),
+    ("sql-fenced", "fsync"),
+    ("sql-plain", "fsync"),
     ("etcd", "fsync"),
     ("redis", "fsync"),
     ("redis", "everysec"),
@@ -44,6 +49,8 @@ LABEL = {
     ("fencegate-etcd", "fsync"): "fencegate on etcd",
     ("fencegate-etcd-standby", "fsync"): "fencegate on etcd, via standby",
     ("fencegate-pg", "fsync"): "fencegate on PostgreSQL",
+    ("sql-fenced", "fsync"): "your table, fenced in SQL",
+    ("sql-plain", "fsync"): "your table, unfenced",
     ("etcd", "fsync"): "etcd",
     ("redis", "fsync"): "Redis always",
     ("redis", "everysec"): "Redis everysec (not durable)",
@@ -54,6 +61,8 @@ COLOR = {
     ("fencegate-etcd", "fsync"): "#79c0ff",
     ("fencegate-etcd-standby", "fsync"): "#a5d6ff",
     ("fencegate-pg", "fsync"): "#56d364",
+    ("sql-fenced", "fsync"): "#2ea043",
+    ("sql-plain", "fsync"): "#8b949e",
     ("etcd", "fsync"): "#e36209",
     ("redis", "fsync"): "#b31d28",
     ("redis", "everysec"): "#f0a3a3",
@@ -387,6 +396,27 @@ def topology_table(doc):
     return "\n".join(head + rows)
 
 
+def sql_fencing_table(doc):
+    """The cost of fencing in SQL: a write to the user's table with and without fencegate_fence."""
+    rows = []
+    for resources, rname in [(1000, "1,000"), (1, "1 (hot)")]:
+        for c in (1, 8, 32):
+            fenced = find(doc, "sql-fenced", "fsync", "fenced_write", resources, c)
+            plain = find(doc, "sql-plain", "fsync", "fenced_write", resources, c)
+            if not fenced or not plain:
+                continue
+            p50_ratio = fenced["p50_us"] / plain["p50_us"] if plain["p50_us"] else 0
+            ops_ratio = fenced["ops_per_s"] / plain["ops_per_s"] if plain["ops_per_s"] else 0
+            rows.append(f"| {rname} | {c} | {fmt_ms(plain['p50_us'])} / {fmt_ms(plain['p99_us'])} | "
+                        f"{fmt_ms(fenced['p50_us'])} / {fmt_ms(fenced['p99_us'])} | {p50_ratio:.2f}x | "
+                        f"{fmt_ops(plain['ops_per_s'])} / {fmt_ops(fenced['ops_per_s'])} ({ops_ratio:.2f}x) |")
+    if not rows:
+        return ""
+    head = ["| resources | clients | unfenced ms | fenced in SQL ms | p50 ratio | "
+            "ops/s unfenced / fenced |", "|---|---:|---:|---:|---:|---:|"]
+    return "\n".join(head + rows)
+
+
 def render_markdown(doc, analysis):
     m = doc["machine"]
     cfg = doc["config"]
@@ -462,6 +492,17 @@ def render_markdown(doc, analysis):
             "Each cell: p50 / p99 in ms; ratio: PostgreSQL over SQLite (above 1: slower).")
         add("")
         add(topologies)
+    sql = sql_fencing_table(doc)
+    if sql:
+        add("")
+        add("### Fencing in SQL: the cost of the check")
+        add("")
+        add("A write (1 KiB upsert) to a table of the user's own on the same PostgreSQL server, "
+            "one transaction per write, with `SELECT fencegate_fence(resource, token)` as its "
+            "first statement (docs/sql-fencing.md) and without it, in the same run. Each cell: "
+            "p50 / p99 in ms; ratio: fenced over unfenced (above 1: slower).")
+        add("")
+        add(sql)
     handoffs = [e for e in doc["results"] if e["workload"] == "handoff"]
     if handoffs:
         add("")

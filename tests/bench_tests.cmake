@@ -23,5 +23,13 @@ add_test(NAME bench_smoke_metrics_ab
     ${CMAKE_SOURCE_DIR}/scripts/bench ${CMAKE_BINARY_DIR}
     ${CMAKE_CURRENT_BINARY_DIR}/bench_smoke_metrics_ab.json)
 set_tests_properties(bench_smoke_metrics_ab PROPERTIES LABELS bench TIMEOUT 240)
+# --storage postgres: PostgreSQL starts from Debian's binaries, the gateway
+# on it and the SQL fencing API's writes (fenced and unfenced, installed by
+# the CLI's sql-install) serve every run without a failed operation.
+add_test(NAME bench_smoke_postgres
+  COMMAND ${CMAKE_SOURCE_DIR}/scripts/bench --quick --systems=fencegate --storage=postgres
+          --build-dir=${CMAKE_BINARY_DIR} --no-docs
+          --out=${CMAKE_CURRENT_BINARY_DIR}/bench_smoke_postgres.json)
+set_tests_properties(bench_smoke_postgres PROPERTIES LABELS bench TIMEOUT 240)
 fencegate_test_targets(LABELS bench TARGETS
-  fencegate-loadgen fencegate-echo-server fencegate-lockservice fencegate-gateway)
+  fencegate-loadgen fencegate-echo-server fencegate-lockservice fencegate-gateway fencegate)

@@ -11,6 +11,8 @@
 //   fencegate-loadgen --system=fencegate-stream --target=127.0.0.1:7070
 //       --gateway_target=127.0.0.1:7071 --workload=pipelined_write --depth=32
 //       --clients=1 --resources=1000
+//   fencegate-loadgen --system=sql-fenced --target=127.0.0.1:7070
+//       --postgres=postgresql://u@127.0.0.1:5432/db --workload=fenced_write
 //   fencegate-loadgen --system=etcd --target=127.0.0.1:2379 --workload=handoff
 //       --clients=32 --resources=1
 //   fencegate-loadgen --system=redis --target=127.0.0.1:6379 ...
@@ -34,6 +36,7 @@
 #include "bench/loadgen/etcd_driver.h"
 #include "bench/loadgen/fencegate_driver.h"
 #include "bench/loadgen/fsync_loop.h"
+#include "bench/loadgen/sql_driver.h"
 #include "bench/loadgen/workloads.h"
 #include "common/build_info.h"
 #ifdef FENCEGATE_BENCH_HAVE_HIREDIS
@@ -41,11 +44,14 @@
 #endif
 
 ABSL_FLAG(std::string, system, "fencegate",
-          "fencegate, fencegate-stream (gateway writes over its Session stream), etcd, "
-          "redis or grpc-empty");
+          "fencegate, fencegate-stream (gateway writes over its Session stream), "
+          "sql-fenced or sql-plain (a write to a PostgreSQL table, with or without "
+          "fencegate_fence; --target is the lock service), etcd, redis or grpc-empty");
 ABSL_FLAG(std::string, target, "",
           "host:port of the system (fencegate: its lock service)");
 ABSL_FLAG(std::string, gateway_target, "", "fencegate only: host:port of its gateway");
+ABSL_FLAG(std::string, postgres, "",
+          "sql-fenced, sql-plain: the libpq URI of a schema holding the SQL fencing API");
 ABSL_FLAG(std::string, workload, "lock_cycle",
           "lock_cycle, fenced_write, pipelined_write, handoff, rpc, or fsync (the disk "
           "ceiling)");
@@ -81,11 +87,23 @@ absl::StatusOr<DriverFactory> MakeFactory(const std::string& system,
     const auto transport = system == "fencegate"
                                ? fencegate::bench::GatewayTransport::kUnary
                                : fencegate::bench::GatewayTransport::kStream;
-    return DriverFactory(
-        [target, gateway, transport](int index) -> absl::StatusOr<std::unique_ptr<Driver>> {
-          return std::make_unique<fencegate::bench::FencegateDriver>(
-              target, gateway, absl::StrCat("loadgen-", getpid(), "-", index), transport);
-        });
+    return DriverFactory([target, gateway, transport](
+                             int index) -> absl::StatusOr<std::unique_ptr<Driver>> {
+      return std::make_unique<fencegate::bench::FencegateDriver>(
+          target, gateway, absl::StrCat("loadgen-", getpid(), "-", index), transport);
+    });
+  }
+  if (system == "sql-fenced" || system == "sql-plain") {
+    const std::string postgres = absl::GetFlag(FLAGS_postgres);
+    if (postgres.empty())
+      return absl::InvalidArgumentError("--system=" + system + " needs --postgres");
+    const auto fencing = system == "sql-fenced" ? fencegate::bench::SqlFencing::kFenced
+                                                : fencegate::bench::SqlFencing::kPlain;
+    return DriverFactory([target, postgres,
+                          fencing](int index) -> absl::StatusOr<std::unique_ptr<Driver>> {
+      return std::make_unique<fencegate::bench::SqlDriver>(
+          target, postgres, absl::StrCat("loadgen-", getpid(), "-", index), fencing);
+    });
   }
   if (system == "etcd") {
     return DriverFactory([target](int) -> absl::StatusOr<std::unique_ptr<Driver>> {
@@ -95,10 +113,11 @@ absl::StatusOr<DriverFactory> MakeFactory(const std::string& system,
   if (system == "redis") {
 #ifdef FENCEGATE_BENCH_HAVE_HIREDIS
     absl::Duration retry = absl::GetFlag(FLAGS_redis_retry);
-    return DriverFactory([target, retry](int index) -> absl::StatusOr<std::unique_ptr<Driver>> {
-      return std::make_unique<fencegate::bench::RedisDriver>(
-          target, absl::StrCat("loadgen-", getpid(), "-", index), retry);
-    });
+    return DriverFactory(
+        [target, retry](int index) -> absl::StatusOr<std::unique_ptr<Driver>> {
+          return std::make_unique<fencegate::bench::RedisDriver>(
+              target, absl::StrCat("loadgen-", getpid(), "-", index), retry);
+        });
 #else
     return absl::FailedPreconditionError(
         "built without hiredis: install libhiredis-dev and rebuild");
@@ -111,7 +130,8 @@ absl::StatusOr<DriverFactory> MakeFactory(const std::string& system,
   }
   return absl::InvalidArgumentError(absl::StrCat(
       "--system: unknown '", system,
-      "'; one of fencegate, fencegate-stream, etcd, redis, grpc-empty"));
+      "'; one of fencegate, fencegate-stream, sql-fenced, sql-plain, etcd, redis, "
+      "grpc-empty"));
 }
 
 int Fail(const absl::Status& status) {
@@ -135,8 +155,9 @@ int main(int argc, char** argv) {
   if (workload == "fsync") {
     labels.system = "fsync";
     labels.clients = 1;
-    summary = fencegate::bench::RunFsyncLoop(
-        absl::GetFlag(FLAGS_dir), absl::GetFlag(FLAGS_warmup), absl::GetFlag(FLAGS_duration));
+    summary = fencegate::bench::RunFsyncLoop(absl::GetFlag(FLAGS_dir),
+                                             absl::GetFlag(FLAGS_warmup),
+                                             absl::GetFlag(FLAGS_duration));
   } else {
     fencegate::bench::RunConfig config;
     auto parsed = fencegate::bench::ParseWorkload(workload);
