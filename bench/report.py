@@ -375,46 +375,40 @@ def results_table(doc, workload, resources):
     return "\n".join(rows)
 
 
-def topology_table(doc):
-    """Fenced-write latency of the gateway on SQLite beside PostgreSQL."""
+def fenced_write_ratio_table(doc, base, other):
+    """Fenced-write latency and throughput of system `other` beside `base`, point by point.
+
+    `base` and `other` are (system, column title, short name for the ops/s column).
+    """
     rows = []
     for resources, rname in [(1000, "1,000"), (1, "1 (hot)")]:
         for c in (1, 8, 32):
-            lite = find(doc, "fencegate", "fsync", "fenced_write", resources, c)
-            pg = find(doc, "fencegate-pg", "fsync", "fenced_write", resources, c)
-            if not lite or not pg:
+            a = find(doc, base[0], "fsync", "fenced_write", resources, c)
+            b = find(doc, other[0], "fsync", "fenced_write", resources, c)
+            if not a or not b:
                 continue
-            p50_ratio = pg["p50_us"] / lite["p50_us"] if lite["p50_us"] else 0
-            ops_ratio = pg["ops_per_s"] / lite["ops_per_s"] if lite["ops_per_s"] else 0
-            rows.append(f"| {rname} | {c} | {fmt_ms(lite['p50_us'])} / {fmt_ms(lite['p99_us'])} | "
-                        f"{fmt_ms(pg['p50_us'])} / {fmt_ms(pg['p99_us'])} | {p50_ratio:.2f}x | "
-                        f"{fmt_ops(lite['ops_per_s'])} / {fmt_ops(pg['ops_per_s'])} ({ops_ratio:.2f}x) |")
+            p50_ratio = b["p50_us"] / a["p50_us"] if a["p50_us"] else 0
+            ops_ratio = b["ops_per_s"] / a["ops_per_s"] if a["ops_per_s"] else 0
+            rows.append(f"| {rname} | {c} | {fmt_ms(a['p50_us'])} / {fmt_ms(a['p99_us'])} | "
+                        f"{fmt_ms(b['p50_us'])} / {fmt_ms(b['p99_us'])} | {p50_ratio:.2f}x | "
+                        f"{fmt_ops(a['ops_per_s'])} / {fmt_ops(b['ops_per_s'])} ({ops_ratio:.2f}x) |")
     if not rows:
         return ""
-    head = ["| resources | clients | SQLite gateway ms | PostgreSQL gateway ms | p50 ratio | "
-            "ops/s SQLite / PostgreSQL |", "|---|---:|---:|---:|---:|---:|"]
+    head = [f"| resources | clients | {base[1]} ms | {other[1]} ms | p50 ratio | "
+            f"ops/s {base[2]} / {other[2]} |", "|---|---:|---:|---:|---:|---:|"]
     return "\n".join(head + rows)
+
+
+def topology_table(doc):
+    """Fenced-write latency of the gateway on SQLite beside PostgreSQL."""
+    return fenced_write_ratio_table(doc, ("fencegate", "SQLite gateway", "SQLite"),
+                                    ("fencegate-pg", "PostgreSQL gateway", "PostgreSQL"))
 
 
 def sql_fencing_table(doc):
     """The cost of fencing in SQL: a write to the user's table with and without fencegate_fence."""
-    rows = []
-    for resources, rname in [(1000, "1,000"), (1, "1 (hot)")]:
-        for c in (1, 8, 32):
-            fenced = find(doc, "sql-fenced", "fsync", "fenced_write", resources, c)
-            plain = find(doc, "sql-plain", "fsync", "fenced_write", resources, c)
-            if not fenced or not plain:
-                continue
-            p50_ratio = fenced["p50_us"] / plain["p50_us"] if plain["p50_us"] else 0
-            ops_ratio = fenced["ops_per_s"] / plain["ops_per_s"] if plain["ops_per_s"] else 0
-            rows.append(f"| {rname} | {c} | {fmt_ms(plain['p50_us'])} / {fmt_ms(plain['p99_us'])} | "
-                        f"{fmt_ms(fenced['p50_us'])} / {fmt_ms(fenced['p99_us'])} | {p50_ratio:.2f}x | "
-                        f"{fmt_ops(plain['ops_per_s'])} / {fmt_ops(fenced['ops_per_s'])} ({ops_ratio:.2f}x) |")
-    if not rows:
-        return ""
-    head = ["| resources | clients | unfenced ms | fenced in SQL ms | p50 ratio | "
-            "ops/s unfenced / fenced |", "|---|---:|---:|---:|---:|---:|"]
-    return "\n".join(head + rows)
+    return fenced_write_ratio_table(doc, ("sql-plain", "unfenced", "unfenced"),
+                                    ("sql-fenced", "fenced in SQL", "fenced"))
 
 
 def render_markdown(doc, analysis):

@@ -34,10 +34,8 @@ class RunFencedTest : public ::testing::Test {
     ASSERT_OK_AND_ASSIGN(testing::PostgresServer * postgres,
                          testing::PostgresServer::Shared());
     ASSERT_OK_AND_ASSIGN(uri_, postgres->NewSchemaUri());
-    testing::MustRun({FENCEGATE_CLI_BIN, "sql-install", "--postgres=" + uri_});
+    testing::InstallSqlApiAndOrders(uri_);
     db_ = std::make_unique<pqxx::connection>(uri_);
-    pqxx::nontransaction(*db_).exec0(
-        "CREATE TABLE orders(id integer PRIMARY KEY, holder text NOT NULL)");
   }
 
   auto Insert(int id, const std::string& holder) {
@@ -125,16 +123,8 @@ TEST_F(RunFencedTest, ASerializationFailureRunsTheTransactionAgain) {
           txn.exec0("INSERT INTO orders VALUES (1, 'mine')");
         });
   });
-  EXPECT_THAT(testing::PollUntil(
-                  [&] {
-                    return pqxx::nontransaction(*db_)
-                        .exec_params1(
-                            "SELECT coalesce(wait_event_type = 'Lock', false) "
-                            "FROM pg_stat_activity WHERE pid = $1",
-                            mine_pid)[0]
-                        .as<bool>();
-                  },
-                  absl::Seconds(30), "RunFenced to wait for the row lock"),
+  EXPECT_THAT(testing::PollUntil([&] { return testing::WaitingForLock(*db_, mine_pid); },
+                                 absl::Seconds(30), "RunFenced to wait for the row lock"),
               testing::IsOk());
   holding.commit();
   runner.join();
@@ -147,18 +137,11 @@ TEST_F(RunFencedTest, ASerializationFailureRunsTheTransactionAgain) {
   again.exec("SELECT fencegate_fence('orders/1', 6)");
   std::thread once([&] {
     result = RunFenced<pqxx::isolation_level::repeatable_read>(
-        mine, Fencing{"orders/1", 6, {}}, [](pqxx::transaction_base&) {}, /*max_attempts=*/1);
+        mine, Fencing{"orders/1", 6, {}}, [](pqxx::transaction_base&) {},
+        /*max_attempts=*/1);
   });
-  EXPECT_THAT(testing::PollUntil(
-                  [&] {
-                    return pqxx::nontransaction(*db_)
-                        .exec_params1(
-                            "SELECT coalesce(wait_event_type = 'Lock', false) "
-                            "FROM pg_stat_activity WHERE pid = $1",
-                            mine_pid)[0]
-                        .as<bool>();
-                  },
-                  absl::Seconds(30), "RunFenced to wait for the row lock"),
+  EXPECT_THAT(testing::PollUntil([&] { return testing::WaitingForLock(*db_, mine_pid); },
+                                 absl::Seconds(30), "RunFenced to wait for the row lock"),
               testing::IsOk());
   again.commit();
   once.join();

@@ -1,7 +1,8 @@
-// What the SQL fencing tests share: the SQLSTATE a piece of libpqxx work
-// failed with.
+// What the SQL fencing tests share: a schema with the API installed by the
+// real CLI and a user table of its own, the SQLSTATE a piece of libpqxx
+// work failed with, and whether a backend waits for a lock.
 //
-// Thread safety: free functions.
+// Thread safety: free functions; a fixture belongs to its test.
 #ifndef FENCEGATE_TESTS_INTEGRATION_SQL_FENCING_FIXTURE_H_
 #define FENCEGATE_TESTS_INTEGRATION_SQL_FENCING_FIXTURE_H_
 
@@ -9,14 +10,27 @@
 #include <string>
 
 #include "absl/functional/function_ref.h"
+#include "pqxx/connection"
 #include "pqxx/except"
+#include "pqxx/nontransaction"
+#include "tests/testing/must_run.h"
 
 namespace fencegate::testing {
 
+// Installs the SQL fencing API in the schema `uri` selects with `fencegate
+// sql-install` (FENCEGATE_CLI_BIN), and creates the table
+// orders(id integer PRIMARY KEY, holder text) there: the user's own.
+inline void InstallSqlApiAndOrders(const std::string& uri) {
+  MustRun({FENCEGATE_CLI_BIN, "sql-install", "--postgres=" + uri});
+  pqxx::connection db(uri);
+  pqxx::nontransaction(db).exec0(
+      "CREATE TABLE orders(id integer PRIMARY KEY, holder text NOT NULL)");
+}
+
 // Runs `work`: "" if it returned, the SQLSTATE of the pqxx::sql_error it
 // threw (also for the errors libpqxx throws without one: 42501, and
-// 40001 and 40P01, which it throws as transaction_rollback), or "exception: <what>" for
-// any other exception.
+// 40001 and 40P01, which it throws as transaction_rollback), or
+// "exception: <what>" for any other exception.
 inline std::string SqlStateOf(absl::FunctionRef<void()> work) {
   try {
     work();
@@ -32,6 +46,17 @@ inline std::string SqlStateOf(absl::FunctionRef<void()> work) {
   } catch (const std::exception& e) {
     return std::string("exception: ") + e.what();
   }
+}
+
+// Whether the backend `pid` waits for a lock now (pg_stat_activity), asked
+// on `monitor`, a connection of its own.
+inline bool WaitingForLock(pqxx::connection& monitor, int pid) {
+  return pqxx::nontransaction(monitor)
+      .exec_params1(
+          "SELECT coalesce(wait_event_type = 'Lock', false) "
+          "FROM pg_stat_activity WHERE pid = $1",
+          pid)[0]
+      .as<bool>();
 }
 
 }  // namespace fencegate::testing

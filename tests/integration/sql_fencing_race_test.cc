@@ -135,21 +135,10 @@ class SqlFencingRaceTest : public ::testing::Test {
     ASSERT_OK_AND_ASSIGN(testing::PostgresServer * postgres,
                          testing::PostgresServer::Shared());
     ASSERT_OK_AND_ASSIGN(uri_, postgres->NewSchemaUri());
-    testing::MustRun({FENCEGATE_CLI_BIN, "sql-install", "--postgres=" + uri_});
+    testing::InstallSqlApiAndOrders(uri_);
     admin_ = std::make_unique<pqxx::connection>(uri_);
-    pqxx::nontransaction(*admin_).exec0(
-        "CREATE TABLE orders(id integer PRIMARY KEY, holder text NOT NULL)");
     holders_[0] = std::make_unique<Holder>(uri_);
     holders_[1] = std::make_unique<Holder>(uri_);
-  }
-
-  bool Waiting(int pid) {
-    return pqxx::nontransaction(*admin_)
-        .exec_params1(
-            "SELECT coalesce(wait_event_type = 'Lock', false) "
-            "FROM pg_stat_activity WHERE pid = $1",
-            pid)[0]
-        .as<bool>();
   }
 
   // Runs one interleaving: `order` names the holder (0 = O, 1 = N) of each
@@ -224,7 +213,8 @@ class SqlFencingRaceTest : public ::testing::Test {
       EXPECT_THAT(testing::PollUntil(
                       [&] {
                         if (!holders_[h]->busy()) return true;
-                        outcome[h].waited[step] = Waiting(holders_[h]->pid());
+                        outcome[h].waited[step] =
+                            testing::WaitingForLock(*admin_, holders_[h]->pid());
                         return outcome[h].waited[step];
                       },
                       absl::Seconds(30), "the statement to complete or wait",

@@ -30,10 +30,8 @@ class SqlFencingTest : public GatewaysOnPostgresTest {
   void SetUp() override {
     GatewaysOnPostgresTest::SetUp();
     if (HasFatalFailure()) return;
-    testing::MustRun({FENCEGATE_CLI_BIN, "sql-install", "--postgres=" + uri_});
+    testing::InstallSqlApiAndOrders(uri_);
     db_ = std::make_unique<pqxx::connection>(uri_);
-    pqxx::nontransaction(*db_).exec0(
-        "CREATE TABLE orders(id integer PRIMARY KEY, holder text NOT NULL)");
   }
 
   // Runs `sql` in a transaction of its own that first fences `resource`
@@ -147,14 +145,7 @@ TEST_F(SqlFencingTest,
     });
   });
   const int pid = c3.backendpid();
-  auto waiting = [&] {
-    return pqxx::nontransaction(*db_)
-        .exec_params1(
-            "SELECT coalesce(wait_event_type = 'Lock', false) FROM pg_stat_activity "
-            "WHERE pid = $1",
-            pid)[0]
-        .as<bool>();
-  };
+  auto waiting = [&] { return testing::WaitingForLock(*db_, pid); };
   EXPECT_THAT(testing::PollUntil(waiting, absl::Seconds(30), "the newer fence to wait"),
               testing::IsOk());
   t1.commit();
