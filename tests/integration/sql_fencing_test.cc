@@ -18,6 +18,7 @@
 #include "tests/testing/log_file.h"
 #include "tests/testing/must_run.h"
 #include "tests/testing/poll.h"
+#include "tests/testing/run_program.h"
 #include "tests/testing/status_matchers.h"
 
 namespace fencegate {
@@ -66,6 +67,33 @@ TEST_F(SqlFencingTest, InstallIsIdempotentAndTheGatewayRunsOnTheSameSchema) {
   auto stub = StubOf(0);
   ASSERT_OK_AND_ASSIGN(auto written, Put(*stub, "orders/1", 3, "k", "v"));
   EXPECT_EQ(FenceOf("orders/1"), 3);
+}
+
+// The CLI's bad input: a clear error naming the flag, usage's exit code 4,
+// and nothing installed or loaded.
+TEST_F(SqlFencingTest, TheSqlCommandsRefuseBadFlagsNamingThem) {
+  ASSERT_OK_AND_ASSIGN(
+      testing::ProgramResult bad_uri,
+      testing::RunProgram({FENCEGATE_CLI_BIN, "sql-install", "--postgres=mysql://db/app"},
+                          absl::Minutes(1)));
+  EXPECT_EQ(bad_uri.exit_code, 4);
+  EXPECT_THAT(bad_uri.stderr_text, HasSubstr("--postgres"));
+  ASSERT_OK_AND_ASSIGN(
+      testing::ProgramResult missing,
+      testing::RunProgram({FENCEGATE_CLI_BIN, "sql-install"}, absl::Minutes(1)));
+  EXPECT_EQ(missing.exit_code, 4);
+  EXPECT_THAT(missing.stderr_text, HasSubstr("missing --postgres"));
+  ASSERT_OK_AND_ASSIGN(
+      testing::ProgramResult no_keys,
+      testing::RunProgram({FENCEGATE_CLI_BIN, "sql-keys", "--postgres=" + uri_,
+                           "--signing_keys=" + dir_.File("no-such-file")},
+                          absl::Minutes(1)));
+  EXPECT_EQ(no_keys.exit_code, 4);
+  EXPECT_THAT(no_keys.stderr_text, HasSubstr("--signing_keys"));
+  EXPECT_EQ(pqxx::nontransaction(*db_)
+                .exec1("SELECT count(*) FROM fencegate_keys")[0]
+                .as<int>(),
+            0);
 }
 
 // Kleppmann's scenario on a table of the user's own: holder 1 pauses past
