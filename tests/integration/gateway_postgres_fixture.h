@@ -8,6 +8,7 @@
 #include <iostream>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
@@ -36,11 +37,13 @@ class GatewaysOnPostgresTest : public GatewayProcessTest {
     }
   }
 
-  // Starts gateway `index` (0 or 1) on the test's schema.
-  void StartGateway(int index, const std::string& storage = "") {
-    auto gateway = testing::ServerProcess::Start(
-        FENCEGATE_GATEWAY_BIN, {"--storage=" + (storage.empty() ? uri_ : storage)},
-        dir_.path(), absl::StrCat("gateway", index));
+  // Starts gateway `index` (0 or 1) on the test's schema, with `extra`
+  // flags.
+  void StartGateway(int index, const std::string& storage = "",
+                    std::vector<std::string> extra = {}) {
+    extra.insert(extra.begin(), "--storage=" + (storage.empty() ? uri_ : storage));
+    auto gateway = testing::ServerProcess::Start(FENCEGATE_GATEWAY_BIN, extra, dir_.path(),
+                                                 absl::StrCat("gateway", index));
     ASSERT_TRUE(gateway.ok()) << gateway.status();
     gateways_[index] = *std::move(gateway);
   }

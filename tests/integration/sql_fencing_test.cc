@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/signing_keys.h"
 #include "common/token_signer.h"
+#include "fencegate/client/lock_client.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "pqxx/pqxx"
@@ -199,6 +200,34 @@ TEST_F(SqlFencingTest, TheGatewayAndSqlShareOneFence) {
   EXPECT_EQ(read.value(), "v");
   EXPECT_EQ(pqxx::nontransaction(*db_).exec1("SELECT count(*) FROM orders")[0].as<int>(),
             1);
+}
+
+// Grant-time fencing (the gateway's --lockservice feed) raises the same
+// fence rows: once a newer lease is granted, SQL refuses the older token
+// although nobody has written with the newer one.
+TEST_F(SqlFencingTest, GrantTimeFencingRaisesTheFenceSqlChecks) {
+  ASSERT_OK_AND_ASSIGN(auto lockservice,
+                       testing::ServerProcess::Start(FENCEGATE_LOCKSERVICE_BIN,
+                                                     {"--db=" + dir_.File("locks.db")},
+                                                     dir_.path(), "lockservice"));
+  StartGateway(0, "", {"--lockservice=" + lockservice->address()});
+  ASSERT_OK_AND_ASSIGN(auto locks, client::LockClient::Connect(lockservice->address()));
+  ASSERT_OK_AND_ASSIGN(client::AcquireOutcome a, locks->Acquire("orders/9", "holder-a"));
+  ASSERT_TRUE(a.acquired);
+  ASSERT_OK_AND_ASSIGN(uint32_t holds, locks->Release("orders/9", a.token));
+  EXPECT_EQ(holds, 0u);
+  ASSERT_OK_AND_ASSIGN(client::AcquireOutcome b, locks->Acquire("orders/9", "holder-b"));
+  ASSERT_TRUE(b.acquired);
+  EXPECT_THAT(testing::PollUntil(
+                  [&] { return FenceOf("orders/9") >= static_cast<int64_t>(b.token); },
+                  absl::Seconds(30), "the gateway's feed to raise the fence"),
+              testing::IsOk());
+  EXPECT_EQ(FencedTransaction("orders/9", static_cast<int64_t>(a.token),
+                              "INSERT INTO orders VALUES (9, 'a, late')"),
+            "ZF001");
+  EXPECT_EQ(FencedTransaction("orders/9", static_cast<int64_t>(b.token),
+                              "INSERT INTO orders VALUES (9, 'b')"),
+            "");
 }
 
 // A fenced read: fencegate_check refuses a stale token, changes nothing, and
