@@ -140,8 +140,10 @@ std::string FaultInjector::PauseBeforeWrite(const Fault& fault) {
 
 WorkerProcess& FaultInjector::FreeWorker(int first) {
   const size_t gateways = gateways_.size();
-  for (size_t i = 0; i < workers_.size(); ++i) {
-    const size_t index = (first + i) % workers_.size();
+  // Gateway workers only: the SQL workers come after them and use no gateway.
+  const size_t workers = static_cast<size_t>(schedule_.profile.workers);
+  for (size_t i = 0; i < workers; ++i) {
+    const size_t index = (first + i) % workers;
     if (index % gateways != first % gateways) continue;  // another gateway's
     WorkerProcess& worker = *workers_[index];
     if (worker.episode_mu.TryLock()) {
@@ -201,7 +203,9 @@ std::string FaultInjector::StaleWriterRace(const Fault& fault) {
           its_token > token && Phase(*w) == WorkerPhase::kReading) {
         rival = w;
         rival_token = its_token;
-        rival_same_gateway = static_cast<int>(i % gateways_.size()) == fault.gateway;
+        // A SQL worker's read goes to no gateway: its commit is not stalled.
+        rival_same_gateway = static_cast<int>(i) < schedule_.profile.workers &&
+                             static_cast<int>(i % gateways_.size()) == fault.gateway;
         return true;
       }
     }
