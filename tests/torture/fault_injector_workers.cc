@@ -194,6 +194,7 @@ std::string FaultInjector::StaleWriterRace(const Fault& fault) {
   WorkerProcess* rival = nullptr;
   uint64_t rival_token = 0;  // as it read: it may have released by the log line
   bool rival_same_gateway = false;
+  bool rival_through_sql = false;
   auto rival_reads = [&] {
     for (size_t i = 0; i < workers_.size(); ++i) {
       WorkerProcess* w = workers_[i];
@@ -204,7 +205,8 @@ std::string FaultInjector::StaleWriterRace(const Fault& fault) {
         rival = w;
         rival_token = its_token;
         // A SQL worker's read goes to no gateway: its commit is not stalled.
-        rival_same_gateway = static_cast<int>(i) < schedule_.profile.workers &&
+        rival_through_sql = static_cast<int>(i) >= schedule_.profile.workers;
+        rival_same_gateway = !rival_through_sql &&
                              static_cast<int>(i % gateways_.size()) == fault.gateway;
         return true;
       }
@@ -216,8 +218,9 @@ std::string FaultInjector::StaleWriterRace(const Fault& fault) {
                    rival != nullptr
                        ? absl::StrCat(rival->name(), "'s fenced read with token ",
                                       rival_token,
-                                      rival_same_gateway ? " waits in the stalled commit"
-                                                         : " went to another gateway")
+                                      rival_same_gateway  ? " waits in the stalled commit"
+                                      : rival_through_sql ? " went through SQL"
+                                                          : " went to another gateway")
                        : "no successor's read is waiting"));
   writer.process().Signal(SIGCONT);
   if (WaitFor([&] { return Phase(writer) != WorkerPhase::kStoppedBeforeWrite; },
