@@ -206,22 +206,22 @@ std::string FaultInjector::StaleWriterRace(const Fault& fault) {
         rival_token = its_token;
         // A SQL worker's read goes to no gateway: its commit is not stalled.
         rival_through_sql = static_cast<int>(i) >= schedule_.profile.workers;
-        rival_same_gateway = !rival_through_sql &&
-                             static_cast<int>(i % gateways_.size()) == fault.gateway;
+        rival_same_gateway =
+            !rival_through_sql && static_cast<int>(i % gateways_.size()) == fault.gateway;
         return true;
       }
     }
     return false;
   };
   if (stalled && WaitFor(rival_reads, ttl + absl::Seconds(10))) absl::SleepFor(kInFlight);
-  Log(absl::StrCat("race: ", writer.name(), " (token ", token, ") resumes its write; ",
-                   rival != nullptr
-                       ? absl::StrCat(rival->name(), "'s fenced read with token ",
-                                      rival_token,
-                                      rival_same_gateway  ? " waits in the stalled commit"
-                                      : rival_through_sql ? " went through SQL"
-                                                          : " went to another gateway")
-                       : "no successor's read is waiting"));
+  Log(absl::StrCat(
+      "race: ", writer.name(), " (token ", token, ") resumes its write; ",
+      rival != nullptr
+          ? absl::StrCat(rival->name(), "'s fenced read with token ", rival_token,
+                         rival_same_gateway  ? " waits in the stalled commit"
+                         : rival_through_sql ? " went through SQL"
+                                             : " went to another gateway")
+          : "no successor's read is waiting"));
   writer.process().Signal(SIGCONT);
   if (WaitFor([&] { return Phase(writer) != WorkerPhase::kStoppedBeforeWrite; },
               absl::Seconds(10))) {

@@ -81,8 +81,8 @@ std::string RunSummary::AcrossGateways(const FaultTally& faults) const {
 
 std::string RunSummary::SqlWrites(const CheckStats& s) const {
   if (!sql_workers_) return "";
-  return absl::StrFormat("; SQL increments: %d ok, %d refused, %d unknown", s.sql_writes_ok,
-                         s.sql_writes_refused, s.sql_writes_unknown);
+  return absl::StrFormat("; SQL increments: %d ok, %d refused, %d unknown",
+                         s.sql_writes_ok, s.sql_writes_refused, s.sql_writes_unknown);
 }
 
 std::string RunSummary::Replicated(const FaultTally& f) const {

@@ -423,8 +423,8 @@ absl::StatusOr<ScheduleProfile> ProfileNamed(const std::string& name) {
   return absl::InvalidArgumentError(absl::StrCat(
       "unknown --profile '", name,
       "'; one of: default, quick, races, lock-crashes, lock-restarts, gateway-restart, "
-      "postgres-two-gateways, sql-pauses, etcd-cluster, etcd-quick, etcd-leader-partitions, "
-      "etcd-leader-pauses, etcd-standbys, etcd-fence-feed-cuts"));
+      "postgres-two-gateways, sql-pauses, etcd-cluster, etcd-quick, "
+      "etcd-leader-partitions, etcd-leader-pauses, etcd-standbys, etcd-fence-feed-cuts"));
 }
 
 absl::StatusOr<Topology> TopologyNamed(const std::string& name) {

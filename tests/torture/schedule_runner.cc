@@ -91,7 +91,8 @@ RunResult RunSchedule(const Schedule& schedule, const RunOptions& options) {
     w.name = WorkerName(profile, i);
     if (i >= profile.workers) {
       w.postgres = cluster.postgres_uri();
-      if (absl::StartsWith(profile.planted_bug, "sql_")) w.planted_bug = profile.planted_bug;
+      if (absl::StartsWith(profile.planted_bug, "sql_"))
+        w.planted_bug = profile.planted_bug;
     }
     w.run_dir = result.run_dir;
     // Spread over the lock service's instances and the gateways.

@@ -129,7 +129,8 @@ TEST(ScheduleTest, SqlWorkersGetPausesOfTheirOwnAndAreNeverStaleWritersOfARace) 
           continue;
         ASSERT_LT(fault.worker, profile.workers + profile.sql_workers);
         if (fault.worker < profile.workers) continue;
-        EXPECT_NE(fault.kind, FaultKind::kStaleWriterRace) << DescribeFault(schedule, fault);
+        EXPECT_NE(fault.kind, FaultKind::kStaleWriterRace)
+            << DescribeFault(schedule, fault);
         EXPECT_THAT(DescribeFault(schedule, fault), ::testing::HasSubstr(" sql"));
         sql_holder_pauses += fault.kind == FaultKind::kPauseHolder;
         sql_pauses_before_write += fault.kind == FaultKind::kPauseBeforeWrite;

@@ -108,7 +108,8 @@ absl::StatusOr<client::ReadResult> SqlCounter::Read(const client::Lease& lease,
 }
 
 absl::StatusOr<client::MultiWriteResult> SqlCounter::MultiWrite(
-    const client::Lease& lease, const std::vector<std::pair<std::string, std::string>>& puts) {
+    const client::Lease& lease,
+    const std::vector<std::pair<std::string, std::string>>& puts) {
   absl::StatusOr<pqxx::connection*> connection = Connection();
   if (!connection.ok()) return Answer(connection.status());
   client::MultiWriteResult result;

@@ -24,7 +24,10 @@
 //                serialization failure retried out, a signature refused):
 //                it may or may not have committed.
 // So ABORTED here always carries the fence PostgreSQL reported, which the
-// checker compares (fence-never-below-acknowledged-token).
+// checker compares (fence-never-below-acknowledged-token). RunFenced runs a
+// transaction again only after a serialization failure or deadlock rolled
+// it back, so, as with the gateway workers' single attempts, an answer is
+// never about an earlier attempt's effect.
 //
 // Each session sets idle_in_transaction_session_timeout = 30 s, as the
 // gateways' do (gateway/postgres_storage.h): a worker stopped inside a
@@ -60,10 +63,12 @@ class SqlCounter {
   SqlCounter(std::string uri, bool skip_fence);
   ~SqlCounter();
 
-  absl::StatusOr<client::ReadResult> Read(const client::Lease& lease, const std::string& key);
+  absl::StatusOr<client::ReadResult> Read(const client::Lease& lease,
+                                          const std::string& key);
   // Puts each (key, value), atomically.
   absl::StatusOr<client::MultiWriteResult> MultiWrite(
-      const client::Lease& lease, const std::vector<std::pair<std::string, std::string>>& puts);
+      const client::Lease& lease,
+      const std::vector<std::pair<std::string, std::string>>& puts);
 
  private:
   // The connection, opened (again) if needed; or UNAVAILABLE.

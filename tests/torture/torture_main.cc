@@ -166,7 +166,7 @@ int Main() {
     profile.topology = *topology;
   }
   if (profile.sql_workers > 0 && (profile.topology.storage != GatewayStorage::kPostgres ||
-                                   profile.topology.replicated())) {
+                                  profile.topology.replicated())) {
     // SQL workers write the gateways' own rows, so they need those on the
     // PostgreSQL server the run starts; on a networked topology they would
     // need hosts of their own, which it does not have.

@@ -152,12 +152,12 @@ void Worker::Round() {
 
 std::optional<uint64_t> Worker::ReadCounter(client::Lease& lease) {
   SetPhase(WorkerPhase::kReading);
-  const Fields call = {{"resource", lease.resource()},
-                       {"token", Str(lease.token())},
-                       {"gateway", path_}};
+  const Fields call = {
+      {"resource", lease.resource()}, {"token", Str(lease.token())}, {"gateway", path_}};
   const uint64_t op = history_->Invoke("read", call);
-  absl::StatusOr<client::ReadResult> read =
-      sql_ != nullptr ? sql_->Read(lease, kCounterKey) : gateway_->Read(lease, kCounterKey);
+  absl::StatusOr<client::ReadResult> read = sql_ != nullptr
+                                                ? sql_->Read(lease, kCounterKey)
+                                                : gateway_->Read(lease, kCounterKey);
   if (!read.ok()) {
     const Outcome outcome = FailureOutcome(read.status());
     history_->Complete(op, "read", outcome,
@@ -196,10 +196,12 @@ void Worker::WriteIncrement(client::Lease& lease, uint64_t value) {
                                                  {"gateway", path_}});
   absl::StatusOr<client::MultiWriteResult> write =
       sql_ != nullptr
-          ? sql_->MultiWrite(lease, {{kCounterKey, next}, {absl::StrCat(kLogPrefix, id), next}})
+          ? sql_->MultiWrite(lease,
+                             {{kCounterKey, next}, {absl::StrCat(kLogPrefix, id), next}})
           : gateway_->MultiWrite(
-                lease, {client::Mutation{kCounterKey, next, std::nullopt},
-                        client::Mutation{absl::StrCat(kLogPrefix, id), next, std::nullopt}});
+                lease,
+                {client::Mutation{kCounterKey, next, std::nullopt},
+                 client::Mutation{absl::StrCat(kLogPrefix, id), next, std::nullopt}});
   if (write.ok()) {
     history_->Complete(op, "write", Outcome::kOk, {{"max_token", Str(write->max_token)}});
     return;

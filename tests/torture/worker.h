@@ -94,7 +94,7 @@ class Worker {
   std::unique_ptr<client::LockClient> lock_;
   std::unique_ptr<client::GatewayClient> gateway_;  // null for a SQL worker
   std::unique_ptr<SqlCounter> sql_;                 // null for a gateway worker
-  const std::string path_;  // what the history's `gateway` says
+  const std::string path_;                          // what the history's `gateway` says
   std::mt19937_64 random_;  // seeded: the same seed makes the same choices
   uint64_t round_ = 0;
 };

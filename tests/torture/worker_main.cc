@@ -57,7 +57,8 @@ int main(int argc, char** argv) {
   options.max_wait = absl::GetFlag(FLAGS_max_wait);
   options.max_think = absl::GetFlag(FLAGS_max_think);
   options.gateway_timeout = absl::GetFlag(FLAGS_gateway_timeout);
-  if (options.lockservice.empty() || (options.gateway.empty() && options.postgres.empty()) ||
+  if (options.lockservice.empty() ||
+      (options.gateway.empty() && options.postgres.empty()) ||
       options.resources.empty() || absl::GetFlag(FLAGS_history).empty() ||
       absl::GetFlag(FLAGS_control).empty()) {
     fencegate::LogError(
@@ -85,14 +86,14 @@ int main(int argc, char** argv) {
     fencegate::LogError("%s %s", history.status().ToString(), control.status().ToString());
     return EXIT_FAILURE;
   }
-  fencegate::LogInfo("worker %s: lockservice=%s %s resources=%d seed=%d ttl=[%s, %s]%s",
-                     options.name, options.lockservice,
-                     options.postgres.empty() ? "gateway=" + options.gateway
-                                              : std::string("through SQL on PostgreSQL"),
-                     static_cast<int>(options.resources.size()), options.seed,
-                     absl::FormatDuration(options.min_ttl),
-                     absl::FormatDuration(options.max_ttl),
-                     options.planted_bug.empty() ? "" : " planted bug " + options.planted_bug);
+  fencegate::LogInfo(
+      "worker %s: lockservice=%s %s resources=%d seed=%d ttl=[%s, %s]%s", options.name,
+      options.lockservice,
+      options.postgres.empty() ? "gateway=" + options.gateway
+                               : std::string("through SQL on PostgreSQL"),
+      static_cast<int>(options.resources.size()), options.seed,
+      absl::FormatDuration(options.min_ttl), absl::FormatDuration(options.max_ttl),
+      options.planted_bug.empty() ? "" : " planted bug " + options.planted_bug);
   fencegate::torture::Worker worker(options, *std::move(history), *std::move(control));
   worker.Run();
   return EXIT_SUCCESS;
