@@ -10,6 +10,9 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
+#include "common/signing_keys.h"
+#include "gateway/postgres_sql_api.h"
+#include "pqxx/connection"
 
 namespace fencegate::torture {
 namespace {
@@ -82,6 +85,24 @@ absl::Status Cluster::StartEtcd() {
   return absl::OkStatus();
 }
 
+absl::Status Cluster::InstallSqlApi(const std::string& keys) {
+  try {
+    pqxx::connection connection(postgres_->Uri());
+    absl::Status installed = gateway::InstallSqlApi(connection);
+    if (!installed.ok() || !schedule_.secure) return installed;
+    absl::StatusOr<KeyRing> ring = KeyRing::Load(keys);
+    if (!ring.ok()) return ring.status();
+    return gateway::LoadSqlKeys(connection, *ring);
+  } catch (const std::exception& e) {
+    return absl::UnavailableError(
+        absl::StrCat("installing the SQL fencing API: cannot connect: ", e.what()));
+  }
+}
+
+std::string Cluster::postgres_uri() const {
+  return postgres_ == nullptr ? "" : postgres_->Uri();
+}
+
 absl::Status Cluster::Start() {
   const Topology& topology = schedule_.profile.topology;
   const std::string& bug = schedule_.profile.planted_bug;
@@ -117,6 +138,10 @@ absl::Status Cluster::Start() {
     if (!postgres.ok()) return postgres.status();
     postgres_ = *std::move(postgres);
     gateway_args.push_back("--storage=" + postgres_->Uri());
+    if (schedule_.profile.sql_workers > 0) {
+      absl::Status installed = InstallSqlApi(keys);
+      if (!installed.ok()) return installed;
+    }
   }
   if (topology.replicated()) {
     absl::Status started = StartEtcd();

@@ -14,6 +14,12 @@
 //                          run's VirtualNetwork (NetworkHostNames()), so
 //                          links can be cut (cuts()).
 //
+// With SQL workers (ScheduleProfile::sql_workers) the cluster installs the
+// SQL fencing API into the gateways' database and schema before any gateway
+// starts (gateway::InstallSqlApi), and on a secure schedule loads the run's
+// signing keys into it (gateway::LoadSqlKeys), so fencegate_fence verifies
+// the same signatures the gateways do.
+//
 // Every lock-service instance writes its lease history
 // (lockservice[-<i>].history). The schedule's planted bug goes to the
 // server(s) it belongs to; on a secure schedule every server gets signed
@@ -101,6 +107,9 @@ class Cluster {
   // Gateway i of the topology; worker i talks to gateway(i % gateways).
   ServerNode& gateway(int index) { return *gateways_[index]; }
   std::vector<ServerNode*> gateways() const;
+  // The gateways' database (libpq URI), what SQL workers connect to;
+  // "" without PostgreSQL.
+  std::string postgres_uri() const;
 
   // Replicated topologies only (null / -1 / errors otherwise):
   testing::EtcdCluster* etcd() { return etcd_.get(); }
@@ -114,6 +123,8 @@ class Cluster {
  private:
   std::vector<ServerNode*> servers() const;  // instances, then gateways
   absl::Status StartEtcd();
+  // The SQL fencing API in the gateways' schema, and the keys if signed.
+  absl::Status InstallSqlApi(const std::string& keys);
   void HealEtcd(std::vector<std::string>* errors);
   void SavePostgresLog();
 

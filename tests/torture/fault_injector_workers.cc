@@ -140,8 +140,10 @@ std::string FaultInjector::PauseBeforeWrite(const Fault& fault) {
 
 WorkerProcess& FaultInjector::FreeWorker(int first) {
   const size_t gateways = gateways_.size();
-  for (size_t i = 0; i < workers_.size(); ++i) {
-    const size_t index = (first + i) % workers_.size();
+  // Gateway workers only: the SQL workers come after them and use no gateway.
+  const size_t workers = static_cast<size_t>(schedule_.profile.workers);
+  for (size_t i = 0; i < workers; ++i) {
+    const size_t index = (first + i) % workers;
     if (index % gateways != first % gateways) continue;  // another gateway's
     WorkerProcess& worker = *workers_[index];
     if (worker.episode_mu.TryLock()) {
@@ -192,6 +194,7 @@ std::string FaultInjector::StaleWriterRace(const Fault& fault) {
   WorkerProcess* rival = nullptr;
   uint64_t rival_token = 0;  // as it read: it may have released by the log line
   bool rival_same_gateway = false;
+  bool rival_through_sql = false;
   auto rival_reads = [&] {
     for (size_t i = 0; i < workers_.size(); ++i) {
       WorkerProcess* w = workers_[i];
@@ -201,20 +204,24 @@ std::string FaultInjector::StaleWriterRace(const Fault& fault) {
           its_token > token && Phase(*w) == WorkerPhase::kReading) {
         rival = w;
         rival_token = its_token;
-        rival_same_gateway = static_cast<int>(i % gateways_.size()) == fault.gateway;
+        // A SQL worker's read goes to no gateway: its commit is not stalled.
+        rival_through_sql = static_cast<int>(i) >= schedule_.profile.workers;
+        rival_same_gateway =
+            !rival_through_sql && static_cast<int>(i % gateways_.size()) == fault.gateway;
         return true;
       }
     }
     return false;
   };
   if (stalled && WaitFor(rival_reads, ttl + absl::Seconds(10))) absl::SleepFor(kInFlight);
-  Log(absl::StrCat("race: ", writer.name(), " (token ", token, ") resumes its write; ",
-                   rival != nullptr
-                       ? absl::StrCat(rival->name(), "'s fenced read with token ",
-                                      rival_token,
-                                      rival_same_gateway ? " waits in the stalled commit"
-                                                         : " went to another gateway")
-                       : "no successor's read is waiting"));
+  Log(absl::StrCat(
+      "race: ", writer.name(), " (token ", token, ") resumes its write; ",
+      rival != nullptr
+          ? absl::StrCat(rival->name(), "'s fenced read with token ", rival_token,
+                         rival_same_gateway  ? " waits in the stalled commit"
+                         : rival_through_sql ? " went through SQL"
+                                             : " went to another gateway")
+          : "no successor's read is waiting"));
   writer.process().Signal(SIGCONT);
   if (WaitFor([&] { return Phase(writer) != WorkerPhase::kStoppedBeforeWrite; },
               absl::Seconds(10))) {

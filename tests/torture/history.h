@@ -29,6 +29,12 @@ namespace fencegate::torture {
 // The completion time of a call whose process died before it returned.
 inline constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
 
+// The `gateway` of a fenced read or write that a SQL worker ran in a
+// PostgreSQL transaction of its own (fenced with the SQL fencing API,
+// docs/sql-fencing.md) on the gateways' tables instead of sending it to a
+// gateway: to the checker, one more way in to the same fences.
+inline constexpr char kSqlPath[] = "sql";
+
 enum class Outcome { kOk, kRefused, kUnknown };
 const char* OutcomeName(Outcome outcome);
 
@@ -50,7 +56,7 @@ struct AcquireOp : Call {
 // A fenced read of the resource's counter with a lease's token.
 struct FencedReadOp : Call {
   std::string resource;
-  std::string gateway;  // the address it was sent to
+  std::string gateway;  // the address it was sent to, or kSqlPath
   uint64_t token = 0;
   uint64_t value = 0;      // kOk: the counter (0 when absent)
   uint64_t max_token = 0;  // kOk or kRefused: the fence the gateway reported
@@ -60,7 +66,7 @@ struct FencedReadOp : Call {
 // with `token`, after a fenced read saw value - 1.
 struct WriteOp : Call {
   std::string resource;
-  std::string gateway;  // the address it was sent to
+  std::string gateway;  // the address it was sent to, or kSqlPath
   uint64_t token = 0;
   uint64_t value = 0;
   std::string log_id;

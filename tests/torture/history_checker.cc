@@ -82,6 +82,11 @@ class Checker {
          : op.outcome == Outcome::kRefused ? s.writes_refused
                                            : s.writes_unknown);
       if (op.outcome == Outcome::kUnknown && InFinalLog(op)) ++s.writes_unknown_applied;
+      if (op.gateway == kSqlPath) {
+        ++(op.outcome == Outcome::kOk        ? s.sql_writes_ok
+           : op.outcome == Outcome::kRefused ? s.sql_writes_refused
+                                             : s.sql_writes_unknown);
+      }
     }
     std::string leader;
     for (const LeaseEvent& e : h_.lease_events) {

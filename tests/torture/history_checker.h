@@ -105,6 +105,10 @@ struct CheckStats {
   int writes_refused = 0;  // stale writes the gateway refused
   int writes_unknown = 0;
   int writes_unknown_applied = 0;  // unknown, and found in the final state
+  // Of the writes, those made through SQL (gateway kSqlPath).
+  int sql_writes_ok = 0;
+  int sql_writes_refused = 0;
+  int sql_writes_unknown = 0;
   int leases = 0;                  // lease intervals on the server's clock
   int deposed_leases = 0;          // ... granted by a deposed leader, acknowledged
   int lock_service_loads = 0;      // starts, recoveries and terms of the lock service

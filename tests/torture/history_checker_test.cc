@@ -447,6 +447,31 @@ TEST(HistoryCheckerTest, StaleWriteThroughTheSameGatewayIsOnlyTheFenceInvariants
   EXPECT_TRUE(result.Violates(kFenceNeverBelowAcknowledged)) << Report(result);
 }
 
+TEST(HistoryCheckerTest, StaleIncrementThroughSqlIsCaughtAndCounted) {
+  // What a SQL worker that skips fencegate_fence does: paused between its
+  // read and its write, it commits after a newer holder's increment through
+  // a gateway, writing the value that holder wrote.
+  Builder b;
+  b.Read("sql0", "r", 6, 0, 10, 20)
+      .Through(kSqlPath)
+      .Read("w1", "r", 7, 0, 30, 40)
+      .Through("gw-a")
+      .Write("w1", "r", 7, 1, "w1-1", 50, 60)
+      .Through("gw-a")
+      .Write("sql0", "r", 6, 1, "sql0-1", 70, 80)
+      .Through(kSqlPath)
+      .Write("sql0", "r", 6, 2, "sql0-2", 90, 95, Outcome::kRefused, 7)
+      .Through(kSqlPath)
+      .Final("r", 7, 1, {{"w1-1", 1}, {"sql0-1", 1}});
+  CheckResult result = b.Check();
+  EXPECT_TRUE(result.Violates(kNoLostUpdate)) << Report(result);
+  EXPECT_TRUE(result.Violates(kStaleWriteThroughAnotherGateway)) << Report(result);
+  EXPECT_EQ(result.stats.writes_ok, 2);
+  EXPECT_EQ(result.stats.sql_writes_ok, 1);
+  EXPECT_EQ(result.stats.sql_writes_refused, 1);
+  EXPECT_EQ(result.stats.sql_writes_unknown, 0);
+}
+
 TEST(HistoryCheckerTest, GrantTheFenceFeedNeverDeliveredIsCaught) {
   Builder plain;
   plain.Acquire("harness", "probe", 9, 10, 20).Final("probe", 9, 0, {});

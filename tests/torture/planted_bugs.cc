@@ -42,6 +42,14 @@ std::vector<PlantedBugCase> MakeCases() {
                    "a restarted lock service forgets the leases it had granted",
                    {kLeasesDoNotOverlap},
                    Profile("lock-restarts", "lock_leases_forgotten_on_restart")});
+  // A SQL worker's, not a server's (topology postgres-two-gateways).
+  cases.push_back(
+      {"sql_worker_skips_fence",
+       "a SQL worker writes the gateways' rows without fencegate_fence: a "
+       "paused holder's late increment commits",
+       {kNoLostUpdate, kFenceNeverBelowAcknowledged, kStaleWriteThroughAnotherGateway},
+       Profile("sql-pauses", "sql_worker_skips_fence"),
+       /*in_postgres=*/true});
   // The lock service on etcd (topology etcd-cluster).
   cases.push_back({"lock_leader_grants_without_session",
                    "a leader whose etcd session is gone keeps its term and, when etcd "

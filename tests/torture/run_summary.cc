@@ -11,19 +11,20 @@ void RunSummary::Add(const Schedule& schedule, const RunResult& result,
   last_seed_ = schedule.seed;
   gateways_ = schedule.profile.topology.gateways;
   replicated_ = schedule.profile.topology.replicated();
+  sql_workers_ = schedule.profile.sql_workers > 0;
   const FaultTally& f = result.faults;
   const CheckStats& s = result.check.stats;
   out_ << absl::StrFormat(
               "schedule seed %d (%s): %d/%d faults delivered: %d pauses (%d past TTL, %d "
               "before a write), %d races (%d with a rival%s), %d kills, %d stops, %d "
               "failpoint crashes, %d clock jumps%s; acquires %d ok; writes %d ok, %d "
-              "refused, %d unknown (%d applied); %d violations, %d errors [%s] %.0fs",
+              "refused, %d unknown (%d applied)%s; %d violations, %d errors [%s] %.0fs",
               schedule.seed, schedule.secure ? "signed, grant-time fencing" : "plain",
               f.delivered, f.promised, f.pauses, f.pauses_past_ttl, f.pauses_before_write,
               f.stale_writer_races, f.races_with_rival, AcrossGateways(f), f.kills,
               f.server_stops, f.failpoint_crashes, f.clock_jumps, Replicated(f),
               s.acquires_ok, s.writes_ok, s.writes_refused, s.writes_unknown,
-              s.writes_unknown_applied, result.check.violations.size(),
+              s.writes_unknown_applied, SqlWrites(s), result.check.violations.size(),
               result.errors.size() + f.errors.size() + f.undelivered.size(),
               result.passed() ? "PASS" : "FAIL", absl::ToDoubleSeconds(took))
        << std::endl;
@@ -61,6 +62,9 @@ void RunSummary::Add(const Schedule& schedule, const RunResult& result,
   stats_.writes_ok += s.writes_ok;
   stats_.writes_refused += s.writes_refused;
   stats_.writes_unknown += s.writes_unknown;
+  stats_.sql_writes_ok += s.sql_writes_ok;
+  stats_.sql_writes_refused += s.sql_writes_refused;
+  stats_.sql_writes_unknown += s.sql_writes_unknown;
   stats_.acquires_ok += s.acquires_ok;
   stats_.leases += s.leases;
   stats_.lock_service_loads += s.lock_service_loads;
@@ -73,6 +77,12 @@ void RunSummary::Add(const Schedule& schedule, const RunResult& result,
 std::string RunSummary::AcrossGateways(const FaultTally& faults) const {
   if (gateways_ == 1) return "";
   return absl::StrCat(", ", faults.races_across_gateways, " of them through another gateway");
+}
+
+std::string RunSummary::SqlWrites(const CheckStats& s) const {
+  if (!sql_workers_) return "";
+  return absl::StrFormat("; SQL increments: %d ok, %d refused, %d unknown",
+                         s.sql_writes_ok, s.sql_writes_refused, s.sql_writes_unknown);
 }
 
 std::string RunSummary::Replicated(const FaultTally& f) const {
@@ -99,7 +109,7 @@ std::string RunSummary::Line(const std::string& profile, bool passed) const {
       "lock holders (%d past their TTL, %d before a write), %d stale-writer races (%d "
       "with "
       "a rival%s), %d kills, %d failpoint crashes, %d server stops, %d clock jumps%s; %d "
-      "leases acquired, %d writes acknowledged, %d stale writes refused, %d unknown%s; "
+      "leases acquired, %d writes acknowledged, %d stale writes refused, %d unknown%s%s; "
       "%d "
       "violations, %d errors: %s",
       schedules_, first_seed_, last_seed_, profile, f.delivered, f.promised, f.pauses,
@@ -112,7 +122,7 @@ std::string RunSummary::Line(const std::string& profile, bool passed) const {
                             "%d leader changes)",
                             stats_.leases, stats_.lock_service_loads, stats_.leaders)
           : "",
-      violations_, errors_, passed ? "PASS" : "FAIL");
+      SqlWrites(stats_), violations_, errors_, passed ? "PASS" : "FAIL");
 }
 
 }  // namespace fencegate::torture

@@ -40,11 +40,14 @@ class RunSummary {
   std::string AcrossGateways(const FaultTally& faults) const;
   // The replicated topology's faults ("; lock-service leader: ..."), or "".
   std::string Replicated(const FaultTally& faults) const;
+  // "; SQL increments: N ok, N refused, N unknown" with SQL workers; "" else.
+  std::string SqlWrites(const CheckStats& stats) const;
 
   std::ostream& out_;
   int schedules_ = 0;
   int gateways_ = 1;  // of the topology: more than one also counts races across them
   bool replicated_ = false;  // the topology has etcd: its faults are counted too
+  bool sql_workers_ = false;  // the profile has SQL workers: their writes are counted
   uint64_t first_seed_ = 0, last_seed_ = 0;
   FaultTally faults_;
   CheckStats stats_;

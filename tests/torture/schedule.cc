@@ -198,9 +198,22 @@ Schedule MakeSchedule(const ScheduleProfile& profile, uint64_t seed) {
     }
   }
   if (replicated) AddReplicatedFaults(profile, random, add);
+  // The SQL workers' pauses, last: they draw nothing when there are none.
+  for (int i = 0; i < profile.sql_holder_pauses + profile.sql_pauses_before_write; ++i) {
+    Fault& fault = add(i < profile.sql_holder_pauses ? FaultKind::kPauseHolder
+                                                     : FaultKind::kPauseBeforeWrite,
+                       Target::kWorker);
+    fault.worker = profile.workers + absl::Uniform(random, 0, profile.sql_workers);
+    fault.ttl_factor = absl::Uniform(absl::IntervalClosed, random, 0.2, 5.0);
+  }
   std::stable_sort(schedule.faults.begin(), schedule.faults.end(),
                    [](const Fault& a, const Fault& b) { return a.at < b.at; });
   return schedule;
+}
+
+std::string WorkerName(const ScheduleProfile& profile, int index) {
+  if (index < profile.workers) return absl::StrCat("w", index);
+  return absl::StrCat("sql", index - profile.workers);
 }
 
 std::string ResourceName(int index) { return absl::StrCat("hot-", index); }
@@ -219,7 +232,7 @@ int PromisedFaults(const Schedule& schedule) {
 
 std::string DescribeFault(const Schedule& schedule, const Fault& fault) {
   const std::string at = absl::StrFormat("+%.1fs", absl::ToDoubleSeconds(fault.at));
-  const std::string worker = absl::StrCat("w", fault.worker);
+  const std::string worker = WorkerName(schedule.profile, fault.worker);
   switch (fault.kind) {
     case FaultKind::kPauseHolder:
       return absl::StrFormat("%s pause %s while it holds a lease, %.1fx its TTL", at, worker,
@@ -284,6 +297,11 @@ absl::StatusOr<ScheduleProfile> ProfileNamed(const std::string& name) {
     profile.topology = *TopologyNamed(name);
     profile.lockservice = ServerFaults{1, 0, 0, 0, {}};
     profile.gateway.clock_jumps = 0;
+    // And two workers that write the same rows through SQL, fenced with
+    // fencegate_fence, each paused once (at any moment or at the worst).
+    profile.sql_workers = 2;
+    profile.sql_holder_pauses = 1;
+    profile.sql_pauses_before_write = 1;
     return profile;
   }
   if (name == "etcd-cluster") {
@@ -340,6 +358,18 @@ absl::StatusOr<ScheduleProfile> ProfileNamed(const std::string& name) {
     profile.release_by_operator = 1;
     return profile;
   }
+  if (name == "sql-pauses") {
+    // SQL workers paused at the worst moment, on one hot resource that two
+    // gateway workers and the other SQL worker keep incrementing: a paused
+    // holder's late write meets its successor's fence in PostgreSQL.
+    profile.topology = *TopologyNamed("postgres-two-gateways");
+    profile.workers = 2;
+    profile.sql_workers = 2;
+    profile.resources = 1;
+    profile.max_ttl = absl::Seconds(2);
+    profile.sql_pauses_before_write = 3;
+    return profile;
+  }
   if (name == "lock-crashes") {
     // More resources than workers: after a crash some are free at once, so
     // new grants follow the restart without waiting for restored leases.
@@ -393,8 +423,8 @@ absl::StatusOr<ScheduleProfile> ProfileNamed(const std::string& name) {
   return absl::InvalidArgumentError(absl::StrCat(
       "unknown --profile '", name,
       "'; one of: default, quick, races, lock-crashes, lock-restarts, gateway-restart, "
-      "postgres-two-gateways, etcd-cluster, etcd-quick, etcd-leader-partitions, "
-      "etcd-leader-pauses, etcd-standbys, etcd-fence-feed-cuts"));
+      "postgres-two-gateways, sql-pauses, etcd-cluster, etcd-quick, "
+      "etcd-leader-partitions, etcd-leader-pauses, etcd-standbys, etcd-fence-feed-cuts"));
 }
 
 absl::StatusOr<Topology> TopologyNamed(const std::string& name) {

@@ -174,6 +174,16 @@ struct ScheduleProfile {
   Topology topology;
   Security security = Security::kAlternate;
   int workers = 6;
+  // SQL workers (worker.h): after the `workers`, as worker indices
+  // workers .. workers + sql_workers - 1, on the same hot resources; they
+  // increment through PostgreSQL transactions fenced with fencegate_fence
+  // instead of through a gateway (GatewayStorage::kPostgres only). A race
+  // never takes one as its stale writer (it stalls gateway commits); they
+  // get pauses of their own, drawn after every other fault, so the other
+  // faults of a seed are what they were without them.
+  int sql_workers = 0;
+  int sql_holder_pauses = 0;
+  int sql_pauses_before_write = 0;
   int resources = 3;
   absl::Duration traffic = absl::Seconds(20);  // faults fall inside it
   absl::Duration min_ttl = absl::Seconds(1);
@@ -199,6 +209,10 @@ struct Schedule {
 
 Schedule MakeSchedule(const ScheduleProfile& profile, uint64_t seed);
 
+// The name of worker `index`: "w<index>", or "sql<i>" for SQL worker i
+// (index = profile.workers + i).
+std::string WorkerName(const ScheduleProfile& profile, int index);
+
 // The name of hot resource `index`: "hot-<index>".
 std::string ResourceName(int index);
 
@@ -221,7 +235,10 @@ std::string DescribeFault(const Schedule& schedule, const Fault& fault);
 // planted bugs run (planted_bugs.h). "postgres-two-gateways": two gateways
 // on one PostgreSQL (topology postgres-two-gateways) with workers on both,
 // under pauses, races, kill -9, SIGSTOP and failpoint crashes of either
-// gateway, and kill -9 of the lock service. "etcd-cluster": the replicated
+// gateway, and kill -9 of the lock service; two SQL workers among them
+// (sql_workers), paused too. "sql-pauses": SQL workers paused at the worst
+// moment on one hot resource (topology postgres-two-gateways), the
+// schedules of the SQL worker's planted bug. "etcd-cluster": the replicated
 // topology (below) under every fault of "postgres-two-gateways", the lock
 // service's faults on its leader and standbys, etcd's faults and the
 // partitions. "etcd-quick": a few of those, for a smoke run.

@@ -84,10 +84,16 @@ RunResult RunSchedule(const Schedule& schedule, const RunOptions& options) {
   const std::vector<std::string> resources = Resources(profile.resources);
   std::vector<std::unique_ptr<WorkerProcess>> workers;
   std::vector<WorkerProcess*> worker_pointers;
-  for (int i = 0; i < profile.workers; ++i) {
+  // The gateway workers, then the SQL workers (on the gateways' database).
+  for (int i = 0; i < profile.workers + profile.sql_workers; ++i) {
     WorkerProcessOptions w;
     w.binary = options.worker_binary;
-    w.name = absl::StrCat("w", i);
+    w.name = WorkerName(profile, i);
+    if (i >= profile.workers) {
+      w.postgres = cluster.postgres_uri();
+      if (absl::StartsWith(profile.planted_bug, "sql_"))
+        w.planted_bug = profile.planted_bug;
+    }
     w.run_dir = result.run_dir;
     // Spread over the lock service's instances and the gateways.
     w.lockservice = cluster.lockservice_target(i % topology.lockservices);

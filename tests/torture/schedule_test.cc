@@ -109,9 +109,57 @@ TEST(ScheduleTest, TwoGatewaysGetTheirFaultsAndRacesOfTheirOwnWorkers) {
       EXPECT_EQ((per_gateway[{gateway, FaultKind::kClockJump}]), 0);
     }
     EXPECT_EQ(Count(schedule, FaultKind::kKillRestart), 3);  // the lock service's too
-    EXPECT_EQ(Count(schedule, FaultKind::kPauseHolder), profile.holder_pauses);
-    EXPECT_EQ(Count(schedule, FaultKind::kPauseBeforeWrite), profile.pauses_before_write);
+    EXPECT_EQ(Count(schedule, FaultKind::kPauseHolder),
+              profile.holder_pauses + profile.sql_holder_pauses);
+    EXPECT_EQ(Count(schedule, FaultKind::kPauseBeforeWrite),
+              profile.pauses_before_write + profile.sql_pauses_before_write);
   }
+}
+
+TEST(ScheduleTest, SqlWorkersGetPausesOfTheirOwnAndAreNeverStaleWritersOfARace) {
+  for (const char* name : {"postgres-two-gateways", "sql-pauses"}) {
+    const ScheduleProfile profile = *ProfileNamed(name);
+    ASSERT_GT(profile.sql_workers, 0) << name;
+    EXPECT_EQ(profile.topology.storage, GatewayStorage::kPostgres) << name;
+    for (uint64_t seed : {1, 2, 3, 4, 5, 6}) {
+      const Schedule schedule = MakeSchedule(profile, seed);
+      int sql_holder_pauses = 0, sql_pauses_before_write = 0;
+      for (const Fault& fault : schedule.faults) {
+        if (fault.target != Target::kWorker && fault.kind != FaultKind::kStaleWriterRace)
+          continue;
+        ASSERT_LT(fault.worker, profile.workers + profile.sql_workers);
+        if (fault.worker < profile.workers) continue;
+        EXPECT_NE(fault.kind, FaultKind::kStaleWriterRace)
+            << DescribeFault(schedule, fault);
+        EXPECT_THAT(DescribeFault(schedule, fault), ::testing::HasSubstr(" sql"));
+        sql_holder_pauses += fault.kind == FaultKind::kPauseHolder;
+        sql_pauses_before_write += fault.kind == FaultKind::kPauseBeforeWrite;
+      }
+      EXPECT_EQ(sql_holder_pauses, profile.sql_holder_pauses) << name << " seed " << seed;
+      EXPECT_EQ(sql_pauses_before_write, profile.sql_pauses_before_write)
+          << name << " seed " << seed;
+    }
+  }
+  EXPECT_EQ(WorkerName(*ProfileNamed("postgres-two-gateways"), 5), "w5");
+  EXPECT_EQ(WorkerName(*ProfileNamed("postgres-two-gateways"), 7), "sql1");
+}
+
+TEST(ScheduleTest, SqlWorkersLeaveTheOtherFaultsOfASeedAlone) {
+  // The SQL workers' pauses are drawn last: without them a seed draws the
+  // faults it drew before they existed.
+  ScheduleProfile profile = *ProfileNamed("postgres-two-gateways");
+  const Schedule with = MakeSchedule(profile, 77);
+  profile.sql_workers = 0;
+  profile.sql_holder_pauses = 0;
+  profile.sql_pauses_before_write = 0;
+  const Schedule without = MakeSchedule(profile, 77);
+  std::vector<std::string> others;
+  for (const Fault& fault : with.faults) {
+    if (fault.worker < profile.workers || fault.target != Target::kWorker) {
+      others.push_back(DescribeFault(with, fault));
+    }
+  }
+  EXPECT_EQ(others, Describe(without));
 }
 
 TEST(ScheduleTest, EtcdClusterGetsEveryFaultOfTheReplicatedTopology) {
@@ -187,8 +235,8 @@ TEST(ScheduleTest, OneGatewayKeepsItsNameAndTwoAreNumbered) {
 
 TEST(ScheduleTest, PlantedBugProfilesRunPlainFencing) {
   for (const char* name :
-       {"races", "lock-crashes", "lock-restarts", "gateway-restart", "etcd-leader-pauses",
-        "etcd-leader-partitions", "etcd-standbys"}) {
+       {"races", "lock-crashes", "lock-restarts", "gateway-restart", "sql-pauses",
+        "etcd-leader-pauses", "etcd-leader-partitions", "etcd-standbys"}) {
     absl::StatusOr<ScheduleProfile> profile = ProfileNamed(name);
     ASSERT_TRUE(profile.ok()) << name;
     EXPECT_FALSE(MakeSchedule(*profile, 7).secure) << name;

@@ -44,7 +44,7 @@ ABSL_FLAG(int, shard, 0,
           "each other");
 ABSL_FLAG(std::string, profile, "default",
           "schedule profile: default, quick, races, lock-crashes, lock-restarts, "
-          "gateway-restart, postgres-two-gateways, etcd-cluster, etcd-quick");
+          "gateway-restart, postgres-two-gateways, sql-pauses, etcd-cluster, etcd-quick");
 ABSL_FLAG(std::string, topology, "",
           "the servers, overriding the profile's (or the planted bug's): sqlite (one "
           "gateway on a SQLite file), postgres-two-gateways (two gateways on one "
@@ -164,6 +164,16 @@ int Main() {
       profile = *ProfileNamed("etcd-cluster");
     }
     profile.topology = *topology;
+  }
+  if (profile.sql_workers > 0 && (profile.topology.storage != GatewayStorage::kPostgres ||
+                                  profile.topology.replicated())) {
+    // SQL workers write the gateways' own rows, so they need those on the
+    // PostgreSQL server the run starts; on a networked topology they would
+    // need hosts of their own, which it does not have.
+    std::cerr << "profile " << profile.name << " has SQL workers: it runs on "
+              << "--topology=postgres-two-gateways only, not " << profile.topology.name
+              << "\n";
+    return EXIT_FAILURE;
   }
   if (absl::GetFlag(FLAGS_seconds) > 0) profile.traffic = absl::Seconds(absl::GetFlag(FLAGS_seconds));
   if (!absl::GetFlag(FLAGS_lockservice_failpoint).empty()) {

@@ -44,15 +44,21 @@ Worker::Worker(WorkerOptions options, std::unique_ptr<HistoryWriter> history,
     : options_(std::move(options)),
       history_(std::move(history)),
       control_(std::move(control)),
+      path_(options_.postgres.empty() ? options_.gateway : kSqlPath),
       random_(options_.seed) {
   lock_channel_ = Channel(options_.lockservice);
-  gateway_channel_ = Channel(options_.gateway);
   // Lock-service calls keep the library's default: they retry across a
   // restart of the lock service until their call_timeout, and the retry of
   // an Acquire keeps its request_id, so it takes back its place in the
   // queue instead of leaving a ghost waiter that holds the resource for
   // --waiter_reattach_grace.
   lock_ = std::make_unique<client::LockClient>(lock_channel_);
+  if (!options_.postgres.empty()) {
+    sql_ = std::make_unique<SqlCounter>(options_.postgres,
+                                        options_.planted_bug == kSqlSkipsFenceBug);
+    return;
+  }
+  gateway_channel_ = Channel(options_.gateway);
   client::ClientOptions gateway_options;
   gateway_options.rpc_timeout = options_.gateway_timeout;
   // One attempt per call, so every outcome recorded is that attempt's own.
@@ -77,9 +83,13 @@ void Worker::Backoff() {
   // gRPC's backup poller (every 5 s). Waiting for both to connect drives
   // them, and is the pause: it ends once both are connected, after at most
   // 0.1-0.5 s (jittered, so the workers do not come back in step).
-  client::PauseForChannels(
-      {lock_channel_.get(), gateway_channel_.get()},
-      absl::Now() + absl::Milliseconds(absl::Uniform(random_, 100, 500)));
+  const absl::Time until =
+      absl::Now() + absl::Milliseconds(absl::Uniform(random_, 100, 500));
+  if (gateway_channel_ == nullptr) {  // a SQL worker: it reconnects on its next call
+    client::PauseForChannels({lock_channel_.get()}, until);
+  } else {
+    client::PauseForChannels({lock_channel_.get(), gateway_channel_.get()}, until);
+  }
 }
 
 void Worker::Round() {
@@ -142,11 +152,12 @@ void Worker::Round() {
 
 std::optional<uint64_t> Worker::ReadCounter(client::Lease& lease) {
   SetPhase(WorkerPhase::kReading);
-  const Fields call = {{"resource", lease.resource()},
-                       {"token", Str(lease.token())},
-                       {"gateway", options_.gateway}};
+  const Fields call = {
+      {"resource", lease.resource()}, {"token", Str(lease.token())}, {"gateway", path_}};
   const uint64_t op = history_->Invoke("read", call);
-  absl::StatusOr<client::ReadResult> read = gateway_->Read(lease, kCounterKey);
+  absl::StatusOr<client::ReadResult> read = sql_ != nullptr
+                                                ? sql_->Read(lease, kCounterKey)
+                                                : gateway_->Read(lease, kCounterKey);
   if (!read.ok()) {
     const Outcome outcome = FailureOutcome(read.status());
     history_->Complete(op, "read", outcome,
@@ -182,10 +193,15 @@ void Worker::WriteIncrement(client::Lease& lease, uint64_t value) {
                                                  {"token", Str(lease.token())},
                                                  {"value", next},
                                                  {"log_id", id},
-                                                 {"gateway", options_.gateway}});
-  absl::StatusOr<client::MultiWriteResult> write = gateway_->MultiWrite(
-      lease, {client::Mutation{kCounterKey, next, std::nullopt},
-              client::Mutation{absl::StrCat(kLogPrefix, id), next, std::nullopt}});
+                                                 {"gateway", path_}});
+  absl::StatusOr<client::MultiWriteResult> write =
+      sql_ != nullptr
+          ? sql_->MultiWrite(lease,
+                             {{kCounterKey, next}, {absl::StrCat(kLogPrefix, id), next}})
+          : gateway_->MultiWrite(
+                lease,
+                {client::Mutation{kCounterKey, next, std::nullopt},
+                 client::Mutation{absl::StrCat(kLogPrefix, id), next, std::nullopt}});
   if (write.ok()) {
     history_->Complete(op, "write", Outcome::kOk, {{"max_token", Str(write->max_token)}});
     return;

@@ -9,6 +9,11 @@
 //   counter = read + 1 and log/<id> = read + 1 with the lease's token ->
 //   release.
 //
+// A SQL worker (WorkerOptions::postgres set) does the same with the same
+// lease, but its fenced read and its MultiWrite are PostgreSQL transactions
+// of its own on the gateways' rows, fenced with fencegate_fence
+// (sql_counter.h); its history names the path kSqlPath instead of a gateway.
+//
 // Every call is recorded in the history file before it is sent and when it
 // returns (history_log.h), with its outcome: ok, refused (the server said
 // no: ABORTED, not acquired) or unknown (anything else: it may or may not
@@ -33,6 +38,7 @@
 #include "fencegate/client/gateway_client.h"
 #include "fencegate/client/lock_client.h"
 #include "tests/torture/history_log.h"
+#include "tests/torture/sql_counter.h"
 #include "tests/torture/worker_control.h"
 
 namespace fencegate::torture {
@@ -40,7 +46,12 @@ namespace fencegate::torture {
 struct WorkerOptions {
   std::string name;  // also prefixes its holders and log ids
   std::string lockservice;
-  std::string gateway;
+  std::string gateway;  // unused by a SQL worker
+  // Non-empty: a SQL worker, on this database (a libpq URI of the
+  // gateways' database and schema).
+  std::string postgres;
+  // A SQL worker's planted bug (planted_bugs.h), "" for none.
+  std::string planted_bug;
   std::vector<std::string> resources;
   uint64_t seed = 1;
   absl::Duration min_ttl = absl::Seconds(1);
@@ -81,7 +92,9 @@ class Worker {
   std::shared_ptr<grpc::Channel> lock_channel_;
   std::shared_ptr<grpc::Channel> gateway_channel_;
   std::unique_ptr<client::LockClient> lock_;
-  std::unique_ptr<client::GatewayClient> gateway_;
+  std::unique_ptr<client::GatewayClient> gateway_;  // null for a SQL worker
+  std::unique_ptr<SqlCounter> sql_;                 // null for a gateway worker
+  const std::string path_;                          // what the history's `gateway` says
   std::mt19937_64 random_;  // seeded: the same seed makes the same choices
   uint64_t round_ = 0;
 };

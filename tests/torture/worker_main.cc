@@ -17,6 +17,13 @@
 ABSL_FLAG(std::string, name, "w", "this worker's name: prefixes its holders and log ids");
 ABSL_FLAG(std::string, lockservice, "", "lock service address, host:port");
 ABSL_FLAG(std::string, gateway, "", "gateway address, host:port");
+ABSL_FLAG(std::string, postgres, "",
+          "a SQL worker: do the fenced reads and writes in transactions of its own, "
+          "fenced with fencegate_fence, on this PostgreSQL database (a libpq URI of the "
+          "gateways' database and schema) instead of through --gateway");
+ABSL_FLAG(std::string, planted_bug, "",
+          "a SQL worker's planted bug: sql_worker_skips_fence (its writes skip "
+          "fencegate_fence)");
 ABSL_FLAG(std::vector<std::string>, resources, {}, "the hot resources, comma-separated");
 ABSL_FLAG(uint64_t, seed, 1, "seed of this worker's random choices");
 ABSL_FLAG(absl::Duration, min_ttl, absl::Seconds(1), "shortest lease TTL asked for");
@@ -41,6 +48,8 @@ int main(int argc, char** argv) {
   options.name = absl::GetFlag(FLAGS_name);
   options.lockservice = absl::GetFlag(FLAGS_lockservice);
   options.gateway = absl::GetFlag(FLAGS_gateway);
+  options.postgres = absl::GetFlag(FLAGS_postgres);
+  options.planted_bug = absl::GetFlag(FLAGS_planted_bug);
   options.resources = absl::GetFlag(FLAGS_resources);
   options.seed = absl::GetFlag(FLAGS_seed);
   options.min_ttl = absl::GetFlag(FLAGS_min_ttl);
@@ -48,10 +57,20 @@ int main(int argc, char** argv) {
   options.max_wait = absl::GetFlag(FLAGS_max_wait);
   options.max_think = absl::GetFlag(FLAGS_max_think);
   options.gateway_timeout = absl::GetFlag(FLAGS_gateway_timeout);
-  if (options.lockservice.empty() || options.gateway.empty() || options.resources.empty() ||
-      absl::GetFlag(FLAGS_history).empty() || absl::GetFlag(FLAGS_control).empty()) {
+  if (options.lockservice.empty() ||
+      (options.gateway.empty() && options.postgres.empty()) ||
+      options.resources.empty() || absl::GetFlag(FLAGS_history).empty() ||
+      absl::GetFlag(FLAGS_control).empty()) {
     fencegate::LogError(
-        "--lockservice, --gateway, --resources, --history and --control are required");
+        "--lockservice, --gateway or --postgres, --resources, --history and --control "
+        "are required");
+    return EXIT_FAILURE;
+  }
+  if (!options.planted_bug.empty() &&
+      (options.postgres.empty() ||
+       options.planted_bug != fencegate::torture::kSqlSkipsFenceBug)) {
+    fencegate::LogError("--planted_bug=%s: only a SQL worker (--postgres) has one: %s",
+                        options.planted_bug, fencegate::torture::kSqlSkipsFenceBug);
     return EXIT_FAILURE;
   }
   if (options.min_ttl <= absl::ZeroDuration() || options.min_ttl > options.max_ttl ||
@@ -67,11 +86,14 @@ int main(int argc, char** argv) {
     fencegate::LogError("%s %s", history.status().ToString(), control.status().ToString());
     return EXIT_FAILURE;
   }
-  fencegate::LogInfo("worker %s: lockservice=%s gateway=%s resources=%d seed=%d ttl=[%s, %s]",
-                     options.name, options.lockservice, options.gateway,
-                     static_cast<int>(options.resources.size()), options.seed,
-                     absl::FormatDuration(options.min_ttl),
-                     absl::FormatDuration(options.max_ttl));
+  fencegate::LogInfo(
+      "worker %s: lockservice=%s %s resources=%d seed=%d ttl=[%s, %s]%s", options.name,
+      options.lockservice,
+      options.postgres.empty() ? "gateway=" + options.gateway
+                               : std::string("through SQL on PostgreSQL"),
+      static_cast<int>(options.resources.size()), options.seed,
+      absl::FormatDuration(options.min_ttl), absl::FormatDuration(options.max_ttl),
+      options.planted_bug.empty() ? "" : " planted bug " + options.planted_bug);
   fencegate::torture::Worker worker(options, *std::move(history), *std::move(control));
   worker.Run();
   return EXIT_SUCCESS;

@@ -32,6 +32,12 @@ absl::StatusOr<std::unique_ptr<WorkerProcess>> WorkerProcess::Start(
                              absl::FormatDuration(options.gateway_timeout)),
                 absl::StrCat("--history=", prefix, ".history"),
                 absl::StrCat("--control=", prefix, ".control")};
+  if (!options.postgres.empty()) {
+    child.argv.push_back(absl::StrCat("--postgres=", options.postgres));
+  }
+  if (!options.planted_bug.empty()) {
+    child.argv.push_back(absl::StrCat("--planted_bug=", options.planted_bug));
+  }
   child.stderr_path = prefix + ".log";
   child.network_namespace = options.network_namespace;
   absl::StatusOr<std::unique_ptr<testing::ChildProcess>> process =

@@ -28,6 +28,8 @@ struct WorkerProcessOptions {
   std::string run_dir;
   std::string lockservice;  // a gRPC target: host:port, or ipv4:a,b,c
   std::string gateway;
+  std::string postgres;           // non-empty: a SQL worker (worker.h)
+  std::string planted_bug;        // a SQL worker's
   std::string network_namespace;  // empty: this process's
   std::vector<std::string> resources;
   uint64_t seed = 1;
