@@ -28,16 +28,8 @@ using client::Fencing;
 using client::RunFenced;
 using ::testing::HasSubstr;
 
-class RunFencedTest : public ::testing::Test {
+class RunFencedTest : public testing::SqlSchemaTest {
  protected:
-  void SetUp() override {
-    ASSERT_OK_AND_ASSIGN(testing::PostgresServer * postgres,
-                         testing::PostgresServer::Shared());
-    ASSERT_OK_AND_ASSIGN(uri_, postgres->NewSchemaUri());
-    testing::InstallSqlApiAndOrders(uri_);
-    db_ = std::make_unique<pqxx::connection>(uri_);
-  }
-
   auto Insert(int id, const std::string& holder) {
     return [id, holder](pqxx::transaction_base& txn) {
       txn.exec_params0("INSERT INTO orders VALUES ($1, $2)", id, holder);
@@ -51,9 +43,6 @@ class RunFencedTest : public ::testing::Test {
         .exec_params1("SELECT fencegate_fence_of($1)", resource)[0]
         .as<int64_t>();
   }
-
-  std::string uri_;
-  std::unique_ptr<pqxx::connection> db_;
 };
 
 TEST_F(RunFencedTest, AStaleTokenIsTheGatewaysStaleTokenErrorAndNothingCommits) {

@@ -1,19 +1,23 @@
 // What the SQL fencing tests share: a schema with the API installed by the
-// real CLI and a user table of its own, the SQLSTATE a piece of libpqxx
-// work failed with, and whether a backend waits for a lock.
+// real CLI and a user table of its own (SqlSchemaTest), the SQLSTATE a piece
+// of libpqxx work failed with, and whether a backend waits for a lock.
 //
 // Thread safety: free functions; a fixture belongs to its test.
 #ifndef FENCEGATE_TESTS_INTEGRATION_SQL_FENCING_FIXTURE_H_
 #define FENCEGATE_TESTS_INTEGRATION_SQL_FENCING_FIXTURE_H_
 
 #include <exception>
+#include <memory>
 #include <string>
 
 #include "absl/functional/function_ref.h"
+#include "gtest/gtest.h"
 #include "pqxx/connection"
 #include "pqxx/except"
 #include "pqxx/nontransaction"
 #include "tests/testing/must_run.h"
+#include "tests/testing/postgres_server.h"
+#include "tests/testing/status_matchers.h"
 
 namespace fencegate::testing {
 
@@ -58,6 +62,22 @@ inline bool WaitingForLock(pqxx::connection& monitor, int pid) {
           pid)[0]
       .as<bool>();
 }
+
+// A test on a schema of its own of the process's shared PostgreSQL server
+// (PostgresServer::Shared()), set up by InstallSqlApiAndOrders(); db_ is a
+// connection to it.
+class SqlSchemaTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_OK_AND_ASSIGN(PostgresServer * postgres, PostgresServer::Shared());
+    ASSERT_OK_AND_ASSIGN(uri_, postgres->NewSchemaUri());
+    InstallSqlApiAndOrders(uri_);
+    db_ = std::make_unique<pqxx::connection>(uri_);
+  }
+
+  std::string uri_;
+  std::unique_ptr<pqxx::connection> db_;
+};
 
 }  // namespace fencegate::testing
 

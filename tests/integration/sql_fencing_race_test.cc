@@ -129,14 +129,11 @@ struct Outcome {
   bool committed() const { return commits && result[1].empty() && result[3].empty(); }
 };
 
-class SqlFencingRaceTest : public ::testing::Test {
+class SqlFencingRaceTest : public testing::SqlSchemaTest {
  protected:
   void SetUp() override {
-    ASSERT_OK_AND_ASSIGN(testing::PostgresServer * postgres,
-                         testing::PostgresServer::Shared());
-    ASSERT_OK_AND_ASSIGN(uri_, postgres->NewSchemaUri());
-    testing::InstallSqlApiAndOrders(uri_);
-    admin_ = std::make_unique<pqxx::connection>(uri_);
+    SqlSchemaTest::SetUp();
+    if (HasFatalFailure()) return;
     holders_[0] = std::make_unique<Holder>(uri_);
     holders_[1] = std::make_unique<Holder>(uri_);
   }
@@ -151,10 +148,10 @@ class SqlFencingRaceTest : public ::testing::Test {
   std::array<Outcome, 2> RunSchedule(const std::vector<int>& order,
                                      const std::string& level, bool n_commits,
                                      int fence_before) {
-    pqxx::nontransaction(*admin_).exec0(
+    pqxx::nontransaction(*db_).exec0(
         "DELETE FROM orders; DELETE FROM fencegate_resources WHERE name = 'race'");
     if (fence_before != kNoRow) {
-      pqxx::nontransaction(*admin_).exec_params0(
+      pqxx::nontransaction(*db_).exec_params0(
           "INSERT INTO fencegate_resources(name, max_token, revision) VALUES ('race', "
           "$1, 0)",
           fence_before);
@@ -214,7 +211,7 @@ class SqlFencingRaceTest : public ::testing::Test {
                       [&] {
                         if (!holders_[h]->busy()) return true;
                         outcome[h].waited[step] =
-                            testing::WaitingForLock(*admin_, holders_[h]->pid());
+                            testing::WaitingForLock(*db_, holders_[h]->pid());
                         return outcome[h].waited[step];
                       },
                       absl::Seconds(30), "the statement to complete or wait",
@@ -272,7 +269,7 @@ class SqlFencingRaceTest : public ::testing::Test {
            "at READ COMMITTED the old holder's fence answered '" + o.result[1] + "'");
     // The store: the committed holders' rows, and the highest committed
     // fence.
-    pqxx::nontransaction read(*admin_);
+    pqxx::nontransaction read(*db_);
     std::vector<std::string> rows;
     for (const pqxx::row& row : read.exec("SELECT holder FROM orders ORDER BY id")) {
       rows.push_back(row[0].as<std::string>());
@@ -331,8 +328,6 @@ class SqlFencingRaceTest : public ::testing::Test {
     return all;
   }
 
-  std::string uri_;
-  std::unique_ptr<pqxx::connection> admin_;
   std::array<std::unique_ptr<Holder>, 2> holders_;
 };
 
@@ -376,7 +371,7 @@ TEST_F(SqlFencingRaceTest, TheJudgeCatchesBrokenFences) {
     std::string script = gateway::SqlApiScript();
     ASSERT_NE(script.find(m.from), std::string::npos) << "the mutation no longer applies";
     script.replace(script.find(m.from), m.from.size(), m.to);
-    pqxx::work install(*admin_);
+    pqxx::work install(*db_);
     install.exec(script);
     install.commit();
     int runs = 0, refused = 0, serialization_failures = 0;
