@@ -65,7 +65,12 @@ absl::Status FromSqlFencingError(absl::string_view sqlstate, absl::string_view m
   if (sqlstate == "22004" || sqlstate == "22023")
     return absl::InvalidArgumentError(message);
   if (sqlstate == "25P01") return absl::FailedPreconditionError(message);
-  if (sqlstate == "40001" || sqlstate == "40P01") return absl::AbortedError(message);
+  if (sqlstate == "40001" || sqlstate == "40P01") {
+    return absl::AbortedError(absl::StrCat(
+        message, " (SQLSTATE ", sqlstate,
+        ": the transaction lost a race and changed nothing; run it again from BEGIN, "
+        "where a stale token then fails with ZF001)"));
+  }
   if (absl::StartsWith(sqlstate, "08")) return absl::UnavailableError(message);
   return absl::InternalError(absl::StrCat("SQLSTATE ", sqlstate, ": ", message));
 }

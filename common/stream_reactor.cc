@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "common/grpc_status.h"
+#include "common/log.h"
 #include "grpcpp/support/slice.h"
 
 namespace fencegate {
@@ -25,7 +26,11 @@ void StreamRegistry::CloseAll(const absl::Status& status) {
 bool StreamRegistry::AwaitEnded(absl::Time deadline) {
   absl::MutexLock lock(&mu_);
   auto ended = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return sessions_.empty(); };
-  return mu_.AwaitWithDeadline(absl::Condition(&ended), deadline);
+  if (mu_.AwaitWithDeadline(absl::Condition(&ended), deadline)) return true;
+  LogWarning("%d Session stream(s) still open at the shutdown deadline "
+             "(--shutdown_grace); they are cancelled, and their clients see CANCELLED",
+             static_cast<int>(sessions_.size()));
+  return false;
 }
 
 bool StreamRegistry::Add(StreamSession* session, absl::Status* status) {

@@ -43,7 +43,8 @@ class StreamRegistry {
   void CloseAll(const absl::Status& status);
 
   // Waits until every session has ended: its final status handed to gRPC
-  // and its reactor done. False if some were still live at `deadline`.
+  // and its reactor done. False (and a warning logged) if some were still
+  // live at `deadline`.
   //
   // Why a shutdown waits: gRPC closes a connection as soon as its last
   // stream ends after the server's final GOAWAY. A session that ends later
