@@ -5,12 +5,14 @@
 #include <unistd.h>
 
 #include <string>
+#include <vector>
 
 #include "absl/base/call_once.h"
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "common/log.h"
@@ -126,20 +128,29 @@ const std::vector<absl::string_view>& PlantedBugNames() {
 }
 
 void Failpoint(absl::string_view name) {
+  FailpointOn(name, [](absl::string_view) { return true; });
+}
+
+void FailpointOn(absl::string_view name,
+                 absl::FunctionRef<bool(absl::string_view)> has_subject) {
   const Settings& settings = GetSettings();
   if (settings.failpoint_file.empty()) return;
-  const std::string crash = absl::StrCat("crash ", name);
-  const std::string stall = absl::StrCat("stall ", name);
-  std::string armed(absl::StripAsciiWhitespace(ReadSmallFile(settings.failpoint_file)));
-  if (armed == crash) {
+  const std::string armed(
+      absl::StripAsciiWhitespace(ReadSmallFile(settings.failpoint_file)));
+  // "ACTION NAME [SUBJECT]"
+  const std::vector<absl::string_view> words =
+      absl::StrSplit(armed, ' ', absl::SkipEmpty());
+  if (words.size() < 2 || words.size() > 3 || words[1] != name) return;
+  if (words.size() == 3 && !has_subject(words[2])) return;
+  if (words[0] == "crash") {
     LogError("TEST BUILD: failpoint %s: crashing", name);
     absl::SleepFor(kFailpointCrashDelay);
     _exit(kFailpointExitCode);
   }
-  if (armed != stall) return;
+  if (words[0] != "stall") return;
   LogWarning("TEST BUILD: failpoint %s: stalled", name);
   WriteSmallFile(settings.failpoint_file + ".hit", name);
-  while (absl::StripAsciiWhitespace(ReadSmallFile(settings.failpoint_file)) == stall) {
+  while (absl::StripAsciiWhitespace(ReadSmallFile(settings.failpoint_file)) == armed) {
     absl::SleepFor(absl::Milliseconds(5));  // a stalled disk; the harness ends it
   }
   LogWarning("TEST BUILD: failpoint %s: going on", name);

@@ -17,7 +17,9 @@
 //       network gets out, as in a crash during a slow fsync) and calls
 //       _exit(kFailpointExitCode). If it says "stall NAME", the thread stops
 //       at NAME (a stalled disk), writes PATH.hit, and goes on once the file
-//       says anything else.
+//       says anything else. "crash NAME SUBJECT" and "stall NAME SUBJECT"
+//       act only where the failpoint passes SUBJECT (FailpointOn): e.g. only
+//       on the commit that carries one resource's lease.
 //   --planted_bug=NAME     switches on one deliberate bug (PlantedBugNames()).
 //   --lease_history_file=PATH  the lock service appends one line per lease
 //       event: "<CLOCK_MONOTONIC ns>\t<kind>\t<resource>\t<token>\t<ttl ms>",
@@ -32,6 +34,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 
@@ -43,6 +46,10 @@ inline constexpr absl::Duration kFailpointCrashDelay = absl::Milliseconds(100);
 
 // Acts on the failpoint `name` as --failpoint_file says (see above).
 void Failpoint(absl::string_view name);
+// Likewise, but if the file names a SUBJECT too, only when
+// `has_subject(SUBJECT)`.
+void FailpointOn(absl::string_view name,
+                 absl::FunctionRef<bool(absl::string_view)> has_subject);
 
 // True iff --planted_bug names `bug`. Logs once that a bug is planted.
 bool PlantedBug(absl::string_view bug);
@@ -58,11 +65,14 @@ void LeaseEvent(absl::string_view kind, absl::string_view resource,
 
 #ifdef FENCEGATE_TEST_HOOKS
 #define FENCEGATE_FAILPOINT(name) ::fencegate::test_hooks::Failpoint(name)
+#define FENCEGATE_FAILPOINT_ON(name, has_subject) \
+  ::fencegate::test_hooks::FailpointOn(name, has_subject)
 #define FENCEGATE_PLANTED_BUG(name) ::fencegate::test_hooks::PlantedBug(name)
 #define FENCEGATE_LEASE_EVENT(kind, resource, token, ttl) \
   ::fencegate::test_hooks::LeaseEvent(kind, resource, token, ttl)
 #else
 #define FENCEGATE_FAILPOINT(name) static_cast<void>(0)
+#define FENCEGATE_FAILPOINT_ON(name, has_subject) static_cast<void>(0)
 #define FENCEGATE_PLANTED_BUG(name) false
 #define FENCEGATE_LEASE_EVENT(kind, resource, token, ttl) static_cast<void>(0)
 #endif

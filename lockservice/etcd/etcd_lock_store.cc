@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/algorithm/container.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/clock.h"
 #include "common/log.h"
 #include "common/test_hooks.h"
@@ -132,7 +134,7 @@ absl::Status EtcdLockStore::Commit(const LockStoreBatch& batch) {
   }
   if (!batch.empty()) FENCEGATE_FAILPOINT("lock.before_commit");  // test builds only
   if (batch.last_token > committed_token_) {
-    FENCEGATE_FAILPOINT("lock.before_token_commit");  // test builds only
+    FENCEGATE_FAILPOINT_ON("lock.before_token_commit", [&](absl::string_view resource) { return absl::c_any_of(batch.leases, [&](const auto& lease) { return lease.first == resource; }); });  // test builds only
   }
   if (FENCEGATE_PLANTED_BUG("lock_term_guard_off")) txn.clear_compare();  // test builds only
   absl::StatusOr<etcdserverpb::TxnResponse> response =

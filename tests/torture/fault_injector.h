@@ -29,6 +29,8 @@
 #ifndef FENCEGATE_TESTS_TORTURE_FAULT_INJECTOR_H_
 #define FENCEGATE_TESTS_TORTURE_FAULT_INJECTOR_H_
 
+#include <atomic>
+#include <cstdint>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -38,6 +40,9 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "fencegate/client/client_options.h"
+#include "fencegate/client/lock_client.h"
+#include "fencegate/token_signature.h"
 #include "tests/torture/cluster.h"
 #include "tests/torture/fault_tally.h"
 #include "tests/torture/history_log.h"
@@ -101,7 +106,24 @@ class FaultInjector {
   std::string FailpointCrash(const Fault& fault, ServerNode& server);
   std::string ClockJump(const Fault& fault, ServerNode& server);
   // The replicated topology's (fault_injector_replicated.cc).
+  // Stops the leader while the commit of a probe lease's grant is in
+  // flight, until another instance leads and has granted the same
+  // resource; resumes it, and records what it answered the probe.
   std::string PauseLeaderPastTtl(const Fault& fault, ServerNode& leader);
+  // A lease of the harness's own, in the history, from a client of its own.
+  struct HarnessLease {
+    std::unique_ptr<client::LockClient> client;
+    std::string resource;
+    uint64_t token = 0;
+    TokenSignature signature;
+  };
+  // Acquires `resource` through `target` (waits up to 5 s); FAILED_PRECONDITION
+  // if not acquired, or the call's error.
+  absl::StatusOr<HarnessLease> HarnessAcquire(const std::string& target,
+                                              const std::string& resource,
+                                              absl::Duration ttl,
+                                              const client::ClientOptions& options);
+  void HarnessRelease(const HarnessLease& lease);
   std::string EtcdFault(const Fault& fault);
   std::string QuorumLoss(const Fault& fault);
   std::string Cut(const Fault& fault, ServerNode* server);
@@ -130,6 +152,7 @@ class FaultInjector {
   HistoryWriter* const history_;
   const absl::Duration reach_timeout_;
   absl::Time start_;
+  std::atomic<int> pause_probes_{0};  // PauseLeaderPastTtl's probes so far
 
   absl::Mutex mu_;
   FaultTally tally_ ABSL_GUARDED_BY(mu_);

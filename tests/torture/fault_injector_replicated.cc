@@ -4,6 +4,7 @@
 // partitions (see fault_injector.h, schedule.h).
 #include <algorithm>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -19,9 +20,11 @@ namespace {
 // How long a paused leader's successor has to appear: its session TTL, an
 // election, and room for a busy machine.
 constexpr absl::Duration kSuccessorTimeout = absl::Seconds(30);
-// After the successor leads, before the old leader resumes: it serves a
-// while (grants, with the tokens the paused leader is about to commit).
-constexpr absl::Duration kSuccessorServes = absl::Seconds(1);
+// How long the successor has to grant the probe resource to the harness.
+constexpr absl::Duration kSuccessorGrantTimeout = absl::Seconds(30);
+// Past the rest of the pause, how long the paused leader has to answer the
+// probe's Acquire once it resumes.
+constexpr absl::Duration kPausedAnswerTimeout = absl::Seconds(30);
 // How long the resumed leader has to log how its in-flight commit ended.
 constexpr absl::Duration kVerdictTimeout = absl::Seconds(15);
 // The longest a cut of the fence feed is held for the streams to end: the
@@ -37,6 +40,11 @@ constexpr char kCommitRefused[] = "the commit was refused: this instance no long
 
 // The resource whose fence only the fence feed raises (no worker uses it).
 constexpr char kFenceProbeResource[] = "torture-fence-probe";
+// The resources of the paused leader's probes, one per pause (no worker
+// uses them, and no gateway sees them).
+constexpr char kPauseProbePrefix[] = "torture-pause-probe-";
+// The harness's holder name in the history.
+constexpr char kHarnessHolder[] = "torture-harness";
 
 template <typename Condition>
 bool PollFor(Condition condition, absl::Duration timeout) {
@@ -64,12 +72,59 @@ int IndexOf(const std::vector<ServerNode*>& nodes, const ServerNode* node) {
 
 std::string FenceProbeResource() { return kFenceProbeResource; }
 
+absl::StatusOr<FaultInjector::HarnessLease> FaultInjector::HarnessAcquire(
+    const std::string& target, const std::string& resource, absl::Duration ttl,
+    const client::ClientOptions& options) {
+  absl::StatusOr<std::unique_ptr<client::LockClient>> lock =
+      client::LockClient::Connect(target, options);
+  if (!lock.ok()) return lock.status();
+  client::AcquireOptions acquire;
+  acquire.ttl = ttl;
+  acquire.wait = absl::Seconds(5);
+  const uint64_t op = history_->Invoke(
+      "acquire", {{"resource", resource},
+                  {"holder", kHarnessHolder},
+                  {"ttl_ms", absl::StrCat(absl::ToInt64Milliseconds(ttl))}});
+  absl::StatusOr<client::AcquireOutcome> got =
+      (*lock)->Acquire(resource, kHarnessHolder, acquire);
+  if (!got.ok() || !got->acquired) {
+    history_->Complete(op, "acquire", got.ok() ? Outcome::kRefused : Outcome::kUnknown,
+                       {{"error", got.ok() ? "not acquired" : got.status().ToString()}});
+    return got.ok() ? absl::FailedPreconditionError("not acquired") : got.status();
+  }
+  history_->Complete(op, "acquire", Outcome::kOk, {{"token", absl::StrCat(got->token)}});
+  return HarnessLease{*std::move(lock), resource, got->token, got->signature};
+}
+
+void FaultInjector::HarnessRelease(const HarnessLease& lease) {
+  const uint64_t op = history_->Invoke(
+      "release", {{"resource", lease.resource}, {"token", absl::StrCat(lease.token)}});
+  absl::StatusOr<uint32_t> released =
+      lease.client->Release(lease.resource, lease.token, "", lease.signature);
+  history_->Complete(op, "release", released.ok() ? Outcome::kOk : Outcome::kUnknown, {});
+}
+
 std::string FaultInjector::PauseLeaderPastTtl(const Fault& fault, ServerNode& resolved) {
   (void)fault;
   const std::vector<ServerNode*> instances = cluster_->lockservices();
-  // The leader may change while the fault waits for a commit: every
+  const std::string probe = absl::StrCat(kPauseProbePrefix, ++pause_probes_);
+  // The commit in flight is the one that grants the probe resource, and
+  // whose answer the harness waits for: a worker's grant in a stalled
+  // commit may reach nobody (a standby re-sends a forwarded Acquire to the
+  // next leader). The leader may change before the probe reaches it: every
   // instance is armed, and only the one that leads commits.
-  for (ServerNode* s : instances) s->Arm("stall", "lock.before_token_commit");
+  for (ServerNode* s : instances) s->Arm("stall", "lock.before_token_commit", probe);
+  // Straight to the leader, in one attempt that outlasts the pause: its
+  // answer is what the paused leader's commit came to.
+  client::ClientOptions paused_options;
+  paused_options.retry.max_attempts = 1;
+  paused_options.rpc_timeout =
+      reach_timeout_ + kSuccessorTimeout + kSuccessorGrantTimeout + kPausedAnswerTimeout;
+  absl::StatusOr<HarnessLease> paused_grant = absl::UnknownError("not sent");
+  std::thread paused_probe([&] {
+    paused_grant =
+        HarnessAcquire(resolved.address(), probe, absl::Seconds(10), paused_options);
+  });
   ServerNode* stalled = nullptr;
   PollFor(
       [&] {
@@ -82,7 +137,12 @@ std::string FaultInjector::PauseLeaderPastTtl(const Fault& fault, ServerNode& re
   for (ServerNode* s : instances) {
     if (s != stalled) s->Disarm();
   }
-  if (stalled == nullptr) return "no commit that issues tokens reached the failpoint";
+  if (stalled == nullptr) {
+    paused_probe.join();
+    return absl::StrCat("the probe's grant did not reach the failpoint (",
+                        paused_grant.ok() ? "granted" : paused_grant.status().ToString(),
+                        ")");
+  }
   if (stalled != &resolved)
     Log(absl::StrCat("the leader is ", stalled->name(), " by now"));
   ServerNode& leader = *stalled;
@@ -91,22 +151,40 @@ std::string FaultInjector::PauseLeaderPastTtl(const Fault& fault, ServerNode& re
   absl::Status stopped = leader.Stop();
   if (!stopped.ok()) {
     leader.Disarm();
+    paused_probe.join();
     return stopped.ToString();
   }
-  const bool succeeded = PollFor(
+  int successor = -1;
+  PollFor(
       [&] {
-        const int now = cluster_->LockServiceLeaderNow();
-        return now >= 0 && now != index;
+        successor = cluster_->LockServiceLeaderNow();
+        return successor >= 0 && successor != index;
       },
       kSuccessorTimeout);
-  if (succeeded) absl::SleepFor(kSuccessorServes);
-  Log(absl::StrCat("paused leader ", leader.name(), " with a commit in flight; ",
-                   succeeded
-                       ? absl::StrCat("lockservice-", cluster_->LockServiceLeaderNow(),
-                                      " leads now; resuming it")
-                       : "no other instance took over; resuming it"));
+  const bool succeeded = successor >= 0 && successor != index;
+  // The successor grants the same resource, knowing nothing of the paused
+  // commit: if that commit went through, two leases overlap.
+  std::string successor_grant = "no other instance took over";
+  if (succeeded) {
+    client::ClientOptions options;
+    options.call_timeout = kSuccessorGrantTimeout;
+    absl::StatusOr<HarnessLease> grant =
+        HarnessAcquire(instances[successor]->address(), probe, absl::Seconds(1), options);
+    successor_grant = absl::StrCat(
+        "lockservice-", successor, " leads now and ",
+        grant.ok()
+            ? absl::StrCat("granted ", probe, " token ", grant->token)
+            : absl::StrCat("did not grant ", probe, ": ", grant.status().ToString()));
+    if (grant.ok()) HarnessRelease(*grant);
+  }
+  Log(absl::StrCat("paused leader ", leader.name(), " with the commit of ", probe,
+                   "'s grant in flight; ", successor_grant, "; resuming it"));
   leader.Disarm();
   leader.Continue();
+  paused_probe.join();
+  Log(absl::StrCat(leader.name(), " answered the probe: ",
+                   paused_grant.ok() ? absl::StrCat("granted token ", paused_grant->token)
+                                     : paused_grant.status().ToString()));
   if (!succeeded) return "no other instance led while the leader was paused";
   Count(&FaultTally::leader_pauses_past_ttl);
   // The verdict on its in-flight commit, as it logged it: refused by the
@@ -323,36 +401,14 @@ std::string FaultInjector::FenceFeedCut(const Fault& fault) {
   // caught up (the checker's grant-time-fence-reaches-gateways).
   client::ClientOptions options;
   options.call_timeout = absl::Seconds(30);
-  absl::StatusOr<std::unique_ptr<client::LockClient>> lock =
-      client::LockClient::Connect(cluster_->lockservice_target(), options);
-  if (lock.ok()) {
-    client::AcquireOptions acquire;
-    acquire.ttl = absl::Seconds(10);
-    acquire.wait = absl::Seconds(5);
-    const uint64_t op = history_->Invoke("acquire", {{"resource", kFenceProbeResource},
-                                                     {"holder", "torture-harness"},
-                                                     {"ttl_ms", "10000"}});
-    absl::StatusOr<client::AcquireOutcome> got =
-        (*lock)->Acquire(kFenceProbeResource, "torture-harness", acquire);
-    if (got.ok() && got->acquired) {
-      history_->Complete(op, "acquire", Outcome::kOk,
-                         {{"token", absl::StrCat(got->token)}});
-      Log(absl::StrCat("fence probe: granted token ", got->token, " on ",
-                       kFenceProbeResource));
-      const uint64_t release = history_->Invoke(
-          "release",
-          {{"resource", kFenceProbeResource}, {"token", absl::StrCat(got->token)}});
-      absl::StatusOr<uint32_t> released =
-          (*lock)->Release(kFenceProbeResource, got->token, "", got->signature);
-      history_->Complete(release, "release",
-                         released.ok() ? Outcome::kOk : Outcome::kUnknown, {});
-    } else {
-      history_->Complete(
-          op, "acquire", got.ok() ? Outcome::kRefused : Outcome::kUnknown,
-          {{"error", got.ok() ? "not acquired" : got.status().ToString()}});
-      Log(absl::StrCat("fence probe: not granted: ",
-                       got.ok() ? "not acquired" : got.status().ToString()));
-    }
+  absl::StatusOr<HarnessLease> grant = HarnessAcquire(
+      cluster_->lockservice_target(), kFenceProbeResource, absl::Seconds(10), options);
+  if (grant.ok()) {
+    Log(absl::StrCat("fence probe: granted token ", grant->token, " on ",
+                     kFenceProbeResource));
+    HarnessRelease(*grant);
+  } else {
+    Log(absl::StrCat("fence probe: not granted: ", grant.status().ToString()));
   }
   if (!until_streams_end && fault.duration > absl::ZeroDuration()) {
     absl::SleepFor(fault.duration / 2);

@@ -266,8 +266,9 @@ std::string DescribeFault(const Schedule& schedule, const Fault& fault) {
     case FaultKind::kPauseLeaderPastTtl:
       return absl::StrCat(
           at,
-          " SIGSTOP the lockservice leader with a commit that issues tokens "
-          "in flight, until another instance leads; then SIGCONT");
+          " SIGSTOP the lockservice leader with the commit of a probe lease's "
+          "grant in flight, until another instance leads and granted it too; "
+          "then SIGCONT");
     case FaultKind::kQuorumLoss:
       return absl::StrCat(
           at,

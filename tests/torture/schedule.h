@@ -31,10 +31,11 @@ enum class FaultKind {
   kClockJump,         // the server's wall clock jumps by `clock_offset`,
                       // stays there for `duration`, and jumps back
   // The etcd-cluster topology's own:
-  kPauseLeaderPastTtl,  // the lock-service leader is stopped (SIGSTOP) with a
-                        // commit that issues tokens in flight (stalled at the
-                        // failpoint lock.before_token_commit) until another
-                        // instance leads, then resumed: the term guard must
+  kPauseLeaderPastTtl,  // the lock-service leader is stopped (SIGSTOP) with
+                        // the commit of the harness's probe grant in flight
+                        // (stalled at the failpoint lock.before_token_commit)
+                        // until another instance leads and granted the probe
+                        // resource too, then resumed: the term guard must
                         // refuse that commit
   kQuorumLoss,          // kill -9 the etcd leader and a follower; restart
                         // both after `duration`

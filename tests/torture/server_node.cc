@@ -106,10 +106,12 @@ absl::Status ServerNode::Terminate(absl::Duration grace) {
   return process_->Terminate(grace);
 }
 
-void ServerNode::Arm(const std::string& action, const std::string& failpoint) {
+void ServerNode::Arm(const std::string& action, const std::string& failpoint,
+                     const std::string& subject) {
   unlink(File(".failpoint.hit").c_str());
-  testing::WriteFileAtomically(File(".failpoint"),
-                               absl::StrCat(action, " ", failpoint, "\n"));
+  testing::WriteFileAtomically(
+      File(".failpoint"),
+      absl::StrCat(action, " ", failpoint, subject.empty() ? "" : " ", subject, "\n"));
 }
 
 void ServerNode::Disarm() { testing::WriteFileAtomically(File(".failpoint"), "\n"); }
