@@ -8,7 +8,8 @@ docs/benchmarks.md + docs/benchmarks.svg. Called by ./scripts/bench.
   report.py render --results=F --markdown=F --svg=F
 
 Standard library only. The results schema (each entry of "results"):
-  system      fencegate | fencegate-etcd (its lock service on etcd, to the
+  system      fencegate | fencegate-stream (the same servers, every call
+              on their Session streams) | fencegate-etcd (its lock service on etcd, to the
               leader) | fencegate-etcd-standby (the same, through a standby)
               | fencegate-pg (its gateway on PostgreSQL, --storage postgres)
               | sql-fenced, sql-plain (a write to a PostgreSQL table of the
@@ -17,7 +18,8 @@ Standard library only. The results schema (each entry of "results"):
               | etcd | redis | grpc-empty
   durability  fsync (acknowledged only after fsync) | everysec (Redis,
               NOT durable) | none (the empty call)
-  workload    lock_cycle | fenced_write | handoff | rpc
+  workload    lock_cycle | fenced_write | handoff | pipelined_write (one
+              client, 32 writes in flight) | rpc
   resources, clients
   ops_per_s, p50_us, p99_us   medians over the runs
   runs        every run's own figures, in the order they ran
@@ -35,6 +37,7 @@ import sys
 
 SYSTEM_ORDER = [
     ("fencegate", "fsync"),
+    ("fencegate-stream", "fsync"),
     ("fencegate-etcd", "fsync"),
     ("fencegate-etcd-standby", "fsync"),
     ("fencegate-pg", "fsync"),
@@ -46,6 +49,7 @@ SYSTEM_ORDER = [
 ]
 LABEL = {
     ("fencegate", "fsync"): "fencegate",
+    ("fencegate-stream", "fsync"): "fencegate, streams",
     ("fencegate-etcd", "fsync"): "fencegate on etcd",
     ("fencegate-etcd-standby", "fsync"): "fencegate on etcd, via standby",
     ("fencegate-pg", "fsync"): "fencegate on PostgreSQL",
@@ -58,6 +62,7 @@ LABEL = {
 }
 COLOR = {
     ("fencegate", "fsync"): "#1f6feb",
+    ("fencegate-stream", "fsync"): "#0a3069",
     ("fencegate-etcd", "fsync"): "#79c0ff",
     ("fencegate-etcd-standby", "fsync"): "#a5d6ff",
     ("fencegate-pg", "fsync"): "#56d364",
@@ -230,7 +235,7 @@ def aggregate(args):
         else:
             results.append(entry)
 
-    order = {"rpc": 0, "lock_cycle": 1, "fenced_write": 2, "handoff": 3}
+    order = {"rpc": 0, "lock_cycle": 1, "fenced_write": 2, "handoff": 3, "pipelined_write": 4}
     sys_order = {s: i for i, s in enumerate(SYSTEM_ORDER + [("grpc-empty", "none")])}
     results.sort(key=lambda e: (order.get(e["workload"], 9), -e["resources"], e["clients"],
                                 sys_order.get((e["system"], e["durability"]), 9)))
@@ -343,6 +348,57 @@ def targets(doc):
     return out
 
 
+def stream_targets(doc):
+    """Issue 14's ratios for the streams: (name, measured, target, higher_is_better, basis)."""
+    out = []
+    st = lambda w, r, c: find(doc, "fencegate-stream", "fsync", w, r, c)
+    unary = lambda w, r, c: find(doc, "fencegate", "fsync", w, r, c)
+    redis = lambda w, r, c: find(doc, "redis", "fsync", w, r, c)
+    rpc1 = find(doc, "grpc-empty", "none", "rpc", 0, 1)
+    fsync = doc["ceilings"].get("fsync")
+
+    def ratio(a, b):
+        return a["ops_per_s"] / b["ops_per_s"] if a and b and b["ops_per_s"] > 0 else None
+
+    for r, rname in [(1000, "1,000 resources"), (1, "hot resource")]:
+        out.append((f"fenced write, 32 clients, {rname}: streams / Redis always",
+                    ratio(st("fenced_write", r, 32), redis("fenced_write", r, 32)), 1.0, True,
+                    "ops/s"))
+        out.append((f"fenced write, 32 clients, {rname}: streams / fencegate unary",
+                    ratio(st("fenced_write", r, 32), unary("fenced_write", r, 32)), 2.0, True,
+                    "ops/s"))
+    out.append(("lock cycle, 32 clients, 1,000 resources: streams / Redis always",
+                ratio(st("lock_cycle", 1000, 32), redis("lock_cycle", 1000, 32)), 0.75, True,
+                "ops/s"))
+    out.append(("hand-off, 32 clients: streams / Redis always",
+                ratio(st("handoff", 1, 32), redis("handoff", 1, 32)), 1.2, True,
+                "acquire-write-release cycles/s"))
+    handoff = st("handoff", 1, 32)
+    out.append(("hand-off, 32 clients: streams, Jain's fairness index",
+                handoff["detail"]["jain_fairness"] if handoff else None, 0.99, True,
+                "an index, not a ratio"))
+    if rpc1 and fsync:
+        floor = rpc1["p50_us"] + fsync["p50_us"]
+        e = st("fenced_write", 1000, 1)
+        out.append(("p50 at 1 client, fenced write: streams / (empty call + fsync)",
+                    e["p50_us"] / floor if e else None, 1.3, False,
+                    f"p50; floor {fmt_ms(rpc1['p50_us'])} + {fmt_ms(fsync['p50_us'])} ms"))
+    out.append(("pipelined, 1 client, 32 writes in flight: streams / Redis always pipelined",
+                ratio(st("pipelined_write", 1000, 1), redis("pipelined_write", 1000, 1)), 1.0,
+                True, "ops/s"))
+    return out
+
+
+def targets_table(rows):
+    lines = ["| ratio | measured | target | verdict |", "|---|---:|---:|---|"]
+    for name, measured, target, higher, basis in rows:
+        word, by = verdict(measured, target, higher)
+        shown = f"{measured:.2f}x" if measured is not None else "-"
+        lines.append(f"| {name} ({basis}) | {shown} | {'>=' if higher else '<='} {target:g}x | "
+                     f"{word}{', ' + by if by else ''} |")
+    return lines
+
+
 def verdict(measured, target, higher):
     if measured is None:
         return "not measured", ""
@@ -452,14 +508,16 @@ def render_markdown(doc, analysis):
     add("At 32 clients, with fsync before every acknowledgement on every durable system. "
         "\"needs Nx more\" is the factor fencegate's figure must still grow by.")
     add("")
-    add("| ratio | measured | target | verdict |")
-    add("|---|---:|---:|---|")
-    for name, measured, target, higher, basis in targets(doc):
-        word, by = verdict(measured, target, higher)
-        shown = f"{measured:.2f}x" if measured is not None else "-"
-        add(f"| {name} ({basis}) | {shown} | {'>=' if higher else '<='} {target:g}x | "
-            f"{word}{', ' + by if by else ''} |")
+    lines.extend(targets_table(targets(doc)))
     add("")
+    if any(e["system"] == "fencegate-stream" for e in doc["results"]):
+        add("## Targets (issue 14: the Session streams)")
+        add("")
+        add("The same servers, every call on their Session streams (one stream per client "
+            "to each server), against the same peers in the same run.")
+        add("")
+        lines.extend(targets_table(stream_targets(doc)))
+        add("")
     add("![ops/s at 32 clients](benchmarks.svg)")
     add("")
     add("## Results")
@@ -475,6 +533,16 @@ def render_markdown(doc, analysis):
                 add(f"### {title}, {rname}")
                 add("")
                 add(table)
+    pipelined = results_table(doc, "pipelined_write", 1000)
+    if pipelined:
+        add("")
+        add("### Pipelined fenced writes: one client, 32 in flight, 1,000 resources")
+        add("")
+        add("One connection: fencegate's gateway Session stream, Redis' RESP with 32 "
+            "commands pipelined (hiredis). The client sends as many new writes as were "
+            "answered, so 32 are always in flight; latency is per write.")
+        add("")
+        add(pipelined)
     topologies = topology_table(doc)
     if topologies:
         add("")

@@ -28,7 +28,7 @@ absl::Status OutcomeOf(const v1::GatewayResult& result) {
 }  // namespace
 
 FencegateDriver::FencegateDriver(std::string lock_target, std::string gateway_target,
-                                 std::string holder, GatewayTransport transport)
+                                 std::string holder, Transport transport)
     : lock_target_(std::move(lock_target)),
       gateway_target_(std::move(gateway_target)),
       holder_(std::move(holder)),
@@ -40,11 +40,17 @@ absl::Status FencegateDriver::Open(absl::Duration /*session_ttl*/) {
   auto lock_channel = ConnectOwnChannel(lock_target_, kCallTimeout);
   if (!lock_channel.ok()) return lock_channel.status();
   locks_ = v1::LockService::NewStub(*lock_channel);
+  if (transport_ == Transport::kStream) {
+    lock_session_context_ = std::make_unique<grpc::ClientContext>();
+    SetDeadline(*lock_session_context_, absl::Now() + kSessionLifetime);
+    lock_session_ = locks_->Session(lock_session_context_.get());
+    if (lock_session_ == nullptr) return absl::UnavailableError("lock Session: no stream");
+  }
   if (gateway_target_.empty()) return absl::OkStatus();
   auto gateway_channel = ConnectOwnChannel(gateway_target_, kCallTimeout);
   if (!gateway_channel.ok()) return gateway_channel.status();
   gateway_ = v1::Gateway::NewStub(*gateway_channel);
-  if (transport_ == GatewayTransport::kStream) {
+  if (transport_ == Transport::kStream) {
     session_context_ = std::make_unique<grpc::ClientContext>();
     SetDeadline(*session_context_, absl::Now() + kSessionLifetime);
     session_ = gateway_->Session(session_context_.get());
@@ -54,6 +60,14 @@ absl::Status FencegateDriver::Open(absl::Duration /*session_ttl*/) {
 }
 
 void FencegateDriver::Close() {
+  if (lock_session_ != nullptr) {
+    lock_session_->WritesDone();
+    while (lock_session_->Read(&lock_in_)) {
+    }
+    lock_session_->Finish().IgnoreError();
+    lock_session_.reset();
+    lock_session_context_.reset();
+  }
   if (session_ == nullptr) return;
   session_->WritesDone();
   while (session_->Read(&in_)) {
@@ -81,6 +95,34 @@ absl::Status FencegateDriver::SessionEnded() {
   return status;
 }
 
+absl::Status FencegateDriver::LockSessionEnded() {
+  absl::Status status = FromGrpc("lock Session", lock_session_->Finish());
+  lock_session_.reset();
+  if (status.ok()) return absl::UnavailableError("lock Session: the stream ended early");
+  return status;
+}
+
+absl::StatusOr<const v1::LockResult*> FencegateDriver::LockStreamCall() {
+  if (lock_session_ == nullptr) {
+    return absl::UnavailableError("lock Session: the stream has ended");
+  }
+  const uint64_t id = lock_out_.calls(0).request_id();
+  if (!lock_session_->Write(lock_out_)) return LockSessionEnded();
+  for (;;) {
+    if (!lock_session_->Read(&lock_in_)) return LockSessionEnded();
+    if (lock_in_.results_size() == 0) continue;  // pushes only: a lease ended
+    const v1::LockResult& result = lock_in_.results(0);
+    if (lock_in_.results_size() != 1 || result.request_id() != id) {
+      return absl::InternalError("lock Session: the answer is not the call's");
+    }
+    if (result.result_case() == v1::LockResult::kError) {
+      return absl::Status(static_cast<absl::StatusCode>(result.error().code()),
+                          absl::StrCat("lock Session: ", result.error().message()));
+    }
+    return &result;
+  }
+}
+
 absl::StatusOr<std::optional<HeldLock>> FencegateDriver::Acquire(
     const std::string& resource, const AcquireOptions& options) {
   const absl::Time now = absl::Now();
@@ -88,6 +130,20 @@ absl::StatusOr<std::optional<HeldLock>> FencegateDriver::Acquire(
   if (options.wait) {
     if (now >= options.give_up) return std::nullopt;
     wait_ms = std::max<int64_t>(1, absl::ToInt64Milliseconds(options.give_up - now));
+  }
+  if (transport_ == Transport::kStream) {
+    if (lock_out_.calls_size() == 0) lock_out_.add_calls();
+    v1::LockCall& call = *lock_out_.mutable_calls(0);
+    call.set_request_id(next_id_++);
+    v1::AcquireRequest* acquire = call.mutable_acquire();
+    acquire->set_resource(resource);
+    acquire->set_holder(holder_);
+    acquire->set_ttl_ms(absl::ToInt64Milliseconds(options.ttl));
+    acquire->set_wait_ms(wait_ms);
+    absl::StatusOr<const v1::LockResult*> result = LockStreamCall();
+    if (!result.ok()) return result.status();
+    if (!(*result)->acquire().acquired()) return std::nullopt;
+    return HeldLock{resource, (*result)->acquire().token(), holder_};
   }
   acquire_.set_resource(resource);
   acquire_.set_holder(holder_);
@@ -103,6 +159,15 @@ absl::StatusOr<std::optional<HeldLock>> FencegateDriver::Acquire(
 }
 
 absl::Status FencegateDriver::Release(const HeldLock& lock) {
+  if (transport_ == Transport::kStream) {
+    if (lock_out_.calls_size() == 0) lock_out_.add_calls();
+    v1::LockCall& call = *lock_out_.mutable_calls(0);
+    call.set_request_id(next_id_++);
+    v1::ReleaseRequest* release = call.mutable_release();
+    release->set_resource(lock.resource);
+    release->set_token(lock.token);
+    return LockStreamCall().status();
+  }
   release_.set_resource(lock.resource);
   release_.set_token(lock.token);
   grpc::ClientContext context;
@@ -116,7 +181,7 @@ absl::Status FencegateDriver::FencedWrite(const HeldLock& lock,
   if (gateway_ == nullptr) {
     return absl::FailedPreconditionError("FencedWrite: no --gateway_target given");
   }
-  if (transport_ == GatewayTransport::kStream) {
+  if (transport_ == Transport::kStream) {
     if (session_ == nullptr) return absl::UnavailableError("Session: the stream has ended");
     const uint64_t id = next_id_++;
     if (out_.calls_size() == 0) out_.add_calls();
@@ -144,7 +209,7 @@ namespace fencegate::bench {
 absl::Status FencegateDriver::PipelinedWrites(LockOf lock_of, absl::string_view key,
                                               absl::string_view value, int depth,
                                               absl::Time end, PipelineDone done) {
-  if (transport_ != GatewayTransport::kStream || session_ == nullptr) {
+  if (transport_ != Transport::kStream || session_ == nullptr) {
     return absl::UnimplementedError("pipelined writes need the gateway's Session stream");
   }
   // The k of each call in flight, and when it was sent, by request id.

@@ -2,9 +2,12 @@
 // library) so the hot path is visible: one connection to the lock service,
 // one to the gateway.
 //
-//   Acquire      LockService.Acquire(resource, holder, ttl_ms, wait_ms). A
-//                wait parks the call in the server's FIFO queue (no polling).
-//   Release      LockService.Release(resource, token): owner-checked.
+//   Acquire      kUnary: LockService.Acquire(resource, holder, ttl_ms,
+//                wait_ms). A wait parks the call in the server's FIFO queue
+//                (no polling). kStream: the same AcquireRequest as one call
+//                on the driver's Session stream to the lock service.
+//   Release      LockService.Release(resource, token): owner-checked; as
+//                Acquire, unary or on the stream.
 //   FencedWrite  kUnary: Gateway.Write(resource, token, key, value), one call
 //                per write. kStream: the same WriteRequest as one call on the
 //                driver's Session stream to the gateway (opened once, in
@@ -30,13 +33,15 @@
 
 namespace fencegate::bench {
 
-enum class GatewayTransport { kUnary, kStream };
+// How the driver calls both servers: one unary call per operation, or one
+// Session stream per server for the driver's life.
+enum class Transport { kUnary, kStream };
 
 class FencegateDriver final : public Driver {
  public:
   // `holder` names this client to the lock service; unique per driver.
   FencegateDriver(std::string lock_target, std::string gateway_target,
-                  std::string holder, GatewayTransport transport);
+                  std::string holder, Transport transport);
   ~FencegateDriver() override;
 
   absl::Status Open(absl::Duration session_ttl) override;
@@ -53,12 +58,19 @@ class FencegateDriver final : public Driver {
  private:
   using Session = grpc::ClientReaderWriter<v1::GatewaySessionRequest,
                                            v1::GatewaySessionResponse>;
+  using LockSession =
+      grpc::ClientReaderWriter<v1::LockSessionRequest, v1::LockSessionResponse>;
 
   // Fills `call` as the write of `value` under (lock.resource, key).
   static void SetWrite(v1::GatewayCall& call, uint64_t id, const HeldLock& lock,
                        absl::string_view key, absl::string_view value);
   // The stream's end, as an error (it ended while answers were due).
   absl::Status SessionEnded();
+  absl::Status LockSessionEnded();
+  // Sends lock_out_ (one call) on the lock Session stream and reads until
+  // that call's answer (skipping pushed LeaseLost events): its response in
+  // lock_in_.results(0)'s place, returned; or the call's or stream's error.
+  absl::StatusOr<const v1::LockResult*> LockStreamCall();
 
   const std::string lock_target_;
   const std::string gateway_target_;
@@ -73,12 +85,16 @@ class FencegateDriver final : public Driver {
   v1::WriteRequest write_;
   v1::WriteResponse written_;
 
-  const GatewayTransport transport_;
-  // kStream: the Session stream, for the whole life of the driver.
+  const Transport transport_;
+  // kStream: the Session streams, for the whole life of the driver.
   std::unique_ptr<grpc::ClientContext> session_context_;
   std::unique_ptr<Session> session_;
   v1::GatewaySessionRequest out_;
   v1::GatewaySessionResponse in_;
+  std::unique_ptr<grpc::ClientContext> lock_session_context_;
+  std::unique_ptr<LockSession> lock_session_;
+  v1::LockSessionRequest lock_out_;
+  v1::LockSessionResponse lock_in_;
   uint64_t next_id_ = 1;
 };
 

@@ -44,7 +44,8 @@
 #endif
 
 ABSL_FLAG(std::string, system, "fencegate",
-          "fencegate, fencegate-stream (gateway writes over its Session stream), "
+          "fencegate, fencegate-stream (lock calls and gateway writes over the servers' "
+          "Session streams), "
           "sql-fenced or sql-plain (a write to a PostgreSQL table, with or without "
           "fencegate_fence; --target is the lock service), etcd, redis or grpc-empty");
 ABSL_FLAG(std::string, target, "",
@@ -85,8 +86,8 @@ absl::StatusOr<DriverFactory> MakeFactory(const std::string& system,
   if (system == "fencegate" || system == "fencegate-stream") {
     std::string gateway = absl::GetFlag(FLAGS_gateway_target);
     const auto transport = system == "fencegate"
-                               ? fencegate::bench::GatewayTransport::kUnary
-                               : fencegate::bench::GatewayTransport::kStream;
+                               ? fencegate::bench::Transport::kUnary
+                               : fencegate::bench::Transport::kStream;
     return DriverFactory([target, gateway, transport](
                              int index) -> absl::StatusOr<std::unique_ptr<Driver>> {
       return std::make_unique<fencegate::bench::FencegateDriver>(

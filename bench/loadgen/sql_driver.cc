@@ -11,7 +11,7 @@ namespace fencegate::bench {
 SqlDriver::SqlDriver(std::string lock_target, std::string postgres_uri,
                      std::string holder, SqlFencing fencing)
     : locks_(std::move(lock_target), /*gateway_target=*/"", std::move(holder),
-             GatewayTransport::kUnary),
+             Transport::kUnary),
       postgres_uri_(std::move(postgres_uri)),
       fencing_(fencing) {}
 
