@@ -1,9 +1,12 @@
 #include "fencegate/client/gateway_client.h"
 
 #include <algorithm>
+#include <future>
+#include <memory>
 
 #include "absl/time/clock.h"
 #include "client/channel.h"
+#include "client/gateway_session.h"
 #include "client/retry.h"
 #include "common/channel_credentials.h"
 #include "common/grpc_status.h"
@@ -38,6 +41,46 @@ void SetSignature(const Fencing& fencing, v1::TokenSignature* proto) {
   proto->set_mac(fencing.signature.mac);
 }
 
+// A request as a call on the Session stream, and its response out of the
+// call's result (false: the result is of another kind).
+void SetRequest(const v1::WriteRequest& r, v1::GatewayCall& call) {
+  *call.mutable_write() = r;
+}
+void SetRequest(const v1::MultiWriteRequest& r, v1::GatewayCall& call) {
+  *call.mutable_multi_write() = r;
+}
+void SetRequest(const v1::ReadRequest& r, v1::GatewayCall& call) {
+  *call.mutable_read() = r;
+}
+void SetRequest(const v1::FenceRequest& r, v1::GatewayCall& call) {
+  *call.mutable_fence() = r;
+}
+bool GetResponse(v1::GatewayResult& r, v1::WriteResponse* out) {
+  if (r.result_case() != v1::GatewayResult::kWrite) return false;
+  out->Swap(r.mutable_write());
+  return true;
+}
+bool GetResponse(v1::GatewayResult& r, v1::MultiWriteResponse* out) {
+  if (r.result_case() != v1::GatewayResult::kMultiWrite) return false;
+  out->Swap(r.mutable_multi_write());
+  return true;
+}
+bool GetResponse(v1::GatewayResult& r, v1::ReadResponse* out) {
+  if (r.result_case() != v1::GatewayResult::kRead) return false;
+  out->Swap(r.mutable_read());
+  return true;
+}
+bool GetResponse(v1::GatewayResult& r, v1::FenceResponse* out) {
+  if (r.result_case() != v1::GatewayResult::kFence) return false;
+  out->Swap(r.mutable_fence());
+  return true;
+}
+
+absl::Status WrongKind() {
+  return absl::InternalError(
+      "the gateway answered a call on its Session stream with another kind of response");
+}
+
 }  // namespace
 
 struct GatewayClient::Stub {
@@ -48,7 +91,9 @@ GatewayClient::GatewayClient(std::shared_ptr<grpc::Channel> channel,
                              ClientOptions options)
     : channel_(std::move(channel)),
       stub_(new Stub{v1::Gateway::NewStub(channel_)}),
-      options_(options) {}
+      options_(options),
+      session_(std::make_unique<GatewaySession>(stub_->rpc.get(),
+                                                options_.max_stream_in_flight)) {}
 
 GatewayClient::~GatewayClient() = default;
 
@@ -79,6 +124,35 @@ absl::Status GatewayClient::Run(Call call) {
       });
 }
 
+template <typename Response, typename Request, typename Unary>
+absl::StatusOr<Response> GatewayClient::Send(const Request& request, Unary unary) {
+  Response response;
+  if (options_.gateway_transport == GatewayTransport::kUnary) {
+    absl::Status status =
+        Run([&](grpc::ClientContext& ctx) { return unary(ctx, request, &response); });
+    if (!status.ok()) return status;
+    return response;
+  }
+  v1::GatewayCall call;
+  SetRequest(request, call);
+  Clock& clock = *options_.clock;
+  const absl::Time deadline = CallDeadline(options_, options_.rpc_timeout, clock);
+  absl::Status status = RetryUnavailable(
+      options_.retry, clock, deadline,
+      [&]() -> absl::Status {
+        // gRPC and the session take deadlines on the wall clock.
+        absl::StatusOr<v1::GatewayResult> result = session_->CallAndWait(
+            call, absl::Now() + AttemptTimeout(deadline, options_.rpc_timeout, clock));
+        if (!result.ok()) return result.status();
+        return GetResponse(*result, &response) ? absl::OkStatus() : WrongKind();
+      },
+      [this](absl::Duration at_most) {
+        PauseForChannel(*channel_, absl::Now() + at_most);
+      });
+  if (!status.ok()) return status;
+  return response;
+}
+
 absl::StatusOr<WriteResult> GatewayClient::Write(const Fencing& fencing,
                                                  const Mutation& mutation) {
   v1::WriteRequest request;
@@ -86,13 +160,13 @@ absl::StatusOr<WriteResult> GatewayClient::Write(const Fencing& fencing,
   request.set_token(fencing.token);
   SetSignature(fencing, request.mutable_signature());
   *request.mutable_mutation() = ToProto(mutation);
-  v1::WriteResponse response;
-  absl::Status status = Run([&](grpc::ClientContext& ctx) {
-    return stub_->rpc->Write(&ctx, request, &response);
-  });
-  if (!status.ok()) return status;
+  absl::StatusOr<v1::WriteResponse> response = Send<v1::WriteResponse>(
+      request,
+      [this](grpc::ClientContext& ctx, const v1::WriteRequest& r,
+             v1::WriteResponse* out) { return stub_->rpc->Write(&ctx, r, out); });
+  if (!response.ok()) return response.status();
   NoteFenced(fencing);
-  return WriteResult{response.version(), response.max_token()};
+  return WriteResult{response->version(), response->max_token()};
 }
 
 absl::StatusOr<WriteResult> GatewayClient::Put(const Fencing& fencing, const std::string& key,
@@ -114,14 +188,15 @@ absl::StatusOr<MultiWriteResult> GatewayClient::MultiWrite(
   request.set_token(fencing.token);
   SetSignature(fencing, request.mutable_signature());
   for (const Mutation& m : mutations) *request.add_mutations() = ToProto(m);
-  v1::MultiWriteResponse response;
-  absl::Status status = Run([&](grpc::ClientContext& ctx) {
-    return stub_->rpc->MultiWrite(&ctx, request, &response);
-  });
-  if (!status.ok()) return status;
+  absl::StatusOr<v1::MultiWriteResponse> response = Send<v1::MultiWriteResponse>(
+      request, [this](grpc::ClientContext& ctx, const v1::MultiWriteRequest& r,
+                      v1::MultiWriteResponse* out) {
+        return stub_->rpc->MultiWrite(&ctx, r, out);
+      });
+  if (!response.ok()) return response.status();
   NoteFenced(fencing);
-  return MultiWriteResult{{response.versions().begin(), response.versions().end()},
-                          response.max_token()};
+  return MultiWriteResult{{response->versions().begin(), response->versions().end()},
+                          response->max_token()};
 }
 
 absl::StatusOr<ReadResult> GatewayClient::Read(const Fencing& fencing,
@@ -131,13 +206,10 @@ absl::StatusOr<ReadResult> GatewayClient::Read(const Fencing& fencing,
   request.set_key(key);
   request.set_token(fencing.token);
   SetSignature(fencing, request.mutable_signature());
-  v1::ReadResponse response;
-  absl::Status status = Run([&](grpc::ClientContext& ctx) {
-    return stub_->rpc->Read(&ctx, request, &response);
-  });
-  if (!status.ok()) return status;
+  absl::StatusOr<v1::ReadResponse> response = SendRead(request);
+  if (!response.ok()) return response.status();
   NoteFenced(fencing);
-  return FromProto(response);
+  return FromProto(*response);
 }
 
 absl::StatusOr<ReadResult> GatewayClient::ReadUnfenced(const std::string& resource,
@@ -145,12 +217,9 @@ absl::StatusOr<ReadResult> GatewayClient::ReadUnfenced(const std::string& resour
   v1::ReadRequest request;
   request.set_resource(resource);
   request.set_key(key);
-  v1::ReadResponse response;
-  absl::Status status = Run([&](grpc::ClientContext& ctx) {
-    return stub_->rpc->Read(&ctx, request, &response);
-  });
-  if (!status.ok()) return status;
-  return FromProto(response);
+  absl::StatusOr<v1::ReadResponse> response = SendRead(request);
+  if (!response.ok()) return response.status();
+  return FromProto(*response);
 }
 
 absl::StatusOr<uint64_t> GatewayClient::Fence(const Fencing& fencing) {
@@ -158,13 +227,46 @@ absl::StatusOr<uint64_t> GatewayClient::Fence(const Fencing& fencing) {
   request.set_resource(fencing.resource);
   request.set_token(fencing.token);
   SetSignature(fencing, request.mutable_signature());
-  v1::FenceResponse response;
-  absl::Status status = Run([&](grpc::ClientContext& ctx) {
-    return stub_->rpc->Fence(&ctx, request, &response);
-  });
-  if (!status.ok()) return status;
+  absl::StatusOr<v1::FenceResponse> response = Send<v1::FenceResponse>(
+      request,
+      [this](grpc::ClientContext& ctx, const v1::FenceRequest& r,
+             v1::FenceResponse* out) { return stub_->rpc->Fence(&ctx, r, out); });
+  if (!response.ok()) return response.status();
   NoteFenced(fencing);
-  return response.max_token();
+  return response->max_token();
+}
+
+absl::StatusOr<v1::ReadResponse> GatewayClient::SendRead(const v1::ReadRequest& request) {
+  return Send<v1::ReadResponse>(
+      request, [this](grpc::ClientContext& ctx, const v1::ReadRequest& r,
+                      v1::ReadResponse* out) { return stub_->rpc->Read(&ctx, r, out); });
+}
+
+std::future<absl::StatusOr<WriteResult>> GatewayClient::PutAsync(
+    const Fencing& fencing, const std::string& key, const std::string& value,
+    std::optional<uint64_t> expected_version) {
+  v1::GatewayCall call;
+  v1::WriteRequest* request = call.mutable_write();
+  request->set_resource(fencing.resource);
+  request->set_token(fencing.token);
+  SetSignature(fencing, request->mutable_signature());
+  *request->mutable_mutation() = ToProto(Mutation{key, value, expected_version});
+  auto promise = std::make_shared<std::promise<absl::StatusOr<WriteResult>>>();
+  std::future<absl::StatusOr<WriteResult>> future = promise->get_future();
+  session_->Call(
+      std::move(call), absl::Now() + options_.rpc_timeout,
+      [this, promise, fencing](absl::StatusOr<v1::GatewayResult> result) {
+        v1::WriteResponse response;
+        if (!result.ok()) {
+          promise->set_value(result.status());
+        } else if (!GetResponse(*result, &response)) {
+          promise->set_value(WrongKind());
+        } else {
+          NoteFenced(fencing);
+          promise->set_value(WriteResult{response.version(), response.max_token()});
+        }
+      });
+  return future;
 }
 
 absl::StatusOr<ListPage> GatewayClient::List(const std::string& resource,

@@ -2,12 +2,19 @@
 // service on port 0, both checking signed tokens: a Lease's token and
 // signature ride on every call, the first use of a new lease raises the
 // fence, and refusals come back as typed errors carrying the gateway's
-// current token.
+// current token. Every test runs over both transports (one unary call per
+// operation, and the gateway's Session stream); the stream's own behaviour
+// (many threads on one stream, pipelining, a stream that ends) is tested
+// at the end.
 #include "fencegate/client/gateway_client.h"
 
 #include <fstream>
+#include <future>
 #include <memory>
+#include <set>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "common/signing_keys.h"
@@ -25,7 +32,7 @@ namespace {
 
 using ::fencegate::testing::IsOk;
 
-class GatewayClientTest : public ::testing::Test {
+class GatewayClientTest : public ::testing::TestWithParam<GatewayTransport> {
  protected:
   void SetUp() override {
     absl::StatusOr<std::string> key = NewKeyLine("k1", /*sign=*/true);
@@ -51,7 +58,10 @@ class GatewayClientTest : public ::testing::Test {
     auto lock = LockClient::Connect(absl::StrCat("127.0.0.1:", locks_->port()));
     ASSERT_THAT(lock, IsOk());
     lock_ = *std::move(lock);
-    auto client = GatewayClient::Connect(absl::StrCat("127.0.0.1:", gateway_->port()));
+    ClientOptions options;
+    options.gateway_transport = GetParam();
+    auto client =
+        GatewayClient::Connect(absl::StrCat("127.0.0.1:", gateway_->port()), options);
     ASSERT_THAT(client, IsOk());
     client_ = *std::move(client);
   }
@@ -71,7 +81,7 @@ class GatewayClientTest : public ::testing::Test {
   std::unique_ptr<GatewayClient> client_;
 };
 
-TEST_F(GatewayClientTest, StaleTokenIsATypedErrorCarryingTheGatewaysToken) {
+TEST_P(GatewayClientTest, StaleTokenIsATypedErrorCarryingTheGatewaysToken) {
   std::unique_ptr<Lease> first = MustLease("r", "alice");
   const uint64_t old_token = first->token();
   const TokenSignature old_signature = first->signature();
@@ -88,7 +98,7 @@ TEST_F(GatewayClientTest, StaleTokenIsATypedErrorCarryingTheGatewaysToken) {
   EXPECT_EQ(read.value, "bob");
 }
 
-TEST_F(GatewayClientTest, VersionMismatchIsTypedWithTheCurrentVersion) {
+TEST_P(GatewayClientTest, VersionMismatchIsTypedWithTheCurrentVersion) {
   std::unique_ptr<Lease> lease = MustLease("r", "alice");
   ASSERT_OK_AND_ASSIGN(WriteResult first, client_->Put(*lease, "k", "1"));
   ASSERT_OK_AND_ASSIGN(WriteResult second, client_->Put(*lease, "k", "2", first.version));
@@ -98,7 +108,7 @@ TEST_F(GatewayClientTest, VersionMismatchIsTypedWithTheCurrentVersion) {
   EXPECT_EQ(CurrentToken(lost.status()), lease->token());
 }
 
-TEST_F(GatewayClientTest, FirstUseOfANewLeaseRaisesTheFenceEvenForAList) {
+TEST_P(GatewayClientTest, FirstUseOfANewLeaseRaisesTheFenceEvenForAList) {
   std::unique_ptr<Lease> lease = MustLease("r", "alice");
   ASSERT_OK_AND_ASSIGN(ResourceSummary before, client_->Describe("r"));
   EXPECT_EQ(before.max_token, 0u);
@@ -108,7 +118,7 @@ TEST_F(GatewayClientTest, FirstUseOfANewLeaseRaisesTheFenceEvenForAList) {
   EXPECT_EQ(after.max_token, lease->token());
 }
 
-TEST_F(GatewayClientTest, TheLeasesSignatureRidesAlongAndAForgedOneIsTyped) {
+TEST_P(GatewayClientTest, TheLeasesSignatureRidesAlongAndAForgedOneIsTyped) {
   std::unique_ptr<Lease> lease = MustLease("r", "alice");
   EXPECT_EQ(lease->signature().key_id, "k1");
   EXPECT_THAT(client_->Put(*lease, "k", "v"), IsOk());
@@ -120,6 +130,112 @@ TEST_F(GatewayClientTest, TheLeasesSignatureRidesAlongAndAForgedOneIsTyped) {
   EXPECT_TRUE(IsBadSignature(unsigned_write.status())) << unsigned_write.status();
   EXPECT_FALSE(IsStaleToken(unsigned_write.status()));
 }
+
+INSTANTIATE_TEST_SUITE_P(Transports, GatewayClientTest,
+                         ::testing::Values(GatewayTransport::kUnary,
+                                           GatewayTransport::kStream),
+                         [](const ::testing::TestParamInfo<GatewayTransport>& info) {
+                           return info.param == GatewayTransport::kUnary ? "Unary"
+                                                                         : "Stream";
+                         });
+
+// The Session stream's own behaviour.
+using GatewayClientStreamTest = GatewayClientTest;
+
+TEST_P(GatewayClientStreamTest, ThreadsShareTheStreamAndEveryWriteIsAppliedOnce) {
+  std::unique_ptr<Lease> lease = MustLease("r", "alice");
+  constexpr int kThreads = 8;
+  constexpr int kWrites = 40;
+  std::vector<std::thread> threads;
+  std::vector<std::vector<uint64_t>> versions(kThreads);
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kWrites; ++i) {
+        absl::StatusOr<WriteResult> written =
+            client_->Put(*lease, absl::StrCat("k", t), absl::StrCat(i));
+        EXPECT_THAT(written, IsOk());
+        if (written.ok()) versions[t].push_back(written->version);
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  // The resource's versions 1..N, one per write (none applied twice, none
+  // lost), rising in the order each thread wrote.
+  std::set<uint64_t> all;
+  for (int t = 0; t < kThreads; ++t) {
+    ASSERT_EQ(versions[t].size(), static_cast<size_t>(kWrites));
+    for (int i = 1; i < kWrites; ++i) EXPECT_LT(versions[t][i - 1], versions[t][i]);
+    all.insert(versions[t].begin(), versions[t].end());
+    ASSERT_OK_AND_ASSIGN(ReadResult read, client_->Read(*lease, absl::StrCat("k", t)));
+    EXPECT_EQ(read.value, absl::StrCat(kWrites - 1));
+  }
+  EXPECT_EQ(all.size(), static_cast<size_t>(kThreads * kWrites));
+  EXPECT_EQ(*all.rbegin(), static_cast<uint64_t>(kThreads * kWrites));
+}
+
+TEST_P(GatewayClientStreamTest, PipelinedPutsOnOneResourceCommitInSendOrder) {
+  std::unique_ptr<Lease> lease = MustLease("r", "alice");
+  std::vector<std::future<absl::StatusOr<WriteResult>>> in_flight;
+  for (int i = 0; i < 64; ++i) {
+    in_flight.push_back(client_->PutAsync(FencingOf(*lease), "k", absl::StrCat(i)));
+  }
+  for (int i = 0; i < 64; ++i) {
+    absl::StatusOr<WriteResult> written = in_flight[i].get();
+    ASSERT_THAT(written, IsOk());
+    EXPECT_EQ(written->version, static_cast<uint64_t>(i + 1));
+  }
+  ASSERT_OK_AND_ASSIGN(ReadResult read, client_->Read(*lease, "k"));
+  EXPECT_EQ(read.value, "63");
+}
+
+TEST_P(GatewayClientStreamTest, AnAsyncPutsRefusalIsTypedAndTheStreamGoesOn) {
+  std::unique_ptr<Lease> first = MustLease("r", "alice");
+  const Fencing old = FencingOf(*first);
+  first.reset();
+  std::unique_ptr<Lease> second = MustLease("r", "bob");
+  ASSERT_THAT(client_->Put(*second, "k", "bob"), IsOk());
+  absl::StatusOr<WriteResult> late = client_->PutAsync(old, "k", "alice").get();
+  EXPECT_TRUE(IsStaleToken(late.status())) << late.status();
+  EXPECT_EQ(CurrentToken(late.status()), second->token());
+  EXPECT_THAT(client_->PutAsync(FencingOf(*second), "k", "bob again").get(), IsOk());
+}
+
+TEST_P(GatewayClientStreamTest, AfterTheGatewayRestartsANewStreamCarriesTheCalls) {
+  std::unique_ptr<Lease> lease = MustLease("r", "alice");
+  ASSERT_THAT(client_->Put(*lease, "k", "before"), IsOk());
+  const int port = gateway_->port();
+  gateway_->Shutdown();
+  gateway_.reset();
+  gateway::GatewayServerOptions options;
+  options.serving.listen = absl::StrCat("127.0.0.1:", port);
+  options.db_path = dir_.File("gateway.db");
+  options.serving.signing_keys_path = dir_.File("keys.txt");
+  auto gateway = gateway::GatewayServer::Start(options);
+  ASSERT_THAT(gateway, IsOk());
+  gateway_ = *std::move(gateway);
+  // The stream the client had ended with the old server; the call is
+  // retried on a new one.
+  ASSERT_THAT(client_->Put(*lease, "k", "after"), IsOk());
+  ASSERT_OK_AND_ASSIGN(ReadResult read, client_->Read(*lease, "k"));
+  EXPECT_EQ(read.value, "after");
+}
+
+TEST_P(GatewayClientStreamTest, DestroyingTheClientAnswersEveryCallInFlight) {
+  std::unique_ptr<Lease> lease = MustLease("r", "alice");
+  std::vector<std::future<absl::StatusOr<WriteResult>>> in_flight;
+  for (int i = 0; i < 32; ++i) {
+    in_flight.push_back(client_->PutAsync(FencingOf(*lease), absl::StrCat("k", i), "v"));
+  }
+  client_.reset();
+  for (auto& future : in_flight) {
+    absl::StatusOr<WriteResult> written = future.get();  // never left hanging
+    if (!written.ok())
+      EXPECT_TRUE(absl::IsUnavailable(written.status())) << written.status();
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Stream, GatewayClientStreamTest,
+                         ::testing::Values(GatewayTransport::kStream));
 
 }  // namespace
 }  // namespace fencegate::client

@@ -21,6 +21,8 @@
 #ifndef FENCEGATE_CLIENT_CLIENT_OPTIONS_H_
 #define FENCEGATE_CLIENT_CLIENT_OPTIONS_H_
 
+#include <cstddef>
+
 #include "absl/time/time.h"
 #include "fencegate/client_tls_files.h"
 #include "fencegate/clock.h"
@@ -39,6 +41,16 @@ struct RetryPolicy {
   absl::Duration max_backoff = absl::Seconds(1);
 };
 
+// How GatewayClient sends its calls.
+enum class GatewayTransport {
+  // One gRPC call per operation.
+  kUnary,
+  // One Session stream per GatewayClient, shared by all its threads: many
+  // calls in flight on one stream, committed together in the gateway's
+  // group commits (docs/gateway.md, "The Session stream").
+  kStream,
+};
+
 struct ClientOptions {
   // Deadline of a whole call, all its attempts and pauses included: enough
   // to ride out a restart of a server (the lock service reopens its store
@@ -52,6 +64,13 @@ struct ClientOptions {
   // TLS for Connect(): a CA to verify the server (TLS on), and a client
   // certificate for mutual TLS. All empty: plaintext.
   ClientTlsFiles tls;
+  // GatewayClient's synchronous calls: unary, or on its Session stream. Its
+  // asynchronous calls (PutAsync) are always on the stream.
+  GatewayTransport gateway_transport = GatewayTransport::kUnary;
+  // Calls in flight at once on a GatewayClient's Session stream; one past
+  // it waits for a place. Keep it at or below the gateway's
+  // --max_stream_in_flight (256 by default).
+  size_t max_stream_in_flight = 256;
   // The monotonic clock the clients measure deadlines and backoffs on
   // (never the wall clock: a jump neither stretches nor cuts a call). Not
   // owned; must outlive every client made with these options. Tests pass

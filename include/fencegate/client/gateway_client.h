@@ -12,12 +12,20 @@
 // report VERSION_MISMATCH. A caller that must know what each attempt did
 // sets retry.max_attempts = 1.
 //
+// Transport (ClientOptions::gateway_transport): one unary call per
+// operation, or the gateway's Session stream, one per client, which all its
+// threads share: the same semantics, errors and retries, but many calls in
+// flight on one connection, which the gateway commits together. PutAsync
+// pipelines from one thread: it is always on the stream, one attempt (its
+// UNAVAILABLE is the caller's to retry: whether it was applied is unknown).
+//
 // Thread safety: thread-safe. Ownership: Leases passed in are only read
 // during the call.
 #ifndef FENCEGATE_CLIENT_GATEWAY_CLIENT_H_
 #define FENCEGATE_CLIENT_GATEWAY_CLIENT_H_
 
 #include <cstdint>
+#include <future>
 #include <memory>
 #include <optional>
 #include <string>
@@ -33,7 +41,14 @@
 #include "fencegate/token_signature.h"
 #include "grpcpp/channel.h"
 
+namespace fencegate::v1 {
+class ReadRequest;
+class ReadResponse;
+}  // namespace fencegate::v1
+
 namespace fencegate::client {
+
+class GatewaySession;
 
 struct Mutation {
   std::string key;
@@ -103,6 +118,12 @@ class GatewayClient {
                                           const std::string& key);
   // Raises the fence to the token without writing; returns the max token.
   absl::StatusOr<uint64_t> Fence(const Fencing& fencing);
+  // Put on the Session stream without waiting: the future holds its result.
+  // One attempt, whose deadline is rpc_timeout; if the client is destroyed
+  // first, the result is UNAVAILABLE.
+  std::future<absl::StatusOr<WriteResult>> PutAsync(
+      const Fencing& fencing, const std::string& key, const std::string& value,
+      std::optional<uint64_t> expected_version = std::nullopt);
   absl::StatusOr<ListPage> List(const std::string& resource, uint32_t page_size = 0,
                                 const std::string& page_token = "");
   absl::StatusOr<ResourceSummary> Describe(const std::string& resource);
@@ -139,6 +160,11 @@ class GatewayClient {
   // attempt at most rpc_timeout.
   template <typename Call>
   absl::Status Run(Call call);
+  // One call as a unary RPC (`unary`) or on the Session stream, as the
+  // options say, with Run()'s retries (fencegate.v1 request and response).
+  template <typename Response, typename Request, typename Unary>
+  absl::StatusOr<Response> Send(const Request& request, Unary unary);
+  absl::StatusOr<v1::ReadResponse> SendRead(const v1::ReadRequest& request);
   absl::StatusOr<WriteResult> Write(const Fencing& fencing, const Mutation& mutation);
   // Remembers that `fencing` has been checked and raised at the gateway.
   void NoteFenced(const Fencing& fencing);
@@ -150,6 +176,11 @@ class GatewayClient {
   absl::Mutex mu_;
   // Per resource, the largest token this client has had accepted.
   absl::flat_hash_map<std::string, uint64_t> fenced_ ABSL_GUARDED_BY(mu_);
+  // The Session stream's client (client/gateway_session.h); its stream is
+  // opened by the first call that uses it. Last, so it goes first: its
+  // destructor runs the callbacks of the calls still waiting, which use
+  // the members above.
+  const std::unique_ptr<GatewaySession> session_;
 };
 
 }  // namespace fencegate::client
