@@ -61,13 +61,17 @@ Worker::Worker(WorkerOptions options, std::unique_ptr<HistoryWriter> history,
   gateway_channel_ = Channel(options_.gateway);
   client::ClientOptions gateway_options;
   gateway_options.rpc_timeout = options_.gateway_timeout;
+  gateway_options.gateway_transport = options_.gateway_stream
+                                          ? client::GatewayTransport::kStream
+                                          : client::GatewayTransport::kUnary;
   // One attempt per call, so every outcome recorded is that attempt's own.
   gateway_options.retry.max_attempts = 1;
   gateway_ = std::make_unique<client::GatewayClient>(gateway_channel_, gateway_options);
 }
 
 void Worker::Run() {
-  history_->Note("start", {{"seed", Str(options_.seed)}});
+  history_->Note("start", {{"seed", Str(options_.seed)},
+                           {"gateway_calls", options_.gateway_stream ? "stream" : "unary"}});
   while (control().quit.load() == 0) Round();
   SetPhase(WorkerPhase::kDone);
   history_->Note("quit", {{"rounds", Str(round_)}});

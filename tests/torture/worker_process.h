@@ -37,6 +37,7 @@ struct WorkerProcessOptions {
   absl::Duration max_ttl;
   absl::Duration max_think;
   absl::Duration gateway_timeout;
+  bool gateway_stream = false;  // gateway calls on the Session stream
 };
 
 class WorkerProcess {
