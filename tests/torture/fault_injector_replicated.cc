@@ -3,6 +3,7 @@
 // kill -9 and SIGSTOP of etcd members, the loss of etcd's quorum, and the
 // partitions (see fault_injector.h, schedule.h).
 #include <algorithm>
+#include <atomic>
 #include <string>
 #include <thread>
 #include <vector>
@@ -107,39 +108,71 @@ void FaultInjector::HarnessRelease(const HarnessLease& lease) {
 std::string FaultInjector::PauseLeaderPastTtl(const Fault& fault, ServerNode& resolved) {
   (void)fault;
   const std::vector<ServerNode*> instances = cluster_->lockservices();
-  const std::string probe = absl::StrCat(kPauseProbePrefix, ++pause_probes_);
+  const int pause = ++pause_probes_;
   // The commit in flight is the one that grants the probe resource, and
   // whose answer the harness waits for: a worker's grant in a stalled
   // commit may reach nobody (a standby re-sends a forwarded Acquire to the
-  // next leader). The leader may change before the probe reaches it: every
-  // instance is armed, and only the one that leads commits.
-  for (ServerNode* s : instances) s->Arm("stall", "lock.before_token_commit", probe);
-  // Straight to the leader, in one attempt that outlasts the pause: its
-  // answer is what the paused leader's commit came to.
+  // next leader). Straight to the leader, in one attempt that outlasts the
+  // pause: its answer is what the paused leader's commit came to.
   client::ClientOptions paused_options;
   paused_options.retry.max_attempts = 1;
   paused_options.rpc_timeout =
       reach_timeout_ + kSuccessorTimeout + kSuccessorGrantTimeout + kPausedAnswerTimeout;
+  std::string probe;
   absl::StatusOr<HarnessLease> paused_grant = absl::UnknownError("not sent");
-  std::thread paused_probe([&] {
-    paused_grant =
-        HarnessAcquire(resolved.address(), probe, absl::Seconds(10), paused_options);
-  });
+  std::atomic<bool> answered{false};
+  std::thread paused_probe;
   ServerNode* stalled = nullptr;
-  PollFor(
-      [&] {
-        for (ServerNode* s : instances) {
-          if (s->StallReached()) stalled = s;
-        }
-        return stalled != nullptr;
-      },
-      reach_timeout_);
+  int probes_refused = 0;
+  std::string first_refusal;
+  // Other faults may leave no leader for a while, or end the probe's
+  // attempt before its commit: each new attempt goes to the leader of the
+  // moment, on a resource of its own (a second grant of one resource to
+  // the harness would be reentrant, with no new token and so no stall).
+  const absl::Time give_up = absl::Now() + reach_timeout_;
+  for (int attempt = 1; stalled == nullptr; ++attempt) {
+    int leader = -1;
+    if (!PollFor(
+            [&] {
+              leader = cluster_->LockServiceLeaderNow();
+              return leader >= 0;
+            },
+            give_up - absl::Now())) {
+      break;
+    }
+    probe = absl::StrCat(kPauseProbePrefix, pause, "-", attempt);
+    // The leader may change before the probe reaches it: every instance is
+    // armed, and only the one that leads commits.
+    for (ServerNode* s : instances) s->Arm("stall", "lock.before_token_commit", probe);
+    answered = false;
+    paused_probe = std::thread([&, target = instances[leader]->address(), probe] {
+      paused_grant = HarnessAcquire(target, probe, absl::Seconds(10), paused_options);
+      answered = true;
+    });
+    PollFor(
+        [&] {
+          for (ServerNode* s : instances) {
+            if (s->StallReached()) stalled = s;
+          }
+          return stalled != nullptr || answered.load();
+        },
+        give_up - absl::Now());
+    if (stalled != nullptr || absl::Now() >= give_up) break;
+    paused_probe.join();
+    if (paused_grant.ok()) break;  // granted without stalling: see below
+    if (probes_refused++ == 0) first_refusal = paused_grant.status().ToString();
+    absl::SleepFor(absl::Milliseconds(100));  // paces the attempts, under give_up
+  }
+  if (probes_refused > 0) {
+    Log(absl::StrCat(probes_refused, " pause probe(s) not granted before ", probe,
+                     "; the first: ", first_refusal));
+  }
   for (ServerNode* s : instances) {
     if (s != stalled) s->Disarm();
   }
   if (stalled == nullptr) {
-    paused_probe.join();
-    return absl::StrCat("the probe's grant did not reach the failpoint (",
+    if (paused_probe.joinable()) paused_probe.join();
+    return absl::StrCat("no pause probe's grant reached the failpoint (the last: ",
                         paused_grant.ok() ? "granted" : paused_grant.status().ToString(),
                         ")");
   }
