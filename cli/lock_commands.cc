@@ -107,7 +107,7 @@ absl::Status RunRenew(CommandContext& ctx) {
   absl::StatusOr<std::unique_ptr<LockClient>> client = ConnectLock(ctx);
   if (!client.ok()) return client.status();
   absl::StatusOr<client::RenewOutcome> renewed = (*client)->Renew(
-      resource, token, ttl, absl::InfiniteFuture(), signed_token.signature);
+      resource, token, ttl, absl::InfiniteDuration(), signed_token.signature);
   if (!renewed.ok()) return FromLockService(ctx, renewed.status());
   ctx.out->Line(absl::StrFormat("renewed '%s' token %d: the lease now ends in %s",
                                 resource, token, Seconds(renewed->ttl)));

@@ -82,12 +82,12 @@ void Lease::Notify(absl::AnyInvocable<void(const absl::Status&)> callback,
 absl::Status Lease::RenewLocked() {
   const absl::Time sent = clock_->Now();
   // Retries (UNAVAILABLE) until the lease would lapse: no point renewing a
-  // lapsed lease. The deadline is on the wall clock, as gRPC's are.
-  const absl::Time deadline = valid_until_;
+  // lapsed lease.
+  const absl::Duration until_lapse = valid_until_ - sent;
   const TokenSignature signature = signature_;
   mu_.Unlock();
-  absl::StatusOr<RenewOutcome> renewed = client_->Renew(
-      resource_, token_, ttl_, absl::Now() + (deadline - sent), signature);
+  absl::StatusOr<RenewOutcome> renewed =
+      client_->Renew(resource_, token_, ttl_, until_lapse, signature);
   mu_.Lock();
   if (!renewed.ok()) return renewed.status();
   valid_until_ = std::max(valid_until_, sent + renewed->ttl);

@@ -129,9 +129,9 @@ absl::StatusOr<std::unique_ptr<Lease>> LockClient::AcquireLease(
 }
 
 absl::StatusOr<RenewOutcome> LockClient::Renew(const std::string& resource,
-                                                 uint64_t token, absl::Duration ttl,
-                                                 absl::Time deadline,
-                                                 const TokenSignature& signature) {
+                                               uint64_t token, absl::Duration ttl,
+                                               absl::Duration timeout,
+                                               const TokenSignature& signature) {
   v1::RenewRequest request;
   request.set_resource(resource);
   request.set_token(token);
@@ -140,9 +140,9 @@ absl::StatusOr<RenewOutcome> LockClient::Renew(const std::string& resource,
   v1::RenewResponse response;
   Clock& clock = *options_.clock;
   const absl::Time call_deadline =
-      deadline == absl::InfiniteFuture()
+      timeout == absl::InfiniteDuration()
           ? CallDeadline(options_, options_.rpc_timeout, clock)
-          : clock.Now() + (deadline - absl::Now());
+          : clock.Now() + timeout;
   absl::Status status = Retry(call_deadline, [&] {
     grpc::ClientContext ctx;
     SetTimeout(ctx, AttemptTimeout(call_deadline, options_.rpc_timeout, clock));

@@ -188,7 +188,7 @@ class DemoClient {
     if (token_ == 0) return Reply("error").Set("msg", "no token: acquire first");
     const absl::Duration ttl = lease_ != nullptr ? lease_->ttl() : absl::Seconds(10);
     absl::StatusOr<client::RenewOutcome> renewed =
-        lock_->Renew(resource_, token_, ttl, absl::InfiniteFuture(), signature_);
+        lock_->Renew(resource_, token_, ttl, absl::InfiniteDuration(), signature_);
     if (IsLeaseLost(renewed.status())) {
       return Reply("lease_lost")
           .Set("holder_token", client::CurrentToken(renewed.status()))

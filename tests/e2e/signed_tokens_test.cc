@@ -167,15 +167,16 @@ TEST_F(SignedTokensTest, RenewAndReleaseNeedTheGrantsSignature) {
   ASSERT_OK_AND_ASSIGN(client::LockState state, lock_->Describe("r"));
   ASSERT_EQ(state.token, held.token);
   ExpectDenied(lock_->Release("r", state.token).status(), "carries no signature");
-  ExpectDenied(lock_->Renew("r", state.token, absl::Seconds(1), absl::InfiniteFuture(),
-                            {"k1", std::string(32, 'x')})
+  ExpectDenied(lock_
+                   ->Renew("r", state.token, absl::Seconds(1), absl::InfiniteDuration(),
+                           {"k1", std::string(32, 'x')})
                    .status(),
                "does not match");
   ASSERT_OK_AND_ASSIGN(state, lock_->Describe("r"));
   EXPECT_TRUE(state.held);
   EXPECT_EQ(state.token, held.token);
   EXPECT_GT(state.remaining, absl::Seconds(30));  // not shortened by the forged renew
-  EXPECT_THAT(lock_->Renew("r", held.token, absl::Seconds(30), absl::InfiniteFuture(),
+  EXPECT_THAT(lock_->Renew("r", held.token, absl::Seconds(30), absl::InfiniteDuration(),
                            held.signature),
               IsOk());
   EXPECT_THAT(lock_->Release("r", held.token, "", held.signature), IsOk());
@@ -228,7 +229,7 @@ TEST_F(SignedTokensTest, RotationAcceptsBothKeysDuringTheOverlapAndNotTheOldAfte
   // A live lease moves to the new key when it renews.
   ASSERT_OK_AND_ASSIGN(client::RenewOutcome renewed,
                        lock_->Renew("a", before.token, absl::Seconds(60),
-                                    absl::InfiniteFuture(), before.signature));
+                                    absl::InfiniteDuration(), before.signature));
   EXPECT_EQ(renewed.signature.key_id, "new");
   const client::Fencing moved{"a", before.token, renewed.signature};
 

@@ -98,12 +98,12 @@ class LockClient {
 
   // Extends the lease to now + ttl; returns the TTL granted (capped by the
   // server's --max_hold) and the token's current signature. ABORTED
-  // (IsLeaseLost) if `token` no longer holds it. `deadline` (wall clock,
-  // as gRPC's) ends the call, retries included; InfiniteFuture(): the
-  // client's call_timeout.
+  // (IsLeaseLost) if `token` no longer holds it. The call, retries
+  // included, ends `timeout` after it starts (on the options' clock);
+  // InfiniteDuration(): the client's call_timeout.
   absl::StatusOr<RenewOutcome> Renew(const std::string& resource, uint64_t token,
                                      absl::Duration ttl,
-                                     absl::Time deadline = absl::InfiniteFuture(),
+                                     absl::Duration timeout = absl::InfiniteDuration(),
                                      const TokenSignature& signature = {});
 
   // Drops one hold; returns the holds left. ABORTED (IsLeaseLost) if the
