@@ -144,6 +144,7 @@ void FailpointOn(absl::string_view name,
   if (words.size() == 3 && !has_subject(words[2])) return;
   if (words[0] == "crash") {
     LogError("TEST BUILD: failpoint %s: crashing", name);
+    WriteSmallFile(settings.failpoint_file + ".hit", name);
     absl::SleepFor(kFailpointCrashDelay);
     _exit(kFailpointExitCode);
   }

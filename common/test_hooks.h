@@ -12,10 +12,10 @@
 // Flags of the test builds (fencegate-lockservice-torture,
 // fencegate-gateway-torture):
 //   --failpoint_file=PATH  read at every failpoint the thread passes. If it
-//       says "crash NAME", the server dies at failpoint NAME: it logs, waits
-//       kFailpointCrashDelay (what other threads already handed to the
-//       network gets out, as in a crash during a slow fsync) and calls
-//       _exit(kFailpointExitCode). If it says "stall NAME", the thread stops
+//       says "crash NAME", the server dies at failpoint NAME: it logs, writes
+//       PATH.hit, waits kFailpointCrashDelay (what other threads already
+//       handed to the network gets out, as in a crash during a slow fsync)
+//       and calls _exit(kFailpointExitCode). If it says "stall NAME", the thread stops
 //       at NAME (a stalled disk), writes PATH.hit, and goes on once the file
 //       says anything else. "crash NAME SUBJECT" and "stall NAME SUBJECT"
 //       act only where the failpoint passes SUBJECT (FailpointOn): e.g. only

@@ -96,6 +96,15 @@ std::vector<ServerNode*> FaultInjector::ServersActedOn(const Fault& fault,
       fault.partition == Partition::kGatewaysFromLockService) {
     return gateways_;
   }
+  // A failpoint aimed at the leader is armed on every lock-service
+  // instance (the leader may change while it waits): such a fault holds
+  // them all, so that two of them (a crash at a failpoint, the pause's
+  // stall) never overwrite each other's arming (found in CI: a pause and a
+  // crash overlapped, and one of them could not be delivered).
+  if (fault.role == Role::kLeader && (fault.kind == FaultKind::kFailpointCrash ||
+                                      fault.kind == FaultKind::kPauseLeaderPastTtl)) {
+    return cluster_->lockservices();
+  }
   if (server == nullptr) return {};
   return {server};
 }
@@ -118,9 +127,10 @@ void FaultInjector::Deliver(const Fault& fault) {
     absl::StrAppend(&what, " [", (*server)->name(), "]");
   }
   // Faults on one server do not overlap: each holds the episode of every
-  // server it acts on. Only a race and a cut of the fence feed hold several
-  // (the gateways, by index), so no two faults can wait for each other in a
-  // cycle.
+  // server it acts on. Only a race and a cut of the fence feed (the
+  // gateways) and a leader-aimed failpoint (the lock-service instances)
+  // hold several, each set in index order, and none holds servers of both
+  // sets, so no two faults can wait for each other in a cycle.
   std::vector<std::unique_ptr<absl::MutexLock>> episodes;
   for (ServerNode* s : ServersActedOn(fault, server.ok() ? *server : nullptr)) {
     episodes.push_back(std::make_unique<absl::MutexLock>(&s->episode_mu));

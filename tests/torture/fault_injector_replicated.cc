@@ -152,7 +152,7 @@ std::string FaultInjector::PauseLeaderPastTtl(const Fault& fault, ServerNode& re
     PollFor(
         [&] {
           for (ServerNode* s : instances) {
-            if (s->StallReached()) stalled = s;
+            if (s->FailpointReached()) stalled = s;
           }
           return stalled != nullptr || answered.load();
         },

@@ -53,8 +53,19 @@ std::string FaultInjector::FailpointCrash(const Fault& fault, ServerNode& server
     return false;
   };
   // Workers keep committing, so some commit reaches the failpoint soon.
+  // Once one instance has, the others are disarmed at once, within its
+  // crash delay: a successor that led and committed before the first one's
+  // exit was seen would crash too (found in CI: two instances crashed).
   const absl::Time give_up = absl::Now() + reach_timeout_;
+  bool others_disarmed = armed.size() == 1;
   while (!find_exit() && absl::Now() < give_up) {
+    for (ServerNode* s : armed) {
+      if (others_disarmed || !s->FailpointReached()) continue;
+      for (ServerNode* other : armed) {
+        if (other != s) other->Disarm();
+      }
+      others_disarmed = true;
+    }
     absl::SleepFor(absl::Milliseconds(20));  // poll interval, under a deadline
   }
   for (ServerNode* s : armed) s->Disarm();

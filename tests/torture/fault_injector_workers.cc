@@ -181,7 +181,8 @@ std::string FaultInjector::StaleWriterRace(const Fault& fault) {
   std::thread probe_write([&probe] {
     if (probe != nullptr) (void)probe->gateway->Fence(*probe->lease);
   });
-  const bool stalled = WaitFor([&] { return gateway.StallReached(); }, reach_timeout_);
+  const bool stalled =
+      WaitFor([&] { return gateway.FailpointReached(); }, reach_timeout_);
   // The other gateways' stalls only now: a batch stalled there earlier could
   // hold a row lock that keeps this gateway's commit from ever reaching its
   // stall.

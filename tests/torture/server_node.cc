@@ -116,7 +116,7 @@ void ServerNode::Arm(const std::string& action, const std::string& failpoint,
 
 void ServerNode::Disarm() { testing::WriteFileAtomically(File(".failpoint"), "\n"); }
 
-bool ServerNode::StallReached() const {
+bool ServerNode::FailpointReached() const {
   struct stat st;
   return stat(File(".failpoint.hit").c_str(), &st) == 0;
 }

@@ -72,8 +72,9 @@ class ServerNode {
   void Arm(const std::string& action, const std::string& failpoint,
            const std::string& subject = "");
   void Disarm();
-  // A stall failpoint was reached (the server wrote <failpoint file>.hit).
-  bool StallReached() const;
+  // The armed failpoint was reached (the server wrote <failpoint file>.hit:
+  // it stalls there, or is about to crash).
+  bool FailpointReached() const;
   // Waits up to `timeout` for the process to exit; its wait status.
   absl::StatusOr<int> WaitForExit(absl::Duration timeout);
 
