@@ -66,19 +66,33 @@ GatewaySession::Done GatewaySession::Take(Stream& stream, uint64_t id) {
 }
 
 void GatewaySession::Call(v1::GatewayCall call, absl::Time deadline, Done done) {
-  absl::MutexLock in_order(&write_mu_);
-  std::shared_ptr<Stream> stream;
   absl::Status refused;
+  // A place in flight first, reserved while holding only mu_: the reader
+  // frees places under mu_ alone, and needs write_mu_ to finish a stream.
   {
     absl::MutexLock lock(&mu_);
     auto has_place = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
       return closing_ || in_flight_ < max_in_flight_;
     };
-    if (!mu_.AwaitWithDeadline(absl::Condition(&has_place), deadline)) {
+    if (mu_.AwaitWithDeadline(absl::Condition(&has_place), deadline)) {
+      ++in_flight_;
+    } else {
       refused = absl::DeadlineExceededError(absl::StrCat(
           "no place on the gateway's Session stream before the call's deadline (",
           max_in_flight_, " calls in flight)"));
-    } else if (closing_) {
+    }
+  }
+  if (!refused.ok()) {
+    done(refused);
+    return;
+  }
+  // Then its id and its write, in one turn of write_mu_: calls go out in
+  // the order they got their ids.
+  absl::MutexLock in_order(&write_mu_);
+  std::shared_ptr<Stream> stream;
+  {
+    absl::MutexLock lock(&mu_);
+    if (closing_) {
       refused = absl::UnavailableError("the gateway client is closing");
     } else if (stream = OpenStream(); stream == nullptr) {
       refused = absl::UnavailableError("could not open the gateway's Session stream");
@@ -86,8 +100,8 @@ void GatewaySession::Call(v1::GatewayCall call, absl::Time deadline, Done done) 
       const uint64_t id = next_id_++;
       call.set_request_id(id);
       stream->waiting.emplace(id, std::move(done));
-      ++in_flight_;
     }
+    if (!refused.ok()) --in_flight_;
   }
   if (!refused.ok()) {
     done(refused);
@@ -142,7 +156,12 @@ void GatewaySession::ReadAnswers(Stream* stream) {
     for (auto& [done, result] : answered) done(std::move(result));
     answered.clear();
   }
-  const absl::Status finished = FromGrpcStatus(stream->rw->Finish());
+  absl::Status finished;
+  {
+    // Not while a Write() is under way: it fails soon, the stream is over.
+    absl::MutexLock no_write(&write_mu_);
+    finished = FromGrpcStatus(stream->rw->Finish());
+  }
   const absl::Status lost = absl::UnavailableError(absl::StrCat(
       "the gateway's Session stream ended before the answer; the call may or may "
       "not have been applied (",

@@ -18,7 +18,7 @@
 // below the gateway's --max_stream_in_flight (256 by default), past which
 // the gateway refuses calls with RESOURCE_EXHAUSTED.
 //
-// Order: calls are sent in the order Call() took their places; the gateway
+// Order: calls are sent in the order Call() gave them their ids; the gateway
 // commits two writes to one resource in the order it read them. Answers
 // come in the order the gateway decided them.
 //
@@ -87,10 +87,11 @@ class GatewaySession {
   size_t in_flight_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t next_id_ ABSL_GUARDED_BY(mu_) = 1;
   bool closing_ ABSL_GUARDED_BY(mu_) = false;
-  // Held from taking a call's place to writing it, so calls go out in the
-  // order they took their places (gRPC allows one write at a time). Taken
-  // before mu_, which is released during the write: the reader thread
-  // answers calls while a write waits on flow control.
+  // Held from giving a call its id to writing it, so calls go out in id
+  // order (gRPC allows one write at a time), and by the reader around the
+  // stream's Finish(). Taken before mu_, which is released during the
+  // write: the reader thread answers calls while a write waits on flow
+  // control.
   absl::Mutex write_mu_ ABSL_ACQUIRED_BEFORE(mu_);
 };
 
