@@ -302,18 +302,23 @@ def fmt_ms(us):
     return f"{us / 1000:.2f}"
 
 
+def ratio(a, b):
+    """ops/s of result `a` over result `b`; None if either is missing."""
+    return a["ops_per_s"] / b["ops_per_s"] if a and b and b["ops_per_s"] > 0 else None
+
+
+def system_of(doc, system):
+    """A finder of `system`'s fsync results by (workload, resources, clients)."""
+    return lambda w, r, c: find(doc, system, "fsync", w, r, c)
+
+
 def targets(doc):
     """Every ratio the issue asks for: (name, measured, target, higher_is_better, basis)."""
     out = []
-    fg = lambda w, r, c: find(doc, "fencegate", "fsync", w, r, c)
-    etcd = lambda w, r, c: find(doc, "etcd", "fsync", w, r, c)
-    redis = lambda w, r, c: find(doc, "redis", "fsync", w, r, c)
+    fg, etcd, redis = (system_of(doc, s) for s in ("fencegate", "etcd", "redis"))
     rpc32 = find(doc, "grpc-empty", "none", "rpc", 0, 32)
     rpc1 = find(doc, "grpc-empty", "none", "rpc", 0, 1)
     fsync = doc["ceilings"].get("fsync")
-
-    def ratio(a, b):
-        return a["ops_per_s"] / b["ops_per_s"] if a and b and b["ops_per_s"] > 0 else None
 
     for w, wname in [("lock_cycle", "lock cycle"), ("fenced_write", "fenced write")]:
         for r, rname in [(1000, "1,000 resources"), (1, "hot resource")]:
@@ -351,14 +356,9 @@ def targets(doc):
 def stream_targets(doc):
     """Issue 14's ratios for the streams: (name, measured, target, higher_is_better, basis)."""
     out = []
-    st = lambda w, r, c: find(doc, "fencegate-stream", "fsync", w, r, c)
-    unary = lambda w, r, c: find(doc, "fencegate", "fsync", w, r, c)
-    redis = lambda w, r, c: find(doc, "redis", "fsync", w, r, c)
+    st, unary, redis = (system_of(doc, s) for s in ("fencegate-stream", "fencegate", "redis"))
     rpc1 = find(doc, "grpc-empty", "none", "rpc", 0, 1)
     fsync = doc["ceilings"].get("fsync")
-
-    def ratio(a, b):
-        return a["ops_per_s"] / b["ops_per_s"] if a and b and b["ops_per_s"] > 0 else None
 
     for r, rname in [(1000, "1,000 resources"), (1, "hot resource")]:
         out.append((f"fenced write, 32 clients, {rname}: streams / Redis always",
