@@ -41,6 +41,15 @@ void SetSignature(const Fencing& fencing, v1::TokenSignature* proto) {
   proto->set_mac(fencing.signature.mac);
 }
 
+v1::WriteRequest WriteRequestOf(const Fencing& fencing, const Mutation& mutation) {
+  v1::WriteRequest request;
+  request.set_resource(fencing.resource);
+  request.set_token(fencing.token);
+  SetSignature(fencing, request.mutable_signature());
+  *request.mutable_mutation() = ToProto(mutation);
+  return request;
+}
+
 // A request as a call on the Session stream, and its response out of the
 // call's result (false: the result is of another kind).
 void SetRequest(const v1::WriteRequest& r, v1::GatewayCall& call) {
@@ -155,11 +164,7 @@ absl::StatusOr<Response> GatewayClient::Send(const Request& request, Unary unary
 
 absl::StatusOr<WriteResult> GatewayClient::Write(const Fencing& fencing,
                                                  const Mutation& mutation) {
-  v1::WriteRequest request;
-  request.set_resource(fencing.resource);
-  request.set_token(fencing.token);
-  SetSignature(fencing, request.mutable_signature());
-  *request.mutable_mutation() = ToProto(mutation);
+  const v1::WriteRequest request = WriteRequestOf(fencing, mutation);
   absl::StatusOr<v1::WriteResponse> response = Send<v1::WriteResponse>(
       request,
       [this](grpc::ClientContext& ctx, const v1::WriteRequest& r,
@@ -246,11 +251,7 @@ std::future<absl::StatusOr<WriteResult>> GatewayClient::PutAsync(
     const Fencing& fencing, const std::string& key, const std::string& value,
     std::optional<uint64_t> expected_version) {
   v1::GatewayCall call;
-  v1::WriteRequest* request = call.mutable_write();
-  request->set_resource(fencing.resource);
-  request->set_token(fencing.token);
-  SetSignature(fencing, request->mutable_signature());
-  *request->mutable_mutation() = ToProto(Mutation{key, value, expected_version});
+  *call.mutable_write() = WriteRequestOf(fencing, Mutation{key, value, expected_version});
   auto promise = std::make_shared<std::promise<absl::StatusOr<WriteResult>>>();
   std::future<absl::StatusOr<WriteResult>> future = promise->get_future();
   session_->Call(

@@ -132,11 +132,6 @@ absl::StatusOr<v1::GatewayResult> GatewaySession::CallAndWait(v1::GatewayCall ca
   return std::move(answer->result);
 }
 
-size_t GatewaySession::in_flight() {
-  absl::MutexLock lock(&mu_);
-  return in_flight_;
-}
-
 void GatewaySession::ReadAnswers(Stream* stream) {
   v1::GatewaySessionResponse message;
   std::vector<std::pair<Done, absl::StatusOr<v1::GatewayResult>>> answered;

@@ -63,9 +63,6 @@ class GatewaySession {
   absl::StatusOr<v1::GatewayResult> CallAndWait(v1::GatewayCall call,
                                                 absl::Time deadline);
 
-  // Calls waiting for their answers now (for tests and gauges).
-  size_t in_flight();
-
  private:
   struct Stream;
 
