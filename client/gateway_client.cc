@@ -6,7 +6,7 @@
 
 #include "absl/time/clock.h"
 #include "client/channel.h"
-#include "client/gateway_session.h"
+#include "client/session_stream.h"
 #include "client/retry.h"
 #include "common/channel_credentials.h"
 #include "common/grpc_status.h"
@@ -96,13 +96,19 @@ struct GatewayClient::Stub {
   std::unique_ptr<v1::Gateway::Stub> rpc;
 };
 
+struct GatewayClient::Session
+    : SessionStream<v1::Gateway::Stub, v1::GatewaySessionRequest,
+                    v1::GatewaySessionResponse> {
+  using SessionStream::SessionStream;
+};
+
 GatewayClient::GatewayClient(std::shared_ptr<grpc::Channel> channel,
                              ClientOptions options)
     : channel_(std::move(channel)),
       stub_(new Stub{v1::Gateway::NewStub(channel_)}),
       options_(options),
-      session_(std::make_unique<GatewaySession>(stub_->rpc.get(),
-                                                options_.max_stream_in_flight)) {}
+      session_(std::make_unique<Session>(stub_->rpc.get(), options_.max_stream_in_flight,
+                                         "the gateway's Session stream")) {}
 
 GatewayClient::~GatewayClient() = default;
 
@@ -150,7 +156,7 @@ absl::StatusOr<Response> GatewayClient::Send(const Request& request, Unary unary
       options_.retry, clock, deadline,
       [&]() -> absl::Status {
         // gRPC and the session take deadlines on the wall clock.
-        absl::StatusOr<v1::GatewayResult> result = session_->CallAndWait(
+        absl::StatusOr<v1::GatewayResult> result = session_->SendAndWait(
             call, absl::Now() + AttemptTimeout(deadline, options_.rpc_timeout, clock));
         if (!result.ok()) return result.status();
         return GetResponse(*result, &response) ? absl::OkStatus() : WrongKind();
@@ -254,7 +260,7 @@ std::future<absl::StatusOr<WriteResult>> GatewayClient::PutAsync(
   *call.mutable_write() = WriteRequestOf(fencing, Mutation{key, value, expected_version});
   auto promise = std::make_shared<std::promise<absl::StatusOr<WriteResult>>>();
   std::future<absl::StatusOr<WriteResult>> future = promise->get_future();
-  session_->Call(
+  session_->Send(
       std::move(call), absl::Now() + options_.rpc_timeout,
       [this, promise, fencing](absl::StatusOr<v1::GatewayResult> result) {
         v1::WriteResponse response;

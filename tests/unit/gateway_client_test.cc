@@ -229,8 +229,9 @@ TEST_P(GatewayClientStreamTest, DestroyingTheClientAnswersEveryCallInFlight) {
   client_.reset();
   for (auto& future : in_flight) {
     absl::StatusOr<WriteResult> written = future.get();  // never left hanging
-    if (!written.ok())
+    if (!written.ok()) {
       EXPECT_TRUE(absl::IsUnavailable(written.status())) << written.status();
+    }
   }
 }
 

@@ -48,8 +48,6 @@ class ReadResponse;
 
 namespace fencegate::client {
 
-class GatewaySession;
-
 struct Mutation {
   std::string key;
   std::optional<std::string> value;          // nullopt: delete the key
@@ -176,11 +174,12 @@ class GatewayClient {
   absl::Mutex mu_;
   // Per resource, the largest token this client has had accepted.
   absl::flat_hash_map<std::string, uint64_t> fenced_ ABSL_GUARDED_BY(mu_);
-  // The Session stream's client (client/gateway_session.h); its stream is
-  // opened by the first call that uses it. Last, so it goes first: its
-  // destructor runs the callbacks of the calls still waiting, which use
-  // the members above.
-  const std::unique_ptr<GatewaySession> session_;
+  // The Session stream's client (gateway_client.cc, over
+  // client/session_stream.h); its stream is opened by the first call that
+  // uses it. Last, so it goes first: its destructor runs the callbacks of
+  // the calls still waiting, which use the members above.
+  struct Session;
+  const std::unique_ptr<Session> session_;
 };
 
 }  // namespace fencegate::client
