@@ -142,7 +142,7 @@ absl::Status GatewayClient::Run(Call call) {
 template <typename Response, typename Request, typename Unary>
 absl::StatusOr<Response> GatewayClient::Send(const Request& request, Unary unary) {
   Response response;
-  if (options_.gateway_transport == GatewayTransport::kUnary) {
+  if (options_.gateway_transport == Transport::kUnary) {
     absl::Status status =
         Run([&](grpc::ClientContext& ctx) { return unary(ctx, request, &response); });
     if (!status.ok()) return status;

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "client/lease_watches.h"
 #include "common/errors.h"
 #include "common/monotonic_wait.h"
 #include "fencegate/client/errors.h"
@@ -21,15 +22,23 @@ Lease::Lease(LockClient* client, std::string resource, uint64_t token,
       renew_fraction_(options.renew_fraction),
       clock_(options.clock != nullptr ? options.clock : client->options().clock),
       wake_(std::make_unique<MonotonicWait>()) {
-  absl::MutexLock lock(&mu_);
-  signature_ = std::move(signature);
-  valid_until_ = valid_until;
-  next_renew_ = clock_->Now() + ttl_ * renew_fraction_;
-  on_lost_ = std::move(options.on_lost);
-  renewer_ = std::thread([this] { RenewLoop(); });
+  {
+    absl::MutexLock lock(&mu_);
+    signature_ = std::move(signature);
+    valid_until_ = valid_until;
+    next_renew_ = clock_->Now() + ttl_ * renew_fraction_;
+    on_lost_ = std::move(options.on_lost);
+    renewer_ = std::thread([this] { RenewLoop(); });
+  }
+  // Without mu_: the listener takes it, under the registry's lock.
+  if (LeaseWatches* watches = client_->lease_watches(); watches != nullptr) {
+    watch_ = watches->Watch(resource_, token_,
+                            [this](LeaseNotice notice) { Hear(notice); });
+  }
 }
 
 Lease::~Lease() {
+  watch_.reset();  // without mu_: the listener takes it
   {
     absl::MutexLock lock(&mu_);
     stopping_ = true;
@@ -44,12 +53,19 @@ void Lease::RenewLoop() {
   absl::Status why;
   {
     absl::MutexLock lock(&mu_);
+    auto woken = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      return stopping_ || !pushed_end_.ok() || renew_now_;
+    };
     while (!stopping_ && !Ended()) {
-      if ((lost_callback = CheckExpiryLocked())) break;
+      if ((lost_callback = CheckEndLocked())) break;
       const absl::Time now = clock_->Now();
+      if (renew_now_) {  // the stream ended: attach the lease to the next one
+        renew_now_ = false;
+        next_renew_ = std::min(next_renew_, now);
+      }
       const absl::Time wake = std::min(next_renew_, valid_until_);
       if (now < wake) {
-        wake_->WaitFor(&mu_, absl::Condition(&stopping_), wake - now);
+        wake_->WaitFor(&mu_, absl::Condition(&woken), wake - now);
         continue;
       }
       absl::Status status = RenewLocked();
@@ -105,8 +121,33 @@ absl::AnyInvocable<void(const absl::Status&)> Lease::LoseLocked(absl::Status why
   return callback;
 }
 
-absl::AnyInvocable<void(const absl::Status&)> Lease::CheckExpiryLocked() {
-  if (Ended() || clock_->Now() < valid_until_) return nullptr;
+void Lease::Hear(LeaseNotice notice) {
+  {
+    absl::MutexLock lock(&mu_);
+    if (notice == LeaseNotice::kStreamEnded) {
+      renew_now_ = true;
+    } else if (pushed_end_.ok()) {
+      pushed_end_ = LeaseLostError(
+          absl::StrCat("lease on '", resource_, "' with token ", token_,
+                       notice == LeaseNotice::kExpired
+                           ? " expired on the lock service: its TTL ran out before a "
+                             "renewal reached it"
+                           : " was released by a call from elsewhere",
+                       " (pushed on the lock service's Session stream). Stop writing "
+                       "and acquire the lock again"),
+          0);
+    }
+  }
+  wake_->Notify();
+}
+
+absl::AnyInvocable<void(const absl::Status&)> Lease::CheckEndLocked() {
+  if (Ended()) return nullptr;
+  if (!pushed_end_.ok()) {
+    server_dropped_ = true;  // nothing left to release
+    return LoseLocked(pushed_end_);
+  }
+  if (clock_->Now() < valid_until_) return nullptr;
   return LoseLocked(LeaseLostError(
       absl::StrCat("lease on '", resource_, "' with token ", token_,
                    " lapsed: no renewal was acknowledged within its TTL of ",
@@ -123,7 +164,7 @@ absl::Status Lease::Check() {
   absl::Status status;
   {
     absl::MutexLock lock(&mu_);
-    callback = CheckExpiryLocked();
+    callback = CheckEndLocked();
     status = ended_;
   }
   Notify(std::move(callback), status);
@@ -158,7 +199,7 @@ absl::Status Lease::Renew() {
   absl::Status status;
   {
     absl::MutexLock lock(&mu_);
-    if ((callback = CheckExpiryLocked()) != nullptr || Ended()) {
+    if ((callback = CheckEndLocked()) != nullptr || Ended()) {
       status = ended_;
     } else {
       status = RenewLocked();

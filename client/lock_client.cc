@@ -5,7 +5,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "client/channel.h"
+#include "client/lease_watches.h"
 #include "client/retry.h"
+#include "client/session_stream.h"
 #include "common/channel_credentials.h"
 #include "common/errors.h"
 #include "common/grpc_status.h"
@@ -29,16 +31,97 @@ void SetSignature(const TokenSignature& signature, v1::TokenSignature* proto) {
   proto->set_mac(signature.mac);
 }
 
+using LockStream = SessionStream<v1::LockService::Stub, v1::LockSessionRequest,
+                                 v1::LockSessionResponse>;
+
+// A request as a call on the Session stream, and its response out of the
+// call's result (false: the result is of another kind).
+void SetRequest(const v1::AcquireRequest& r, v1::LockCall& call) {
+  *call.mutable_acquire() = r;
+}
+void SetRequest(const v1::RenewRequest& r, v1::LockCall& call) { *call.mutable_renew() = r; }
+void SetRequest(const v1::ReleaseRequest& r, v1::LockCall& call) {
+  *call.mutable_release() = r;
+}
+void SetRequest(const v1::DescribeRequest& r, v1::LockCall& call) {
+  *call.mutable_describe() = r;
+}
+bool GetResponse(v1::LockResult& r, v1::AcquireResponse* out) {
+  if (r.result_case() != v1::LockResult::kAcquire) return false;
+  out->Swap(r.mutable_acquire());
+  return true;
+}
+bool GetResponse(v1::LockResult& r, v1::RenewResponse* out) {
+  if (r.result_case() != v1::LockResult::kRenew) return false;
+  out->Swap(r.mutable_renew());
+  return true;
+}
+bool GetResponse(v1::LockResult& r, v1::ReleaseResponse* out) {
+  if (r.result_case() != v1::LockResult::kRelease) return false;
+  out->Swap(r.mutable_release());
+  return true;
+}
+bool GetResponse(v1::LockResult& r, v1::DescribeResponse* out) {
+  if (r.result_case() != v1::LockResult::kDescribe) return false;
+  out->Swap(r.mutable_describe());
+  return true;
+}
+
 }  // namespace
 
 struct LockClient::Stub {
   std::unique_ptr<v1::LockService::Stub> rpc;
+  std::unique_ptr<LockStream> session;  // null when the calls are unary
+
+  // One attempt of a call, at most `timeout` long: the unary `method`, or
+  // the same request on the Session stream.
+  template <typename Request, typename Response>
+  absl::Status Attempt(grpc::Status (v1::LockService::Stub::*method)(
+                           grpc::ClientContext*, const Request&, Response*),
+                       const Request& request, Response* response,
+                       absl::Duration timeout) {
+    if (session == nullptr) {
+      grpc::ClientContext ctx;
+      SetTimeout(ctx, timeout);
+      return FromGrpcStatus((rpc.get()->*method)(&ctx, request, response));
+    }
+    v1::LockCall call;
+    SetRequest(request, call);
+    // The stream takes deadlines on the wall clock, as gRPC does.
+    absl::StatusOr<v1::LockResult> result =
+        session->SendAndWait(std::move(call), absl::Now() + timeout);
+    if (!result.ok()) return result.status();
+    if (!GetResponse(*result, response)) {
+      return absl::InternalError(
+          "the lock service answered a call on its Session stream with another kind of "
+          "response");
+    }
+    return absl::OkStatus();
+  }
 };
 
 LockClient::LockClient(std::shared_ptr<grpc::Channel> channel, ClientOptions options)
     : channel_(std::move(channel)),
-      stub_(new Stub{v1::LockService::NewStub(channel_)}),
-      options_(options) {}
+      options_(options),
+      watches_(options_.lock_transport == Transport::kStream
+                   ? std::make_unique<LeaseWatches>()
+                   : nullptr),
+      stub_(std::make_unique<Stub>()) {
+  stub_->rpc = v1::LockService::NewStub(channel_);
+  if (watches_ == nullptr) return;
+  LockStream::Hooks hooks;
+  hooks.on_message = [watches = watches_.get()](v1::LockSessionResponse& message) {
+    for (const v1::LeaseLost& lost : message.lost()) {
+      watches->Ended(lost.resource(), lost.token(),
+                     lost.reason() == v1::LeaseLost::RELEASED ? LeaseNotice::kReleased
+                                                              : LeaseNotice::kExpired);
+    }
+  };
+  hooks.on_end = [watches = watches_.get()] { watches->StreamEnded(); };
+  stub_->session =
+      std::make_unique<LockStream>(stub_->rpc.get(), options_.max_stream_in_flight,
+                                   "the lock service's Session stream", std::move(hooks));
+}
 
 LockClient::~LockClient() = default;
 
@@ -81,9 +164,8 @@ absl::StatusOr<AcquireOutcome> LockClient::Acquire(const std::string& resource,
     const absl::Duration wait = absl::Ceil(
         std::max(wait_until - clock.Now(), absl::ZeroDuration()), absl::Milliseconds(1));
     request.set_wait_ms(absl::ToInt64Milliseconds(wait));
-    grpc::ClientContext ctx;
-    SetTimeout(ctx, AttemptTimeout(deadline, wait + options_.rpc_timeout, clock));
-    return FromGrpcStatus(stub_->rpc->Acquire(&ctx, request, &response));
+    return stub_->Attempt(&v1::LockService::Stub::Acquire, request, &response,
+                          AttemptTimeout(deadline, wait + options_.rpc_timeout, clock));
   });
   if (!status.ok()) return status;
   AcquireOutcome outcome;
@@ -144,9 +226,8 @@ absl::StatusOr<RenewOutcome> LockClient::Renew(const std::string& resource,
           ? CallDeadline(options_, options_.rpc_timeout, clock)
           : clock.Now() + timeout;
   absl::Status status = Retry(call_deadline, [&] {
-    grpc::ClientContext ctx;
-    SetTimeout(ctx, AttemptTimeout(call_deadline, options_.rpc_timeout, clock));
-    return FromGrpcStatus(stub_->rpc->Renew(&ctx, request, &response));
+    return stub_->Attempt(&v1::LockService::Stub::Renew, request, &response,
+                          AttemptTimeout(call_deadline, options_.rpc_timeout, clock));
   });
   if (!status.ok()) return status;
   return RenewOutcome{absl::Milliseconds(response.ttl_ms()),
@@ -166,9 +247,8 @@ absl::StatusOr<uint32_t> LockClient::Release(const std::string& resource, uint64
   Clock& clock = *options_.clock;
   const absl::Time deadline = CallDeadline(options_, options_.rpc_timeout, clock);
   absl::Status status = Retry(deadline, [&] {
-    grpc::ClientContext ctx;
-    SetTimeout(ctx, AttemptTimeout(deadline, options_.rpc_timeout, clock));
-    return FromGrpcStatus(stub_->rpc->Release(&ctx, request, &response));
+    return stub_->Attempt(&v1::LockService::Stub::Release, request, &response,
+                          AttemptTimeout(deadline, options_.rpc_timeout, clock));
   });
   if (!status.ok()) return status;
   return response.hold_count();
@@ -181,9 +261,8 @@ absl::StatusOr<LockState> LockClient::Describe(const std::string& resource) {
   Clock& clock = *options_.clock;
   const absl::Time deadline = CallDeadline(options_, options_.rpc_timeout, clock);
   absl::Status status = Retry(deadline, [&] {
-    grpc::ClientContext ctx;
-    SetTimeout(ctx, AttemptTimeout(deadline, options_.rpc_timeout, clock));
-    return FromGrpcStatus(stub_->rpc->Describe(&ctx, request, &response));
+    return stub_->Attempt(&v1::LockService::Stub::Describe, request, &response,
+                          AttemptTimeout(deadline, options_.rpc_timeout, clock));
   });
   if (!status.ok()) return status;
   LockState state;

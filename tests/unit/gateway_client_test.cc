@@ -32,7 +32,7 @@ namespace {
 
 using ::fencegate::testing::IsOk;
 
-class GatewayClientTest : public ::testing::TestWithParam<GatewayTransport> {
+class GatewayClientTest : public ::testing::TestWithParam<Transport> {
  protected:
   void SetUp() override {
     absl::StatusOr<std::string> key = NewKeyLine("k1", /*sign=*/true);
@@ -132,10 +132,10 @@ TEST_P(GatewayClientTest, TheLeasesSignatureRidesAlongAndAForgedOneIsTyped) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Transports, GatewayClientTest,
-                         ::testing::Values(GatewayTransport::kUnary,
-                                           GatewayTransport::kStream),
-                         [](const ::testing::TestParamInfo<GatewayTransport>& info) {
-                           return info.param == GatewayTransport::kUnary ? "Unary"
+                         ::testing::Values(Transport::kUnary,
+                                           Transport::kStream),
+                         [](const ::testing::TestParamInfo<Transport>& info) {
+                           return info.param == Transport::kUnary ? "Unary"
                                                                          : "Stream";
                          });
 
@@ -236,7 +236,7 @@ TEST_P(GatewayClientStreamTest, DestroyingTheClientAnswersEveryCallInFlight) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Stream, GatewayClientStreamTest,
-                         ::testing::Values(GatewayTransport::kStream));
+                         ::testing::Values(Transport::kStream));
 
 }  // namespace
 }  // namespace fencegate::client

@@ -1,10 +1,14 @@
 // The client library's LockClient and Lease against an in-process lock
-// service on port 0 (real gRPC, real clock). Where time must pass, tests
-// poll a condition under a deadline; none sleeps a fixed time.
+// service on port 0 (real gRPC, real clock), over both transports (unary
+// calls and the Session stream), and what only the stream does (pushed
+// lease ends). Where time must pass, tests poll a condition under a
+// deadline; none sleeps a fixed time.
 #include "fencegate/client/lock_client.h"
 
 #include <atomic>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
@@ -24,7 +28,7 @@ namespace {
 using ::fencegate::testing::IsOk;
 using ::fencegate::testing::StatusIs;
 
-class LockClientTest : public ::testing::Test {
+class LockClientTest : public ::testing::TestWithParam<Transport> {
  protected:
   void SetUp() override {
     lockservice::LockServerOptions options;
@@ -36,6 +40,7 @@ class LockClientTest : public ::testing::Test {
     server_ = *std::move(server);
     ClientOptions client_options;
     client_options.retry.max_attempts = 3;
+    client_options.lock_transport = GetParam();
     auto client = LockClient::Connect("127.0.0.1:" + std::to_string(server_->port()),
                                       client_options);
     ASSERT_THAT(client, IsOk());
@@ -53,7 +58,7 @@ class LockClientTest : public ::testing::Test {
   std::unique_ptr<LockClient> client_;
 };
 
-TEST_F(LockClientTest, LeaseRenewsItselfAcrossManyTtls) {
+TEST_P(LockClientTest, LeaseRenewsItselfAcrossManyTtls) {
   ASSERT_OK_AND_ASSIGN(auto lease, client_->AcquireLease("r", "alice", Ttl(absl::Seconds(1))));
   const absl::Time until = absl::Now() + absl::Seconds(5);
   int polls = 0;
@@ -67,14 +72,14 @@ TEST_F(LockClientTest, LeaseRenewsItselfAcrossManyTtls) {
   EXPECT_GT(lease->valid_until(), SteadyClock().Now());
 }
 
-TEST_F(LockClientTest, DestroyingALeaseReleasesIt) {
+TEST_P(LockClientTest, DestroyingALeaseReleasesIt) {
   ASSERT_OK_AND_ASSIGN(auto lease, client_->AcquireLease("r", "alice"));
   EXPECT_TRUE(client_->Describe("r")->held);
   lease.reset();
   EXPECT_FALSE(client_->Describe("r")->held);
 }
 
-TEST_F(LockClientTest, ALeaseThatLapsedOnlyOnTheClientIsStillReleased) {
+TEST_P(LockClientTest, ALeaseThatLapsedOnlyOnTheClientIsStillReleased) {
   // The client's clock jumps past validity (a paused process, say) while
   // the service, on its own clock, still holds the lease: as after a
   // restart, which restores a lease for a whole TTL. Releasing must still
@@ -92,7 +97,7 @@ TEST_F(LockClientTest, ALeaseThatLapsedOnlyOnTheClientIsStillReleased) {
   EXPECT_THAT(lease->Release(), IsOk());  // idempotent
 }
 
-TEST_F(LockClientTest, RefusedRenewIsReportedAtOnce) {
+TEST_P(LockClientTest, RefusedRenewIsReportedAtOnce) {
   std::atomic<int> lost_calls{0};
   LeaseOptions lease_options;
   lease_options.on_lost = [&](const absl::Status& why) {
@@ -110,7 +115,7 @@ TEST_F(LockClientTest, RefusedRenewIsReportedAtOnce) {
   EXPECT_EQ(lost_calls.load(), 1);
 }
 
-TEST_F(LockClientTest, UnreachableServerLosesTheLeaseWithinItsTtl) {
+TEST_P(LockClientTest, UnreachableServerLosesTheLeaseWithinItsTtl) {
   std::atomic<int> lost_calls{0};
   LeaseOptions lease_options;
   lease_options.on_lost = [&](const absl::Status&) { ++lost_calls; };
@@ -133,7 +138,7 @@ TEST_F(LockClientTest, UnreachableServerLosesTheLeaseWithinItsTtl) {
   EXPECT_EQ(lost_calls.load(), 1);
 }
 
-TEST_F(LockClientTest, ReentrantAcquireThroughTheLibrary) {
+TEST_P(LockClientTest, ReentrantAcquireThroughTheLibrary) {
   ASSERT_OK_AND_ASSIGN(auto outer, client_->AcquireLease("r", "worker-7"));
   ASSERT_OK_AND_ASSIGN(auto inner, client_->AcquireLease("r", "worker-7"));
   EXPECT_EQ(inner->token(), outer->token());
@@ -146,7 +151,7 @@ TEST_F(LockClientTest, ReentrantAcquireThroughTheLibrary) {
   EXPECT_FALSE(client_->Describe("r")->held);
 }
 
-TEST_F(LockClientTest, NotAcquiredIsATypedErrorNamingTheHolder) {
+TEST_P(LockClientTest, NotAcquiredIsATypedErrorNamingTheHolder) {
   ASSERT_OK_AND_ASSIGN(auto held, client_->AcquireLease("r", "alice"));
   auto second = client_->AcquireLease("r", "bob");
   EXPECT_TRUE(IsNotAcquired(second.status())) << second.status();
@@ -156,7 +161,7 @@ TEST_F(LockClientTest, NotAcquiredIsATypedErrorNamingTheHolder) {
   EXPECT_EQ(raw.holder_token, held->token());
 }
 
-TEST_F(LockClientTest, StaleReleaseCannotFreeTheNewerHolder) {
+TEST_P(LockClientTest, StaleReleaseCannotFreeTheNewerHolder) {
   LeaseOptions never_renew;
   never_renew.renew_fraction = 100;
   ASSERT_OK_AND_ASSIGN(auto old_lease, client_->AcquireLease("r", "alice",
@@ -178,7 +183,7 @@ TEST_F(LockClientTest, StaleReleaseCannotFreeTheNewerHolder) {
   EXPECT_EQ(state.token, new_lease->token());
 }
 
-TEST_F(LockClientTest, UnavailableIsRetriedThenReported) {
+TEST_P(LockClientTest, UnavailableIsRetriedThenReported) {
   server_->Shutdown();
   const absl::Time start = absl::Now();
   auto outcome = client_->Acquire("r", "alice");
@@ -206,13 +211,14 @@ class JumpingClock final : public Clock {
 // clock that runs a minute per reading, a call with a minute to retry an
 // unreachable server gives up after its first attempt, long before a real
 // minute has passed.
-TEST_F(LockClientTest, DeadlinesRunOnTheClockOfTheClientOptions) {
+TEST_P(LockClientTest, DeadlinesRunOnTheClockOfTheClientOptions) {
   const std::string address = "127.0.0.1:" + std::to_string(server_->port());
   server_->Shutdown();
   JumpingClock clock;
   ClientOptions options;
   options.call_timeout = absl::Minutes(1);
   options.clock = &clock;
+  options.lock_transport = GetParam();
   const absl::Time start = absl::Now();
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<LockClient> locks,
                        LockClient::Connect(address, options));
@@ -223,11 +229,111 @@ TEST_F(LockClientTest, DeadlinesRunOnTheClockOfTheClientOptions) {
   EXPECT_LT(absl::Now() - start, absl::Seconds(20));
 }
 
-TEST_F(LockClientTest, BadInputComesBackAsInvalidArgument) {
+TEST_P(LockClientTest, BadInputComesBackAsInvalidArgument) {
   auto outcome = client_->Acquire("", "alice");
   EXPECT_THAT(outcome, StatusIs(absl::StatusCode::kInvalidArgument,
                                 ::testing::HasSubstr("resource")));
 }
+
+std::string TransportName(const ::testing::TestParamInfo<Transport>& info) {
+  return info.param == Transport::kUnary ? "Unary" : "Stream";
+}
+
+INSTANTIATE_TEST_SUITE_P(Transports, LockClientTest,
+                         ::testing::Values(Transport::kUnary, Transport::kStream),
+                         TransportName);
+
+// What a Lease hears on the lock service's Session stream.
+class LockClientStreamTest : public LockClientTest {
+ protected:
+  // A lease that renews only after 54 s: what it learns within a test, it
+  // learns from the stream, not from a renewal.
+  std::unique_ptr<Lease> RarelyRenewed(const std::string& holder,
+                                       std::vector<absl::Status>* lost) {
+    LeaseOptions options;
+    options.renew_fraction = 0.9;
+    options.on_lost = [this, lost](const absl::Status& why) {
+      absl::MutexLock lock(&mu_);
+      lost->push_back(why);
+    };
+    auto lease = client_->AcquireLease("r", holder, Ttl(absl::Seconds(60)),
+                                       std::move(options));
+    EXPECT_THAT(lease, IsOk());
+    return lease.ok() ? *std::move(lease) : nullptr;
+  }
+
+  // A client of its own: its calls come from elsewhere.
+  std::unique_ptr<LockClient> Elsewhere() {
+    auto other = LockClient::Connect("127.0.0.1:" + std::to_string(server_->port()));
+    EXPECT_THAT(other, IsOk());
+    return other.ok() ? *std::move(other) : nullptr;
+  }
+
+  absl::Mutex mu_;
+};
+
+TEST_P(LockClientStreamTest, ALeaseReleasedFromElsewhereHearsItAtOnce) {
+  std::vector<absl::Status> lost;
+  std::unique_ptr<Lease> lease = RarelyRenewed("alice", &lost);
+  ASSERT_NE(lease, nullptr);
+  std::unique_ptr<LockClient> operator_client = Elsewhere();
+  ASSERT_THAT(operator_client->Release("r", lease->token()), IsOk());
+  ASSERT_TRUE(lease->WaitLost(absl::Seconds(20))) << "the pushed end never arrived";
+  EXPECT_THAT(lease->Check(),
+              StatusIs(absl::StatusCode::kAborted,
+                       ::testing::HasSubstr("released by a call from elsewhere")));
+  absl::MutexLock lock(&mu_);
+  ASSERT_EQ(lost.size(), 1u);
+  EXPECT_TRUE(IsLeaseLost(lost[0])) << lost[0];
+}
+
+TEST_P(LockClientStreamTest, EveryLeaseOfAReentrantHoldHearsTheEnd) {
+  std::vector<absl::Status> lost;
+  std::unique_ptr<Lease> outer = RarelyRenewed("worker-7", &lost);
+  std::unique_ptr<Lease> inner = RarelyRenewed("worker-7", &lost);
+  ASSERT_NE(inner, nullptr);
+  ASSERT_EQ(inner->token(), outer->token());
+  std::unique_ptr<LockClient> operator_client = Elsewhere();
+  ASSERT_THAT(operator_client->Release("r", outer->token()), IsOk());  // one hold left
+  ASSERT_THAT(operator_client->Release("r", outer->token()), IsOk());  // none
+  EXPECT_TRUE(outer->WaitLost(absl::Seconds(20)));
+  EXPECT_TRUE(inner->WaitLost(absl::Seconds(20)));
+  absl::MutexLock lock(&mu_);
+  EXPECT_EQ(lost.size(), 2u);
+}
+
+TEST_P(LockClientStreamTest, ALeaseOutlivesItsStreamAndListensOnTheNextOne) {
+  std::vector<absl::Status> lost;
+  std::unique_ptr<Lease> lease = RarelyRenewed("alice", &lost);
+  ASSERT_NE(lease, nullptr);
+  const absl::Time valid_until = lease->valid_until();
+  // The service restarts (and restores the lease from its store): the
+  // stream ends, and the lease renews at once on the next one.
+  const int port = server_->port();
+  server_->Shutdown();
+  server_.reset();
+  lockservice::LockServerOptions options;
+  options.serving.listen = "127.0.0.1:" + std::to_string(port);
+  options.db_path = dir_.File("locks.db");
+  options.limits.min_ttl = absl::Milliseconds(50);
+  ASSERT_OK_AND_ASSIGN(server_, lockservice::LockServer::Start(options));
+  const absl::Time give_up = absl::Now() + absl::Seconds(20);
+  while (lease->valid_until() == valid_until && absl::Now() < give_up) {
+    absl::SleepFor(absl::Milliseconds(5));  // polls a condition under a deadline
+  }
+  ASSERT_GT(lease->valid_until(), valid_until) << "no renewal after the stream ended";
+  ASSERT_FALSE(lease->lost());
+  // The new stream listens to the lease: a release from elsewhere is pushed.
+  std::unique_ptr<LockClient> operator_client = Elsewhere();
+  ASSERT_THAT(operator_client->Release("r", lease->token()), IsOk());
+  EXPECT_TRUE(lease->WaitLost(absl::Seconds(20)));
+  EXPECT_THAT(lease->Check(),
+              StatusIs(absl::StatusCode::kAborted,
+                       ::testing::HasSubstr("released by a call from elsewhere")));
+}
+
+INSTANTIATE_TEST_SUITE_P(Transports, LockClientStreamTest,
+                         ::testing::Values(Transport::kStream), TransportName);
 
 }  // namespace
 }  // namespace fencegate::client

@@ -41,13 +41,16 @@ struct RetryPolicy {
   absl::Duration max_backoff = absl::Seconds(1);
 };
 
-// How GatewayClient sends its calls.
-enum class GatewayTransport {
-  // One gRPC call per operation.
+// How a client sends its calls.
+enum class Transport {
+  // One gRPC call per operation: simple, but each call costs a round of
+  // the server's RPC machinery.
   kUnary,
-  // One Session stream per GatewayClient, shared by all its threads: many
-  // calls in flight on one stream, committed together in the gateway's
-  // group commits (docs/gateway.md, "The Session stream").
+  // One Session stream per client, shared by all its threads: many calls
+  // in flight on one stream, committed together in the server's group
+  // commits (docs/gateway.md and docs/semantics.md, "The Session stream").
+  // A Lease on the lock service's stream hears at once when the service
+  // ends it (lease.h).
   kStream,
 };
 
@@ -64,12 +67,17 @@ struct ClientOptions {
   // TLS for Connect(): a CA to verify the server (TLS on), and a client
   // certificate for mutual TLS. All empty: plaintext.
   ClientTlsFiles tls;
-  // GatewayClient's synchronous calls: unary, or on its Session stream. Its
-  // asynchronous calls (PutAsync) are always on the stream.
-  GatewayTransport gateway_transport = GatewayTransport::kUnary;
-  // Calls in flight at once on a GatewayClient's Session stream; one past
-  // it waits for a place. Keep it at or below the gateway's
-  // --max_stream_in_flight (256 by default).
+  // GatewayClient's synchronous calls: on its Session stream, or unary.
+  // Its asynchronous calls (PutAsync) are always on the stream. List and
+  // Describe are always unary.
+  Transport gateway_transport = Transport::kStream;
+  // LockClient's calls (and so its Leases' renewals and releases): on the
+  // lock service's Session stream, or unary.
+  Transport lock_transport = Transport::kStream;
+  // Calls in flight at once on one client's Session stream (a parked
+  // Acquire holds its place while it waits); one past it waits for a
+  // place. Keep it at or below the servers' --max_stream_in_flight (256 by
+  // default).
   size_t max_stream_in_flight = 256;
   // The monotonic clock the clients measure deadlines and backoffs on
   // (never the wall clock: a jump neither stretches nor cuts a call). Not

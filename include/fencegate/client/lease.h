@@ -16,7 +16,16 @@
 // timed-out attempt). The lease is lost, for good, as soon as
 //   - a renew is refused (ABORTED, LEASE_LOST), or
 //   - validity passes without an acknowledged renew (server unreachable,
-//     or this process was paused).
+//     or this process was paused), or
+//   - the lock service pushes that it ended the lease (its TTL ran out
+//     there, or a call from elsewhere released it), when the LockClient's
+//     calls are on its Session stream (ClientOptions::lock_transport, the
+//     default): the lease hears it the moment the service commits the end,
+//     not at its next renewal. When that stream ends the lease renews at
+//     once on the next one, which then listens to it. A push is only a
+//     faster way to learn: the renewals and the validity above still decide
+//     (a push that came before the Lease was made is learnt at the next
+//     renewal).
 // Then lost() is true, Check() returns the LEASE_LOST error, on_lost runs
 // once, and WaitLost() returns.
 //
@@ -54,6 +63,8 @@ class MonotonicWait;  // the library's own (lease.cc)
 namespace fencegate::client {
 
 class LockClient;
+class LeaseWatch;           // client/lease_watches.h
+enum class LeaseNotice;     // client/lease_watches.h
 
 struct LeaseOptions {
   // Renew when this fraction of the TTL has passed since the last renew.
@@ -117,9 +128,12 @@ class Lease {
   // WaitLost() and the renewer to look at the lease again.
   void Notify(absl::AnyInvocable<void(const absl::Status&)> callback,
               const absl::Status& why);
-  // Loses the lease if its validity has passed.
-  absl::AnyInvocable<void(const absl::Status&)> CheckExpiryLocked()
+  // Loses the lease if the service pushed its end or its validity passed.
+  absl::AnyInvocable<void(const absl::Status&)> CheckEndLocked()
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The watch's listener, on the Session stream's reader thread: notes
+  // what it heard and wakes the renewal thread, which acts on it.
+  void Hear(LeaseNotice notice);
   bool Ended() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return !ended_.ok(); }
 
   LockClient* const client_;
@@ -145,7 +159,14 @@ class Lease {
   absl::AnyInvocable<void(const absl::Status&)> on_lost_ ABSL_GUARDED_BY(mu_);
   // on_lost was handed out and has not returned yet.
   bool notifying_ ABSL_GUARDED_BY(mu_) = false;
+  // Heard on the Session stream: the lease's end, as the error it is lost
+  // with (OK: none); and that the stream ended, so renew now.
+  absl::Status pushed_end_ ABSL_GUARDED_BY(mu_);
+  bool renew_now_ ABSL_GUARDED_BY(mu_) = false;
   std::thread renewer_;
+  // Listening from the end of the constructor to the start of the
+  // destructor; null when the client's calls are unary.
+  std::unique_ptr<LeaseWatch> watch_;
 };
 
 }  // namespace fencegate::client

@@ -1,5 +1,7 @@
-// LockClient: the lock service from C++. Blocking calls, each with a
-// deadline: ClientOptions::call_timeout (15 s), or one whole attempt if
+// LockClient: the lock service from C++. Its calls go on the service's
+// Session stream (one per client, shared by its threads), or one gRPC call
+// each (ClientOptions::lock_transport); the same semantics either way.
+// Blocking calls, each with a deadline: ClientOptions::call_timeout (15 s), or one whole attempt if
 // longer (a blocking Acquire: its wait plus rpc_timeout). UNAVAILABLE is
 // retried until then (client_options.h) with the same request id, so a
 // call made while the service restarts or fails over succeeds once it is
@@ -26,6 +28,8 @@
 #include "grpcpp/channel.h"
 
 namespace fencegate::client {
+
+class LeaseWatches;  // client/lease_watches.h
 
 struct AcquireOptions {
   absl::Duration ttl = absl::Seconds(10);
@@ -117,17 +121,24 @@ class LockClient {
   const ClientOptions& options() const { return options_; }
 
  private:
-  // The generated gRPC stub (lock_client.cc): kept out of this header, so
-  // that it needs none of the generated code.
+  friend class Lease;
+  // The generated gRPC stub and the Session stream (lock_client.cc): kept
+  // out of this header, so that it needs none of the generated code.
   struct Stub;
 
   // RetryUnavailable over this client's channel until `deadline`, on
   // options_.clock (client/retry.h).
   absl::Status Retry(absl::Time deadline, absl::FunctionRef<absl::Status()> attempt);
+  // Where a Lease listens to what the Session stream pushes; null when the
+  // client's calls are unary.
+  LeaseWatches* lease_watches() const { return watches_.get(); }
 
   const std::shared_ptr<grpc::Channel> channel_;
-  const std::unique_ptr<Stub> stub_;
   const ClientOptions options_;
+  // Before stub_: the stream's reader thread tells them of pushes until
+  // the stub, which holds the stream, is gone.
+  const std::unique_ptr<LeaseWatches> watches_;
+  const std::unique_ptr<Stub> stub_;
 };
 
 }  // namespace fencegate::client
