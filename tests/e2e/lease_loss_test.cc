@@ -128,8 +128,9 @@ TEST_F(LeaseLossTest, RefusedRenewIsReportedAtOnce) {
   const absl::Time released = SteadyClock().Now();
   const absl::Time valid_until = lease->valid_until();
 
-  // The next renewal (within a second) is refused; the lease says so then,
-  // not when its validity would have run out.
+  // The lock service pushes the end on the client's Session stream at once
+  // (over unary calls, the next renewal, within a second, is refused); the
+  // lease says so then, not when its validity would have run out.
   ASSERT_TRUE(record.lost.WaitForNotificationWithTimeout(absl::Seconds(15)));
   EXPECT_TRUE(client::IsLeaseLost(record.why)) << record.why;
   EXPECT_THAT(std::string(record.why.message()),

@@ -107,9 +107,9 @@ RunResult RunSchedule(const Schedule& schedule, const RunOptions& options) {
     w.max_ttl = profile.max_ttl;
     w.max_think = profile.max_think;
     w.gateway_timeout = topology.gateway_timeout;
-    // Half the gateway workers, as many on each gateway, write over the
-    // gateway's Session stream; the others make one unary call each.
-    w.gateway_stream = (i / topology.gateways) % 2 == 1;
+    // Half the workers, as many on each gateway, call over the Session
+    // streams; the others make one unary call each.
+    w.streams = (i / topology.gateways) % 2 == 1;
     absl::StatusOr<std::unique_ptr<WorkerProcess>> worker = WorkerProcess::Start(w);
     if (!worker.ok()) {
       result.errors.push_back(worker.status().ToString());

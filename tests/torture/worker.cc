@@ -47,12 +47,16 @@ Worker::Worker(WorkerOptions options, std::unique_ptr<HistoryWriter> history,
       path_(options_.postgres.empty() ? options_.gateway : kSqlPath),
       random_(options_.seed) {
   lock_channel_ = Channel(options_.lockservice);
-  // Lock-service calls keep the library's default: they retry across a
+  // Lock-service calls keep the library's retries: they retry across a
   // restart of the lock service until their call_timeout, and the retry of
   // an Acquire keeps its request_id, so it takes back its place in the
   // queue instead of leaving a ghost waiter that holds the resource for
   // --waiter_reattach_grace.
-  lock_ = std::make_unique<client::LockClient>(lock_channel_);
+  const client::Transport transport =
+      options_.streams ? client::Transport::kStream : client::Transport::kUnary;
+  client::ClientOptions lock_options;
+  lock_options.lock_transport = transport;
+  lock_ = std::make_unique<client::LockClient>(lock_channel_, lock_options);
   if (!options_.postgres.empty()) {
     sql_ = std::make_unique<SqlCounter>(options_.postgres,
                                         options_.planted_bug == kSqlSkipsFenceBug);
@@ -61,9 +65,7 @@ Worker::Worker(WorkerOptions options, std::unique_ptr<HistoryWriter> history,
   gateway_channel_ = Channel(options_.gateway);
   client::ClientOptions gateway_options;
   gateway_options.rpc_timeout = options_.gateway_timeout;
-  gateway_options.gateway_transport = options_.gateway_stream
-                                          ? client::GatewayTransport::kStream
-                                          : client::GatewayTransport::kUnary;
+  gateway_options.gateway_transport = transport;
   // One attempt per call, so every outcome recorded is that attempt's own.
   gateway_options.retry.max_attempts = 1;
   gateway_ = std::make_unique<client::GatewayClient>(gateway_channel_, gateway_options);
@@ -71,7 +73,7 @@ Worker::Worker(WorkerOptions options, std::unique_ptr<HistoryWriter> history,
 
 void Worker::Run() {
   history_->Note("start", {{"seed", Str(options_.seed)},
-                           {"gateway_calls", options_.gateway_stream ? "stream" : "unary"}});
+                           {"calls", options_.streams ? "stream" : "unary"}});
   while (control().quit.load() == 0) Round();
   SetPhase(WorkerPhase::kDone);
   history_->Note("quit", {{"rounds", Str(round_)}});

@@ -63,9 +63,9 @@ struct WorkerOptions {
   absl::Duration max_think = absl::Milliseconds(50);  // between read and write
   // A gateway call may wait out a stalled commit this long.
   absl::Duration gateway_timeout = absl::Seconds(15);
-  // Gateway calls on the gateway's Session stream instead of one unary
-  // call each (client::GatewayTransport).
-  bool gateway_stream = false;
+  // Lock-service and gateway calls on the servers' Session streams instead
+  // of one unary call each (client::Transport).
+  bool streams = false;
 };
 
 class Worker {

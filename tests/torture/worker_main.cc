@@ -35,8 +35,8 @@ ABSL_FLAG(absl::Duration, max_think, absl::Milliseconds(50),
           "longest pause between the fenced read and the write");
 ABSL_FLAG(absl::Duration, gateway_timeout, absl::Seconds(15),
           "deadline of each gateway call; past it the call's outcome is unknown");
-ABSL_FLAG(bool, gateway_stream, false,
-          "gateway calls on the gateway's Session stream, not one unary call each");
+ABSL_FLAG(bool, streams, false,
+          "lock-service and gateway calls on the Session streams, not one unary call each");
 ABSL_FLAG(std::string, history, "", "history file to append to");
 ABSL_FLAG(std::string, control, "", "the control page the harness created");
 
@@ -59,7 +59,7 @@ int main(int argc, char** argv) {
   options.max_wait = absl::GetFlag(FLAGS_max_wait);
   options.max_think = absl::GetFlag(FLAGS_max_think);
   options.gateway_timeout = absl::GetFlag(FLAGS_gateway_timeout);
-  options.gateway_stream = absl::GetFlag(FLAGS_gateway_stream);
+  options.streams = absl::GetFlag(FLAGS_streams);
   if (options.lockservice.empty() ||
       (options.gateway.empty() && options.postgres.empty()) ||
       options.resources.empty() || absl::GetFlag(FLAGS_history).empty() ||

@@ -38,7 +38,7 @@ absl::StatusOr<std::unique_ptr<WorkerProcess>> WorkerProcess::Start(
   if (!options.planted_bug.empty()) {
     child.argv.push_back(absl::StrCat("--planted_bug=", options.planted_bug));
   }
-  if (options.gateway_stream) child.argv.push_back("--gateway_stream");
+  if (options.streams) child.argv.push_back("--streams");
   child.stderr_path = prefix + ".log";
   child.network_namespace = options.network_namespace;
   absl::StatusOr<std::unique_ptr<testing::ChildProcess>> process =

@@ -37,7 +37,7 @@ struct WorkerProcessOptions {
   absl::Duration max_ttl;
   absl::Duration max_think;
   absl::Duration gateway_timeout;
-  bool gateway_stream = false;  // gateway calls on the Session stream
+  bool streams = false;  // lock and gateway calls on the Session streams
 };
 
 class WorkerProcess {
