@@ -90,7 +90,6 @@
 
 #include <atomic>
 #include <cstdint>
-#include <deque>
 #include <list>
 #include <memory>
 #include <optional>

@@ -20,14 +20,14 @@ namespace {
 
 LeaseRecord ToRecord(const std::string& resource, const std::string& holder,
                      uint64_t token, absl::Duration ttl, uint32_t hold_count,
-                     const std::deque<std::string>& request_ids) {
+                     const std::vector<std::string>& request_ids) {
   LeaseRecord record;
   record.resource = resource;
   record.holder = holder;
   record.token = token;
   record.ttl = ttl;
   record.hold_count = hold_count;
-  record.request_ids.assign(request_ids.begin(), request_ids.end());
+  record.request_ids = request_ids;
   return record;
 }
 
@@ -233,7 +233,7 @@ absl::Status LockManager::LoadFromStore() {
                               [&](const Waiter& w) { return w.seq > record.seq; });
     LinkWaiter(r, place,
                Waiter{0, std::move(record.holder), record.ttl, std::move(record.request_id),
-                      nullptr, 0, record.seq});
+                      nullptr, 0, record.seq, /*listener=*/nullptr, /*parked_at=*/now});
     detached = true;
   }
   if (detached) {

@@ -9,10 +9,10 @@
 #define FENCEGATE_LOCKSERVICE_LOCK_MANAGER_INTERNAL_H_
 
 #include <cstdint>
-#include <deque>
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/functional/any_invocable.h"
@@ -48,7 +48,10 @@ struct LockManager::HeldLease {
   absl::Time acquired_at;   // for max_hold
   Clock::TimerId expiry_timer = 0;  // cancelled when the lease ends early
   uint32_t hold_count = 0;
-  std::deque<std::string> request_ids;
+  // The last --remembered_request_ids (16) Acquire ids, oldest first. A
+  // vector, not a deque: an empty one allocates nothing (libstdc++'s deque
+  // allocates 576 bytes up front, which was a third of a held lease).
+  std::vector<std::string> request_ids;
 };
 
 struct LockManager::Resource {

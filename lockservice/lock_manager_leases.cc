@@ -132,9 +132,10 @@ absl::Time LockManager::CappedExpiry(const HeldLease& lease,
 
 void LockManager::RememberRequest(HeldLease& lease, const std::string& request_id) {
   if (request_id.empty()) return;
-  lease.request_ids.push_back(request_id);
-  while (lease.request_ids.size() > limits_.remembered_request_ids) {
-    lease.request_ids.pop_front();
+  std::vector<std::string>& ids = lease.request_ids;
+  ids.push_back(request_id);
+  if (ids.size() > limits_.remembered_request_ids) {
+    ids.erase(ids.begin(), ids.end() - limits_.remembered_request_ids);
   }
 }
 
