@@ -54,9 +54,12 @@ ABSL_FLAG(std::string, gateway_target, "", "fencegate only: host:port of its gat
 ABSL_FLAG(std::string, postgres, "",
           "sql-fenced, sql-plain: the libpq URI of a schema holding the SQL fencing API");
 ABSL_FLAG(std::string, workload, "lock_cycle",
-          "lock_cycle, fenced_write, pipelined_write, handoff, rpc, or fsync (the disk "
+          "lock_cycle, fenced_write, pipelined_write, handoff, rpc, hold (leases left held: "
+          "--scale), or fsync (the disk "
           "ceiling)");
 ABSL_FLAG(int, depth, 32, "pipelined_write: writes in flight per client");
+ABSL_FLAG(absl::Duration, hold_ttl, absl::Minutes(10),
+          "hold: the TTL of the leases left held");
 ABSL_FLAG(std::string, durability, "",
           "label copied into the output (e.g. fsync, everysec)");
 ABSL_FLAG(std::string, system_label, "",
@@ -170,6 +173,9 @@ int main(int argc, char** argv) {
     config.duration = absl::GetFlag(FLAGS_duration);
     config.value_bytes = static_cast<size_t>(absl::GetFlag(FLAGS_value_bytes));
     config.depth = absl::GetFlag(FLAGS_depth);
+    if (config.workload == fencegate::bench::Workload::kHold) {
+      config.hold_ttl = absl::GetFlag(FLAGS_hold_ttl);
+    }
     config.run_id = absl::GetFlag(FLAGS_run_id);
     if (config.run_id.empty()) {
       config.run_id = absl::StrCat("b", absl::ToUnixMicros(absl::Now()));

@@ -64,8 +64,10 @@ class FirstError {
 // drivers of their own, and released after it stops.
 class HeldLeases {
  public:
-  absl::Status Take(const RunConfig& config, const DriverFactory& make_driver) {
-    const int threads = std::min(config.resources, config.setup_threads);
+  // need_token false: Redis takes its cheapest lock (plain SET NX PX).
+  absl::Status Take(const RunConfig& config, const DriverFactory& make_driver,
+                    int setup_threads, bool need_token = true) {
+    const int threads = std::min(config.resources, setup_threads);
     locks_.resize(config.resources);
     drivers_.resize(threads);
     std::vector<absl::Status> results(threads);
@@ -81,6 +83,7 @@ class HeldLeases {
         results[t] = drivers_[t]->Open(config.hold_ttl);
         AcquireOptions options;
         options.ttl = config.hold_ttl;
+        options.need_token = need_token;
         for (int i = t; i < config.resources && results[t].ok(); i += threads) {
           auto lock = drivers_[t]->Acquire(ResourceName(config, i), options);
           if (!lock.ok()) {
@@ -171,8 +174,9 @@ class Client {
         return Handoff();
       case Workload::kRpc:
         return Status(driver_.EmptyCall());
-      case Workload::kPipelinedWrite:
-        break;  // RunPipelined()
+      case Workload::kPipelinedWrite:  // RunPipelined()
+      case Workload::kHold:            // HoldLeases()
+        break;
     }
     return Failed(absl::InternalError("unknown workload"));
   }
@@ -251,6 +255,27 @@ class Client {
   std::atomic<int>& holders_;
 };
 
+// hold: every resource's lease taken by the clients, and left held.
+absl::StatusOr<RunSummary> HoldLeases(const RunConfig& config,
+                                      const DriverFactory& make_driver) {
+  HeldLeases leases;
+  const absl::Time start = absl::Now();
+  const CpuSnapshot cpu_start = TakeCpuSnapshot(config.server_pids);
+  if (absl::Status taken = leases.Take(config, make_driver, config.clients, /*need_token=*/false);
+      !taken.ok()) {
+    return taken;
+  }
+  const CpuSnapshot cpu_end = TakeCpuSnapshot(config.server_pids);
+  const absl::Duration took = absl::Now() - start;
+  RunSummary summary;
+  summary.ops = config.resources;
+  summary.ops_per_s = config.resources / absl::ToDoubleSeconds(took);
+  const CpuShares cpu = CpuBetween(cpu_start, cpu_end, summary.ops);
+  summary.client_cpu_us_per_op = cpu.self_us_per_op;
+  if (!config.server_pids.empty()) summary.server_cpu_us_per_op = cpu.servers_us_per_op;
+  return summary;  // `leases` goes without releasing: they stay held
+}
+
 }  // namespace
 
 absl::StatusOr<Workload> ParseWorkload(absl::string_view name) {
@@ -259,9 +284,10 @@ absl::StatusOr<Workload> ParseWorkload(absl::string_view name) {
   if (name == "pipelined_write") return Workload::kPipelinedWrite;
   if (name == "handoff") return Workload::kHandoff;
   if (name == "rpc") return Workload::kRpc;
+  if (name == "hold") return Workload::kHold;
   return absl::InvalidArgumentError(absl::StrCat(
       "--workload: unknown '", name,
-      "'; one of lock_cycle, fenced_write, pipelined_write, handoff, rpc, fsync"));
+      "'; one of lock_cycle, fenced_write, pipelined_write, handoff, rpc, hold, fsync"));
 }
 
 absl::Status ValidateRunConfig(const RunConfig& config) {
@@ -278,6 +304,9 @@ absl::Status ValidateRunConfig(const RunConfig& config) {
   }
   if (config.duration <= absl::ZeroDuration() || config.warmup < absl::ZeroDuration()) {
     return absl::InvalidArgumentError("--duration must be > 0 and --warmup >= 0");
+  }
+  if (config.hold_ttl < absl::Seconds(60) || config.hold_ttl > absl::Hours(24)) {
+    return absl::InvalidArgumentError("--hold_ttl must be in [60s, 24h]");
   }
   // Leases are not renewed during a run: it must end well within them.
   if (config.warmup + config.duration > absl::Seconds(40)) {
@@ -299,9 +328,11 @@ absl::StatusOr<RunSummary> RunWorkload(const RunConfig& config,
                                        std::string* first_error) {
   if (absl::Status valid = ValidateRunConfig(config); !valid.ok()) return valid;
   HeldLeases leases;
+  if (config.workload == Workload::kHold) return HoldLeases(config, make_driver);
   if (config.workload == Workload::kFencedWrite ||
       config.workload == Workload::kPipelinedWrite) {
-    if (absl::Status taken = leases.Take(config, make_driver); !taken.ok()) {
+    if (absl::Status taken = leases.Take(config, make_driver, config.setup_threads);
+        !taken.ok()) {
       leases.Release();
       return taken;
     }

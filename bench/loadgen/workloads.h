@@ -26,6 +26,12 @@
 //                 client can keep the disk busy. Latency: from a write's
 //                 send to its answer.
 //   rpc           an empty call (grpc-empty only): the ceiling.
+//   hold          state, not speed (./scripts/bench --scale): the clients
+//                 take a lease (TTL hold_ttl) on every resource, one
+//                 try-lock each (Redis: its cheapest lock, SET NX PX with
+//                 no token), and leave them held when the run ends (the
+//                 server keeps them until their TTL); ops_per_s is leases
+//                 taken per second, duration and warm-up do not apply.
 //
 // On the hot resource every workload also checks mutual exclusion from the
 // clients' side: a grant while another client still holds the lock is a
@@ -51,7 +57,7 @@
 
 namespace fencegate::bench {
 
-enum class Workload { kLockCycle, kFencedWrite, kPipelinedWrite, kHandoff, kRpc };
+enum class Workload { kLockCycle, kFencedWrite, kPipelinedWrite, kHandoff, kRpc, kHold };
 
 absl::StatusOr<Workload> ParseWorkload(absl::string_view name);
 
@@ -64,7 +70,7 @@ struct RunConfig {
   size_t value_bytes = 1024;
   std::string run_id = "run";
   absl::Duration lock_ttl = absl::Seconds(10);  // lock_cycle, handoff
-  absl::Duration hold_ttl = absl::Seconds(60);  // fenced_write's setup leases
+  absl::Duration hold_ttl = absl::Seconds(60);  // fenced_write's setup leases; hold's
   int depth = 32;  // pipelined_write: writes in flight per client
   int setup_threads = 16;
   // The servers under test, for the CPU figures of the summary (optional).
