@@ -107,6 +107,7 @@
 #include "absl/time/time.h"
 #include "common/group_commit.h"
 #include "fencegate/clock.h"
+#include "lockservice/expiry_index.h"
 #include "lockservice/fence_feed.h"
 #include "lockservice/lease_listener.h"
 #include "lockservice/lease_listeners.h"
@@ -338,17 +339,22 @@ class LockManager {
   void MaybeForget(const std::string& name) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Time CappedExpiry(const HeldLease& lease, absl::Duration ttl) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Sets the lease's one expiry timer. A renewal that extends the lease does
-  // not move it (when it fires early it re-arms itself at the new expiry);
-  // one that shortens the lease sets it again.
-  void ArmExpiry(const std::string& name, HeldLease& lease)
+  // Puts `lease` (of the resource whose key in resources_ is `key`) in the
+  // expiry index under its expiry, and the expiry timer early enough.
+  void IndexExpiry(const std::string& key, HeldLease& lease)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Moves `lease`'s expiry (and its entry in the index) to `expiry`.
+  void MoveExpiry(HeldLease& lease, absl::Time expiry) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Arms the one expiry timer for the index's earliest expiry, unless a
+  // timer at or before it is armed already (one that fires early finds
+  // nothing due and arms again).
+  void ArmExpiryTimer() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void RememberRequest(HeldLease& lease, const std::string& request_id)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   AcquireResult NotAcquired(const Resource& r) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   static AcquireResult Acquired(const HeldLease& lease, absl::Duration ttl);
-  // Timer callbacks.
-  void OnLeaseTimer(const std::string& name, uint64_t token);
+  // Timer callbacks. OnExpiryTimer ends every lease due, in expiry order.
+  void OnExpiryTimer();
   void OnDelayEnd(const std::string& name);
 
   // ---- Wait queues (lock_manager_queues.cc)
@@ -456,6 +462,11 @@ class LockManager {
   uint64_t next_waiter_seq_ ABSL_GUARDED_BY(mu_) = 1;
   // Who hears when which lease ends.
   LeaseListeners listeners_ ABSL_GUARDED_BY(mu_);
+  // Every held lease by expiry, and the one timer that serves them: armed
+  // for expiry_timer_at_ (InfiniteFuture(): none).
+  ExpiryIndex expiries_ ABSL_GUARDED_BY(mu_);
+  Clock::TimerId expiry_timer_ ABSL_GUARDED_BY(mu_) = 0;
+  absl::Time expiry_timer_at_ ABSL_GUARDED_BY(mu_) = absl::InfiniteFuture();
   // For Figures(): leases held, and waiters in every queue.
   uint64_t held_leases_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t waiters_ ABSL_GUARDED_BY(mu_) = 0;

@@ -197,10 +197,8 @@ absl::Status LockManager::LoadFromStore() {
   FENCEGATE_LEASE_EVENT("load", "", 0, absl::ZeroDuration());  // test builds only
   if (FENCEGATE_PLANTED_BUG("lock_leases_forgotten_on_restart")) state->leases.clear();  // test builds only
   const absl::Time now = clock_->Now();
-  for (auto& [name, r] : resources_) {
-    if (r.lease) clock_->Cancel(r.lease->expiry_timer);
-    r.lease.reset();
-  }
+  for (auto& [name, r] : resources_) r.lease.reset();
+  expiries_.Clear();
   held_leases_ = 0;
   last_token_ = state->last_token;
   for (LeaseRecord& record : state->leases) {
@@ -217,10 +215,15 @@ absl::Status LockManager::LoadFromStore() {
     lease.hold_count = record.hold_count;
     lease.request_ids.assign(record.request_ids.begin(), record.request_ids.end());
     last_token_ = std::max(last_token_, lease.token);
-    Resource& r = resources_[record.resource];
-    if (!r.lease) ++held_leases_;
+    auto [it, added] = resources_.try_emplace(record.resource);
+    Resource& r = it->second;
+    if (!r.lease) {
+      ++held_leases_;
+    } else {
+      expiries_.Remove(r.lease->expiry, r.lease->token);  // listed twice by the store
+    }
     r.lease = std::move(lease);
-    ArmExpiry(record.resource, *r.lease);
+    IndexExpiry(it->first, *r.lease);
   }
   // Waiters keep their places, detached until their clients retry.
   bool detached = false;

@@ -44,9 +44,11 @@ struct LockManager::HeldLease {
   std::string holder;
   uint64_t token = 0;
   absl::Duration ttl;       // the longest TTL asked for: re-armed after restart
-  absl::Time expiry;
+  absl::Time expiry;         // its key in expiries_, with the token
   absl::Time acquired_at;   // for max_hold
-  Clock::TimerId expiry_timer = 0;  // cancelled when the lease ends early
+  // The key of its resource in resources_ (stable while it is there): what
+  // its entry in expiries_ points to.
+  const std::string* resource = nullptr;
   uint32_t hold_count = 0;
   // The last --remembered_request_ids (16) Acquire ids, oldest first. A
   // vector, not a deque: an empty one allocates nothing (libstdc++'s deque

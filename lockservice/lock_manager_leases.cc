@@ -25,7 +25,7 @@ void LockManager::Grant(const std::string& name, Resource& r,
   FENCEGATE_LEASE_EVENT("grant", name, lease.token, ttl);  // test builds only
   r.lease = std::move(lease);
   ++held_leases_;
-  ArmExpiry(name, *r.lease);
+  IndexExpiry(resources_.find(name)->first, *r.lease);
   if (listener != nullptr) listeners_.Listen(listener, r.lease->token);
   Persist(name, r);
   MoveFence(FenceEvent{FenceEvent::Kind::kGranted, name, r.lease->token, r.lease->token});
@@ -44,7 +44,7 @@ void LockManager::Reenter(const std::string& name, Resource& r, absl::Duration t
   if (!retry) {
     ++lease.hold_count;
     RememberRequest(lease, request_id);
-    lease.expiry = std::max(lease.expiry, CappedExpiry(lease, ttl));
+    MoveExpiry(lease, std::max(lease.expiry, CappedExpiry(lease, ttl)));
     lease.ttl = std::max(lease.ttl, ttl);
     Persist(name, r);
   }
@@ -66,7 +66,12 @@ void LockManager::EndLease(const std::string& name, Resource& r, LeaseEnd why,
   const bool expired = why == LeaseEnd::kExpired;
   FENCEGATE_LEASE_EVENT(expired ? "expire" : "release", name, r.lease->token,
                         r.lease->ttl);  // test builds only
-  clock_->Cancel(r.lease->expiry_timer);
+  expiries_.Remove(r.lease->expiry, r.lease->token);
+  if (expiries_.empty() && expiry_timer_ != 0) {  // nothing left to expire
+    clock_->Cancel(expiry_timer_);
+    expiry_timer_ = 0;
+    expiry_timer_at_ = absl::InfiniteFuture();
+  }
   if (!listeners_.NoLeases()) {
     for (LeaseListener* listener : listeners_.End(r.lease->token)) {
       if (listener != releaser) TellLost(listener, LeaseLoss{name, r.lease->token, why});
@@ -91,20 +96,32 @@ void LockManager::EndLease(const std::string& name, Resource& r, LeaseEnd why,
   GrantWaiters(name, r);
 }
 
-void LockManager::OnLeaseTimer(const std::string& name, uint64_t token) {
-  DecisionLock lock(this);
-  auto it = resources_.find(name);
-  if (it == resources_.end() || !it->second.lease ||
-      it->second.lease->token != token) {
-    return;  // released, or a newer lease: its own timer covers it
+void LockManager::OnExpiryTimer() {
+  {
+    absl::MutexLock lock(&mu_);
+    expiry_timer_ = 0;  // this one, now running
+    expiry_timer_at_ = absl::InfiniteFuture();
   }
-  if (clock_->Now() < it->second.lease->expiry) {
-    ArmExpiry(name, *it->second.lease);  // renewed since this timer was set
-    return;
+  // One decision per lease: each expiry commits whole (its fence, its row,
+  // the grant to the next waiter), and no batch outgrows a store's
+  // transaction (--etcd_max_txn_ops) when many leases end at one instant.
+  for (;;) {
+    DecisionLock lock(this);
+    const ExpiryIndex::Entry due = expiries_.Due(clock_->Now());
+    if (due.resource == nullptr) {
+      ArmExpiryTimer();
+      return;
+    }
+    const std::string name = *due.resource;  // MaybeForget may drop the key
+    auto it = resources_.find(name);
+    if (it == resources_.end() || !it->second.lease || it->second.lease->token != due.token) {
+      // Cannot happen (a lease leaves the index when it ends); never loop on it.
+      expiries_.Remove(due.expiry, due.token);
+      continue;
+    }
+    EndLease(name, it->second, LeaseEnd::kExpired);  // takes it out of the index
+    MaybeForget(name);
   }
-  it->second.lease->expiry_timer = 0;  // this one, now running
-  EndLease(name, it->second, LeaseEnd::kExpired);
-  MaybeForget(name);
 }
 
 void LockManager::OnDelayEnd(const std::string& name) {
@@ -115,10 +132,26 @@ void LockManager::OnDelayEnd(const std::string& name) {
   MaybeForget(name);
 }
 
-void LockManager::ArmExpiry(const std::string& name, HeldLease& lease) {
-  uint64_t token = lease.token;
-  lease.expiry_timer = SetTimer(
-      lease.expiry, [name, token](LockManager& m) { m.OnLeaseTimer(name, token); });
+void LockManager::IndexExpiry(const std::string& key, HeldLease& lease) {
+  lease.resource = &key;
+  expiries_.Add(lease.expiry, lease.token, &key);
+  ArmExpiryTimer();
+}
+
+void LockManager::MoveExpiry(HeldLease& lease, absl::Time expiry) {
+  if (expiry == lease.expiry) return;
+  expiries_.Remove(lease.expiry, lease.token);
+  lease.expiry = expiry;
+  expiries_.Add(lease.expiry, lease.token, lease.resource);
+  ArmExpiryTimer();
+}
+
+void LockManager::ArmExpiryTimer() {
+  const absl::Time earliest = expiries_.Earliest();
+  if (earliest >= expiry_timer_at_) return;
+  if (expiry_timer_ != 0) clock_->Cancel(expiry_timer_);
+  expiry_timer_at_ = earliest;
+  expiry_timer_ = SetTimer(earliest, [](LockManager& m) { m.OnExpiryTimer(); });
 }
 
 absl::Time LockManager::CappedExpiry(const HeldLease& lease,

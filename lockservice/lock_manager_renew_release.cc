@@ -32,14 +32,7 @@ void LockManager::Renew(RenewArgs args, Callback<RenewResult> done) {
       } else {
         HeldLease& lease = *(*r)->lease;
         const absl::Time now = clock_->Now();
-        const absl::Time before = lease.expiry;
-        lease.expiry = CappedExpiry(lease, args.ttl);  // extend TO, not by
-        if (lease.expiry < before) {
-          // Shortened: the timer may be set for the old expiry, too late
-          // to end the lease and hand it on at the new one.
-          clock_->Cancel(lease.expiry_timer);
-          ArmExpiry(args.resource, lease);
-        }
+        MoveExpiry(lease, CappedExpiry(lease, args.ttl));  // extend TO, not by
         if (args.ttl > lease.ttl) {
           lease.ttl = args.ttl;
           Persist(args.resource, **r);
