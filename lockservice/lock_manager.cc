@@ -119,24 +119,21 @@ absl::Status LockManager::AcquireLocked(CallId id, const AcquireArgs& args,
     if (!args.request_id.empty()) {
       // A retry of this holder's queued call (one loaded from the store,
       // whose client is back): answered here, so its place goes.
-      auto queued = r->by_request.find(RequestKey(args.holder, args.request_id));
-      if (queued != r->by_request.end()) {
-        WaiterList::iterator w = queued->second;
-        Supersede(*w);
-        EraseWaiter(args.resource, *r, w);
+      if (auto queued = FindParked(*r, args.holder, args.request_id)) {
+        Supersede(**queued);
+        EraseWaiter(args.resource, *r, *queued);
       }
     }
     Reenter(args.resource, *r, args.ttl, args.request_id, std::move(done), args.listener);
     return absl::OkStatus();
   }
   if (!args.request_id.empty()) {
-    auto parked = r->by_request.find(RequestKey(args.holder, args.request_id));
-    if (parked != r->by_request.end()) {
-      Reattach(id, args, *r, parked->second, done);
+    if (auto parked = FindParked(*r, args.holder, args.request_id)) {
+      Reattach(id, args, *r, *parked, done);
       return absl::OkStatus();
     }
   }
-  if (!r->lease && r->waiters.empty() && now >= r->delay_until) {
+  if (!r->lease && Waiting(*r) == 0 && now >= r->delay_until) {
     Count(metrics_->grants[LockManagerMetrics::kImmediate]);
     Grant(args.resource, *r, args.holder, args.ttl, args.request_id, std::move(done),
           args.listener);
@@ -151,9 +148,9 @@ absl::Status LockManager::AcquireLocked(CallId id, const AcquireArgs& args,
     MaybeForget(args.resource);
     return absl::OkStatus();
   }
-  if (r->waiters.size() >= limits_.max_waiters_per_resource) {
+  if (Waiting(*r) >= limits_.max_waiters_per_resource) {
     return absl::ResourceExhaustedError(absl::StrCat(
-        "resource '", args.resource, "' already has ", r->waiters.size(),
+        "resource '", args.resource, "' already has ", Waiting(*r),
         " waiters, the limit (--max_waiters_per_resource); retry later or "
         "use a try-lock (wait_ms = 0)"));
   }
@@ -165,7 +162,7 @@ absl::Status LockManager::AcquireLocked(CallId id, const AcquireArgs& args,
   // With a request id its place survives a restart or a failover (see the
   // header).
   const uint64_t seq = args.request_id.empty() ? 0 : next_waiter_seq_++;
-  auto waiter = LinkWaiter(*r, r->waiters.end(),
+  auto waiter = LinkWaiter(*r, QueueOf(*r).end(),
                            Waiter{id, args.holder, args.ttl, args.request_id,
                                   std::move(done), 0, seq, args.listener, now});
   waiter->timer =
@@ -195,7 +192,7 @@ void LockManager::Describe(std::string resource, Callback<ResourceInfo> done) {
         } else if (now < r->delay_until) {
           info.lock_delay_remaining = r->delay_until - now;
         }
-        info.waiters = static_cast<uint32_t>(r->waiters.size());
+        info.waiters = static_cast<uint32_t>(Waiting(*r));
       }
       Reply(std::move(done), absl::StatusOr<ResourceInfo>(std::move(info)));
       MaybeForget(resource);
@@ -256,7 +253,7 @@ std::vector<ResourceSummary> LockManager::TopResources(absl::string_view prefix,
     if (!absl::StartsWith(name, prefix)) continue;
     ResourceSummary s;
     s.resource = name;
-    s.info.waiters = static_cast<uint32_t>(r.waiters.size());
+    s.info.waiters = static_cast<uint32_t>(Waiting(r));
     // A lease past its expiry whose timer has not run yet is shown as
     // expiring now; its timer ends it.
     if (r.lease) {

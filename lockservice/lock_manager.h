@@ -84,7 +84,10 @@
 // the lifecycle), lock_manager_renew_release.cc, lock_manager_leases.cc
 // (grants, reentrant holds, expiry), lock_manager_queues.cc (wait queues),
 // lock_manager_commit.cc (group commit, recovery); the private state they
-// share is in lock_manager_internal.h.
+// share is in lock_manager_internal.h, with two parts that keep their own
+// invariants: wait_queue.h (one resource's FIFO of parked Acquires and its
+// indexes) and expiry_index.h (every held lease by expiry, served by one
+// clock timer).
 #ifndef FENCEGATE_LOCKSERVICE_LOCK_MANAGER_H_
 #define FENCEGATE_LOCKSERVICE_LOCK_MANAGER_H_
 
@@ -192,6 +195,9 @@ struct ResourceSummary {
 template <typename T>
 using Callback = absl::AnyInvocable<void(absl::StatusOr<T>)>;
 
+struct Waiter;    // a parked Acquire (wait_queue.h)
+class WaitQueue;  // one resource's queue of them (wait_queue.h)
+
 class LockManager {
  public:
   // Identifies one Acquire call, so a parked call can be cancelled.
@@ -275,7 +281,6 @@ class LockManager {
   static constexpr size_t kMaxDecisionItems = 16;
 
  private:
-  struct Waiter;
   using WaiterList = std::list<Waiter>;
   struct HeldLease;
   struct Resource;
@@ -376,7 +381,15 @@ class LockManager {
   // Ends the call parked as `w`, if any, with CANCELLED (a retry with the
   // same request id took over); `w` stays in the queue, detached.
   void Supersede(Waiter& w) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Puts `w` into `r`'s queue before `place`, and into its indexes.
+  // `r`'s queue, made if it has none.
+  WaitQueue& QueueOf(Resource& r) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // How many wait on `r`.
+  static size_t Waiting(const Resource& r);
+  // The waiter of `r` parked with (holder, request_id), if any.
+  static std::optional<WaiterList::iterator> FindParked(Resource& r,
+                                                        const std::string& holder,
+                                                        const std::string& request_id);
+  // Puts `w` into `r`'s queue (QueueOf) before `place`, and into its indexes.
   WaiterList::iterator LinkWaiter(Resource& r, WaiterList::iterator place, Waiter w)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Takes `w` out of `r`'s queue and its indexes; its row stays.

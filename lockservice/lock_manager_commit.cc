@@ -230,9 +230,9 @@ absl::Status LockManager::LoadFromStore() {
   for (WaiterRecord& record : state->waiters) {
     next_waiter_seq_ = std::max(next_waiter_seq_, record.seq + 1);
     Resource& r = resources_[record.resource];
-    const std::string key = RequestKey(record.holder, record.request_id);
-    if (r.by_request.count(key) > 0) continue;  // still parked here (a reload)
-    auto place = std::find_if(r.waiters.begin(), r.waiters.end(),
+    if (FindParked(r, record.holder, record.request_id)) continue;  // still parked here (a reload)
+    WaitQueue& queue = QueueOf(r);
+    auto place = std::find_if(queue.begin(), queue.end(),
                               [&](const Waiter& w) { return w.seq > record.seq; });
     LinkWaiter(r, place,
                Waiter{0, std::move(record.holder), record.ttl, std::move(record.request_id),

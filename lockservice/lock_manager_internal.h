@@ -9,6 +9,7 @@
 #define FENCEGATE_LOCKSERVICE_LOCK_MANAGER_INTERNAL_H_
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -25,20 +26,9 @@
 #include "lockservice/fence_feed.h"
 #include "lockservice/lock_manager.h"
 #include "lockservice/lock_store.h"
+#include "lockservice/wait_queue.h"
 
 namespace fencegate::lockservice {
-
-struct LockManager::Waiter {
-  CallId id = 0;  // 0: loaded from the store; its client has not come back
-  std::string holder;
-  absl::Duration ttl;
-  std::string request_id;
-  Callback<AcquireResult> done;
-  Clock::TimerId timer = 0;
-  uint64_t seq = 0;  // its persisted place; 0: not persisted (no request id)
-  LeaseListener* listener = nullptr;  // the parked call's (AcquireArgs)
-  absl::Time parked_at;  // when its call parked (for the wait-time metric)
-};
 
 struct LockManager::HeldLease {
   std::string holder;
@@ -58,12 +48,9 @@ struct LockManager::HeldLease {
 
 struct LockManager::Resource {
   std::optional<HeldLease> lease;
-  WaiterList waiters;  // FIFO
-  // The waiters with a request id, by holder + '\0' + request id.
-  absl::flat_hash_map<std::string, WaiterList::iterator> by_request;
-  // How many of `waiters` each holder has, so that a grant finds the new
-  // holder's other waiters without scanning the queue when it has none.
-  absl::flat_hash_map<std::string, uint32_t> waiters_of;
+  // Null while nobody waits (made by QueueOf, dropped by MaybeForget once
+  // empty): a held lease with no queue pays one pointer for it.
+  std::unique_ptr<WaitQueue> queue;
   absl::Time delay_until = absl::InfinitePast();
 };
 
@@ -80,11 +67,6 @@ struct LockManager::CommitItem {
   std::optional<WaiterRecord> waiter;   // nullopt with waiter_seq: delete it
   absl::AnyInvocable<void(const absl::Status& commit)> reply;
 };
-
-// The key of a waiter in Resource::by_request.
-inline std::string RequestKey(const std::string& holder, const std::string& request_id) {
-  return absl::StrCat(holder, absl::string_view("\0", 1), request_id);
-}
 
 template <typename T>
 void LockManager::Reply(Callback<T> done, absl::StatusOr<T> result) {

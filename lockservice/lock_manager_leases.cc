@@ -175,8 +175,9 @@ void LockManager::RememberRequest(HeldLease& lease, const std::string& request_i
 void LockManager::MaybeForget(const std::string& name) {
   auto it = resources_.find(name);
   if (it == resources_.end()) return;
-  const Resource& r = it->second;
-  if (!r.lease && r.waiters.empty() && clock_->Now() >= r.delay_until) {
+  Resource& r = it->second;
+  if (r.queue != nullptr && r.queue->empty()) r.queue.reset();
+  if (!r.lease && r.queue == nullptr && clock_->Now() >= r.delay_until) {
     resources_.erase(it);
   }
 }

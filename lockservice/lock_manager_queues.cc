@@ -37,21 +37,30 @@ void LockManager::Reattach(CallId id, const AcquireArgs& args, Resource& r,
   GrantWaiters(args.resource, r);  // it may head a free queue
 }
 
+WaitQueue& LockManager::QueueOf(Resource& r) {
+  if (r.queue == nullptr) r.queue = std::make_unique<WaitQueue>();
+  return *r.queue;
+}
+
+size_t LockManager::Waiting(const Resource& r) {
+  return r.queue == nullptr ? 0 : r.queue->size();
+}
+
+std::optional<LockManager::WaiterList::iterator> LockManager::FindParked(
+    Resource& r, const std::string& holder, const std::string& request_id) {
+  if (r.queue == nullptr) return std::nullopt;
+  return r.queue->Find(holder, request_id);
+}
+
 LockManager::WaiterList::iterator LockManager::LinkWaiter(Resource& r,
                                                           WaiterList::iterator place,
                                                           Waiter w) {
-  auto it = r.waiters.insert(place, std::move(w));
-  if (it->seq != 0) r.by_request.emplace(RequestKey(it->holder, it->request_id), it);
-  ++r.waiters_of[it->holder];
   ++waiters_;
-  return it;
+  return QueueOf(r).Link(place, std::move(w));
 }
 
 void LockManager::UnlinkWaiter(Resource& r, WaiterList::iterator w) {
-  if (w->seq != 0) r.by_request.erase(RequestKey(w->holder, w->request_id));
-  auto count = r.waiters_of.find(w->holder);
-  if (--count->second == 0) r.waiters_of.erase(count);
-  r.waiters.erase(w);
+  r.queue->Unlink(w);  // left empty, it goes in MaybeForget
   --waiters_;
 }
 
@@ -65,7 +74,8 @@ void LockManager::DropDetachedWaiters() {
   DecisionLock lock(this);
   std::vector<std::string> names;
   for (auto& [name, r] : resources_) {
-    for (auto w = r.waiters.begin(); w != r.waiters.end();) {
+    if (r.queue == nullptr) continue;
+    for (auto w = r.queue->begin(); w != r.queue->end();) {
       auto next = std::next(w);
       if (w->id == 0) {
         LogInfo("dropping the waiter of '%s' for '%s': its client did not retry within "
@@ -118,13 +128,13 @@ void LockManager::OnWaitTimeout(CallId id) {
 
 void LockManager::GrantWaiters(const std::string& name, Resource& r) {
   if (!r.lease) {
-    if (r.waiters.empty() || clock_->Now() < r.delay_until) return;
+    if (Waiting(r) == 0 || clock_->Now() < r.delay_until) return;
     // A loaded waiter whose client has not retried yet keeps its turn: the
     // queue waits for it (at most waiter_reattach_grace).
-    if (r.waiters.front().id == 0) return;
+    if (r.queue->front().id == 0) return;
     // Copy, not move, what the grant needs: EraseWaiter() finds the waiter's
-    // entry in by_request by its holder and request id.
-    Waiter& next = r.waiters.front();
+    // index entry by its holder and request id.
+    Waiter& next = r.queue->front();
     const std::string holder = next.holder;
     const std::string request_id = next.request_id;
     const absl::Duration ttl = next.ttl;
@@ -135,7 +145,7 @@ void LockManager::GrantWaiters(const std::string& name, Resource& r) {
     Callback<AcquireResult> done = std::move(next.done);
     parked_.erase(next.id);
     clock_->Cancel(next.timer);
-    EraseWaiter(name, r, r.waiters.begin());
+    EraseWaiter(name, r, r.queue->begin());
     Grant(name, r, holder, ttl, request_id, std::move(done), listener);
   }
   GrantHolderWaiters(name, r);
@@ -143,8 +153,8 @@ void LockManager::GrantWaiters(const std::string& name, Resource& r) {
 
 void LockManager::GrantHolderWaiters(const std::string& name, Resource& r) {
   const std::string& holder = r.lease->holder;
-  if (r.waiters_of.count(holder) == 0) return;
-  for (auto w = r.waiters.begin(); w != r.waiters.end();) {
+  if (r.queue == nullptr || !r.queue->HasWaitersOf(holder)) return;
+  for (auto w = r.queue->begin(); w != r.queue->end();) {
     auto next = std::next(w);
     if (w->id != 0 && w->holder == holder) {
       // Each reentrant grant is a decision of its own (a holder may have

@@ -1,0 +1,70 @@
+// LockManager's wait queues (lock_manager.h, "Wait queues"): a parked
+// Acquire (Waiter), and one resource's queue of them (WaitQueue), which
+// owns the FIFO list and its two indexes, so the three change together:
+//   - by (holder, request id): a retry of a parked or loaded call finds its
+//     place (only waiters with a request id, that is with a persisted place,
+//     are in it);
+//   - how many waiters each holder has: a grant finds the new holder's
+//     other parked calls without scanning a queue where it has none.
+// A resource has a WaitQueue only while somebody waits on it (Resource::
+// queue), so a held lease with nobody queued pays one pointer for it.
+//
+// Thread safety: none; LockManager::mu_ guards every queue. Iterators stay
+// valid until their waiter is unlinked.
+#ifndef FENCEGATE_LOCKSERVICE_WAIT_QUEUE_H_
+#define FENCEGATE_LOCKSERVICE_WAIT_QUEUE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <list>
+#include <optional>
+#include <string>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/time/time.h"
+#include "fencegate/clock.h"
+#include "lockservice/lock_manager.h"
+
+namespace fencegate::lockservice {
+
+struct Waiter {
+  LockManager::CallId id = 0;  // 0: loaded from the store; its client has not come back
+  std::string holder;
+  absl::Duration ttl;
+  std::string request_id;
+  Callback<AcquireResult> done;
+  Clock::TimerId timer = 0;
+  uint64_t seq = 0;  // its persisted place; 0: not persisted (no request id)
+  LeaseListener* listener = nullptr;  // the parked call's (AcquireArgs)
+  absl::Time parked_at;  // when its call parked (for the wait-time metric)
+};
+
+class WaitQueue {
+ public:
+  using iterator = std::list<Waiter>::iterator;
+
+  bool empty() const { return waiters_.empty(); }
+  size_t size() const { return waiters_.size(); }
+  iterator begin() { return waiters_.begin(); }
+  iterator end() { return waiters_.end(); }
+  Waiter& front() { return waiters_.front(); }
+
+  // Puts `w` before `place` (end(): last) and indexes it.
+  iterator Link(iterator place, Waiter w);
+  // Takes `w` out of the queue and its indexes.
+  void Unlink(iterator w);
+  // The waiter with a persisted place parked by `holder` with `request_id`.
+  std::optional<iterator> Find(const std::string& holder, const std::string& request_id);
+  bool HasWaitersOf(const std::string& holder) const {
+    return waiters_of_.contains(holder);
+  }
+
+ private:
+  std::list<Waiter> waiters_;  // FIFO
+  absl::flat_hash_map<std::string, iterator> by_request_;  // holder '\0' request id
+  absl::flat_hash_map<std::string, uint32_t> waiters_of_;
+};
+
+}  // namespace fencegate::lockservice
+
+#endif  // FENCEGATE_LOCKSERVICE_WAIT_QUEUE_H_
