@@ -168,7 +168,7 @@ absl::Status LockManager::AcquireLocked(CallId id, const AcquireArgs& args,
   waiter->timer =
       SetTimer(now + args.wait, [id](LockManager& m) { m.OnWaitTimeout(id); });
   parked_.emplace(id, std::make_pair(args.resource, waiter));
-  if (seq != 0) PersistWaiter(args.resource, *waiter, /*present=*/true);
+  if (seq != 0) PersistWaiter(args.resource, *waiter, WaiterRow::kPut);
   return absl::OkStatus();
 }
 

@@ -414,8 +414,10 @@ class LockManager {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Queues a fence event; it is committed and published with the batch.
   void MoveFence(FenceEvent event) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Queues the waiter row of `w` (a put), or its deletion.
-  void PersistWaiter(const std::string& name, const Waiter& w, bool present)
+  // What PersistWaiter queues for a waiter's row.
+  enum class WaiterRow { kPut, kDelete };
+  // Queues the waiter row of `w`: a put, or its deletion.
+  void PersistWaiter(const std::string& name, const Waiter& w, WaiterRow row)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Adds `item` to the decision under way (decision_).
   void Enqueue(CommitItem item) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -50,10 +50,10 @@ void LockManager::MoveFence(FenceEvent event) {
   Enqueue(std::move(item));
 }
 
-void LockManager::PersistWaiter(const std::string& name, const Waiter& w, bool present) {
+void LockManager::PersistWaiter(const std::string& name, const Waiter& w, WaiterRow row) {
   CommitItem item;
   item.waiter_seq = w.seq;
-  if (present) item.waiter = WaiterRecord{w.seq, name, w.holder, w.ttl, w.request_id};
+  if (row == WaiterRow::kPut) item.waiter = WaiterRecord{w.seq, name, w.holder, w.ttl, w.request_id};
   Enqueue(std::move(item));
 }
 

@@ -66,7 +66,7 @@ void LockManager::UnlinkWaiter(Resource& r, WaiterList::iterator w) {
 
 void LockManager::EraseWaiter(const std::string& name, Resource& r,
                               WaiterList::iterator w) {
-  if (w->seq != 0) PersistWaiter(name, *w, /*present=*/false);
+  if (w->seq != 0) PersistWaiter(name, *w, WaiterRow::kDelete);
   UnlinkWaiter(r, w);
 }
 
