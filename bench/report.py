@@ -88,6 +88,7 @@ HOW_TO_RUN = """\
 ./scripts/bench --systems=fencegate,etcd --runs=5 --duration=5s
 ./scripts/bench --profile             # + ~2 min: perf profiles of fencegate, fsyncs per op of all
 ./scripts/bench --systems=fencegate --metrics-ab   # metrics on vs off, same run (docs/observability.md)
+./scripts/bench --scale               # ~3 min: memory per held lease beside Redis', restart, 10k/100k/1M leases
 build/bench/fencegate-microbench      # in-process hot paths (Google Benchmark), no servers
 ctest --test-dir build -L bench       # the smoke test: --quick against fencegate, no errors allowed
 ```
