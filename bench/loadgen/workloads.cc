@@ -61,7 +61,8 @@ class FirstError {
 };
 
 // fenced_write's leases, taken before the clock starts by `setup_threads`
-// drivers of their own, and released after it stops.
+// drivers of their own, and released after it stops; hold's, taken by one
+// driver per client and never released (they stay held until their TTL).
 class HeldLeases {
  public:
   // need_token false: Redis takes its cheapest lock (plain SET NX PX).
