@@ -14,7 +14,6 @@
 #ifndef FENCEGATE_LOCKSERVICE_EXPIRY_INDEX_H_
 #define FENCEGATE_LOCKSERVICE_EXPIRY_INDEX_H_
 
-#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -34,7 +33,6 @@ class ExpiryIndex {
   void Clear() { entries_.clear(); }
 
   bool empty() const { return entries_.empty(); }
-  size_t size() const { return entries_.size(); }
   // The earliest expiry; InfiniteFuture() when empty.
   absl::Time Earliest() const {
     return entries_.empty() ? absl::InfiniteFuture() : entries_.begin()->first.first;
