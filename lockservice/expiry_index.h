@@ -2,7 +2,8 @@
 // deadline, so the lock manager arms one clock timer, for the earliest, not
 // one per lease. A per-lease timer cost ~220 bytes of a held lease (the
 // clock's map node and id index, and two heap-allocated closures holding a
-// copy of the resource's name); an entry here costs ~40.
+// copy of the resource's name); an entry here costs ~30 (24 bytes and the
+// btree's slack).
 //
 // An entry is (expiry, token) -> the resource's name, a pointer to the key
 // of the manager's resource table (stable while the resource is in it). The
@@ -20,38 +21,39 @@
 
 #include "absl/container/btree_map.h"
 #include "absl/time/time.h"
+#include "lockservice/compact_time.h"
 
 namespace fencegate::lockservice {
 
 class ExpiryIndex {
  public:
-  void Add(absl::Time expiry, uint64_t token, const std::string* resource) {
+  void Add(CompactTime expiry, uint64_t token, const std::string* resource) {
     entries_.emplace(Key(expiry, token), resource);
   }
   // No-op when absent.
-  void Remove(absl::Time expiry, uint64_t token) { entries_.erase(Key(expiry, token)); }
+  void Remove(CompactTime expiry, uint64_t token) { entries_.erase(Key(expiry, token)); }
   void Clear() { entries_.clear(); }
 
   bool empty() const { return entries_.empty(); }
   // The earliest expiry; InfiniteFuture() when empty.
   absl::Time Earliest() const {
-    return entries_.empty() ? absl::InfiniteFuture() : entries_.begin()->first.first;
+    return entries_.empty() ? absl::InfiniteFuture() : entries_.begin()->first.first.get();
   }
   struct Entry {
-    absl::Time expiry;
+    CompactTime expiry;
     uint64_t token = 0;
     const std::string* resource = nullptr;  // null: no entry
   };
   // The entry with the earliest expiry, if that is at or before `now` (it
   // stays in the index); otherwise one whose resource is null.
   Entry Due(absl::Time now) const {
-    if (entries_.empty() || entries_.begin()->first.first > now) return Entry{};
+    if (entries_.empty() || now < entries_.begin()->first.first.get()) return Entry{};
     const auto& [key, resource] = *entries_.begin();
     return Entry{key.first, key.second, resource};
   }
 
  private:
-  using Key = std::pair<absl::Time, uint64_t>;
+  using Key = std::pair<CompactTime, uint64_t>;
   absl::btree_map<Key, const std::string*> entries_;
 };
 

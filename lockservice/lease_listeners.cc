@@ -7,69 +7,96 @@
 
 namespace fencegate::lockservice {
 
-void LeaseListeners::Add(LeaseListener* listener) { by_listener_.try_emplace(listener); }
+void LeaseListeners::Add(LeaseListener* listener) {
+  auto [it, added] = ids_.try_emplace(listener, next_id_);
+  if (!added) return;
+  by_id_.emplace(next_id_, listener);
+  ++next_id_;
+}
 
 void LeaseListeners::Remove(LeaseListener* listener) {
-  auto it = by_listener_.find(listener);
-  if (it == by_listener_.end()) return;
-  for (uint64_t token : it->second) {
-    auto lease = by_lease_.find(token);
-    Listeners& listeners = lease->second;
-    listeners.erase(std::find(listeners.begin(), listeners.end(), listener));
-    if (listeners.empty()) by_lease_.erase(lease);
-  }
-  by_listener_.erase(it);
+  auto it = ids_.find(listener);
+  if (it == ids_.end()) return;
+  by_id_.erase(it->second);
+  ids_.erase(it);
 }
 
 std::vector<LeaseListener*> LeaseListeners::RemoveAll() {
   std::vector<LeaseListener*> all;
-  all.reserve(by_listener_.size());
-  for (const auto& [listener, tokens] : by_listener_) all.push_back(listener);
-  by_listener_.clear();
-  by_lease_.clear();
+  all.reserve(ids_.size());
+  for (const auto& [listener, id] : ids_) all.push_back(listener);
+  ids_.clear();
+  by_id_.clear();
+  more_.clear();
   return all;
 }
 
-void LeaseListeners::Listen(LeaseListener* listener, uint64_t token) {
-  auto it = by_listener_.find(listener);
-  if (it == by_listener_.end()) return;          // not added, or removed since
-  if (!it->second.insert(token).second) return;  // listens already
-  by_lease_[token].push_back(listener);
+void LeaseListeners::Listen(LeaseListener* listener, uint64_t token, ListenerId& first) {
+  auto it = ids_.find(listener);
+  if (it == ids_.end()) return;  // not added, or removed since
+  const ListenerId id = it->second;
+  if (first == id) return;
+  if (first == 0) {
+    first = id;
+    return;
+  }
+  auto more = more_.find(token);
+  if (more == more_.end()) {
+    if (Live(first)) {
+      more_[token].push_back(id);
+    } else {
+      first = id;  // its first listener went: it takes the place
+    }
+    return;
+  }
+  auto& rest = more->second;
+  rest.erase(std::remove_if(rest.begin(), rest.end(),
+                            [this](ListenerId other) { return !Live(other); }),
+             rest.end());
+  if (!Live(first) && !rest.empty()) {  // the earliest live one comes first
+    first = rest.front();
+    rest.erase(rest.begin());
+  }
+  if (!Live(first)) {
+    first = id;
+  } else if (first != id && std::find(rest.begin(), rest.end(), id) == rest.end()) {
+    rest.push_back(id);
+  }
+  if (rest.empty()) more_.erase(more);
 }
 
-LeaseListeners::Listeners LeaseListeners::End(uint64_t token) {
-  auto lease = by_lease_.find(token);
-  if (lease == by_lease_.end()) return {};
-  Listeners listeners = std::move(lease->second);
-  by_lease_.erase(lease);
-  for (LeaseListener* listener : listeners) by_listener_[listener].erase(token);
+LeaseListeners::Listeners LeaseListeners::End(uint64_t token, ListenerId& first) {
+  Listeners listeners;
+  if (first == 0) return listeners;  // nobody listened: nothing more here
+  auto add = [this, &listeners](ListenerId id) {
+    auto live = by_id_.find(id);
+    if (live != by_id_.end()) listeners.push_back(live->second);
+  };
+  add(first);
+  first = 0;
+  auto more = more_.find(token);
+  if (more != more_.end()) {
+    for (ListenerId id : more->second) add(id);
+    more_.erase(more);
+  }
   return listeners;
 }
 
 absl::Status LeaseListeners::CheckInvariant() const {
-  size_t registrations = 0;
-  for (const auto& [token, listeners] : by_lease_) {
-    if (listeners.empty()) {
-      return absl::InternalError(absl::StrCat("lease ", token, " has an empty entry"));
-    }
-    for (LeaseListener* listener : listeners) {
-      auto it = by_listener_.find(listener);
-      if (it == by_listener_.end()) {
-        return absl::InternalError(
-            absl::StrCat("lease ", token, " lists a listener that was not added"));
-      }
-      if (!it->second.contains(token)) {
-        return absl::InternalError(
-            absl::StrCat("lease ", token, " lists a listener that does not list it"));
-      }
-      ++registrations;
+  if (ids_.size() != by_id_.size()) {
+    return absl::InternalError(absl::StrCat(ids_.size(), " listeners have ",
+                                            by_id_.size(), " ids"));
+  }
+  for (const auto& [listener, id] : ids_) {
+    auto it = by_id_.find(id);
+    if (id == 0 || id >= next_id_ || it == by_id_.end() || it->second != listener) {
+      return absl::InternalError(absl::StrCat("listener id ", id, " does not map back"));
     }
   }
-  size_t listed = 0;
-  for (const auto& [listener, tokens] : by_listener_) listed += tokens.size();
-  if (listed != registrations) {
-    return absl::InternalError(absl::StrCat("listeners list ", listed,
-                                            " registrations, leases ", registrations));
+  for (const auto& [token, rest] : more_) {
+    if (rest.empty()) {
+      return absl::InternalError(absl::StrCat("lease ", token, " has an empty entry"));
+    }
   }
   return absl::OkStatus();
 }

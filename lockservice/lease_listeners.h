@@ -1,19 +1,28 @@
-// LeaseListeners: the LockManager's index of which listeners
-// (lease_listener.h) hear when which lease ends, kept apart from the leases
-// themselves. A listener is added once (a Session stream when it starts)
-// and from then on listens to the leases its calls acquire or renew, until
-// it is removed (the stream ends) or the lease ends.
+// LeaseListeners: the LockManager's registry of who hears when which lease
+// ends (lease_listener.h). A listener is added once (a Session stream when
+// it starts) and from then on listens to the leases its calls acquire or
+// renew, until it is removed (the stream ends) or the lease ends.
 //
-// Invariant: a lease lists a listener iff that listener lists the lease,
-// and only listeners that were added (and not removed since) are listed. So
-// removing a listener leaves no lease pointing at it, a call of a listener
-// already removed (a parked Acquire granted after its stream ended)
-// registers nothing, and a lease's end finds exactly its listeners.
+// Where the registrations live: each added listener gets a ListenerId,
+// never reused in the registry's life. A lease keeps the id of its first
+// listener in a field of its own (one word: a lease almost always has at
+// most one listener, the stream that acquired it); any further listeners
+// of the same lease are kept here, by the lease's token. Removing a
+// listener forgets its id only: leases that still name it name nobody, and
+// a later Listen on such a lease replaces it. So a held lease costs one
+// word whether or not anybody listens, and removing a stream with a
+// million leases costs nothing per lease.
 //
-// Leases are named by their token alone: tokens are unique over all grants
-// (a reentrant acquire keeps its lease's token). The manager forgets every
-// listener (RemoveAll) whenever it rebuilds its state, the only time a
-// token that nobody saw may be drawn again.
+// Invariants: End returns exactly the lease's listeners that are still
+// added, each once, in the order they began to listen; a lease's `first`
+// is 0 iff nobody listened since its last End, and then it has no entry
+// here; a call of a listener that was never added or was removed (a
+// parked Acquire granted after its stream ended) registers nothing.
+//
+// Leases are named by their token: tokens are unique over all grants (a
+// reentrant acquire keeps its lease's token). The manager empties the
+// registry (RemoveAll) whenever it rebuilds its leases, whose `first` then
+// starts at 0.
 //
 // Holds listeners by pointer, without a reference: a listener is alive while
 // added (it removes itself before it goes) and while a call of it is in
@@ -28,12 +37,14 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-#include "absl/container/flat_hash_set.h"
 #include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
 #include "lockservice/lease_listener.h"
 
 namespace fencegate::lockservice {
+
+// An added listener's number; 0 is nobody.
+using ListenerId = uint64_t;
 
 class LeaseListeners {
  public:
@@ -41,29 +52,33 @@ class LeaseListeners {
 
   // Adds `listener`; no effect if it is added already.
   void Add(LeaseListener* listener);
-  // Removes `listener` and its registrations; no effect if it is not added.
+  // Removes `listener`; no effect if it is not added.
   void Remove(LeaseListener* listener);
-  // Removes every listener; returns them.
+  // Removes every listener and registration; returns the listeners.
   std::vector<LeaseListener*> RemoveAll();
 
-  // `listener` hears when the lease `token` ends. No effect if `listener`
-  // is not added, or listens to that lease already.
-  void Listen(LeaseListener* listener, uint64_t token);
-  // The lease `token` ended: forgets it and returns its listeners, in the
-  // order they began to listen.
-  Listeners End(uint64_t token);
+  // `listener` hears when the lease `token`, whose first-listener field is
+  // `first`, ends. No effect if `listener` is not added, or listens to that
+  // lease already.
+  void Listen(LeaseListener* listener, uint64_t token, ListenerId& first);
+  // The lease `token` ended: returns its listeners (see the invariants)
+  // and forgets them; `first` becomes 0.
+  Listeners End(uint64_t token, ListenerId& first);
 
-  // Whether no lease has a listener, so a lease's end has nothing to look
-  // up: the grant and release paths test this first.
-  bool NoLeases() const { return by_lease_.empty(); }
-  size_t listener_count() const { return by_listener_.size(); }
-  size_t lease_count() const { return by_lease_.size(); }
-  // OK when the invariant holds; INTERNAL naming the first breach (tests).
+  size_t listener_count() const { return by_id_.size(); }
+  // Leases with more than one listener registered (tests).
+  size_t shared_lease_count() const { return more_.size(); }
+  // OK when the registry is consistent; INTERNAL naming the first breach.
   absl::Status CheckInvariant() const;
 
  private:
-  absl::flat_hash_map<uint64_t, Listeners> by_lease_;
-  absl::flat_hash_map<LeaseListener*, absl::flat_hash_set<uint64_t>> by_listener_;
+  bool Live(ListenerId id) const { return id != 0 && by_id_.contains(id); }
+
+  ListenerId next_id_ = 1;
+  absl::flat_hash_map<LeaseListener*, ListenerId> ids_;
+  absl::flat_hash_map<ListenerId, LeaseListener*> by_id_;
+  // A lease's listeners after its first, in the order they began to listen.
+  absl::flat_hash_map<uint64_t, absl::InlinedVector<ListenerId, 2>> more_;
 };
 
 }  // namespace fencegate::lockservice

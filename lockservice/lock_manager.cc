@@ -133,7 +133,7 @@ absl::Status LockManager::AcquireLocked(CallId id, const AcquireArgs& args,
       return absl::OkStatus();
     }
   }
-  if (!r->lease && Waiting(*r) == 0 && now >= r->delay_until) {
+  if (!r->lease && Waiting(*r) == 0 && now >= r->delay_until.get()) {
     Count(metrics_->grants[LockManagerMetrics::kImmediate]);
     Grant(args.resource, *r, args.holder, args.ttl, args.request_id, std::move(done),
           args.listener);
@@ -187,10 +187,10 @@ void LockManager::Describe(std::string resource, Callback<ResourceInfo> done) {
           info.held = true;
           info.holder = r->lease->holder;
           info.token = r->lease->token;
-          info.remaining = r->lease->expiry - now;
+          info.remaining = r->lease->expiry.get() - now;
           info.hold_count = r->lease->hold_count;
-        } else if (now < r->delay_until) {
-          info.lock_delay_remaining = r->delay_until - now;
+        } else if (now < r->delay_until.get()) {
+          info.lock_delay_remaining = r->delay_until.get() - now;
         }
         info.waiters = static_cast<uint32_t>(Waiting(*r));
       }
@@ -260,10 +260,10 @@ std::vector<ResourceSummary> LockManager::TopResources(absl::string_view prefix,
       s.info.held = true;
       s.info.holder = r.lease->holder;
       s.info.token = r.lease->token;
-      s.info.remaining = std::max(absl::ZeroDuration(), r.lease->expiry - now);
+      s.info.remaining = std::max(absl::ZeroDuration(), r.lease->expiry.get() - now);
       s.info.hold_count = r.lease->hold_count;
-    } else if (now < r.delay_until) {
-      s.info.lock_delay_remaining = r.delay_until - now;
+    } else if (now < r.delay_until.get()) {
+      s.info.lock_delay_remaining = r.delay_until.get() - now;
     }
     top.push_back(std::move(s));
   }

@@ -33,8 +33,9 @@
 // (granted or reentrant) or renews, and hears when that lease ends: expiry,
 // or a release that came from anyone else (the releasing listener's own
 // answer says so). It hears after the end's batch commits, in decision
-// order. The index is a collaborator of its own (lease_listeners.h); a
-// grant or release with no listener anywhere costs one test of it. When
+// order. The registry is a collaborator of its own (lease_listeners.h); a
+// lease keeps its first listener's id in one word of its own, and a lease
+// nobody listens to costs one test of it when it ends. When
 // the manager shuts down, and when it rebuilds its state after a failed
 // commit, every listener gets OnStopped() and is removed: its leases stay
 // as the store has them, and a call that renews one on a listener added
@@ -475,7 +476,7 @@ class LockManager {
   uint64_t epoch_ ABSL_GUARDED_BY(mu_) = 0;
   // The next persisted waiter's place in arrival order.
   uint64_t next_waiter_seq_ ABSL_GUARDED_BY(mu_) = 1;
-  // Who hears when which lease ends.
+  // Who hears when which lease ends (with each lease's first_listener).
   LeaseListeners listeners_ ABSL_GUARDED_BY(mu_);
   // Every held lease by expiry, and the one timer that serves them: armed
   // for expiry_timer_at_ (InfiniteFuture(): none).

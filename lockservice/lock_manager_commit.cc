@@ -38,7 +38,7 @@ void LockManager::Persist(const std::string& name, const Resource& r) {
   item.persist = true;
   item.resource = name;
   if (r.lease) {
-    item.lease = ToRecord(name, r.lease->holder, r.lease->token, r.lease->ttl,
+    item.lease = ToRecord(name, r.lease->holder, r.lease->token, r.lease->ttl.get(),
                           r.lease->hold_count, r.lease->request_ids);
   }
   Enqueue(std::move(item));
@@ -206,12 +206,12 @@ absl::Status LockManager::LoadFromStore() {
     HeldLease lease;
     lease.holder = std::move(record.holder);
     lease.token = record.token;
-    lease.ttl = record.ttl;
+    lease.ttl = CompactDuration(record.ttl);
     // The "delay restart" rule: held for a full TTL from now, and the
     // max_hold cap counts from now too (a lease re-armed past its cap would
     // take renewals that end it at once).
-    lease.acquired_at = now;
-    lease.expiry = CappedExpiry(lease, record.ttl);
+    lease.acquired_at = CompactTime(now);
+    lease.expiry = CompactTime(CappedExpiry(lease, record.ttl));
     lease.hold_count = record.hold_count;
     lease.request_ids.assign(record.request_ids.begin(), record.request_ids.end());
     last_token_ = std::max(last_token_, lease.token);

@@ -17,19 +17,21 @@ void LockManager::Grant(const std::string& name, Resource& r,
   HeldLease lease;
   lease.holder = holder;
   lease.token = ++last_token_;
-  lease.ttl = ttl;
-  lease.acquired_at = now;
-  lease.expiry = CappedExpiry(lease, ttl);
+  lease.ttl = CompactDuration(ttl);
+  lease.acquired_at = CompactTime(now);
+  lease.expiry = CompactTime(CappedExpiry(lease, ttl));
   lease.hold_count = 1;
   RememberRequest(lease, request_id);
   FENCEGATE_LEASE_EVENT("grant", name, lease.token, ttl);  // test builds only
   r.lease = std::move(lease);
   ++held_leases_;
   IndexExpiry(resources_.find(name)->first, *r.lease);
-  if (listener != nullptr) listeners_.Listen(listener, r.lease->token);
+  if (listener != nullptr) {
+    listeners_.Listen(listener, r.lease->token, r.lease->first_listener);
+  }
   Persist(name, r);
   MoveFence(FenceEvent{FenceEvent::Kind::kGranted, name, r.lease->token, r.lease->token});
-  Reply(std::move(done), absl::StatusOr<AcquireResult>(Acquired(*r.lease, r.lease->expiry - now)));
+  Reply(std::move(done), absl::StatusOr<AcquireResult>(Acquired(*r.lease, r.lease->expiry.get() - now)));
 }
 
 void LockManager::Reenter(const std::string& name, Resource& r, absl::Duration ttl,
@@ -37,19 +39,19 @@ void LockManager::Reenter(const std::string& name, Resource& r, absl::Duration t
                           LeaseListener* listener) {
   HeldLease& lease = *r.lease;
   Count(metrics_->grants[LockManagerMetrics::kReentrant]);
-  if (listener != nullptr) listeners_.Listen(listener, lease.token);
+  if (listener != nullptr) listeners_.Listen(listener, lease.token, lease.first_listener);
   const bool retry = !request_id.empty() &&
                      std::find(lease.request_ids.begin(), lease.request_ids.end(),
                                request_id) != lease.request_ids.end();
   if (!retry) {
     ++lease.hold_count;
     RememberRequest(lease, request_id);
-    MoveExpiry(lease, std::max(lease.expiry, CappedExpiry(lease, ttl)));
-    lease.ttl = std::max(lease.ttl, ttl);
+    MoveExpiry(lease, std::max(lease.expiry.get(), CappedExpiry(lease, ttl)));
+    lease.ttl = CompactDuration(std::max(lease.ttl.get(), ttl));
     Persist(name, r);
   }
   Reply(std::move(done),
-        absl::StatusOr<AcquireResult>(Acquired(lease, lease.expiry - clock_->Now())));
+        absl::StatusOr<AcquireResult>(Acquired(lease, lease.expiry.get() - clock_->Now())));
 }
 
 LockManager::Resource* LockManager::FindCurrent(const std::string& name) {
@@ -57,7 +59,7 @@ LockManager::Resource* LockManager::FindCurrent(const std::string& name) {
   if (it == resources_.end()) return nullptr;
   Resource& r = it->second;
   // The expiry timer may not have run yet; a lease past its expiry is gone.
-  if (r.lease && clock_->Now() >= r.lease->expiry) EndLease(name, r, LeaseEnd::kExpired);
+  if (r.lease && clock_->Now() >= r.lease->expiry.get()) EndLease(name, r, LeaseEnd::kExpired);
   return &r;
 }
 
@@ -65,17 +67,15 @@ void LockManager::EndLease(const std::string& name, Resource& r, LeaseEnd why,
                            const LeaseListener* releaser) {
   const bool expired = why == LeaseEnd::kExpired;
   FENCEGATE_LEASE_EVENT(expired ? "expire" : "release", name, r.lease->token,
-                        r.lease->ttl);  // test builds only
+                        r.lease->ttl.get());  // test builds only
   expiries_.Remove(r.lease->expiry, r.lease->token);
   if (expiries_.empty() && expiry_timer_ != 0) {  // nothing left to expire
     clock_->Cancel(expiry_timer_);
     expiry_timer_ = 0;
     expiry_timer_at_ = absl::InfiniteFuture();
   }
-  if (!listeners_.NoLeases()) {
-    for (LeaseListener* listener : listeners_.End(r.lease->token)) {
-      if (listener != releaser) TellLost(listener, LeaseLoss{name, r.lease->token, why});
-    }
+  for (LeaseListener* listener : listeners_.End(r.lease->token, r.lease->first_listener)) {
+    if (listener != releaser) TellLost(listener, LeaseLoss{name, r.lease->token, why});
   }
   if (expired) {
     // The expiry mark: a token of its own, so the expired holder is fenced
@@ -90,8 +90,8 @@ void LockManager::EndLease(const std::string& name, Resource& r, LeaseEnd why,
   --held_leases_;
   Persist(name, r);
   if (expired && limits_.lock_delay > absl::ZeroDuration()) {
-    r.delay_until = clock_->Now() + limits_.lock_delay;
-    SetTimer(r.delay_until, [name](LockManager& m) { m.OnDelayEnd(name); });
+    r.delay_until = CompactTime(clock_->Now() + limits_.lock_delay);
+    SetTimer(r.delay_until.get(), [name](LockManager& m) { m.OnDelayEnd(name); });
   }
   GrantWaiters(name, r);
 }
@@ -139,9 +139,9 @@ void LockManager::IndexExpiry(const std::string& key, HeldLease& lease) {
 }
 
 void LockManager::MoveExpiry(HeldLease& lease, absl::Time expiry) {
-  if (expiry == lease.expiry) return;
+  if (CompactTime(expiry) == lease.expiry) return;
   expiries_.Remove(lease.expiry, lease.token);
-  lease.expiry = expiry;
+  lease.expiry = CompactTime(expiry);
   expiries_.Add(lease.expiry, lease.token, lease.resource);
   ArmExpiryTimer();
 }
@@ -158,7 +158,7 @@ absl::Time LockManager::CappedExpiry(const HeldLease& lease,
                                      absl::Duration ttl) const {
   absl::Time expiry = clock_->Now() + ttl;
   if (limits_.max_hold > absl::ZeroDuration()) {
-    expiry = std::min(expiry, lease.acquired_at + limits_.max_hold);
+    expiry = std::min(expiry, lease.acquired_at.get() + limits_.max_hold);
   }
   return expiry;
 }
@@ -177,7 +177,7 @@ void LockManager::MaybeForget(const std::string& name) {
   if (it == resources_.end()) return;
   Resource& r = it->second;
   if (r.queue != nullptr && r.queue->empty()) r.queue.reset();
-  if (!r.lease && r.queue == nullptr && clock_->Now() >= r.delay_until) {
+  if (!r.lease && r.queue == nullptr && clock_->Now() >= r.delay_until.get()) {
     resources_.erase(it);
   }
 }
@@ -197,10 +197,10 @@ AcquireResult LockManager::NotAcquired(const Resource& r) {
   if (r.lease) {
     result.reason = NotAcquiredReason::kHeld;
     result.holder_token = r.lease->token;
-    result.retry_after = r.lease->expiry - now;
-  } else if (now < r.delay_until) {
+    result.retry_after = r.lease->expiry.get() - now;
+  } else if (now < r.delay_until.get()) {
     result.reason = NotAcquiredReason::kLockDelay;
-    result.retry_after = r.delay_until - now;
+    result.retry_after = r.delay_until.get() - now;
   } else {
     result.reason = NotAcquiredReason::kHeld;  // others are queued ahead
   }

@@ -128,7 +128,7 @@ void LockManager::OnWaitTimeout(CallId id) {
 
 void LockManager::GrantWaiters(const std::string& name, Resource& r) {
   if (!r.lease) {
-    if (Waiting(r) == 0 || clock_->Now() < r.delay_until) return;
+    if (Waiting(r) == 0 || clock_->Now() < r.delay_until.get()) return;
     // A loaded waiter whose client has not retried yet keeps its turn: the
     // queue waits for it (at most waiter_reattach_grace).
     if (r.queue->front().id == 0) return;

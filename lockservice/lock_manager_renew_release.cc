@@ -33,13 +33,15 @@ void LockManager::Renew(RenewArgs args, Callback<RenewResult> done) {
         HeldLease& lease = *(*r)->lease;
         const absl::Time now = clock_->Now();
         MoveExpiry(lease, CappedExpiry(lease, args.ttl));  // extend TO, not by
-        if (args.ttl > lease.ttl) {
-          lease.ttl = args.ttl;
+        if (args.ttl > lease.ttl.get()) {
+          lease.ttl = CompactDuration(args.ttl);
           Persist(args.resource, **r);
         }
         Count(metrics_->renewals);
-        if (args.listener != nullptr) listeners_.Listen(args.listener, lease.token);
-        Reply(std::move(done), absl::StatusOr<RenewResult>(RenewResult{lease.expiry - now}));
+        if (args.listener != nullptr) {
+          listeners_.Listen(args.listener, lease.token, lease.first_listener);
+        }
+        Reply(std::move(done), absl::StatusOr<RenewResult>(RenewResult{lease.expiry.get() - now}));
       }
       MaybeForget(args.resource);
     }

@@ -87,37 +87,55 @@ TEST(LeaseListenersTest, ALeasesEndFindsExactlyItsListenersInOrder) {
   index.Add(&a);
   index.Add(&b);
   index.Add(&c);
-  index.Listen(&b, 7);
-  index.Listen(&a, 7);
-  index.Listen(&a, 7);  // once is enough
-  index.Listen(&a, 8);
+  ListenerId seven = 0, eight = 0;  // the leases' own fields
+  index.Listen(&b, 7, seven);
+  index.Listen(&a, 7, seven);
+  index.Listen(&a, 7, seven);  // once is enough
+  index.Listen(&b, 7, seven);
+  index.Listen(&a, 8, eight);
   ASSERT_THAT(index.CheckInvariant(), IsOk());
-  EXPECT_THAT(index.End(7), ElementsAre(&b, &a));
-  EXPECT_THAT(index.End(7), IsEmpty());
+  EXPECT_EQ(index.shared_lease_count(), 1u);  // 7 has two listeners, 8 one
+  EXPECT_THAT(index.End(7, seven), ElementsAre(&b, &a));
+  EXPECT_EQ(seven, 0u);
+  EXPECT_THAT(index.End(7, seven), IsEmpty());
   EXPECT_THAT(index.CheckInvariant(), IsOk());
-  EXPECT_EQ(index.lease_count(), 1u);
-  EXPECT_THAT(index.End(8), ElementsAre(&a));
-  EXPECT_TRUE(index.NoLeases());
+  EXPECT_THAT(index.End(8, eight), ElementsAre(&a));
+  EXPECT_EQ(index.shared_lease_count(), 0u);
 }
 
-TEST(LeaseListenersTest, ARemovedListenerLeavesNoLeasePointingAtItAndListensToNothing) {
-  RecordingListener a, b;
+TEST(LeaseListenersTest, ARemovedListenerIsNeverToldAndItsPlaceGoesToTheNext) {
+  RecordingListener a, b, c;
   LeaseListeners index;
   index.Add(&a);
   index.Add(&b);
-  index.Listen(&a, 1);
-  index.Listen(&b, 1);
-  index.Listen(&a, 2);
+  index.Add(&c);
+  ListenerId one = 0, two = 0, three = 0, four = 0;
+  index.Listen(&a, 1, one);
+  index.Listen(&b, 1, one);
+  index.Listen(&c, 1, one);
+  index.Listen(&a, 2, two);
   index.Remove(&a);
   ASSERT_THAT(index.CheckInvariant(), IsOk());
-  EXPECT_EQ(index.lease_count(), 1u);  // lease 2 had only a
-  index.Listen(&a, 3);                 // a call of a removed listener
-  EXPECT_THAT(index.End(3), IsEmpty());
-  EXPECT_THAT(index.End(1), ElementsAre(&b));
+  EXPECT_THAT(index.End(2, two), IsEmpty());  // it had only a
+  index.Listen(&a, 3, three);                 // a call of a removed listener
+  EXPECT_EQ(three, 0u);
+  EXPECT_THAT(index.End(3, three), IsEmpty());
+  // a's place in lease 1 goes to b, the earliest left, when lease 1 is
+  // listened to again; its end reaches b then c, once each.
+  index.Listen(&c, 1, one);
+  ASSERT_THAT(index.CheckInvariant(), IsOk());
+  EXPECT_THAT(index.End(1, one), ElementsAre(&b, &c));
+  // A lease whose only listener went takes the next one in its field.
+  index.Listen(&b, 4, four);
+  index.Remove(&b);
+  index.Listen(&c, 4, four);
+  EXPECT_EQ(index.shared_lease_count(), 0u);
+  EXPECT_THAT(index.End(4, four), ElementsAre(&c));
   RecordingListener never_added;
-  index.Listen(&never_added, 4);
-  EXPECT_TRUE(index.NoLeases());
-  EXPECT_THAT(index.RemoveAll(), ElementsAre(&b));
+  ListenerId five = 0;
+  index.Listen(&never_added, 5, five);
+  EXPECT_EQ(five, 0u);
+  EXPECT_THAT(index.RemoveAll(), ElementsAre(&c));
   EXPECT_EQ(index.listener_count(), 0u);
 }
 
