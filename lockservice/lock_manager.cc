@@ -308,9 +308,7 @@ void LockManager::Sync() {
   absl::Notification delivered;
   {
     DecisionLock lock(this);
-    CommitItem item;
-    item.reply = [&delivered](const absl::Status&) { delivered.Notify(); };
-    Enqueue(std::move(item));
+    Enqueue(Delivery([&delivered](const absl::Status&) { delivered.Notify(); }));
   }
   delivered.WaitForNotification();
 }

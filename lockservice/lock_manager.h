@@ -420,7 +420,8 @@ class LockManager {
   // Queues the waiter row of `w`: a put, or its deletion.
   void PersistWaiter(const std::string& name, const Waiter& w, WaiterRow row)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Adds `item` to the decision under way (decision_).
+  // Adds `item` (a LeaseRowChange, WaiterRowChange, FenceEvent or Delivery:
+  // lock_manager_internal.h) to the decision under way (decision_).
   void Enqueue(CommitItem item) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Ends the decision under way: its items go to the queue as one group.
   void EndDecision() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -34,38 +34,31 @@ LeaseRecord ToRecord(const std::string& resource, const std::string& holder,
 }  // namespace
 
 void LockManager::Persist(const std::string& name, const Resource& r) {
-  CommitItem item;
-  item.persist = true;
-  item.resource = name;
+  LeaseRowChange row{name, std::nullopt};
   if (r.lease) {
-    item.lease = ToRecord(name, r.lease->holder, r.lease->token, r.lease->ttl.get(),
-                          r.lease->hold_count, r.lease->request_ids);
+    row.lease = ToRecord(name, r.lease->holder, r.lease->token, r.lease->ttl.get(),
+                         r.lease->hold_count, r.lease->request_ids);
   }
-  Enqueue(std::move(item));
+  Enqueue(std::move(row));
 }
 
-void LockManager::MoveFence(FenceEvent event) {
-  CommitItem item;
-  item.fence = std::move(event);
-  Enqueue(std::move(item));
-}
+void LockManager::MoveFence(FenceEvent event) { Enqueue(std::move(event)); }
 
 void LockManager::PersistWaiter(const std::string& name, const Waiter& w, WaiterRow row) {
-  CommitItem item;
-  item.waiter_seq = w.seq;
-  if (row == WaiterRow::kPut) item.waiter = WaiterRecord{w.seq, name, w.holder, w.ttl, w.request_id};
-  Enqueue(std::move(item));
+  WaiterRowChange change{w.seq, std::nullopt};
+  if (row == WaiterRow::kPut) {
+    change.waiter = WaiterRecord{w.seq, name, w.holder, w.ttl, w.request_id};
+  }
+  Enqueue(std::move(change));
 }
 
 void LockManager::TellLost(LeaseListener* listener, LeaseLoss loss) {
   listener->Ref();  // until told, whatever happens to it meanwhile
-  CommitItem item;
-  item.reply = [listener, loss = std::move(loss)](const absl::Status& commit) {
+  Enqueue(Delivery([listener, loss = std::move(loss)](const absl::Status& commit) {
     // A failed commit is followed by a rebuild, which stops every listener.
     if (commit.ok()) listener->OnLeaseLost(loss);
     listener->Unref();
-  };
-  Enqueue(std::move(item));
+  }));
 }
 
 void LockManager::Enqueue(CommitItem item) {
@@ -103,29 +96,28 @@ void LockManager::Flush(std::vector<CommitItem>& batch) {
   for (CommitItem& item : batch) {
     if (item.epoch != epoch) continue;  // decided on state a failure discarded
     rows.last_token = std::max(rows.last_token, item.last_token);
-    if (item.waiter_seq != 0) {
-      auto it = waiter_rows.find(item.waiter_seq);
-      if (it != waiter_rows.end() && it->second && !item.waiter) {
+    if (auto* change = std::get_if<WaiterRowChange>(&item.change)) {
+      auto it = waiter_rows.find(change->seq);
+      if (it != waiter_rows.end() && it->second && !change->waiter) {
         waiter_rows.erase(it);
       } else {
-        waiter_rows[item.waiter_seq] = std::move(item.waiter);
+        waiter_rows[change->seq] = std::move(change->waiter);
       }
-    }
-    if (item.fence) {
-      auto [it, inserted] = fence_of.emplace(item.fence->resource, rows.fence_positions.size());
+    } else if (auto* fence = std::get_if<FenceEvent>(&item.change)) {
+      auto [it, inserted] = fence_of.emplace(fence->resource, rows.fence_positions.size());
       if (inserted) {
-        rows.fence_positions.push_back({item.fence->resource, item.fence->position});
+        rows.fence_positions.push_back({fence->resource, fence->position});
       } else {
-        rows.fence_positions[it->second].position = item.fence->position;
+        rows.fence_positions[it->second].position = fence->position;
       }
-      events.push_back(*std::move(item.fence));
-    }
-    if (!item.persist) continue;
-    auto [it, inserted] = row_of.emplace(item.resource, rows.leases.size());
-    if (inserted) {
-      rows.leases.emplace_back(item.resource, std::move(item.lease));
-    } else {
-      rows.leases[it->second].second = std::move(item.lease);
+      events.push_back(std::move(*fence));
+    } else if (auto* change = std::get_if<LeaseRowChange>(&item.change)) {
+      auto [it, inserted] = row_of.emplace(change->resource, rows.leases.size());
+      if (inserted) {
+        rows.leases.emplace_back(std::move(change->resource), std::move(change->lease));
+      } else {
+        rows.leases[it->second].second = std::move(change->lease);
+      }
     }
   }
   // A batch that changes nothing still goes to the store, empty: the replies
@@ -136,7 +128,10 @@ void LockManager::Flush(std::vector<CommitItem>& batch) {
   if (rows.leases.empty() && rows.fence_positions.empty()) rows.last_token = 0;
   if (FENCEGATE_PLANTED_BUG("lock_token_replied_before_commit")) {  // test builds only
     for (CommitItem& item : batch) {
-      if (item.reply && item.epoch == epoch) std::exchange(item.reply, nullptr)(absl::OkStatus());
+      auto* delivery = std::get_if<Delivery>(&item.change);
+      if (delivery != nullptr && *delivery && item.epoch == epoch) {
+        std::exchange(*delivery, nullptr)(absl::OkStatus());
+      }
     }
   }
   const auto commit_start = std::chrono::steady_clock::now();
@@ -144,7 +139,10 @@ void LockManager::Flush(std::vector<CommitItem>& batch) {
   if (metrics_->commit_seconds != nullptr) {
     metrics_->commit_seconds->ObserveSince(commit_start);
     size_t replies = 0;
-    for (const CommitItem& item : batch) replies += item.reply != nullptr;
+    for (const CommitItem& item : batch) {
+      const auto* delivery = std::get_if<Delivery>(&item.change);
+      replies += delivery != nullptr && *delivery != nullptr;
+    }
     metrics_->commit_batch_size->Observe(static_cast<double>(replies));
   }
   if (!commit.ok()) Count(metrics_->commit_failures);
@@ -162,7 +160,8 @@ void LockManager::Flush(std::vector<CommitItem>& batch) {
   // Each stream's replies of this batch go out in one message.
   ReplyBatch replies;
   for (CommitItem& item : batch) {
-    if (item.reply) item.reply(item.epoch == epoch ? commit : stale);
+    auto* delivery = std::get_if<Delivery>(&item.change);
+    if (delivery != nullptr && *delivery) (*delivery)(item.epoch == epoch ? commit : stale);
   }
 }
 

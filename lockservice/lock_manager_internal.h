@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -59,32 +60,41 @@ struct LockManager::Resource {
   CompactTime delay_until;  // InfinitePast: no lock-delay
 };
 
-// One entry of a group-commit batch: a lease row to write (when `persist`),
-// a fence event, and/or a reply to deliver once the batch is durable.
+// What one entry of a group-commit batch does; Flush folds a batch's rows
+// into one store commit, then runs its deliveries in order.
+struct LeaseRowChange {  // a resource's lease row
+  std::string resource;
+  std::optional<LeaseRecord> lease;  // nullopt: delete the row
+};
+struct WaiterRowChange {  // a parked Acquire's row
+  uint64_t seq = 0;
+  std::optional<WaiterRecord> waiter;  // nullopt: delete the row
+};
+// A reply or a lease's end to deliver once the batch is durable, told
+// whether the batch committed.
+using Delivery = absl::AnyInvocable<void(const absl::Status& commit)>;
+
 struct LockManager::CommitItem {
+  // Implicit, so that Enqueue(change) says what it queues.
+  template <typename Change>
+  CommitItem(Change c) : change(std::move(c)) {}  // NOLINT(google-explicit-constructor)
+
   uint64_t epoch = 0;
   uint64_t last_token = 0;  // the counter when the item was decided
-  bool persist = false;
-  std::string resource;
-  std::optional<LeaseRecord> lease;  // nullopt with persist: delete the row
-  std::optional<FenceEvent> fence;
-  uint64_t waiter_seq = 0;              // set: a waiter row to write
-  std::optional<WaiterRecord> waiter;   // nullopt with waiter_seq: delete it
-  absl::AnyInvocable<void(const absl::Status& commit)> reply;
+  // A fence event moves the resource's fence position (and is published).
+  std::variant<LeaseRowChange, WaiterRowChange, FenceEvent, Delivery> change;
 };
 
 template <typename T>
 void LockManager::Reply(Callback<T> done, absl::StatusOr<T> result) {
-  CommitItem item;
-  item.reply = [done = std::move(done), result = std::move(result)](
-                   const absl::Status& commit) mutable {
+  Enqueue(Delivery([done = std::move(done), result = std::move(result)](
+                       const absl::Status& commit) mutable {
     if (commit.ok()) {
       done(std::move(result));
     } else {
       done(commit);
     }
-  };
-  Enqueue(std::move(item));
+  }));
 }
 
 }  // namespace fencegate::lockservice
