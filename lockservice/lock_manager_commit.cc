@@ -20,14 +20,14 @@ namespace {
 
 LeaseRecord ToRecord(const std::string& resource, const std::string& holder,
                      uint64_t token, absl::Duration ttl, uint32_t hold_count,
-                     const std::vector<std::string>& request_ids) {
+                     std::vector<std::string> request_ids) {
   LeaseRecord record;
   record.resource = resource;
   record.holder = holder;
   record.token = token;
   record.ttl = ttl;
   record.hold_count = hold_count;
-  record.request_ids = request_ids;
+  record.request_ids = std::move(request_ids);
   return record;
 }
 
@@ -37,7 +37,7 @@ void LockManager::Persist(const std::string& name, const Resource& r) {
   LeaseRowChange row{name, std::nullopt};
   if (r.lease) {
     row.lease = ToRecord(name, r.lease->holder, r.lease->token, r.lease->ttl.get(),
-                         r.lease->hold_count, r.lease->request_ids);
+                         r.lease->hold_count, r.lease->request_ids.ToVector());
   }
   Enqueue(std::move(row));
 }
@@ -212,7 +212,7 @@ absl::Status LockManager::LoadFromStore() {
     lease.acquired_at = CompactTime(now);
     lease.expiry = CompactTime(CappedExpiry(lease, record.ttl));
     lease.hold_count = record.hold_count;
-    lease.request_ids.assign(record.request_ids.begin(), record.request_ids.end());
+    lease.request_ids.Assign(record.request_ids, limits_.remembered_request_ids);
     last_token_ = std::max(last_token_, lease.token);
     auto [it, added] = resources_.try_emplace(record.resource);
     Resource& r = it->second;

@@ -29,6 +29,7 @@
 #include "lockservice/lock_manager.h"
 #include "lockservice/lease_listeners.h"
 #include "lockservice/lock_store.h"
+#include "lockservice/remembered_ids.h"
 #include "lockservice/wait_queue.h"
 
 namespace fencegate::lockservice {
@@ -46,10 +47,8 @@ struct LockManager::HeldLease {
   uint32_t hold_count = 0;
   // Its first listener (lease_listeners.h); any more are in listeners_.
   ListenerId first_listener = 0;
-  // The last --remembered_request_ids (16) Acquire ids, oldest first. A
-  // vector, not a deque: an empty one allocates nothing (libstdc++'s deque
-  // allocates 576 bytes up front, which was a third of a held lease).
-  std::vector<std::string> request_ids;
+  // The last --remembered_request_ids (16) Acquire ids, in one block.
+  RememberedIds request_ids;
 };
 
 struct LockManager::Resource {

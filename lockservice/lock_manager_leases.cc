@@ -40,9 +40,7 @@ void LockManager::Reenter(const std::string& name, Resource& r, absl::Duration t
   HeldLease& lease = *r.lease;
   Count(metrics_->grants[LockManagerMetrics::kReentrant]);
   if (listener != nullptr) listeners_.Listen(listener, lease.token, lease.first_listener);
-  const bool retry = !request_id.empty() &&
-                     std::find(lease.request_ids.begin(), lease.request_ids.end(),
-                               request_id) != lease.request_ids.end();
+  const bool retry = !request_id.empty() && lease.request_ids.Contains(request_id);
   if (!retry) {
     ++lease.hold_count;
     RememberRequest(lease, request_id);
@@ -164,12 +162,7 @@ absl::Time LockManager::CappedExpiry(const HeldLease& lease,
 }
 
 void LockManager::RememberRequest(HeldLease& lease, const std::string& request_id) {
-  if (request_id.empty()) return;
-  std::vector<std::string>& ids = lease.request_ids;
-  ids.push_back(request_id);
-  if (ids.size() > limits_.remembered_request_ids) {
-    ids.erase(ids.begin(), ids.end() - limits_.remembered_request_ids);
-  }
+  lease.request_ids.Remember(request_id, limits_.remembered_request_ids);
 }
 
 void LockManager::MaybeForget(const std::string& name) {

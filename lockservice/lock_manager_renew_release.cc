@@ -72,9 +72,7 @@ void LockManager::Release(ReleaseArgs args, Callback<ReleaseResult> done) {
       } else {
         HeldLease& lease = *(*r)->lease;
         const bool retry =
-            !args.request_id.empty() &&
-            std::find(lease.request_ids.begin(), lease.request_ids.end(),
-                      args.request_id) != lease.request_ids.end();
+            !args.request_id.empty() && lease.request_ids.Contains(args.request_id);
         if (!retry) {
           --lease.hold_count;
           RememberRequest(lease, args.request_id);
