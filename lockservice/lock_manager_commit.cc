@@ -200,6 +200,9 @@ absl::Status LockManager::LoadFromStore() {
   expiries_.Clear();
   held_leases_ = 0;
   last_token_ = state->last_token;
+  // Sized once: a million leases re-inserted one by one rehash the table
+  // twenty times over.
+  resources_.reserve(resources_.size() + state->leases.size());
   for (LeaseRecord& record : state->leases) {
     FENCEGATE_LEASE_EVENT("restore", record.resource, record.token, record.ttl);  // test builds only
     HeldLease lease;
@@ -214,7 +217,7 @@ absl::Status LockManager::LoadFromStore() {
     lease.hold_count = record.hold_count;
     lease.request_ids.Assign(record.request_ids, limits_.remembered_request_ids);
     last_token_ = std::max(last_token_, lease.token);
-    auto [it, added] = resources_.try_emplace(record.resource);
+    auto [it, added] = resources_.try_emplace(std::move(record.resource));
     Resource& r = it->second;
     if (!r.lease) {
       ++held_leases_;

@@ -69,8 +69,7 @@ absl::StatusOr<LockStoreState> SqliteLockStore::Load() {
   (*meta)->Reset();
 
   absl::StatusOr<SqliteStatement*> leases = db_->Prepared(
-      "SELECT resource, holder, token, ttl_ms, hold_count, request_ids "
-      "FROM leases ORDER BY token");
+      "SELECT resource, holder, token, ttl_ms, hold_count, request_ids FROM leases");
   if (!leases.ok()) return leases.status();
   SqliteStatement& stmt = **leases;
   for (;;) {
