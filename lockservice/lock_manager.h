@@ -87,7 +87,7 @@
 // lock_manager_commit.cc (group commit, recovery); the private state they
 // share is in lock_manager_internal.h, with two parts that keep their own
 // invariants: wait_queue.h (one resource's FIFO of parked Acquires and its
-// indexes) and expiry_index.h (every held lease by expiry, served by one
+// indexes) and deadline_index.h (every held lease by expiry, served by one
 // clock timer).
 #ifndef FENCEGATE_LOCKSERVICE_LOCK_MANAGER_H_
 #define FENCEGATE_LOCKSERVICE_LOCK_MANAGER_H_
@@ -111,7 +111,7 @@
 #include "absl/time/time.h"
 #include "common/group_commit.h"
 #include "fencegate/clock.h"
-#include "lockservice/expiry_index.h"
+#include "lockservice/deadline_index.h"
 #include "lockservice/fence_feed.h"
 #include "lockservice/lease_listener.h"
 #include "lockservice/lease_listeners.h"
@@ -481,7 +481,7 @@ class LockManager {
   LeaseListeners listeners_ ABSL_GUARDED_BY(mu_);
   // Every held lease by expiry, and the one timer that serves them: armed
   // for expiry_timer_at_ (InfiniteFuture(): none).
-  ExpiryIndex expiries_ ABSL_GUARDED_BY(mu_);
+  DeadlineIndex expiries_ ABSL_GUARDED_BY(mu_);
   Clock::TimerId expiry_timer_ ABSL_GUARDED_BY(mu_) = 0;
   absl::Time expiry_timer_at_ ABSL_GUARDED_BY(mu_) = absl::InfiniteFuture();
   // For Figures(): leases held, and waiters in every queue.

@@ -105,16 +105,16 @@ void LockManager::OnExpiryTimer() {
   // transaction (--etcd_max_txn_ops) when many leases end at one instant.
   for (;;) {
     DecisionLock lock(this);
-    const ExpiryIndex::Entry due = expiries_.Due(clock_->Now());
+    const DeadlineIndex::Entry due = expiries_.Due(clock_->Now());
     if (due.resource == nullptr) {
       ArmExpiryTimer();
       return;
     }
     const std::string name = *due.resource;  // MaybeForget may drop the key
     auto it = resources_.find(name);
-    if (it == resources_.end() || !it->second.lease || it->second.lease->token != due.token) {
+    if (it == resources_.end() || !it->second.lease || it->second.lease->token != due.id) {
       // Cannot happen (a lease leaves the index when it ends); never loop on it.
-      expiries_.Remove(due.expiry, due.token);
+      expiries_.Remove(due.deadline, due.id);
       continue;
     }
     EndLease(name, it->second, LeaseEnd::kExpired);  // takes it out of the index
