@@ -1,6 +1,7 @@
 // DeadlineIndex: entries ordered by deadline, so the lock manager arms one
-// clock timer for the earliest of many, not one per entry: every held lease
-// by its expiry (the id is the lease's token). A clock
+// clock timer for the earliest of many, not one per entry. It keeps two:
+// every held lease by its expiry (the id is the lease's token), and every
+// parked Acquire by the end of its wait (the id is the call's id). A clock
 // timer per entry cost ~220 bytes (the clock's map node and id index, and
 // two heap-allocated closures); an entry here costs ~30 (24 bytes and the
 // btree's slack).
@@ -8,7 +9,7 @@
 // An entry is (deadline, id) -> the resource's name, a pointer to the key
 // of the manager's resource table (stable while the resource is in it). The
 // manager's invariant: an entry is in the index under exactly its current
-// (deadline, id) while its lease is held, and leaves
+// (deadline, id) while its lease is held or its call parked, and leaves
 // before its resource can leave the table.
 //
 // Thread safety: none; the lock manager's mu_ guards it.

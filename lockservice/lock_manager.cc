@@ -164,10 +164,9 @@ absl::Status LockManager::AcquireLocked(CallId id, const AcquireArgs& args,
   const uint64_t seq = args.request_id.empty() ? 0 : next_waiter_seq_++;
   auto waiter = LinkWaiter(*r, QueueOf(*r).end(),
                            Waiter{id, args.holder, args.ttl, args.request_id,
-                                  std::move(done), 0, seq, args.listener, now});
-  waiter->timer =
-      SetTimer(now + args.wait, [id](LockManager& m) { m.OnWaitTimeout(id); });
-  parked_.emplace(id, std::make_pair(args.resource, waiter));
+                                  std::move(done), CompactTime(), seq, args.listener,
+                                  CompactTime(now)});
+  Park(id, args.resource, waiter, now + args.wait);
   if (seq != 0) PersistWaiter(args.resource, *waiter, WaiterRow::kPut);
   return absl::OkStatus();
 }
@@ -294,11 +293,12 @@ void LockManager::Shutdown(const absl::Status& why) {
     // Their rows stay: the next leader, or this process restarted, keeps
     // their places for their retries.
     for (auto& [id, entry] : parked_) {
-      clock_->Cancel(entry.second->timer);
       parked.push_back(std::move(entry.second->done));
-      UnlinkWaiter(resources_[entry.first], entry.second);
+      UnlinkWaiter(resources_.find(*entry.first)->second, entry.second);
     }
     parked_.clear();
+    wait_deadlines_.Clear();
+    DisarmIfEmpty(wait_timer_, wait_deadlines_);
   }
   for (auto& done : parked) done(why);
   StopListeners(std::move(listeners), why);

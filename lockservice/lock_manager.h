@@ -87,8 +87,9 @@
 // lock_manager_commit.cc (group commit, recovery); the private state they
 // share is in lock_manager_internal.h, with two parts that keep their own
 // invariants: wait_queue.h (one resource's FIFO of parked Acquires and its
-// indexes) and deadline_index.h (every held lease by expiry, served by one
-// clock timer).
+// indexes) and deadline_index.h (every held lease by expiry, and every
+// parked call by the end of its wait, each index served by one clock
+// timer).
 #ifndef FENCEGATE_LOCKSERVICE_LOCK_MANAGER_H_
 #define FENCEGATE_LOCKSERVICE_LOCK_MANAGER_H_
 
@@ -351,10 +352,19 @@ class LockManager {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Moves `lease`'s expiry (and its entry in the index) to `expiry`.
   void MoveExpiry(HeldLease& lease, absl::Time expiry) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Arms the one expiry timer for the index's earliest expiry, unless a
-  // timer at or before it is armed already (one that fires early finds
+  // The one clock timer that serves a DeadlineIndex: armed for `at`.
+  struct DeadlineTimer {
+    Clock::TimerId id = 0;  // 0: none armed
+    absl::Time at = absl::InfiniteFuture();
+  };
+  // Arms `timer` for `index`'s earliest deadline, to call `on_due`, unless
+  // it is armed at or before it already (one that fires early finds
   // nothing due and arms again).
-  void ArmExpiryTimer() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void ArmTimer(DeadlineTimer& timer, const DeadlineIndex& index,
+                void (LockManager::*on_due)()) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Cancels `timer` once `index` is empty.
+  void DisarmIfEmpty(DeadlineTimer& timer, const DeadlineIndex& index)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void RememberRequest(HeldLease& lease, const std::string& request_id)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   AcquireResult NotAcquired(const Resource& r) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -396,13 +406,19 @@ class LockManager {
   // Takes `w` out of `r`'s queue and its indexes; its row stays.
   void UnlinkWaiter(Resource& r, WaiterList::iterator w) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Removes `w` from `r`'s queue and its row from the store (the caller
-  // deals with parked_ and the timer).
+  // unparks its call first: Unpark).
   void EraseWaiter(const std::string& name, Resource& r, WaiterList::iterator w)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Drops the loaded waiters whose clients did not come back in time.
   void DropDetachedWaiters();
-  // Timer callback.
-  void OnWaitTimeout(CallId id);
+  // Parks the call `id` as `w` (queued on the resource `name`) until
+  // `deadline`: in parked_ and the wait index, the wait timer early enough.
+  void Park(CallId id, const std::string& name, WaiterList::iterator w,
+            absl::Time deadline) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Takes `w`'s call out of parked_ and the wait index (`w` stays queued).
+  void Unpark(const Waiter& w) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Timer callback: answers every parked call whose wait ran out.
+  void OnWaitTimer();
 
   // ---- Group commit and recovery (lock_manager_commit.cc)
   // Reply() queues a reply behind the open batch (defined in
@@ -465,9 +481,13 @@ class LockManager {
 
   absl::Mutex mu_;
   absl::node_hash_map<std::string, Resource> resources_ ABSL_GUARDED_BY(mu_);
-  // Parked calls, for CancelAcquire and wait timeouts.
-  absl::flat_hash_map<CallId, std::pair<std::string, WaiterList::iterator>>
+  // Parked calls, for CancelAcquire and wait timeouts: the key of their
+  // resource in resources_ (kept while it has waiters) and their waiter.
+  absl::flat_hash_map<CallId, std::pair<const std::string*, WaiterList::iterator>>
       parked_ ABSL_GUARDED_BY(mu_);
+  // Every parked call by the end of its wait, and the one timer for them.
+  DeadlineIndex wait_deadlines_ ABSL_GUARDED_BY(mu_);
+  DeadlineTimer wait_timer_ ABSL_GUARDED_BY(mu_);
   uint64_t last_token_ ABSL_GUARDED_BY(mu_) = 0;
   bool shutting_down_ ABSL_GUARDED_BY(mu_) = false;
   // Set when the store failed and could not be reloaded.
@@ -479,11 +499,9 @@ class LockManager {
   uint64_t next_waiter_seq_ ABSL_GUARDED_BY(mu_) = 1;
   // Who hears when which lease ends (with each lease's first_listener).
   LeaseListeners listeners_ ABSL_GUARDED_BY(mu_);
-  // Every held lease by expiry, and the one timer that serves them: armed
-  // for expiry_timer_at_ (InfiniteFuture(): none).
+  // Every held lease by expiry, and the one timer that serves them.
   DeadlineIndex expiries_ ABSL_GUARDED_BY(mu_);
-  Clock::TimerId expiry_timer_ ABSL_GUARDED_BY(mu_) = 0;
-  absl::Time expiry_timer_at_ ABSL_GUARDED_BY(mu_) = absl::InfiniteFuture();
+  DeadlineTimer expiry_timer_ ABSL_GUARDED_BY(mu_);
   // For Figures(): leases held, and waiters in every queue.
   uint64_t held_leases_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t waiters_ ABSL_GUARDED_BY(mu_) = 0;

@@ -238,7 +238,8 @@ absl::Status LockManager::LoadFromStore() {
                               [&](const Waiter& w) { return w.seq > record.seq; });
     LinkWaiter(r, place,
                Waiter{0, std::move(record.holder), record.ttl, std::move(record.request_id),
-                      nullptr, 0, record.seq, /*listener=*/nullptr, /*parked_at=*/now});
+                      nullptr, CompactTime(), record.seq, /*listener=*/nullptr,
+                      /*parked_at=*/CompactTime(now)});
     detached = true;
   }
   if (detached) {

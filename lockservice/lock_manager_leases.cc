@@ -67,11 +67,7 @@ void LockManager::EndLease(const std::string& name, Resource& r, LeaseEnd why,
   FENCEGATE_LEASE_EVENT(expired ? "expire" : "release", name, r.lease->token,
                         r.lease->ttl.get());  // test builds only
   expiries_.Remove(r.lease->expiry, r.lease->token);
-  if (expiries_.empty() && expiry_timer_ != 0) {  // nothing left to expire
-    clock_->Cancel(expiry_timer_);
-    expiry_timer_ = 0;
-    expiry_timer_at_ = absl::InfiniteFuture();
-  }
+  DisarmIfEmpty(expiry_timer_, expiries_);  // nothing left to expire
   for (LeaseListener* listener : listeners_.End(r.lease->token, r.lease->first_listener)) {
     if (listener != releaser) TellLost(listener, LeaseLoss{name, r.lease->token, why});
   }
@@ -97,8 +93,7 @@ void LockManager::EndLease(const std::string& name, Resource& r, LeaseEnd why,
 void LockManager::OnExpiryTimer() {
   {
     absl::MutexLock lock(&mu_);
-    expiry_timer_ = 0;  // this one, now running
-    expiry_timer_at_ = absl::InfiniteFuture();
+    expiry_timer_ = DeadlineTimer{};  // this one, now running
   }
   // One decision per lease: each expiry commits whole (its fence, its row,
   // the grant to the next waiter), and no batch outgrows a store's
@@ -107,7 +102,7 @@ void LockManager::OnExpiryTimer() {
     DecisionLock lock(this);
     const DeadlineIndex::Entry due = expiries_.Due(clock_->Now());
     if (due.resource == nullptr) {
-      ArmExpiryTimer();
+      ArmTimer(expiry_timer_, expiries_, &LockManager::OnExpiryTimer);
       return;
     }
     const std::string name = *due.resource;  // MaybeForget may drop the key
@@ -133,7 +128,7 @@ void LockManager::OnDelayEnd(const std::string& name) {
 void LockManager::IndexExpiry(const std::string& key, HeldLease& lease) {
   lease.resource = &key;
   expiries_.Add(lease.expiry, lease.token, &key);
-  ArmExpiryTimer();
+  ArmTimer(expiry_timer_, expiries_, &LockManager::OnExpiryTimer);
 }
 
 void LockManager::MoveExpiry(HeldLease& lease, absl::Time expiry) {
@@ -141,15 +136,22 @@ void LockManager::MoveExpiry(HeldLease& lease, absl::Time expiry) {
   expiries_.Remove(lease.expiry, lease.token);
   lease.expiry = CompactTime(expiry);
   expiries_.Add(lease.expiry, lease.token, lease.resource);
-  ArmExpiryTimer();
+  ArmTimer(expiry_timer_, expiries_, &LockManager::OnExpiryTimer);
 }
 
-void LockManager::ArmExpiryTimer() {
-  const absl::Time earliest = expiries_.Earliest();
-  if (earliest >= expiry_timer_at_) return;
-  if (expiry_timer_ != 0) clock_->Cancel(expiry_timer_);
-  expiry_timer_at_ = earliest;
-  expiry_timer_ = SetTimer(earliest, [](LockManager& m) { m.OnExpiryTimer(); });
+void LockManager::ArmTimer(DeadlineTimer& timer, const DeadlineIndex& index,
+                           void (LockManager::*on_due)()) {
+  const absl::Time earliest = index.Earliest();
+  if (earliest >= timer.at) return;
+  if (timer.id != 0) clock_->Cancel(timer.id);
+  timer.at = earliest;
+  timer.id = SetTimer(earliest, [on_due](LockManager& m) { (m.*on_due)(); });
+}
+
+void LockManager::DisarmIfEmpty(DeadlineTimer& timer, const DeadlineIndex& index) {
+  if (!index.empty() || timer.id == 0) return;
+  clock_->Cancel(timer.id);
+  timer = DeadlineTimer{};
 }
 
 absl::Time LockManager::CappedExpiry(const HeldLease& lease,

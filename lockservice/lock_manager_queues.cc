@@ -15,8 +15,7 @@ namespace fencegate::lockservice {
 void LockManager::Supersede(Waiter& w) {
   if (w.id == 0) return;
   // Still parked: the client gave up on that call and retried.
-  parked_.erase(w.id);
-  clock_->Cancel(w.timer);
+  Unpark(w);
   Reply(std::move(w.done), absl::StatusOr<AcquireResult>(absl::CancelledError(
                                "superseded by a retry with the same request_id")));
   w.id = 0;
@@ -30,11 +29,24 @@ void LockManager::Reattach(CallId id, const AcquireArgs& args, Resource& r,
   w->ttl = args.ttl;
   w->listener = args.listener;
   w->done = std::move(done);
-  w->parked_at = clock_->Now();
-  w->timer = SetTimer(clock_->Now() + args.wait,
-                      [id](LockManager& m) { m.OnWaitTimeout(id); });
-  parked_.emplace(id, std::make_pair(args.resource, w));
+  w->parked_at = CompactTime(clock_->Now());
+  Park(id, args.resource, w, clock_->Now() + args.wait);
   GrantWaiters(args.resource, r);  // it may head a free queue
+}
+
+void LockManager::Park(CallId id, const std::string& name, WaiterList::iterator w,
+                       absl::Time deadline) {
+  const std::string* key = &resources_.find(name)->first;
+  w->deadline = CompactTime(deadline);
+  parked_.emplace(id, std::make_pair(key, w));
+  wait_deadlines_.Add(w->deadline, id, key);
+  ArmTimer(wait_timer_, wait_deadlines_, &LockManager::OnWaitTimer);
+}
+
+void LockManager::Unpark(const Waiter& w) {
+  parked_.erase(w.id);
+  wait_deadlines_.Remove(w.deadline, w.id);
+  DisarmIfEmpty(wait_timer_, wait_deadlines_);
 }
 
 WaitQueue& LockManager::QueueOf(Resource& r) {
@@ -102,9 +114,9 @@ void LockManager::CancelAcquire(CallId id) {
     DecisionLock lock(this);
     auto it = parked_.find(id);
     if (it == parked_.end()) return;
-    auto [name, waiter] = std::move(it->second);
-    parked_.erase(it);
-    clock_->Cancel(waiter->timer);
+    const std::string name = *it->second.first;  // MaybeForget may drop the key
+    const WaiterList::iterator waiter = it->second.second;
+    Unpark(*waiter);
     done = std::move(waiter->done);
     EraseWaiter(name, resources_[name], waiter);
     MaybeForget(name);
@@ -112,18 +124,36 @@ void LockManager::CancelAcquire(CallId id) {
   done(absl::CancelledError("the Acquire call was cancelled by the client"));
 }
 
-void LockManager::OnWaitTimeout(CallId id) {
-  DecisionLock lock(this);
-  auto it = parked_.find(id);
-  if (it == parked_.end()) return;  // granted or cancelled meanwhile
-  auto [name, waiter] = std::move(it->second);
-  parked_.erase(it);
-  Callback<AcquireResult> done = std::move(waiter->done);
-  Resource& r = resources_[name];
-  EraseWaiter(name, r, waiter);
-  Count(metrics_->not_granted[LockManagerMetrics::kWaitTimeout]);
-  Reply(std::move(done), absl::StatusOr<AcquireResult>(NotAcquired(r)));
-  MaybeForget(name);
+void LockManager::OnWaitTimer() {
+  {
+    absl::MutexLock lock(&mu_);
+    wait_timer_ = DeadlineTimer{};  // this one, now running
+  }
+  // One decision per call whose wait ran out, as for expiries.
+  for (;;) {
+    DecisionLock lock(this);
+    const DeadlineIndex::Entry due = wait_deadlines_.Due(clock_->Now());
+    if (due.resource == nullptr) {
+      ArmTimer(wait_timer_, wait_deadlines_, &LockManager::OnWaitTimer);
+      return;
+    }
+    auto it = parked_.find(due.id);
+    if (it == parked_.end()) {
+      // Cannot happen (a call leaves the index when it leaves parked_);
+      // never loop on it.
+      wait_deadlines_.Remove(due.deadline, due.id);
+      continue;
+    }
+    const std::string name = *it->second.first;  // MaybeForget may drop the key
+    const WaiterList::iterator waiter = it->second.second;
+    Unpark(*waiter);
+    Callback<AcquireResult> done = std::move(waiter->done);
+    Resource& r = resources_.find(name)->second;
+    EraseWaiter(name, r, waiter);
+    Count(metrics_->not_granted[LockManagerMetrics::kWaitTimeout]);
+    Reply(std::move(done), absl::StatusOr<AcquireResult>(NotAcquired(r)));
+    MaybeForget(name);
+  }
 }
 
 void LockManager::GrantWaiters(const std::string& name, Resource& r) {
@@ -140,11 +170,10 @@ void LockManager::GrantWaiters(const std::string& name, Resource& r) {
     const absl::Duration ttl = next.ttl;
     LeaseListener* const listener = next.listener;
     Observe(metrics_->wait_seconds,
-            absl::ToDoubleSeconds(clock_->Now() - next.parked_at));
+            absl::ToDoubleSeconds(clock_->Now() - next.parked_at.get()));
     Count(metrics_->grants[LockManagerMetrics::kWaited]);
     Callback<AcquireResult> done = std::move(next.done);
-    parked_.erase(next.id);
-    clock_->Cancel(next.timer);
+    Unpark(next);
     EraseWaiter(name, r, r.queue->begin());
     Grant(name, r, holder, ttl, request_id, std::move(done), listener);
   }
@@ -165,8 +194,7 @@ void LockManager::GrantHolderWaiters(const std::string& name, Resource& r) {
       const std::string request_id = w->request_id;
       LeaseListener* const listener = w->listener;
       Callback<AcquireResult> done = std::move(w->done);
-      parked_.erase(w->id);
-      clock_->Cancel(w->timer);
+      Unpark(*w);
       EraseWaiter(name, r, w);
       Reenter(name, r, ttl, request_id, std::move(done), listener);
     }

@@ -23,6 +23,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/time/time.h"
 #include "fencegate/clock.h"
+#include "lockservice/compact_time.h"
 #include "lockservice/lock_manager.h"
 
 namespace fencegate::lockservice {
@@ -33,10 +34,10 @@ struct Waiter {
   absl::Duration ttl;
   std::string request_id;
   Callback<AcquireResult> done;
-  Clock::TimerId timer = 0;
+  CompactTime deadline;  // when its wait ends: its key in the wait index
   uint64_t seq = 0;  // its persisted place; 0: not persisted (no request id)
   LeaseListener* listener = nullptr;  // the parked call's (AcquireArgs)
-  absl::Time parked_at;  // when its call parked (for the wait-time metric)
+  CompactTime parked_at;  // when its call parked (for the wait-time metric)
 };
 
 class WaitQueue {

@@ -264,6 +264,34 @@ TEST_P(LockManagerTest, WaitRunsOutWithNotAcquired) {
   EXPECT_EQ(Describe("r").waiters, 0u);
 }
 
+TEST_P(LockManagerTest, EveryParkedCallRunsOutAtItsOwnDeadlineAndLeavesNoTimer) {
+  MustAcquire("r", "holder", Seconds(60));
+  MustAcquire("s", "holder", Seconds(60));
+  // Parked out of deadline order, on two resources: one clock timer serves
+  // them all (deadline_index.h), re-armed for the next after each.
+  auto late = StartAcquire(Args("r", "late", Seconds(10), Seconds(5)));
+  auto early = StartAcquire(Args("s", "early", Seconds(10), Seconds(2)));
+  LockManager::CallId gone;
+  auto cancelled = StartAcquire(Args("r", "gone", Seconds(10), Seconds(1)), &gone);
+  auto same = StartAcquire(Args("s", "same", Seconds(10), Seconds(2)));
+  manager_->CancelAcquire(gone);  // its deadline must not fire anything
+  EXPECT_EQ(clock_.PendingTimers(), 2u);  // the leases' and the waits'
+  Advance(Seconds(2) - Milliseconds(1));
+  EXPECT_FALSE(early->done());
+  Advance(Milliseconds(1));
+  ASSERT_TRUE(early->done() && same->done());
+  EXPECT_FALSE(early->get()->acquired);
+  EXPECT_FALSE(same->get()->acquired);
+  EXPECT_FALSE(late->done());
+  Advance(Seconds(3) - Milliseconds(1));
+  EXPECT_FALSE(late->done());
+  Advance(Milliseconds(1));
+  ASSERT_TRUE(late->done());
+  EXPECT_FALSE(late->get()->acquired);
+  EXPECT_EQ(Describe("r").waiters, 0u);
+  EXPECT_EQ(clock_.PendingTimers(), 1u);  // only the leases'
+}
+
 TEST_P(LockManagerTest, CancelledWaiterLeavesTheQueue) {
   uint64_t token = MustAcquire("r", "holder");
   LockManager::CallId gone;
