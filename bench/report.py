@@ -5,7 +5,11 @@ docs/benchmarks.md + docs/benchmarks.svg. Called by ./scripts/bench.
   report.py cpu PID...                 one CPU-time snapshot (JSON) for the
                                        "was the machine busy" figure
   report.py aggregate --raw=F ...      medians of the runs -> results JSON
-  report.py render --results=F --markdown=F --svg=F
+  report.py render --results=F --markdown=F --svg=F [--scale_svg=F]
+  report.py render-scale --results=F --markdown=F --svg=F
+                                       only the Scale section (bench/
+                                       scale_report.py) and its chart, from
+                                       the key "scale" (./scripts/bench --scale)
 
 Standard library only. The results schema (each entry of "results"):
   system      fencegate | fencegate-stream (the same servers, every call
@@ -24,6 +28,7 @@ Standard library only. The results schema (each entry of "results"):
   ops_per_s, p50_us, p99_us   medians over the runs
   runs        every run's own figures, in the order they ran
   detail      handoff: waiting-time percentiles and fairness (medians)
+The key "scale" (bench/scale.py) is kept when aggregate rewrites the file.
 """
 
 import argparse
@@ -34,6 +39,9 @@ import os
 import re
 import statistics
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import scale_report  # noqa: E402 (bench/, beside this file)
 
 SYSTEM_ORDER = [
     ("fencegate", "fsync"),
@@ -262,6 +270,15 @@ def aggregate(args):
         "ceilings": ceilings,
         "results": results,
     }
+    # The scale run's results (bench/scale.py) stay in the file.
+    if os.path.exists(args.out):
+        with open(args.out) as f:
+            try:
+                previous = json.load(f)
+            except ValueError:
+                previous = {}
+        if "scale" in previous:
+            doc["scale"] = previous["scale"]
     if args.syncs and os.path.exists(args.syncs):
         doc["syncs"] = []
         with open(args.syncs) as f:
@@ -468,7 +485,7 @@ def sql_fencing_table(doc):
                                     ("sql-fenced", "fenced in SQL", "fenced"))
 
 
-def render_markdown(doc, analysis):
+def render_markdown(doc, analysis, old_scale=""):
     m = doc["machine"]
     cfg = doc["config"]
     lines = []
@@ -649,6 +666,13 @@ def render_markdown(doc, analysis):
         add(f"| 4 KiB pwrite + fdatasync loop | 1 | {fmt_ops(f['ops_per_s'])} | "
             f"{fmt_ms(f['p50_us'])} | {fmt_ms(f['p99_us'])} | - |")
     add("")
+    # The Scale section: from this file's "scale", else the page's own.
+    if doc.get("scale"):
+        lines.extend(scale_report.render_section(doc["scale"]))
+        add("")
+    elif old_scale:
+        add(old_scale)
+        add("")
     add(HOW_TO_RUN)
     add(METHOD)
     add(ANALYSIS_BEGIN)
@@ -736,6 +760,7 @@ def render(args):
     with open(args.results) as f:
         doc = json.load(f)
     analysis = ""
+    old = ""
     if os.path.exists(args.markdown):
         with open(args.markdown) as f:
             old = f.read()
@@ -743,10 +768,31 @@ def render(args):
                           old, re.S)
         if match:
             analysis = match.group(1)
+    if "results" not in doc:
+        raise SystemExit(f"render: {args.results} has no speed results (a --scale run "
+                         "only? then: report.py render-scale)")
     with open(args.markdown, "w") as f:
-        f.write(render_markdown(doc, analysis))
+        f.write(render_markdown(doc, analysis, scale_report.old_section(old)))
     with open(args.svg, "w") as f:
         f.write(render_svg(doc))
+    if doc.get("scale") and args.scale_svg:
+        with open(args.scale_svg, "w") as f:
+            f.write(scale_report.render_svg(doc["scale"]))
+
+
+def render_scale(args):
+    """Only the Scale section of an existing page, and its chart."""
+    with open(args.results) as f:
+        doc = json.load(f)
+    if not doc.get("scale"):
+        raise SystemExit(f"render-scale: {args.results} has no key \"scale\" "
+                         "(./scripts/bench --scale writes it)")
+    with open(args.markdown) as f:
+        page = f.read()
+    with open(args.markdown, "w") as f:
+        f.write(scale_report.replace_section(page, doc["scale"]))
+    with open(args.svg, "w") as f:
+        f.write(scale_report.render_svg(doc["scale"]))
 
 
 def main():
@@ -765,11 +811,18 @@ def main():
     ren = sub.add_parser("render")
     for name in ["results", "markdown", "svg"]:
         ren.add_argument(f"--{name}", required=True)
+    ren.add_argument("--scale_svg", default="",
+                     help="also the Scale chart, when the results have the key \"scale\"")
+    ren_scale = sub.add_parser("render-scale")
+    for name in ["results", "markdown", "svg"]:
+        ren_scale.add_argument(f"--{name}", required=True)
     args = parser.parse_args()
     if args.command == "cpu":
         print(json.dumps(cpu_snapshot(args.pids)))
     elif args.command == "aggregate":
         aggregate(args)
+    elif args.command == "render-scale":
+        render_scale(args)
     else:
         render(args)
 
