@@ -96,7 +96,10 @@ HOW_TO_RUN = """\
 ./scripts/bench --systems=fencegate,etcd --runs=5 --duration=5s
 ./scripts/bench --profile             # + ~2 min: perf profiles of fencegate, fsyncs per op of all
 ./scripts/bench --systems=fencegate --metrics-ab   # metrics on vs off, same run (docs/observability.md)
-./scripts/bench --scale               # ~3 min: memory per held lease beside Redis', restart, 10k/100k/1M leases
+./scripts/bench --scale               # ~25 min: what state costs (Scale section, benchmarks-scale.svg):
+                                      #   held leases beside Redis' locks, parked waiters, gateway resources,
+                                      #   the lock service on etcd; memory, disk, restart, speed with the state
+./scripts/bench --scale --scale-sizes=10000 --systems=fencegate   # ~1 min, no Redis, no etcd, no docs
 build/bench/fencegate-microbench      # in-process hot paths (Google Benchmark), no servers
 ctest --test-dir build -L bench       # the smoke test: --quick against fencegate, no errors allowed
 ```
@@ -106,7 +109,10 @@ redis-server, libhiredis-dev), builds, starts every server on 127.0.0.1 with fre
 ports and its data in one temp dir, runs, stops exactly the processes it started
 (by PID, also on Ctrl-C), writes `bench/results/latest.json` (not committed) and,
 for a full run of every system, regenerates this page and `docs/benchmarks.svg`
-(committed when the numbers are refreshed). The runs of all systems are
+(committed when the numbers are refreshed). `--scale` writes the key `scale` of
+the same file (a speed run keeps it, and the other way round) and, with the
+default sizes and systems, regenerates only the Scale section of this page and
+`docs/benchmarks-scale.svg`. The runs of all systems are
 interleaved (run 1 of every system, then run 2, ...), so a machine that gets
 busier part way slows every system alike; figures are medians of the runs.
 """

@@ -85,7 +85,7 @@ def render_section(scale):
         for w in waiters:
             lease = held.get(w["waiters"], 0)
             add(f"| {w['waiters']:,} | {w['placement']} ({w['resources']:,} "
-                f"resource{'s' if w['resources'] != 1 else ''}) | {w['bytes_per_waiter']:.0f} | "
+                f"resource{'s' if w['resources'] != 1 else ''}) | {w['bytes_per_waiter']:,.0f} | "
                 f"{f'{lease:.0f}' if lease else '-'} | {_ratio(w['bytes_per_waiter'], lease)} | "
                 f"{w['park_s']:.2f} s |")
     gateway = scale.get("gateway", [])
