@@ -39,7 +39,7 @@ def render_section(scale):
     add = lines.append
     add("## Scale (issue 20): what state costs")
     add("")
-    add(f"`./scripts/bench --scale` (`bench/scale.py`), git `{scale.get('sha') or '?'}`, "
+    add(f"`./scripts/bench --scale` (`bench/scale.py`), git `{(scale.get('sha') or '?')[:12]}`, "
         f"{scale.get('date', '?')}, {scale.get('cores', '?')} cores, took "
         f"{scale.get('took_s', 0):.0f} s. Every server fresh for each row; memory is resident "
         f"memory, and \"per item\" is its growth from after {scale.get('warm_up_items', 1000):,} "
