@@ -300,26 +300,29 @@ class Bench:
 
     # ------------------------------------------------------- the parts
 
-    def measure_leases(self, size):
-        db = os.path.join(self.work, f"locks-{size}.db")
-        name = f"lockservice-{size}"
-        process, target, _ = self.start_lockservice(name, [f"--db={db}"])
-        empty_cycles = self.lock_cycles(target, f"empty{size}", [process.pid])
-        self.hold(target, WARM, f"warm{size}")
-        before = rss_bytes(process.pid)
-        hold = self.hold(target, size, f"s{size}", [process.pid])
-        after = rss_bytes(process.pid)
-        full_cycles = self.lock_cycles(target, f"full{size}", [process.pid])
-        disk = dir_bytes(db)
+    def measure_lock_service(self, size, name, start, tag, state_bytes, others=()):
+        """Held leases on the lock service `start()` starts (process, target,
+        seconds to serving): the figures every store has, and the memory of
+        `others` (its store's processes) before and after the hold.
+        `state_bytes()` is read before the kill -9."""
+        process, target, _ = start()
+        pids = [process.pid] + [o.pid for o in others]
+        empty_cycles = self.lock_cycles(target, f"{tag}empty{size}", pids)
+        self.hold(target, WARM, f"{tag}warm{size}")
+        before = [rss_bytes(p) for p in pids]
+        hold = self.hold(target, size, f"{tag}s{size}", pids)
+        after = [rss_bytes(p) for p in pids]
+        full_cycles = self.lock_cycles(target, f"{tag}full{size}", pids)
+        disk = state_bytes()
         self.servers.stop(name, signal.SIGKILL)
-        process, target, restart_s = self.start_lockservice(name, [f"--db={db}"])
+        process, target, restart_s = start()
         restarted_rss = rss_bytes(process.pid)
         self.servers.stop(name)
-        return {
+        row = {
             "leases": size,
-            "rss_before_bytes": before,
-            "rss_after_bytes": after,
-            "bytes_per_lease": (after - before) / size,
+            "rss_before_bytes": before[0],
+            "rss_after_bytes": after[0],
+            "bytes_per_lease": (after[0] - before[0]) / size,
             "acquires_per_s": hold["ops_per_s"],
             "server_cpu_us_per_acquire": hold.get("server_cpu_us_per_op", 0),
             "store_bytes": disk,
@@ -328,6 +331,15 @@ class Bench:
             "lock_cycles_per_s_empty": empty_cycles,
             "lock_cycles_per_s_held": full_cycles,
         }
+        return row, before[1:], after[1:]
+
+    def measure_leases(self, size):
+        db = os.path.join(self.work, f"locks-{size}.db")
+        name = f"lockservice-{size}"
+        row, _, _ = self.measure_lock_service(
+            size, name, lambda: self.start_lockservice(name, [f"--db={db}"]), "",
+            lambda: dir_bytes(db))
+        return row
 
     def measure_redis(self, size):
         name = f"redis-{size}"
@@ -450,35 +462,18 @@ class Bench:
     def measure_etcd(self, size):
         etcd_name, name = f"etcd-{size}", f"lockservice-etcd-{size}"
         etcd, endpoint, data = self.start_etcd(etcd_name)
-        process, target, _ = self.start_lockservice_on_etcd(name, endpoint)
-        pids = [process.pid, etcd.pid]
-        empty_cycles = self.lock_cycles(target, f"eempty{size}", pids)
-        self.hold(target, WARM, f"ewarm{size}")
-        before, etcd_before = rss_bytes(process.pid), rss_bytes(etcd.pid)
-        hold = self.hold(target, size, f"e{size}", pids)
-        after, etcd_after = rss_bytes(process.pid), rss_bytes(etcd.pid)
-        full_cycles = self.lock_cycles(target, f"efull{size}", pids)
-        db_bytes = os.path.getsize(os.path.join(data, "member", "snap", "db"))
-        self.servers.stop(name, signal.SIGKILL)
-        process, target, restart_s = self.start_lockservice_on_etcd(name, endpoint)
-        restarted_rss = rss_bytes(process.pid)
-        self.servers.stop(name)
+        db = os.path.join(data, "member", "snap", "db")
+        row, [etcd_before], [etcd_after] = self.measure_lock_service(
+            size, name, lambda: self.start_lockservice_on_etcd(name, endpoint), "e",
+            lambda: os.path.getsize(db), [etcd])
         self.servers.stop(etcd_name)
-        return {
-            "leases": size,
-            "rss_before_bytes": before,
-            "rss_after_bytes": after,
-            "bytes_per_lease": (after - before) / size,
-            "acquires_per_s": hold["ops_per_s"],
-            "restart_to_serving_s": restart_s,
-            "rss_after_restart_bytes": restarted_rss,
-            "lock_cycles_per_s_empty": empty_cycles,
-            "lock_cycles_per_s_held": full_cycles,
+        row.update({
             "etcd_rss_before_bytes": etcd_before,
             "etcd_rss_after_bytes": etcd_after,
             "etcd_bytes_per_lease": (etcd_after - etcd_before) / size,
-            "etcd_db_bytes": db_bytes,
-        }
+            "etcd_db_bytes": row.pop("store_bytes"),  # its db file, before the kill
+        })
+        return row
 
 
 def sizes_arg(parser, name, text, low=1000):

@@ -60,6 +60,19 @@ class FirstError {
   std::string message_ ABSL_GUARDED_BY(mu_);
 };
 
+// The summary of a setup-like run (hold, fill): `ops` done in `took`, and
+// the CPU used meanwhile.
+RunSummary SummarizeStateRun(const RunConfig& config, int64_t ops, absl::Duration took,
+                             const CpuSnapshot& cpu_start, const CpuSnapshot& cpu_end) {
+  RunSummary summary;
+  summary.ops = ops;
+  summary.ops_per_s = ops / absl::ToDoubleSeconds(took);
+  const CpuShares cpu = CpuBetween(cpu_start, cpu_end, summary.ops);
+  summary.client_cpu_us_per_op = cpu.self_us_per_op;
+  if (!config.server_pids.empty()) summary.server_cpu_us_per_op = cpu.servers_us_per_op;
+  return summary;
+}
+
 // fenced_write's leases, taken before the clock starts by `setup_threads`
 // drivers of their own, and released after it stops; hold's, taken by one
 // driver per client and never released (they stay held until their TTL).
@@ -270,14 +283,8 @@ absl::StatusOr<RunSummary> HoldLeases(const RunConfig& config,
     return taken;
   }
   const CpuSnapshot cpu_end = TakeCpuSnapshot(config.server_pids);
-  const absl::Duration took = absl::Now() - start;
-  RunSummary summary;
-  summary.ops = config.resources;
-  summary.ops_per_s = config.resources / absl::ToDoubleSeconds(took);
-  const CpuShares cpu = CpuBetween(cpu_start, cpu_end, summary.ops);
-  summary.client_cpu_us_per_op = cpu.self_us_per_op;
-  if (!config.server_pids.empty()) summary.server_cpu_us_per_op = cpu.servers_us_per_op;
-  return summary;  // `leases` goes without releasing: they stay held
+  // `leases` goes without releasing: they stay held.
+  return SummarizeStateRun(config, config.resources, absl::Now() - start, cpu_start, cpu_end);
 }
 
 // fill: one fenced write on every resource, pipelined, each client its share.
@@ -325,13 +332,7 @@ absl::StatusOr<RunSummary> FillResources(const RunConfig& config,
     return absl::InternalError(absl::StrCat("fill: ", failed.load(),
                                             " writes failed; first: ", errors.Take()));
   }
-  RunSummary summary;
-  summary.ops = config.resources;
-  summary.ops_per_s = config.resources / absl::ToDoubleSeconds(took);
-  const CpuShares cpu = CpuBetween(cpu_start, cpu_end, summary.ops);
-  summary.client_cpu_us_per_op = cpu.self_us_per_op;
-  if (!config.server_pids.empty()) summary.server_cpu_us_per_op = cpu.servers_us_per_op;
-  return summary;
+  return SummarizeStateRun(config, config.resources, took, cpu_start, cpu_end);
 }
 
 }  // namespace
