@@ -96,7 +96,7 @@ HOW_TO_RUN = """\
 ./scripts/bench --systems=fencegate,etcd --runs=5 --duration=5s
 ./scripts/bench --profile             # + ~2 min: perf profiles of fencegate, fsyncs per op of all
 ./scripts/bench --systems=fencegate --metrics-ab   # metrics on vs off, same run (docs/observability.md)
-./scripts/bench --scale               # ~6 min: what state costs  (Scale section, benchmarks-scale.svg):
+./scripts/bench --scale               # ~6 min: what state costs (Scale section, benchmarks-scale.svg):
                                       #   held leases beside Redis' locks, parked waiters, gateway resources,
                                       #   the lock service on etcd; memory, disk, restart, speed with the state
 ./scripts/bench --scale --scale-sizes=10000 --systems=fencegate   # ~1 min, no Redis, no etcd, no docs
