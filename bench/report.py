@@ -99,7 +99,7 @@ HOW_TO_RUN = """\
 ./scripts/bench --scale               # ~6 min: what state costs (Scale section, benchmarks-scale.svg):
                                       #   held leases beside Redis' locks, parked waiters, gateway resources,
                                       #   the lock service on etcd; memory, disk, restart, speed with the state
-./scripts/bench --scale --scale-sizes=10000 --systems=fencegate   # ~1 min, no Redis, no etcd, no docs
+./scripts/bench --scale --scale-sizes=10000 --systems=fencegate   # ~20 s, no Redis, no etcd, no docs
 build/bench/fencegate-microbench      # in-process hot paths (Google Benchmark), no servers
 ctest --test-dir build -L bench       # the smoke test: --quick against fencegate, no errors allowed
 ```

@@ -62,14 +62,16 @@ ABSL_FLAG(std::string, target, "",
 ABSL_FLAG(std::string, gateway_target, "", "fencegate only: host:port of its gateway");
 ABSL_FLAG(std::string, postgres, "",
           "sql-fenced, sql-plain: the libpq URI of a schema holding the SQL fencing API");
-ABSL_FLAG(std::string, workload, "lock_cycle",
-          "lock_cycle, fenced_write, pipelined_write, handoff, rpc, hold (leases left held: "
-          "--scale), fill (one key on every resource of the gateway: --scale), park "
-          "(waiters kept parked: --scale), or fsync (the disk ceiling)");
+ABSL_FLAG(
+    std::string, workload, "lock_cycle",
+    "lock_cycle, fenced_write, pipelined_write, handoff, rpc, hold (leases left held: "
+    "--scale), fill (one key on every resource of the gateway: --scale), park "
+    "(waiters kept parked: --scale), or fsync (the disk ceiling)");
 ABSL_FLAG(int, depth, 32,
           "pipelined_write, fill: writes in flight per client; park: calls per stream "
           "message");
-ABSL_FLAG(int, waiters, 1000, "park: Acquire calls to park (waiter k on resource k % resources)");
+ABSL_FLAG(int, waiters, 1000,
+          "park: Acquire calls to park (waiter k on resource k % resources)");
 ABSL_FLAG(absl::Duration, park_wait, absl::Minutes(20), "park: the waiters' wait");
 ABSL_FLAG(absl::Duration, hold_ttl, absl::Minutes(10),
           "hold: the TTL of the leases left held");
@@ -166,7 +168,8 @@ int Fail(const absl::Status& status) {
 int RunPark() {
   fencegate::bench::BlockStopSignals();  // before any thread starts
   if (absl::GetFlag(FLAGS_system) != "fencegate-stream") {
-    return Fail(absl::InvalidArgumentError("--workload=park needs --system=fencegate-stream"));
+    return Fail(
+        absl::InvalidArgumentError("--workload=park needs --system=fencegate-stream"));
   }
   fencegate::bench::ParkConfig config;
   config.target = absl::GetFlag(FLAGS_target);
@@ -183,10 +186,11 @@ int RunPark() {
   const absl::Time start = absl::Now();
   auto parked = fencegate::bench::ParkedWaiters::Park(config);
   if (!parked.ok()) return Fail(parked.status());
-  std::printf("{\"phase\": \"sent\", \"waiters\": %d, \"resources\": %d, "
-              "\"streams\": %d, \"send_s\": %.3f}\n",
-              config.waiters, config.resources, config.streams,
-              absl::ToDoubleSeconds(absl::Now() - start));
+  std::printf(
+      "{\"phase\": \"sent\", \"waiters\": %d, \"resources\": %d, "
+      "\"streams\": %d, \"send_s\": %.3f}\n",
+      config.waiters, config.resources, config.streams,
+      absl::ToDoubleSeconds(absl::Now() - start));
   std::fflush(stdout);
   fencegate::bench::WaitForStdinEndOrStopSignal();
   const int64_t answered = (*parked)->answered();
@@ -196,7 +200,8 @@ int RunPark() {
               config.waiters, static_cast<long long>(answered));
   std::fflush(stdout);
   if (answered > 0) {
-    std::fprintf(stderr, "fencegate-loadgen: %lld waiters did not stay parked; first: %s\n",
+    std::fprintf(stderr,
+                 "fencegate-loadgen: %lld waiters did not stay parked; first: %s\n",
                  static_cast<long long>(answered), first.c_str());
     return 1;
   }

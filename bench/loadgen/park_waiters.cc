@@ -49,7 +49,8 @@ absl::Status ValidateParkConfig(const ParkConfig& config) {
     return absl::InvalidArgumentError("--clients (park: streams) must be in [1, 256]");
   }
   if (config.batch < 1 || config.batch > 4096) {
-    return absl::InvalidArgumentError("--depth (park: calls per message) must be in [1, 4096]");
+    return absl::InvalidArgumentError(
+        "--depth (park: calls per message) must be in [1, 4096]");
   }
   if (config.wait < absl::Seconds(1)) {
     return absl::InvalidArgumentError("--park_wait must be at least 1s");
@@ -67,7 +68,8 @@ absl::StatusOr<std::unique_ptr<ParkedWaiters>> ParkedWaiters::Park(
     auto stream = std::make_unique<Stream>();
     stream->stub = v1::LockService::NewStub(*channel);
     stream->stream = stream->stub->Session(&stream->context);
-    if (stream->stream == nullptr) return absl::UnavailableError("lock Session: no stream");
+    if (stream->stream == nullptr)
+      return absl::UnavailableError("lock Session: no stream");
     Stream* raw = stream.get();
     parked->streams_.push_back(std::move(stream));
     raw->reader = std::thread([p = parked.get(), raw] { p->Read(*raw); });
@@ -97,7 +99,8 @@ absl::StatusOr<std::unique_ptr<ParkedWaiters>> ParkedWaiters::Park(
         const bool last = k + config.streams >= config.waiters;
         if (message.calls_size() == config.batch || last) {
           if (!stream.stream->Write(message)) {
-            sent[s] = absl::UnavailableError("lock Session: the stream ended while sending");
+            sent[s] =
+                absl::UnavailableError("lock Session: the stream ended while sending");
             return;
           }
           message.clear_calls();
@@ -120,8 +123,8 @@ void ParkedWaiters::Read(Stream& stream) {
     if (stopping_.load()) continue;
     for (const v1::LockResult& result : response.results()) {
       if (result.result_case() == v1::LockResult::kError) {
-        RecordAnswer(absl::StrCat("a waiter was refused: code ", result.error().code(), ": ",
-                                  result.error().message()));
+        RecordAnswer(absl::StrCat("a waiter was refused: code ", result.error().code(),
+                                  ": ", result.error().message()));
       } else if (result.result_case() == v1::LockResult::kAcquire) {
         RecordAnswer(result.acquire().acquired() ? "a waiter was granted the lock"
                                                  : "a waiter's wait ran out");

@@ -82,8 +82,8 @@ class ParkedWaiters {
   struct Stream {
     std::unique_ptr<v1::LockService::Stub> stub;
     grpc::ClientContext context;
-    std::unique_ptr<grpc::ClientReaderWriter<v1::LockSessionRequest,
-                                             v1::LockSessionResponse>>
+    std::unique_ptr<
+        grpc::ClientReaderWriter<v1::LockSessionRequest, v1::LockSessionResponse>>
         stream;
     std::thread reader;
   };

@@ -170,9 +170,8 @@ class Client {
       if (answered < start || answered >= end_) return;
       tally.latency_ns.push_back(absl::ToInt64Nanoseconds(answered - sent));
     };
-    absl::Status status =
-        driver_.PipelinedWrites(lock_of, key_, value_, config_.depth, end_,
-                                Driver::kUntilEnd, done);
+    absl::Status status = driver_.PipelinedWrites(lock_of, key_, value_, config_.depth,
+                                                  end_, Driver::kUntilEnd, done);
     if (!status.ok()) {
       errors.Record(status);
       ++tally.errors;
@@ -284,7 +283,8 @@ absl::StatusOr<RunSummary> HoldLeases(const RunConfig& config,
   }
   const CpuSnapshot cpu_end = TakeCpuSnapshot(config.server_pids);
   // `leases` goes without releasing: they stay held.
-  return SummarizeStateRun(config, config.resources, absl::Now() - start, cpu_start, cpu_end);
+  return SummarizeStateRun(config, config.resources, absl::Now() - start, cpu_start,
+                           cpu_end);
 }
 
 // fill: one fenced write on every resource, pipelined, each client its share.
@@ -326,11 +326,12 @@ absl::StatusOr<RunSummary> FillResources(const RunConfig& config,
   const CpuSnapshot cpu_end = TakeCpuSnapshot(config.server_pids);
   const absl::Duration took = absl::Now() - start;
   for (const absl::Status& status : results) {
-    if (!status.ok()) return absl::Status(status.code(), absl::StrCat("fill: ", status.message()));
+    if (!status.ok())
+      return absl::Status(status.code(), absl::StrCat("fill: ", status.message()));
   }
   if (failed.load() > 0) {
-    return absl::InternalError(absl::StrCat("fill: ", failed.load(),
-                                            " writes failed; first: ", errors.Take()));
+    return absl::InternalError(
+        absl::StrCat("fill: ", failed.load(), " writes failed; first: ", errors.Take()));
   }
   return SummarizeStateRun(config, config.resources, took, cpu_start, cpu_end);
 }
