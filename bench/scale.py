@@ -283,6 +283,8 @@ class Bench:
                 if not line:
                     raise RuntimeError(f"{name} exited ({process.wait()}) before sending: "
                                        f"see {self.servers.log_path(name)}")
+                if json.loads(line).get("phase") != "sent":  # a waiter was answered
+                    raise RuntimeError(f"{name}: {line.decode().strip()}")
                 return process
             if time.monotonic() > deadline:
                 raise RuntimeError(f"{name} did not send its calls in 600 s")
