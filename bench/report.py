@@ -5,7 +5,11 @@ docs/benchmarks.md + docs/benchmarks.svg. Called by ./scripts/bench.
   report.py cpu PID...                 one CPU-time snapshot (JSON) for the
                                        "was the machine busy" figure
   report.py aggregate --raw=F ...      medians of the runs -> results JSON
-  report.py render --results=F --markdown=F --svg=F
+  report.py render --results=F --markdown=F --svg=F [--scale_svg=F]
+  report.py render-scale --results=F --markdown=F --svg=F
+                                       only the Scale section (bench/
+                                       scale_report.py) and its chart, from
+                                       the key "scale" (./scripts/bench --scale)
 
 Standard library only. The results schema (each entry of "results"):
   system      fencegate | fencegate-stream (the same servers, every call
@@ -24,6 +28,7 @@ Standard library only. The results schema (each entry of "results"):
   ops_per_s, p50_us, p99_us   medians over the runs
   runs        every run's own figures, in the order they ran
   detail      handoff: waiting-time percentiles and fairness (medians)
+The key "scale" (bench/scale.py) is kept when aggregate rewrites the file.
 """
 
 import argparse
@@ -34,6 +39,9 @@ import os
 import re
 import statistics
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import scale_report  # noqa: E402 (bench/, beside this file)
 
 SYSTEM_ORDER = [
     ("fencegate", "fsync"),
@@ -88,7 +96,10 @@ HOW_TO_RUN = """\
 ./scripts/bench --systems=fencegate,etcd --runs=5 --duration=5s
 ./scripts/bench --profile             # + ~2 min: perf profiles of fencegate, fsyncs per op of all
 ./scripts/bench --systems=fencegate --metrics-ab   # metrics on vs off, same run (docs/observability.md)
-./scripts/bench --scale               # ~3 min: memory per held lease beside Redis', restart, 10k/100k/1M leases
+./scripts/bench --scale               # ~6 min: what state costs (Scale section, benchmarks-scale.svg):
+                                      #   held leases beside Redis' locks, parked waiters, gateway resources,
+                                      #   the lock service on etcd; memory, disk, restart, speed with the state
+./scripts/bench --scale --scale-sizes=10000 --systems=fencegate   # ~20 s, no Redis, no etcd, no docs
 build/bench/fencegate-microbench      # in-process hot paths (Google Benchmark), no servers
 ctest --test-dir build -L bench       # the smoke test: --quick against fencegate, no errors allowed
 ```
@@ -98,7 +109,10 @@ redis-server, libhiredis-dev), builds, starts every server on 127.0.0.1 with fre
 ports and its data in one temp dir, runs, stops exactly the processes it started
 (by PID, also on Ctrl-C), writes `bench/results/latest.json` (not committed) and,
 for a full run of every system, regenerates this page and `docs/benchmarks.svg`
-(committed when the numbers are refreshed). The runs of all systems are
+(committed when the numbers are refreshed). `--scale` writes the key `scale` of
+the same file (a speed run keeps it, and the other way round) and, with the
+default sizes and systems, regenerates only the Scale section of this page and
+`docs/benchmarks-scale.svg`. The runs of all systems are
 interleaved (run 1 of every system, then run 2, ...), so a machine that gets
 busier part way slows every system alike; figures are medians of the runs.
 """
@@ -262,6 +276,15 @@ def aggregate(args):
         "ceilings": ceilings,
         "results": results,
     }
+    # The scale run's results (bench/scale.py) stay in the file.
+    if os.path.exists(args.out):
+        with open(args.out) as f:
+            try:
+                previous = json.load(f)
+            except ValueError:
+                previous = {}
+        if "scale" in previous:
+            doc["scale"] = previous["scale"]
     if args.syncs and os.path.exists(args.syncs):
         doc["syncs"] = []
         with open(args.syncs) as f:
@@ -468,7 +491,7 @@ def sql_fencing_table(doc):
                                     ("sql-fenced", "fenced in SQL", "fenced"))
 
 
-def render_markdown(doc, analysis):
+def render_markdown(doc, analysis, old_scale=""):
     m = doc["machine"]
     cfg = doc["config"]
     lines = []
@@ -649,6 +672,13 @@ def render_markdown(doc, analysis):
         add(f"| 4 KiB pwrite + fdatasync loop | 1 | {fmt_ops(f['ops_per_s'])} | "
             f"{fmt_ms(f['p50_us'])} | {fmt_ms(f['p99_us'])} | - |")
     add("")
+    # The Scale section: from this file's "scale", else the page's own.
+    if doc.get("scale"):
+        lines.extend(scale_report.render_section(doc["scale"]))
+        add("")
+    elif old_scale:
+        add(old_scale)
+        add("")
     add(HOW_TO_RUN)
     add(METHOD)
     add(ANALYSIS_BEGIN)
@@ -736,6 +766,7 @@ def render(args):
     with open(args.results) as f:
         doc = json.load(f)
     analysis = ""
+    old = ""
     if os.path.exists(args.markdown):
         with open(args.markdown) as f:
             old = f.read()
@@ -743,10 +774,31 @@ def render(args):
                           old, re.S)
         if match:
             analysis = match.group(1)
+    if "results" not in doc:
+        raise SystemExit(f"render: {args.results} has no speed results (a --scale run "
+                         "only? then: report.py render-scale)")
     with open(args.markdown, "w") as f:
-        f.write(render_markdown(doc, analysis))
+        f.write(render_markdown(doc, analysis, scale_report.old_section(old)))
     with open(args.svg, "w") as f:
         f.write(render_svg(doc))
+    if doc.get("scale") and args.scale_svg:
+        with open(args.scale_svg, "w") as f:
+            f.write(scale_report.render_svg(doc["scale"]))
+
+
+def render_scale(args):
+    """Only the Scale section of an existing page, and its chart."""
+    with open(args.results) as f:
+        doc = json.load(f)
+    if not doc.get("scale"):
+        raise SystemExit(f"render-scale: {args.results} has no key \"scale\" "
+                         "(./scripts/bench --scale writes it)")
+    with open(args.markdown) as f:
+        page = f.read()
+    with open(args.markdown, "w") as f:
+        f.write(scale_report.replace_section(page, doc["scale"]))
+    with open(args.svg, "w") as f:
+        f.write(scale_report.render_svg(doc["scale"]))
 
 
 def main():
@@ -765,11 +817,18 @@ def main():
     ren = sub.add_parser("render")
     for name in ["results", "markdown", "svg"]:
         ren.add_argument(f"--{name}", required=True)
+    ren.add_argument("--scale_svg", default="",
+                     help="also the Scale chart, when the results have the key \"scale\"")
+    ren_scale = sub.add_parser("render-scale")
+    for name in ["results", "markdown", "svg"]:
+        ren_scale.add_argument(f"--{name}", required=True)
     args = parser.parse_args()
     if args.command == "cpu":
         print(json.dumps(cpu_snapshot(args.pids)))
     elif args.command == "aggregate":
         aggregate(args)
+    elif args.command == "render-scale":
+        render_scale(args)
     else:
         render(args)
 

@@ -74,9 +74,10 @@ class Driver {
     return absl::UnimplementedError("this system has no empty call");
   }
 
-  // The pipelined_write workload: keeps `depth` fenced writes in flight on
-  // this one connection, sending a new one as each answer comes, until
-  // `end`; then takes the last answers and returns. Write k (0, 1, ...)
+  // The pipelined_write and fill workloads: keep `depth` fenced writes in
+  // flight on this one connection, sending a new one as each answer comes,
+  // until `end` or until `count` writes were sent (kUntilEnd: no count);
+  // then take the last answers and return. Write k (0, 1, ...)
   // goes to lock_of(k) under `key`. `done(k, sent, outcome)` is called once
   // per write as its answer arrives (`sent`: when it was handed to the
   // connection). An error return means the connection failed; writes that
@@ -85,9 +86,10 @@ class Driver {
   using LockOf = absl::FunctionRef<const HeldLock&(uint64_t k)>;
   using PipelineDone =
       absl::FunctionRef<void(uint64_t k, absl::Time sent, const absl::Status& outcome)>;
+  static constexpr uint64_t kUntilEnd = ~uint64_t{0};
   virtual absl::Status PipelinedWrites(LockOf lock_of, absl::string_view key,
                                        absl::string_view value, int depth, absl::Time end,
-                                       PipelineDone done) {
+                                       uint64_t count, PipelineDone done) {
     return absl::UnimplementedError("this system's driver cannot pipeline");
   }
 };

@@ -37,6 +37,7 @@ FencegateDriver::FencegateDriver(std::string lock_target, std::string gateway_ta
 FencegateDriver::~FencegateDriver() { Close(); }
 
 absl::Status FencegateDriver::Open(absl::Duration /*session_ttl*/) {
+  if (lock_target_.empty()) return OpenGateway();
   auto lock_channel = ConnectOwnChannel(lock_target_, kCallTimeout);
   if (!lock_channel.ok()) return lock_channel.status();
   locks_ = v1::LockService::NewStub(*lock_channel);
@@ -46,6 +47,10 @@ absl::Status FencegateDriver::Open(absl::Duration /*session_ttl*/) {
     lock_session_ = locks_->Session(lock_session_context_.get());
     if (lock_session_ == nullptr) return absl::UnavailableError("lock Session: no stream");
   }
+  return OpenGateway();
+}
+
+absl::Status FencegateDriver::OpenGateway() {
   if (gateway_target_.empty()) return absl::OkStatus();
   auto gateway_channel = ConnectOwnChannel(gateway_target_, kCallTimeout);
   if (!gateway_channel.ok()) return gateway_channel.status();
@@ -208,7 +213,8 @@ namespace fencegate::bench {
 
 absl::Status FencegateDriver::PipelinedWrites(LockOf lock_of, absl::string_view key,
                                               absl::string_view value, int depth,
-                                              absl::Time end, PipelineDone done) {
+                                              absl::Time end, uint64_t count,
+                                              PipelineDone done) {
   if (transport_ != Transport::kStream || session_ == nullptr) {
     return absl::UnimplementedError("pipelined writes need the gateway's Session stream");
   }
@@ -220,7 +226,7 @@ absl::Status FencegateDriver::PipelinedWrites(LockOf lock_of, absl::string_view 
   for (;;) {
     message.clear_calls();
     const absl::Time now = absl::Now();
-    for (; to_send > 0 && now < end; --to_send, ++k) {
+    for (; to_send > 0 && now < end && k < count; --to_send, ++k) {
       const uint64_t id = next_id_++;
       SetWrite(*message.add_calls(), id, lock_of(k), key, value);
       in_flight.emplace(id, std::make_pair(k, now));

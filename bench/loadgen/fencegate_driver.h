@@ -40,6 +40,8 @@ enum class Transport { kUnary, kStream };
 class FencegateDriver final : public Driver {
  public:
   // `holder` names this client to the lock service; unique per driver.
+  // Either target may be empty (no calls to that server): the fill
+  // workload writes to a gateway with no lock service.
   FencegateDriver(std::string lock_target, std::string gateway_target,
                   std::string holder, Transport transport);
   ~FencegateDriver() override;
@@ -53,7 +55,7 @@ class FencegateDriver final : public Driver {
                            absl::string_view value) override;
   absl::Status PipelinedWrites(LockOf lock_of, absl::string_view key,
                                absl::string_view value, int depth, absl::Time end,
-                               PipelineDone done) override;
+                               uint64_t count, PipelineDone done) override;
 
  private:
   using Session = grpc::ClientReaderWriter<v1::GatewaySessionRequest,
@@ -61,6 +63,8 @@ class FencegateDriver final : public Driver {
   using LockSession =
       grpc::ClientReaderWriter<v1::LockSessionRequest, v1::LockSessionResponse>;
 
+  // Connects to the gateway (if it has a target) and opens its stream.
+  absl::Status OpenGateway();
   // Fills `call` as the write of `value` under (lock.resource, key).
   static void SetWrite(v1::GatewayCall& call, uint64_t id, const HeldLock& lock,
                        absl::string_view key, absl::string_view value);

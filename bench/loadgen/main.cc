@@ -18,6 +18,14 @@
 //   fencegate-loadgen --system=redis --target=127.0.0.1:6379 ...
 //   fencegate-loadgen --system=grpc-empty --target=... --workload=rpc
 //   fencegate-loadgen --workload=fsync --dir=/tmp/x
+//   fencegate-loadgen --system=fencegate-stream --gateway_target=127.0.0.1:7071
+//       --workload=fill --resources=100000 --clients=16 --value_bytes=64
+//   fencegate-loadgen --system=fencegate-stream --target=127.0.0.1:7070
+//       --workload=park --run_id=p --resources=1 --waiters=10000 --clients=16
+//
+// park prints a line {"phase": "sent", ...} once every call is sent, keeps
+// the waiters parked until its standard input ends (or SIGTERM), then
+// prints its summary line; exit status 1 if any waiter was answered early.
 //
 // Workloads: workloads.h. Systems: the *_driver.h files.
 #include <cstdio>
@@ -36,6 +44,7 @@
 #include "bench/loadgen/etcd_driver.h"
 #include "bench/loadgen/fencegate_driver.h"
 #include "bench/loadgen/fsync_loop.h"
+#include "bench/loadgen/park_waiters.h"
 #include "bench/loadgen/sql_driver.h"
 #include "bench/loadgen/workloads.h"
 #include "common/build_info.h"
@@ -53,11 +62,17 @@ ABSL_FLAG(std::string, target, "",
 ABSL_FLAG(std::string, gateway_target, "", "fencegate only: host:port of its gateway");
 ABSL_FLAG(std::string, postgres, "",
           "sql-fenced, sql-plain: the libpq URI of a schema holding the SQL fencing API");
-ABSL_FLAG(std::string, workload, "lock_cycle",
-          "lock_cycle, fenced_write, pipelined_write, handoff, rpc, hold (leases left held: "
-          "--scale), or fsync (the disk "
-          "ceiling)");
-ABSL_FLAG(int, depth, 32, "pipelined_write: writes in flight per client");
+ABSL_FLAG(
+    std::string, workload, "lock_cycle",
+    "lock_cycle, fenced_write, pipelined_write, handoff, rpc, hold (leases left held: "
+    "--scale), fill (one key on every resource of the gateway: --scale), park "
+    "(waiters kept parked: --scale), or fsync (the disk ceiling)");
+ABSL_FLAG(int, depth, 32,
+          "pipelined_write, fill: writes in flight per client; park: calls per stream "
+          "message");
+ABSL_FLAG(int, waiters, 1000,
+          "park: Acquire calls to park (waiter k on resource k % resources)");
+ABSL_FLAG(absl::Duration, park_wait, absl::Minutes(20), "park: the waiters' wait");
 ABSL_FLAG(absl::Duration, hold_ttl, absl::Minutes(10),
           "hold: the TTL of the leases left held");
 ABSL_FLAG(std::string, durability, "",
@@ -85,9 +100,15 @@ using fencegate::bench::DriverFactory;
 
 absl::StatusOr<DriverFactory> MakeFactory(const std::string& system,
                                           const std::string& target) {
-  if (target.empty()) return absl::InvalidArgumentError("--target is required");
+  const std::string gateway = absl::GetFlag(FLAGS_gateway_target);
+  // fill needs the gateway only.
+  const bool fill = absl::GetFlag(FLAGS_workload) == "fill";
+  if (fill && (system != "fencegate-stream" || gateway.empty())) {
+    return absl::InvalidArgumentError(
+        "--workload=fill needs --system=fencegate-stream and --gateway_target");
+  }
+  if (target.empty() && !fill) return absl::InvalidArgumentError("--target is required");
   if (system == "fencegate" || system == "fencegate-stream") {
-    std::string gateway = absl::GetFlag(FLAGS_gateway_target);
     const auto transport = system == "fencegate"
                                ? fencegate::bench::Transport::kUnary
                                : fencegate::bench::Transport::kStream;
@@ -143,12 +164,57 @@ int Fail(const absl::Status& status) {
   return 2;
 }
 
+// --workload=park: parks the waiters, says so, keeps them until stdin ends.
+int RunPark() {
+  fencegate::bench::BlockStopSignals();  // before any thread starts
+  if (absl::GetFlag(FLAGS_system) != "fencegate-stream") {
+    return Fail(
+        absl::InvalidArgumentError("--workload=park needs --system=fencegate-stream"));
+  }
+  fencegate::bench::ParkConfig config;
+  config.target = absl::GetFlag(FLAGS_target);
+  config.run_id = absl::GetFlag(FLAGS_run_id);
+  config.resources = absl::GetFlag(FLAGS_resources);
+  config.waiters = absl::GetFlag(FLAGS_waiters);
+  config.streams = absl::GetFlag(FLAGS_clients);
+  config.batch = absl::GetFlag(FLAGS_depth);
+  config.wait = absl::GetFlag(FLAGS_park_wait);
+  if (config.run_id.empty()) {
+    return Fail(absl::InvalidArgumentError(
+        "--workload=park needs the --run_id of the hold run that holds its resources"));
+  }
+  const absl::Time start = absl::Now();
+  auto parked = fencegate::bench::ParkedWaiters::Park(config);
+  if (!parked.ok()) return Fail(parked.status());
+  std::printf(
+      "{\"phase\": \"sent\", \"waiters\": %d, \"resources\": %d, "
+      "\"streams\": %d, \"send_s\": %.3f}\n",
+      config.waiters, config.resources, config.streams,
+      absl::ToDoubleSeconds(absl::Now() - start));
+  std::fflush(stdout);
+  fencegate::bench::WaitForStdinEndOrStopSignal();
+  const int64_t answered = (*parked)->answered();
+  const std::string first = (*parked)->first_answer();
+  (*parked)->Stop();
+  std::printf("{\"phase\": \"stopped\", \"waiters\": %d, \"answered_early\": %lld}\n",
+              config.waiters, static_cast<long long>(answered));
+  std::fflush(stdout);
+  if (answered > 0) {
+    std::fprintf(stderr,
+                 "fencegate-loadgen: %lld waiters did not stay parked; first: %s\n",
+                 static_cast<long long>(answered), first.c_str());
+    return 1;
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   fencegate::InitBuildInfo("fencegate-loadgen");
   absl::ParseCommandLine(argc, argv);
   const std::string workload = absl::GetFlag(FLAGS_workload);
+  if (workload == "park") return RunPark();
   fencegate::bench::RunLabels labels;
   labels.workload = workload;
   labels.durability = absl::GetFlag(FLAGS_durability);

@@ -199,12 +199,13 @@ absl::Status RedisDriver::AppendFencedWrite(const HeldLock& lock, absl::string_v
 
 absl::Status RedisDriver::PipelinedWrites(LockOf lock_of, absl::string_view key,
                                           absl::string_view value, int depth,
-                                          absl::Time end, PipelineDone done) {
+                                          absl::Time end, uint64_t count,
+                                          PipelineDone done) {
   // Replies come in command order: the sends of the writes in flight, oldest
   // first.
   std::deque<std::pair<uint64_t, absl::Time>> in_flight;
   uint64_t k = 0;
-  for (; k < static_cast<uint64_t>(depth); ++k) {
+  for (; k < static_cast<uint64_t>(depth) && k < count; ++k) {
     if (absl::Status s = AppendFencedWrite(lock_of(k), key, value); !s.ok()) return s;
     in_flight.emplace_back(k, absl::Now());
   }
@@ -217,7 +218,7 @@ absl::Status RedisDriver::PipelinedWrites(LockOf lock_of, absl::string_view key,
     done(in_flight.front().first, in_flight.front().second, FencedWriteOutcome(reply.get()));
     in_flight.pop_front();
     const absl::Time now = absl::Now();
-    if (now < end) {
+    if (now < end && k < count) {
       if (absl::Status s = AppendFencedWrite(lock_of(k), key, value); !s.ok()) return s;
       in_flight.emplace_back(k++, now);
     }

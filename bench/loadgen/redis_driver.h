@@ -53,7 +53,7 @@ class RedisDriver final : public Driver {
                            absl::string_view value) override;
   absl::Status PipelinedWrites(LockOf lock_of, absl::string_view key,
                                absl::string_view value, int depth, absl::Time end,
-                               PipelineDone done) override;
+                               uint64_t count, PipelineDone done) override;
 
  private:
   // Appends the fenced set of `value` under (lock, key) without sending it.

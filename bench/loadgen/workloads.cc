@@ -60,6 +60,19 @@ class FirstError {
   std::string message_ ABSL_GUARDED_BY(mu_);
 };
 
+// The summary of a setup-like run (hold, fill): `ops` done in `took`, and
+// the CPU used meanwhile.
+RunSummary SummarizeStateRun(const RunConfig& config, int64_t ops, absl::Duration took,
+                             const CpuSnapshot& cpu_start, const CpuSnapshot& cpu_end) {
+  RunSummary summary;
+  summary.ops = ops;
+  summary.ops_per_s = ops / absl::ToDoubleSeconds(took);
+  const CpuShares cpu = CpuBetween(cpu_start, cpu_end, summary.ops);
+  summary.client_cpu_us_per_op = cpu.self_us_per_op;
+  if (!config.server_pids.empty()) summary.server_cpu_us_per_op = cpu.servers_us_per_op;
+  return summary;
+}
+
 // fenced_write's leases, taken before the clock starts by `setup_threads`
 // drivers of their own, and released after it stops; hold's, taken by one
 // driver per client and never released (they stay held until their TTL).
@@ -157,8 +170,8 @@ class Client {
       if (answered < start || answered >= end_) return;
       tally.latency_ns.push_back(absl::ToInt64Nanoseconds(answered - sent));
     };
-    absl::Status status =
-        driver_.PipelinedWrites(lock_of, key_, value_, config_.depth, end_, done);
+    absl::Status status = driver_.PipelinedWrites(lock_of, key_, value_, config_.depth,
+                                                  end_, Driver::kUntilEnd, done);
     if (!status.ok()) {
       errors.Record(status);
       ++tally.errors;
@@ -177,6 +190,8 @@ class Client {
         return Status(driver_.EmptyCall());
       case Workload::kPipelinedWrite:  // RunPipelined()
       case Workload::kHold:            // HoldLeases()
+      case Workload::kFill:            // FillResources()
+      case Workload::kPark:            // park_waiters.h
         break;
     }
     return Failed(absl::InternalError("unknown workload"));
@@ -267,14 +282,58 @@ absl::StatusOr<RunSummary> HoldLeases(const RunConfig& config,
     return taken;
   }
   const CpuSnapshot cpu_end = TakeCpuSnapshot(config.server_pids);
+  // `leases` goes without releasing: they stay held.
+  return SummarizeStateRun(config, config.resources, absl::Now() - start, cpu_start,
+                           cpu_end);
+}
+
+// fill: one fenced write on every resource, pipelined, each client its share.
+absl::StatusOr<RunSummary> FillResources(const RunConfig& config,
+                                         const DriverFactory& make_driver) {
+  const std::string value(config.value_bytes, 'v');
+  std::vector<absl::Status> results(config.clients);
+  std::atomic<int64_t> failed{0};
+  FirstError errors;
+  const absl::Time start = absl::Now();
+  const CpuSnapshot cpu_start = TakeCpuSnapshot(config.server_pids);
+  std::vector<std::thread> threads;
+  for (int c = 0; c < config.clients; ++c) {
+    threads.emplace_back([&, c] {
+      auto driver = make_driver(c);
+      if (!driver.ok()) {
+        results[c] = driver.status();
+        return;
+      }
+      if (results[c] = (*driver)->Open(config.hold_ttl); !results[c].ok()) return;
+      HeldLock lock;
+      lock.token = 1;
+      auto lock_of = [&](uint64_t k) -> const HeldLock& {
+        lock.resource = ResourceName(config, static_cast<int>(c + k * config.clients));
+        return lock;
+      };
+      auto done = [&](uint64_t, absl::Time, const absl::Status& outcome) {
+        if (outcome.ok()) return;
+        errors.Record(outcome);
+        failed.fetch_add(1);
+      };
+      const uint64_t share = (config.resources - c + config.clients - 1) / config.clients;
+      results[c] = (*driver)->PipelinedWrites(lock_of, "k", value, config.depth,
+                                              absl::InfiniteFuture(), share, done);
+      (*driver)->Close();
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  const CpuSnapshot cpu_end = TakeCpuSnapshot(config.server_pids);
   const absl::Duration took = absl::Now() - start;
-  RunSummary summary;
-  summary.ops = config.resources;
-  summary.ops_per_s = config.resources / absl::ToDoubleSeconds(took);
-  const CpuShares cpu = CpuBetween(cpu_start, cpu_end, summary.ops);
-  summary.client_cpu_us_per_op = cpu.self_us_per_op;
-  if (!config.server_pids.empty()) summary.server_cpu_us_per_op = cpu.servers_us_per_op;
-  return summary;  // `leases` goes without releasing: they stay held
+  for (const absl::Status& status : results) {
+    if (!status.ok())
+      return absl::Status(status.code(), absl::StrCat("fill: ", status.message()));
+  }
+  if (failed.load() > 0) {
+    return absl::InternalError(
+        absl::StrCat("fill: ", failed.load(), " writes failed; first: ", errors.Take()));
+  }
+  return SummarizeStateRun(config, config.resources, took, cpu_start, cpu_end);
 }
 
 }  // namespace
@@ -286,9 +345,12 @@ absl::StatusOr<Workload> ParseWorkload(absl::string_view name) {
   if (name == "handoff") return Workload::kHandoff;
   if (name == "rpc") return Workload::kRpc;
   if (name == "hold") return Workload::kHold;
+  if (name == "fill") return Workload::kFill;
+  if (name == "park") return Workload::kPark;
   return absl::InvalidArgumentError(absl::StrCat(
       "--workload: unknown '", name,
-      "'; one of lock_cycle, fenced_write, pipelined_write, handoff, rpc, hold, fsync"));
+      "'; one of lock_cycle, fenced_write, pipelined_write, handoff, rpc, hold, fill, "
+      "park, fsync"));
 }
 
 absl::Status ValidateRunConfig(const RunConfig& config) {
@@ -330,6 +392,10 @@ absl::StatusOr<RunSummary> RunWorkload(const RunConfig& config,
   if (absl::Status valid = ValidateRunConfig(config); !valid.ok()) return valid;
   HeldLeases leases;
   if (config.workload == Workload::kHold) return HoldLeases(config, make_driver);
+  if (config.workload == Workload::kFill) return FillResources(config, make_driver);
+  if (config.workload == Workload::kPark) {
+    return absl::InvalidArgumentError("park runs through ParkedWaiters (park_waiters.h)");
+  }
   if (config.workload == Workload::kFencedWrite ||
       config.workload == Workload::kPipelinedWrite) {
     if (absl::Status taken = leases.Take(config, make_driver, config.setup_threads);

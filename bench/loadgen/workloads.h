@@ -32,6 +32,17 @@
 //                 no token), and leave them held when the run ends (the
 //                 server keeps them until their TTL); ops_per_s is leases
 //                 taken per second, duration and warm-up do not apply.
+//   fill          state of the gateway (./scripts/bench --scale): one key
+//                 ("k", value_bytes) written on every resource, fenced by
+//                 token 1 (a gateway with no lock service takes any token
+//                 at or above the resource's fence, which starts at 0), so
+//                 the gateway knows `resources` resources after the run.
+//                 Each client writes its share (resource c, c + clients,
+//                 ...) over the gateway's Session stream, `depth` writes
+//                 in flight (Driver::PipelinedWrites); ops_per_s is writes
+//                 per second, duration and warm-up do not apply.
+//   park          (park_waiters.h) waiters parked on held resources, kept
+//                 parked until stdin closes: fencegate's lock service only.
 //
 // On the hot resource every workload also checks mutual exclusion from the
 // clients' side: a grant while another client still holds the lock is a
@@ -57,7 +68,16 @@
 
 namespace fencegate::bench {
 
-enum class Workload { kLockCycle, kFencedWrite, kPipelinedWrite, kHandoff, kRpc, kHold };
+enum class Workload {
+  kLockCycle,
+  kFencedWrite,
+  kPipelinedWrite,
+  kHandoff,
+  kRpc,
+  kHold,
+  kFill,
+  kPark,  // not run by RunWorkload (park_waiters.h)
+};
 
 absl::StatusOr<Workload> ParseWorkload(absl::string_view name);
 
