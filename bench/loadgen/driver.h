@@ -48,6 +48,10 @@ struct AcquireOptions {
   absl::Time give_up = absl::InfinitePast();
   // Redis only: false = plain SET NX PX with no token (its cheapest lock).
   bool need_token = true;
+  // fencegate only: the Acquire's request id (empty: none). hold sends a
+  // 32-hex-digit one, as the client library does with every Acquire, so
+  // the memory per held lease counts the id the lease remembers.
+  std::string request_id;
 };
 
 class Driver {

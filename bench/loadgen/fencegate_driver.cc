@@ -145,6 +145,7 @@ absl::StatusOr<std::optional<HeldLock>> FencegateDriver::Acquire(
     acquire->set_holder(holder_);
     acquire->set_ttl_ms(absl::ToInt64Milliseconds(options.ttl));
     acquire->set_wait_ms(wait_ms);
+    acquire->set_request_id(options.request_id);
     absl::StatusOr<const v1::LockResult*> result = LockStreamCall();
     if (!result.ok()) return result.status();
     if (!(*result)->acquire().acquired()) return std::nullopt;
@@ -154,6 +155,7 @@ absl::StatusOr<std::optional<HeldLock>> FencegateDriver::Acquire(
   acquire_.set_holder(holder_);
   acquire_.set_ttl_ms(absl::ToInt64Milliseconds(options.ttl));
   acquire_.set_wait_ms(wait_ms);
+  acquire_.set_request_id(options.request_id);
   grpc::ClientContext context;
   SetDeadline(context, now + absl::Milliseconds(wait_ms) + kCallTimeout);
   absl::Status status =

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/synchronization/blocking_counter.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
@@ -79,8 +80,9 @@ RunSummary SummarizeStateRun(const RunConfig& config, int64_t ops, absl::Duratio
 class HeldLeases {
  public:
   // need_token false: Redis takes its cheapest lock (plain SET NX PX).
+  // request_ids: each Acquire carries one, as the client library's do.
   absl::Status Take(const RunConfig& config, const DriverFactory& make_driver,
-                    int setup_threads, bool need_token = true) {
+                    int setup_threads, bool need_token = true, bool request_ids = false) {
     const int threads = std::min(config.resources, setup_threads);
     locks_.resize(config.resources);
     drivers_.resize(threads);
@@ -99,6 +101,7 @@ class HeldLeases {
         options.ttl = config.hold_ttl;
         options.need_token = need_token;
         for (int i = t; i < config.resources && results[t].ok(); i += threads) {
+          if (request_ids) options.request_id = absl::StrFormat("%016x%016x", t, i);
           auto lock = drivers_[t]->Acquire(ResourceName(config, i), options);
           if (!lock.ok()) {
             results[t] = lock.status();
@@ -277,7 +280,8 @@ absl::StatusOr<RunSummary> HoldLeases(const RunConfig& config,
   HeldLeases leases;
   const absl::Time start = absl::Now();
   const CpuSnapshot cpu_start = TakeCpuSnapshot(config.server_pids);
-  if (absl::Status taken = leases.Take(config, make_driver, config.clients, /*need_token=*/false);
+  if (absl::Status taken = leases.Take(config, make_driver, config.clients, /*need_token=*/false,
+                                         /*request_ids=*/true);
       !taken.ok()) {
     return taken;
   }
