@@ -182,7 +182,7 @@ void LockManager::GrantWaiters(const std::string& name, Resource& r) {
 
 void LockManager::GrantHolderWaiters(const std::string& name, Resource& r) {
   const std::string& holder = r.lease->holder;
-  if (r.queue == nullptr || !r.queue->HasWaitersOf(holder)) return;
+  if (r.queue == nullptr || !r.queue->MayHaveWaitersOf(holder)) return;
   for (auto w = r.queue->begin(); w != r.queue->end();) {
     auto next = std::next(w);
     if (w->id != 0 && w->holder == holder) {

@@ -4,10 +4,13 @@
 //   - by (holder, request id): a retry of a parked or loaded call finds its
 //     place (only waiters with a request id, that is with a persisted place,
 //     are in it);
-//   - how many waiters each holder has: a grant finds the new holder's
-//     other parked calls without scanning a queue where it has none.
-// A resource has a WaitQueue only while somebody waits on it (Resource::
-// queue), so a held lease with nobody queued pays one pointer for it.
+//   - how many waiters each holder has (by the hash of its name): a grant
+//     finds the new holder's other parked calls without scanning a queue
+//     where it has none.
+// The indexes are built only once the queue is longer than kIndexFrom; a
+// shorter queue is scanned. A resource has a WaitQueue only while somebody
+// waits on it (Resource::queue), so a held lease with nobody queued pays one
+// pointer for it, and a queue of one waiter no hash table.
 //
 // Thread safety: none; LockManager::mu_ guards every queue. Iterators stay
 // valid until their waiter is unlinked.
@@ -17,10 +20,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <list>
+#include <memory>
 #include <optional>
 #include <string>
 
-#include "absl/container/flat_hash_map.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "fencegate/clock.h"
 #include "lockservice/compact_time.h"
@@ -43,6 +47,11 @@ struct Waiter {
 class WaitQueue {
  public:
   using iterator = std::list<Waiter>::iterator;
+  // Longest queue served by scanning it; a longer one builds its indexes.
+  static constexpr size_t kIndexFrom = 8;
+
+  WaitQueue();
+  ~WaitQueue();
 
   bool empty() const { return waiters_.empty(); }
   size_t size() const { return waiters_.size(); }
@@ -55,15 +64,16 @@ class WaitQueue {
   // Takes `w` out of the queue and its indexes.
   void Unlink(iterator w);
   // The waiter with a persisted place parked by `holder` with `request_id`.
-  std::optional<iterator> Find(const std::string& holder, const std::string& request_id);
-  bool HasWaitersOf(const std::string& holder) const {
-    return waiters_of_.contains(holder);
-  }
+  std::optional<iterator> Find(absl::string_view holder, absl::string_view request_id);
+  // False: `holder` has no waiter here. True: it may have (a hash of its
+  // name is counted; a collision with another holder's says true).
+  bool MayHaveWaitersOf(absl::string_view holder) const;
 
  private:
+  struct Indexes;
+
   std::list<Waiter> waiters_;  // FIFO
-  absl::flat_hash_map<std::string, iterator> by_request_;  // holder '\0' request id
-  absl::flat_hash_map<std::string, uint32_t> waiters_of_;
+  std::unique_ptr<Indexes> indexes_;  // null while size() <= kIndexFrom
 };
 
 }  // namespace fencegate::lockservice
