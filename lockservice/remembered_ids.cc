@@ -16,18 +16,27 @@ void WriteU32(char* p, uint32_t v) { std::memcpy(p, &v, sizeof v); }
 
 }  // namespace
 
-std::vector<absl::string_view> RememberedIds::Views() const {
-  std::vector<absl::string_view> ids;
-  if (block_ == nullptr) return ids;
+template <typename Visit>
+bool RememberedIds::ForEach(Visit visit) const {
+  if (block_ == nullptr) return false;
   const char* p = block_.get();
   const char* const end = p + sizeof(uint32_t) + ReadU32(p);
   p += sizeof(uint32_t);
   while (p < end) {
     const uint32_t length = ReadU32(p);
     p += sizeof(uint32_t);
-    ids.emplace_back(p, length);
+    if (visit(absl::string_view(p, length))) return true;
     p += length;
   }
+  return false;
+}
+
+std::vector<absl::string_view> RememberedIds::Views() const {
+  std::vector<absl::string_view> ids;
+  ForEach([&ids](absl::string_view id) {
+    ids.push_back(id);
+    return false;
+  });
   return ids;
 }
 
@@ -52,10 +61,7 @@ void RememberedIds::Rebuild(const std::vector<absl::string_view>& ids) {
 }
 
 bool RememberedIds::Contains(absl::string_view id) const {
-  for (absl::string_view remembered : Views()) {
-    if (remembered == id) return true;
-  }
-  return false;
+  return ForEach([id](absl::string_view remembered) { return remembered == id; });
 }
 
 void RememberedIds::Remember(absl::string_view id, size_t limit) {

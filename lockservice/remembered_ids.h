@@ -37,6 +37,10 @@ class RememberedIds {
   void Assign(const std::vector<std::string>& ids, size_t limit);
 
  private:
+  // Calls `visit(id)` for each id, oldest first, until it returns true;
+  // returns whether one did.
+  template <typename Visit>
+  bool ForEach(Visit visit) const;
   std::vector<absl::string_view> Views() const;  // into block_
   void Rebuild(const std::vector<absl::string_view>& ids);
 
