@@ -38,7 +38,8 @@ class DeadlineIndex {
   bool empty() const { return entries_.empty(); }
   // The earliest deadline; InfiniteFuture() when empty.
   absl::Time Earliest() const {
-    return entries_.empty() ? absl::InfiniteFuture() : entries_.begin()->first.first.get();
+    return entries_.empty() ? absl::InfiniteFuture()
+                            : entries_.begin()->first.first.get();
   }
   struct Entry {
     CompactTime deadline;

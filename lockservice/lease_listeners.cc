@@ -84,8 +84,8 @@ LeaseListeners::Listeners LeaseListeners::End(uint64_t token, ListenerId& first)
 
 absl::Status LeaseListeners::CheckInvariant() const {
   if (ids_.size() != by_id_.size()) {
-    return absl::InternalError(absl::StrCat(ids_.size(), " listeners have ",
-                                            by_id_.size(), " ids"));
+    return absl::InternalError(
+        absl::StrCat(ids_.size(), " listeners have ", by_id_.size(), " ids"));
   }
   for (const auto& [listener, id] : ids_) {
     auto it = by_id_.find(id);

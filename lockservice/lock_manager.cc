@@ -162,10 +162,10 @@ absl::Status LockManager::AcquireLocked(CallId id, const AcquireArgs& args,
   // With a request id its place survives a restart or a failover (see the
   // header).
   const uint64_t seq = args.request_id.empty() ? 0 : next_waiter_seq_++;
-  auto waiter = LinkWaiter(*r, QueueOf(*r).end(),
-                           Waiter{id, args.holder, args.ttl, args.request_id,
-                                  std::move(done), CompactTime(), seq, args.listener,
-                                  CompactTime(now)});
+  auto waiter =
+      LinkWaiter(*r, QueueOf(*r).end(),
+                 Waiter{id, args.holder, args.ttl, args.request_id, std::move(done),
+                        CompactTime(), seq, args.listener, CompactTime(now)});
   Park(id, args.resource, waiter, now + args.wait);
   if (seq != 0) PersistWaiter(args.resource, *waiter, WaiterRow::kPut);
   return absl::OkStatus();

@@ -483,8 +483,8 @@ class LockManager {
   absl::node_hash_map<std::string, Resource> resources_ ABSL_GUARDED_BY(mu_);
   // Parked calls, for CancelAcquire and wait timeouts: the key of their
   // resource in resources_ (kept while it has waiters) and their waiter.
-  absl::flat_hash_map<CallId, std::pair<const std::string*, WaiterList::iterator>>
-      parked_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<CallId, std::pair<const std::string*, WaiterList::iterator>> parked_
+      ABSL_GUARDED_BY(mu_);
   // Every parked call by the end of its wait, and the one timer for them.
   DeadlineIndex wait_deadlines_ ABSL_GUARDED_BY(mu_);
   DeadlineTimer wait_timer_ ABSL_GUARDED_BY(mu_);

@@ -104,7 +104,8 @@ void LockManager::Flush(std::vector<CommitItem>& batch) {
         waiter_rows[change->seq] = std::move(change->waiter);
       }
     } else if (auto* fence = std::get_if<FenceEvent>(&item.change)) {
-      auto [it, inserted] = fence_of.emplace(fence->resource, rows.fence_positions.size());
+      auto [it, inserted] =
+          fence_of.emplace(fence->resource, rows.fence_positions.size());
       if (inserted) {
         rows.fence_positions.push_back({fence->resource, fence->position});
       } else {
@@ -161,7 +162,8 @@ void LockManager::Flush(std::vector<CommitItem>& batch) {
   ReplyBatch replies;
   for (CommitItem& item : batch) {
     auto* delivery = std::get_if<Delivery>(&item.change);
-    if (delivery != nullptr && *delivery) (*delivery)(item.epoch == epoch ? commit : stale);
+    if (delivery != nullptr && *delivery)
+      (*delivery)(item.epoch == epoch ? commit : stale);
   }
 }
 
@@ -236,10 +238,11 @@ absl::Status LockManager::LoadFromStore() {
     WaitQueue& queue = QueueOf(r);
     auto place = std::find_if(queue.begin(), queue.end(),
                               [&](const Waiter& w) { return w.seq > record.seq; });
-    LinkWaiter(r, place,
-               Waiter{0, std::move(record.holder), record.ttl, std::move(record.request_id),
-                      nullptr, CompactTime(), record.seq, /*listener=*/nullptr,
-                      /*parked_at=*/CompactTime(now)});
+    LinkWaiter(
+        r, place,
+        Waiter{0, std::move(record.holder), record.ttl, std::move(record.request_id),
+               nullptr, CompactTime(), record.seq, /*listener=*/nullptr,
+               /*parked_at=*/CompactTime(now)});
     detached = true;
   }
   if (detached) {

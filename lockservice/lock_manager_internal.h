@@ -26,8 +26,8 @@
 #include "fencegate/clock.h"
 #include "lockservice/compact_time.h"
 #include "lockservice/fence_feed.h"
-#include "lockservice/lock_manager.h"
 #include "lockservice/lease_listeners.h"
+#include "lockservice/lock_manager.h"
 #include "lockservice/lock_store.h"
 #include "lockservice/remembered_ids.h"
 #include "lockservice/wait_queue.h"
@@ -86,8 +86,8 @@ struct LockManager::CommitItem {
 
 template <typename T>
 void LockManager::Reply(Callback<T> done, absl::StatusOr<T> result) {
-  Enqueue(Delivery([done = std::move(done), result = std::move(result)](
-                       const absl::Status& commit) mutable {
+  Enqueue(Delivery([done = std::move(done),
+                    result = std::move(result)](const absl::Status& commit) mutable {
     if (commit.ok()) {
       done(std::move(result));
     } else {

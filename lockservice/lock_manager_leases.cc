@@ -31,7 +31,8 @@ void LockManager::Grant(const std::string& name, Resource& r,
   }
   Persist(name, r);
   MoveFence(FenceEvent{FenceEvent::Kind::kGranted, name, r.lease->token, r.lease->token});
-  Reply(std::move(done), absl::StatusOr<AcquireResult>(Acquired(*r.lease, r.lease->expiry.get() - now)));
+  Reply(std::move(done),
+        absl::StatusOr<AcquireResult>(Acquired(*r.lease, r.lease->expiry.get() - now)));
 }
 
 void LockManager::Reenter(const std::string& name, Resource& r, absl::Duration ttl,
@@ -48,8 +49,8 @@ void LockManager::Reenter(const std::string& name, Resource& r, absl::Duration t
     lease.ttl = CompactDuration(std::max(lease.ttl.get(), ttl));
     Persist(name, r);
   }
-  Reply(std::move(done),
-        absl::StatusOr<AcquireResult>(Acquired(lease, lease.expiry.get() - clock_->Now())));
+  Reply(std::move(done), absl::StatusOr<AcquireResult>(
+                             Acquired(lease, lease.expiry.get() - clock_->Now())));
 }
 
 LockManager::Resource* LockManager::FindCurrent(const std::string& name) {
@@ -57,7 +58,8 @@ LockManager::Resource* LockManager::FindCurrent(const std::string& name) {
   if (it == resources_.end()) return nullptr;
   Resource& r = it->second;
   // The expiry timer may not have run yet; a lease past its expiry is gone.
-  if (r.lease && clock_->Now() >= r.lease->expiry.get()) EndLease(name, r, LeaseEnd::kExpired);
+  if (r.lease && clock_->Now() >= r.lease->expiry.get())
+    EndLease(name, r, LeaseEnd::kExpired);
   return &r;
 }
 
@@ -68,7 +70,8 @@ void LockManager::EndLease(const std::string& name, Resource& r, LeaseEnd why,
                         r.lease->ttl.get());  // test builds only
   expiries_.Remove(r.lease->expiry, r.lease->token);
   DisarmIfEmpty(expiry_timer_, expiries_);  // nothing left to expire
-  for (LeaseListener* listener : listeners_.End(r.lease->token, r.lease->first_listener)) {
+  for (LeaseListener* listener :
+       listeners_.End(r.lease->token, r.lease->first_listener)) {
     if (listener != releaser) TellLost(listener, LeaseLoss{name, r.lease->token, why});
   }
   if (expired) {
@@ -107,7 +110,8 @@ void LockManager::OnExpiryTimer() {
     }
     const std::string name = *due.resource;  // MaybeForget may drop the key
     auto it = resources_.find(name);
-    if (it == resources_.end() || !it->second.lease || it->second.lease->token != due.id) {
+    if (it == resources_.end() || !it->second.lease ||
+        it->second.lease->token != due.id) {
       // Cannot happen (a lease leaves the index when it ends); never loop on it.
       expiries_.Remove(due.deadline, due.id);
       continue;

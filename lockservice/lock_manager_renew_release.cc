@@ -41,7 +41,8 @@ void LockManager::Renew(RenewArgs args, Callback<RenewResult> done) {
         if (args.listener != nullptr) {
           listeners_.Listen(args.listener, lease.token, lease.first_listener);
         }
-        Reply(std::move(done), absl::StatusOr<RenewResult>(RenewResult{lease.expiry.get() - now}));
+        Reply(std::move(done),
+              absl::StatusOr<RenewResult>(RenewResult{lease.expiry.get() - now}));
       }
       MaybeForget(args.resource);
     }

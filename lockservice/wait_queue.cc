@@ -64,7 +64,8 @@ WaitQueue::iterator WaitQueue::Link(iterator place, Waiter w) {
     indexes_->Add(it);
   } else if (waiters_.size() > kIndexFrom) {
     indexes_ = std::make_unique<Indexes>();
-    for (auto each = waiters_.begin(); each != waiters_.end(); ++each) indexes_->Add(each);
+    for (auto each = waiters_.begin(); each != waiters_.end(); ++each)
+      indexes_->Add(each);
   }
   return it;
 }

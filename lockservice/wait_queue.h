@@ -41,7 +41,7 @@ struct Waiter {
   CompactTime deadline;  // when its wait ends: its key in the wait index
   uint64_t seq = 0;  // its persisted place; 0: not persisted (no request id)
   LeaseListener* listener = nullptr;  // the parked call's (AcquireArgs)
-  CompactTime parked_at;  // when its call parked (for the wait-time metric)
+  CompactTime parked_at;              // when its call parked (for the wait-time metric)
 };
 
 class WaitQueue {

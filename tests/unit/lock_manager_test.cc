@@ -274,7 +274,7 @@ TEST_P(LockManagerTest, EveryParkedCallRunsOutAtItsOwnDeadlineAndLeavesNoTimer) 
   LockManager::CallId gone;
   auto cancelled = StartAcquire(Args("r", "gone", Seconds(10), Seconds(1)), &gone);
   auto same = StartAcquire(Args("s", "same", Seconds(10), Seconds(2)));
-  manager_->CancelAcquire(gone);  // its deadline must not fire anything
+  manager_->CancelAcquire(gone);          // its deadline must not fire anything
   EXPECT_EQ(clock_.PendingTimers(), 2u);  // the leases' and the waits'
   Advance(Seconds(2) - Milliseconds(1));
   EXPECT_FALSE(early->done());

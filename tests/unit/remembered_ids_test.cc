@@ -34,7 +34,7 @@ TEST(RememberedIdsTest, KeepsTheNewestUpToTheLimitOldestFirst) {
 }
 
 TEST(RememberedIdsTest, IdsWithAnyBytesRoundTrip) {
-  const std::string odd("\0\n\xff" "x", 4);
+  const std::string odd = std::string("\0\n\xff", 3) + "x";
   RememberedIds ids;
   ids.Assign({"first", odd, "", "last"}, 16);
   EXPECT_THAT(ids.ToVector(), ElementsAre("first", odd, "last"));
