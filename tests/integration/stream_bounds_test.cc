@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "fencegate/v1/gateway.grpc.pb.h"
@@ -94,6 +95,8 @@ struct GatewaySessions {
 // One stream and the context it lives in.
 template <typename Kind>
 struct SessionStream {
+  grpc::Status Finish() { return stream->Finish(); }
+
   std::unique_ptr<grpc::ClientContext> context;
   std::unique_ptr<
       grpc::ClientReaderWriter<typename Kind::Request, typename Kind::Response>>
@@ -109,12 +112,19 @@ SessionStream<Kind> OpenSession(typename Kind::Service::Stub& stub) {
   return s;
 }
 
-// Sends Look() and reads its answer into *answer; false if the stream
+// Sends `request` and reads its answer into *answer; false if the stream
 // ended instead.
 template <typename Kind>
-bool Answers(SessionStream<Kind>& s, typename Kind::Response* answer) {
-  s.stream->Write(Kind::Look());  // a refused stream may have ended already
+bool Answers(SessionStream<Kind>& s, const typename Kind::Request& request,
+             typename Kind::Response* answer) {
+  s.stream->Write(request);  // a refused stream may have ended already
   return s.stream->Read(answer) && answer->results_size() == 1;
+}
+
+template <typename Kind>
+bool Admitted(SessionStream<Kind>& s) {
+  typename Kind::Response answer;
+  return Answers(s, Kind::Look(), &answer);
 }
 
 void ExpectRefusal(const grpc::Status& status, const std::string& limit) {
@@ -123,18 +133,40 @@ void ExpectRefusal(const grpc::Status& status, const std::string& limit) {
   EXPECT_THAT(status.error_message(), HasSubstr(limit));
 }
 
-// A stream past the limit: it ends without an answer, refused naming
-// `limit`. (Answered, it is cancelled, so the test fails at once.)
-template <typename Kind>
-void ExpectRefused(SessionStream<Kind>& s, const std::string& limit) {
-  typename Kind::Response answer;
-  s.stream->Write(Kind::Change());  // may fail: the stream may have ended
-  if (s.stream->Read(&answer)) {
-    ADD_FAILURE() << "a stream past " << limit
-                  << " was answered: " << answer.ShortDebugString();
+// A stream past the limit, which `admitted` says was not admitted: it
+// ended, refused naming `limit`. (Admitted, it is cancelled, so that the
+// test fails at once.)
+template <typename Stream>
+void ExpectRefused(Stream& s, bool admitted, const std::string& limit) {
+  if (admitted) {
+    ADD_FAILURE() << "a stream past " << limit << " was admitted";
     s.context->TryCancel();
   }
-  ExpectRefusal(s.stream->Finish(), limit);
+  ExpectRefusal(s.Finish(), limit);
+}
+
+// Opens streams until one is admitted, each refused one ending with the
+// refusal naming `limit`: polled under a deadline, as the count goes down
+// a moment after the client of the stream that ended saw its end.
+template <typename Stream>
+Stream AwaitAdmission(absl::FunctionRef<Stream()> open,
+                      absl::FunctionRef<bool(Stream&)> admitted,
+                      const std::string& limit) {
+  Stream kept;
+  EXPECT_THAT(testing::PollUntil(
+                  [&] {
+                    Stream s = open();
+                    if (admitted(s)) {
+                      kept = std::move(s);
+                      return true;
+                    }
+                    ExpectRefusal(s.Finish(), limit);
+                    return false;
+                  },
+                  absl::Seconds(30),
+                  absl::StrCat("a stream admitted under ", limit, " after one ended")),
+              IsOk());
+  return kept;
 }
 
 template <typename Kind>
@@ -165,51 +197,43 @@ TYPED_TEST_SUITE(SessionBoundTest, Kinds);
 
 TYPED_TEST(SessionBoundTest, AStreamPastMaxSessionsIsRefusedUntilOneEnds) {
   using Kind = TypeParam;
+  using Stream = SessionStream<Kind>;
   ASSERT_NO_FATAL_FAILURE(this->StartServer());
-  typename Kind::Response answer;
-  SessionStream<Kind> first = OpenSession<Kind>(*this->stub_);
-  ASSERT_TRUE(Answers(first, &answer));
-  SessionStream<Kind> second = OpenSession<Kind>(*this->stub_);
-  ASSERT_TRUE(Answers(second, &answer));
+  auto open = [&] { return OpenSession<Kind>(*this->stub_); };
+  Stream first = open();
+  ASSERT_TRUE(Admitted(first));
+  Stream second = open();
+  ASSERT_TRUE(Admitted(second));
 
-  SessionStream<Kind> third = OpenSession<Kind>(*this->stub_);
-  ExpectRefused(third, "--max_sessions=2");
+  typename Kind::Response answer;
+  Stream third = open();
+  ExpectRefused(third, Answers(third, Kind::Change(), &answer), "--max_sessions=2");
 
   // The open streams still work, and nothing sent on the third was applied.
-  ASSERT_TRUE(Answers(second, &answer));
+  ASSERT_TRUE(Answers(second, Kind::Look(), &answer));
   EXPECT_FALSE(Kind::ShowsChange(answer)) << answer.ShortDebugString();
 
   // The first ends: a new stream gets its place.
   first.stream->WritesDone();
-  ASSERT_TRUE(first.stream->Finish().ok());
-  SessionStream<Kind> admitted;
-  EXPECT_THAT(testing::PollUntil(
-                  [&] {
-                    SessionStream<Kind> s = OpenSession<Kind>(*this->stub_);
-                    if (Answers(s, &answer)) {
-                      admitted = std::move(s);
-                      return true;
-                    }
-                    ExpectRefusal(s.stream->Finish(), "--max_sessions=2");
-                    return false;
-                  },
-                  absl::Seconds(30), "a new Session stream admitted after one ended"),
-              IsOk());
+  ASSERT_TRUE(first.Finish().ok());
+  Stream admitted = AwaitAdmission<Stream>(open, Admitted<Kind>, "--max_sessions=2");
   ASSERT_NE(admitted.stream, nullptr);
 
   // Two are open again: the next is refused.
-  SessionStream<Kind> over = OpenSession<Kind>(*this->stub_);
-  ExpectRefused(over, "--max_sessions=2");
+  Stream over = open();
+  ExpectRefused(over, Admitted(over), "--max_sessions=2");
 
-  for (SessionStream<Kind>* s : {&second, &admitted}) {
+  for (Stream* s : {&second, &admitted}) {
     s->stream->WritesDone();
-    EXPECT_TRUE(s->stream->Finish().ok());
+    EXPECT_TRUE(s->Finish().ok());
   }
 }
 
 // ------------------------------------------------------------ WatchFences
 
 struct Watcher {
+  grpc::Status Finish() { return reader->Finish(); }
+
   std::unique_ptr<grpc::ClientContext> context;
   std::unique_ptr<grpc::ClientReader<v1::WatchFencesResponse>> reader;
 };
@@ -229,16 +253,6 @@ bool CaughtUp(Watcher& w) {
   return w.reader->Read(&message) && message.caught_up();
 }
 
-// A watcher past the limit: its stream ends at once, refused naming
-// `limit`. (Admitted, it is cancelled, so the test fails at once.)
-void ExpectRefused(Watcher& w, const std::string& limit) {
-  if (CaughtUp(w)) {
-    ADD_FAILURE() << "a watcher past " << limit << " was admitted";
-    w.context->TryCancel();
-  }
-  ExpectRefusal(w.reader->Finish(), limit);
-}
-
 TEST(FenceWatcherBoundTest, AWatcherPastMaxFenceWatchersIsRefusedUntilOneEnds) {
   testing::TempDir dir;
   auto server =
@@ -250,33 +264,23 @@ TEST(FenceWatcherBoundTest, AWatcherPastMaxFenceWatchersIsRefusedUntilOneEnds) {
   ASSERT_THAT(channel, IsOk());
   std::unique_ptr<v1::LockService::Stub> stub = v1::LockService::NewStub(*channel);
 
-  Watcher first = OpenWatcher(*stub);
+  auto open = [&] { return OpenWatcher(*stub); };
+  Watcher first = open();
   ASSERT_TRUE(CaughtUp(first));
-  Watcher second = OpenWatcher(*stub);
+  Watcher second = open();
   ASSERT_TRUE(CaughtUp(second));
-  Watcher third = OpenWatcher(*stub);
-  ExpectRefused(third, "--max_fence_watchers=2");
+  Watcher third = open();
+  ExpectRefused(third, CaughtUp(third), "--max_fence_watchers=2");
 
   // The first goes away: a new watcher gets its place.
   first.context->TryCancel();
-  EXPECT_EQ(first.reader->Finish().error_code(), grpc::StatusCode::CANCELLED);
-  Watcher admitted;
-  EXPECT_THAT(testing::PollUntil(
-                  [&] {
-                    Watcher w = OpenWatcher(*stub);
-                    if (CaughtUp(w)) {
-                      admitted = std::move(w);
-                      return true;
-                    }
-                    ExpectRefusal(w.reader->Finish(), "--max_fence_watchers=2");
-                    return false;
-                  },
-                  absl::Seconds(30), "a new WatchFences stream admitted after one ended"),
-              IsOk());
+  EXPECT_EQ(first.Finish().error_code(), grpc::StatusCode::CANCELLED);
+  Watcher admitted = AwaitAdmission<Watcher>(open, CaughtUp, "--max_fence_watchers=2");
   ASSERT_NE(admitted.reader, nullptr);
 
-  Watcher over = OpenWatcher(*stub);
-  ExpectRefused(over, "--max_fence_watchers=2");
+  // Two are open again: the next is refused.
+  Watcher over = open();
+  ExpectRefused(over, CaughtUp(over), "--max_fence_watchers=2");
 
   // The open watchers still follow the grants.
   grpc::ClientContext ctx;
