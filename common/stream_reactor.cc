@@ -15,6 +15,11 @@ void DeleteString(void* bytes) { delete static_cast<std::string*>(bytes); }
 
 // ------------------------------------------------------------ registry
 
+StreamRegistry::StreamRegistry(size_t max_sessions)
+    : quota_(max_sessions, "Session streams", "--max_sessions",
+             "Use one stream per client for all its calls, close the streams it no "
+             "longer needs, or retry later or on another instance") {}
+
 void StreamRegistry::CloseAll(const absl::Status& status) {
   absl::MutexLock lock(&mu_);
   if (closed_) return;
@@ -39,13 +44,15 @@ bool StreamRegistry::Add(StreamSession* session, absl::Status* status) {
     *status = close_status_;
     return false;
   }
+  *status = quota_.Take();
+  if (!status->ok()) return false;
   sessions_.insert(session);
   return true;
 }
 
 void StreamRegistry::Remove(StreamSession* session) {
   absl::MutexLock lock(&mu_);
-  sessions_.erase(session);
+  if (sessions_.erase(session) > 0) quota_.Give();
 }
 
 // ------------------------------------------------------------- reactor

@@ -10,8 +10,12 @@
 // can end them cleanly (StreamSession::Close, or their LockManager for the
 // lock service's) instead of letting them run into the server's grace
 // deadline, and then wait until every one has ended before gRPC closes the
-// connections (AwaitEnded). Optional: a stream without one is ended by the
-// server's grace deadline.
+// connections (AwaitEnded). It also bounds them (--max_sessions): a stream
+// that starts while max_sessions are live is closed at once with
+// RESOURCE_EXHAUSTED naming the flag and the limit (common/stream_quota.h),
+// before its session handles a message, and is not listed. Optional: a stream
+// without one is neither bounded nor ended before the server's grace
+// deadline.
 //
 // Ownership: gRPC drives the reactor; it deletes itself in OnDone(). The
 // session outlives it while calls or leases still hold it.
@@ -19,6 +23,7 @@
 #ifndef FENCEGATE_COMMON_STREAM_REACTOR_H_
 #define FENCEGATE_COMMON_STREAM_REACTOR_H_
 
+#include <cstddef>
 #include <string>
 
 #include "absl/base/thread_annotations.h"
@@ -27,6 +32,7 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "common/stream_quota.h"
 #include "common/stream_session.h"
 #include "common/stream_transport.h"
 #include "grpcpp/support/byte_buffer.h"
@@ -38,6 +44,9 @@ class StreamReactor;
 
 class StreamRegistry {
  public:
+  // At most `max_sessions` live sessions. REQUIRES: max_sessions >= 1.
+  explicit StreamRegistry(size_t max_sessions);
+
   // Closes every live session, and every one that starts later, with
   // `status`: each answers what it has read, then ends with it.
   void CloseAll(const absl::Status& status);
@@ -59,11 +68,13 @@ class StreamRegistry {
 
  private:
   friend class StreamReactor;
-  // Adds `session`; false (and nothing added) once CloseAll() has run, and
-  // then *status is the status to close it with.
+  // Adds `session`; false (and nothing added) once CloseAll() has run, or
+  // while max_sessions are live, and then *status is the status to close it
+  // with.
   bool Add(StreamSession* session, absl::Status* status);
   void Remove(StreamSession* session);
 
+  StreamQuota quota_;  // counts sessions_
   absl::Mutex mu_;
   absl::flat_hash_set<StreamSession*> sessions_ ABSL_GUARDED_BY(mu_);
   bool closed_ ABSL_GUARDED_BY(mu_) = false;

@@ -80,8 +80,8 @@ absl::StatusOr<std::unique_ptr<GatewayServer>> GatewayServer::Start(
     follow.credentials = *lockservice_credentials;
     server->follower_ = std::make_unique<FenceFollower>(server->store_.get(), follow);
   }
-  server->service_ =
-      std::make_unique<GatewayServiceImpl>(server->store_.get(), options.session_limits);
+  server->service_ = std::make_unique<GatewayServiceImpl>(
+      server->store_.get(), options.session_limits, options.max_sessions);
 
   // The receive limit is large enough that an oversized value still arrives
   // and gets our INVALID_ARGUMENT naming the field and the limit.

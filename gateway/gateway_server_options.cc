@@ -44,6 +44,9 @@ absl::Status GatewayServerOptions::Validate() const {
   if (session_limits.max_in_flight == 0) {
     return absl::InvalidArgumentError("--max_stream_in_flight must be at least 1");
   }
+  if (max_sessions == 0) {
+    return absl::InvalidArgumentError("--max_sessions must be at least 1");
+  }
   if (storage.empty()) {
     if (db_path.empty()) return absl::InvalidArgumentError("--db must not be empty");
     return absl::OkStatus();

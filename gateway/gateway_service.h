@@ -12,10 +12,12 @@
 #ifndef FENCEGATE_GATEWAY_GATEWAY_SERVICE_H_
 #define FENCEGATE_GATEWAY_GATEWAY_SERVICE_H_
 
+#include <cstddef>
+
 #include "absl/time/time.h"
-#include "fencegate/v1/gateway.grpc.pb.h"
 #include "common/stream_reactor.h"
 #include "common/stream_session.h"
+#include "fencegate/v1/gateway.grpc.pb.h"
 #include "gateway/fenced_store.h"
 
 namespace fencegate::gateway {
@@ -32,8 +34,11 @@ using GatewayCallbackService = fencegate::v1::Gateway::WithCallbackMethod_Write<
 
 class GatewayServiceImpl final : public GatewayCallbackService {
  public:
-  GatewayServiceImpl(FencedStore* store, const StreamLimits& session_limits)
-      : store_(store), session_limits_(session_limits) {}
+  // At most `max_sessions` Session streams at once (--max_sessions): one
+  // more ends at once with RESOURCE_EXHAUSTED (common/stream_reactor.h).
+  GatewayServiceImpl(FencedStore* store, const StreamLimits& session_limits,
+                     size_t max_sessions)
+      : store_(store), session_limits_(session_limits), sessions_(max_sessions) {}
 
   // Ends every Session stream (now and later) with UNAVAILABLE once it has
   // answered the requests it read, and waits until all have ended (false:

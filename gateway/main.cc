@@ -44,6 +44,8 @@ ABSL_FLAG(size_t, max_stream_in_flight, kDefaults.session_limits.max_in_flight,
           "requests of one Session stream waiting for their answers before new ones "
           "get RESOURCE_EXHAUSTED; also the most requests in one stream message, and "
           "how many unsent answers make the gateway stop reading a stream");
+ABSL_FLAG(size_t, max_sessions, kDefaults.max_sessions,
+          "Session streams open at once; one more ends at once with RESOURCE_EXHAUSTED");
 ABSL_FLAG(size_t, read_connections, kDefaults.read_connections,
           "read-only storage connections for plain reads, List and Describe");
 ABSL_FLAG(std::string, lockservice, "",
@@ -83,6 +85,7 @@ int main(int argc, char** argv) {
   limits.max_batch = absl::GetFlag(FLAGS_max_batch);
   limits.max_pending = absl::GetFlag(FLAGS_max_pending);
   options.session_limits.max_in_flight = absl::GetFlag(FLAGS_max_stream_in_flight);
+  options.max_sessions = absl::GetFlag(FLAGS_max_sessions);
 
   absl::StatusOr<std::unique_ptr<fencegate::gateway::GatewayServer>> server =
       fencegate::gateway::GatewayServer::Start(options);
@@ -96,15 +99,15 @@ int main(int argc, char** argv) {
       "max_resource_bytes=%d max_key_bytes=%d max_value_bytes=%d "
       "max_mutations=%d max_request_bytes=%d default_page_size=%d "
       "max_page_size=%d max_batch=%d max_pending=%d max_stream_in_flight=%d "
-      "read_connections=%d "
+      "max_sessions=%d read_connections=%d "
       "shutdown_grace=%s max_receive_message_bytes=%d transport=%s signing=%s "
       "grant_time_fencing=%s metrics=%s)",
       fencegate::VersionLine(), (*server)->port(), options.serving.listen,
       (*server)->storage_description(), limits.max_resource_bytes, limits.max_key_bytes,
       limits.max_value_bytes, limits.max_mutations, limits.max_request_bytes,
       limits.default_page_size, limits.max_page_size, limits.max_batch,
-      limits.max_pending, options.session_limits.max_in_flight, options.read_connections,
-      absl::FormatDuration(options.serving.shutdown_grace),
+      limits.max_pending, options.session_limits.max_in_flight, options.max_sessions,
+      options.read_connections, absl::FormatDuration(options.serving.shutdown_grace),
       fencegate::gateway::MaxReceiveMessageBytes(limits),
       fencegate::DescribeTls(options.serving.tls), (*server)->DescribeSigning(),
       options.lockservice.empty() ? std::string("off")

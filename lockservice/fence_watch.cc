@@ -198,9 +198,12 @@ class FenceStream final : public FenceFeed::Subscriber {
 
 class FenceWatchReactor final : public Reactor {
  public:
+  // `watchers` (may be null) has counted this stream.
   FenceWatchReactor(uint64_t after, LockStore* store, FenceFeed* feed,
-                    const FenceWatchLimits& limits)
-      : feed_(feed), stream_(std::make_shared<FenceStream>(this, after, store, limits)) {
+                    StreamQuota* watchers, const FenceWatchLimits& limits)
+      : feed_(feed),
+        watchers_(watchers),
+        stream_(std::make_shared<FenceStream>(this, after, store, limits)) {
     feed_->Subscribe(stream_);  // first, so the catch-up's scan misses nothing
     stream_->Pump();
   }
@@ -211,20 +214,38 @@ class FenceWatchReactor final : public Reactor {
   }
   void OnDone() override {
     feed_->Unsubscribe(stream_.get());
+    if (watchers_ != nullptr) watchers_->Give();
     delete this;
   }
 
  private:
   FenceFeed* const feed_;
+  StreamQuota* const watchers_;  // may be null
   const std::shared_ptr<FenceStream> stream_;
+};
+
+// A stream that only finishes.
+class RefusedReactor final : public Reactor {
+ public:
+  explicit RefusedReactor(const absl::Status& status) { Finish(ToGrpcStatus(status)); }
+  void OnDone() override { delete this; }
 };
 
 }  // namespace
 
 grpc::ServerWriteReactor<v1::WatchFencesResponse>* StartFenceWatch(
     const v1::WatchFencesRequest& request, LockStore* store, FenceFeed* feed,
-    const FenceWatchLimits& limits) {
-  return new FenceWatchReactor(request.after_position(), store, feed, limits);
+    StreamQuota* watchers, const FenceWatchLimits& limits) {
+  if (watchers != nullptr) {
+    absl::Status taken = watchers->Take();
+    if (!taken.ok()) return RefuseFenceWatch(taken);
+  }
+  return new FenceWatchReactor(request.after_position(), store, feed, watchers, limits);
+}
+
+grpc::ServerWriteReactor<v1::WatchFencesResponse>* RefuseFenceWatch(
+    const absl::Status& status) {
+  return new RefusedReactor(status);
 }
 
 }  // namespace fencegate::lockservice

@@ -12,6 +12,10 @@
 // RESOURCE_EXHAUSTED and catches up when it reconnects. When the feed closes
 // (server shutdown) the stream ends with UNAVAILABLE.
 //
+// How many (--max_fence_watchers): a StreamQuota counts the open streams,
+// each until it is done; a stream started while the quota is full ends at
+// once with its RESOURCE_EXHAUSTED, without a subscription or a scan.
+//
 // Thread safety: gRPC's reaction threads and the lock manager's commit
 // thread (through the feed) drive it concurrently; all state is under one
 // mutex, never held while calling into gRPC or the store.
@@ -23,6 +27,8 @@
 
 #include <cstddef>
 
+#include "absl/status/status.h"
+#include "common/stream_quota.h"
 #include "fencegate/v1/lock.grpc.pb.h"
 #include "lockservice/fence_feed.h"
 #include "lockservice/lock_store.h"
@@ -35,10 +41,16 @@ struct FenceWatchLimits {
   size_t max_pending = 100000;   // queued events before the cut-off
 };
 
-// Starts the stream for one call; returns the reactor to hand to gRPC.
+// Starts the stream for one call, counted in `watchers` (null: not
+// counted, no bound); returns the reactor to hand to gRPC. `watchers`,
+// `store` and `feed` must outlive the stream.
 grpc::ServerWriteReactor<fencegate::v1::WatchFencesResponse>* StartFenceWatch(
-    const fencegate::v1::WatchFencesRequest& request, LockStore* store,
-    FenceFeed* feed, const FenceWatchLimits& limits = FenceWatchLimits());
+    const fencegate::v1::WatchFencesRequest& request, LockStore* store, FenceFeed* feed,
+    StreamQuota* watchers, const FenceWatchLimits& limits = FenceWatchLimits());
+
+// A stream that ends at once with `status` (a refusal). REQUIRES: !status.ok().
+grpc::ServerWriteReactor<fencegate::v1::WatchFencesResponse>* RefuseFenceWatch(
+    const absl::Status& status);
 
 }  // namespace fencegate::lockservice
 

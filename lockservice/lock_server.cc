@@ -35,7 +35,7 @@ absl::StatusOr<std::string> AdvertisedAddress(const std::string& listen, int por
 absl::StatusOr<std::unique_ptr<LockServer>> LockServer::Start(
     const LockServerOptions& options) {
   if (absl::Status valid = options.Validate(); !valid.ok()) return valid;
-  std::unique_ptr<LockServer> server(new LockServer());
+  std::unique_ptr<LockServer> server(new LockServer(options));
   server->shutdown_grace_ = options.serving.shutdown_grace;
   server->observability_ = std::make_unique<ServerObservability>(
       options.serving, std::vector<std::string>{"fencegate.v1.LockService"});
@@ -107,9 +107,10 @@ absl::Status LockServer::StartSqlite(const LockServerOptions& options,
   if (!manager.ok()) return manager.status();
   manager_ = *std::move(manager);
   max_batch_ = options.limits.max_batch;
-  service_ = std::make_unique<LockServiceImpl>(manager_, store_.get(), &feed_, signer_.get(),
-                                               CallerIdentity{options.serving.tls.mutual(), ""},
-                                               options.session_limits, &sessions_);
+  service_ = std::make_unique<LockServiceImpl>(
+      manager_, store_.get(), &feed_, signer_.get(),
+      CallerIdentity{options.serving.tls.mutual(), ""}, options.session_limits,
+      &sessions_, &fence_watchers_);
   absl::StatusOr<std::unique_ptr<grpc::Server>> grpc_server = StartGrpcServer(
       options.serving.listen, service_.get(), &port_, options.serving.port_file,
       /*max_receive_bytes=*/0, std::move(credentials), observability_.get());
@@ -156,6 +157,7 @@ absl::Status LockServer::StartEtcd(const LockServerOptions& options) {
   node.limits = options.limits;
   node.session_limits = options.session_limits;
   node.sessions = &sessions_;
+  node.fence_watchers = &fence_watchers_;
   node.signer = signer_.get();
   node.identity = identity;
   if (options.etcd_tls.enabled()) node.etcd_credentials = *etcd_credentials;
@@ -191,7 +193,12 @@ absl::Status LockServer::StartEtcd(const LockServerOptions& options) {
   return absl::OkStatus();
 }
 
-LockServer::LockServer() = default;
+LockServer::LockServer(const LockServerOptions& options)
+    : sessions_(options.max_sessions),
+      fence_watchers_(options.max_fence_watchers, "WatchFences streams",
+                      "--max_fence_watchers",
+                      "Each gateway needs one; stop followers that are not needed, or "
+                      "retry later or on another instance") {}
 LockServer::~LockServer() { Shutdown(); }
 
 std::string LockServer::DescribeSigning() const {

@@ -27,6 +27,8 @@
 #include "absl/time/time.h"
 #include "common/server_observability.h"
 #include "common/server_setup.h"
+#include "common/stream_quota.h"
+#include "common/stream_reactor.h"
 #include "common/token_signer.h"
 #include "fencegate/clock.h"
 #include "grpcpp/server.h"
@@ -69,7 +71,7 @@ class LockServer : public ServerControl {
   void Shutdown() override;
 
  private:
-  LockServer();
+  explicit LockServer(const LockServerOptions& options);
   absl::Status StartSqlite(const LockServerOptions& options,
                            std::shared_ptr<grpc::ServerCredentials> credentials);
   absl::Status StartEtcd(const LockServerOptions& options);
@@ -87,8 +89,10 @@ class LockServer : public ServerControl {
   std::unique_ptr<Clock> clock_;
   std::unique_ptr<TokenSigner> signer_;  // null: no signing
   // The Session streams of every service below, for the shutdown to wait
-  // on; outlives them.
+  // on and bounded by --max_sessions; outlives them.
   StreamRegistry sessions_;
+  // Their WatchFences streams (--max_fence_watchers); outlives them.
+  StreamQuota fence_watchers_;
   // sqlite
   std::unique_ptr<SqliteLockStore> store_;
   FenceFeed feed_;

@@ -80,6 +80,12 @@ absl::Status LockServerOptions::Validate() const {
   if (session_limits.max_in_flight == 0) {
     return absl::InvalidArgumentError("--max_stream_in_flight must be at least 1");
   }
+  if (max_sessions == 0) {
+    return absl::InvalidArgumentError("--max_sessions must be at least 1");
+  }
+  if (max_fence_watchers == 0) {
+    return absl::InvalidArgumentError("--max_fence_watchers must be at least 1");
+  }
   if (store == "sqlite") {
     if (db_path.empty()) return absl::InvalidArgumentError("--db must not be empty");
     return absl::OkStatus();

@@ -35,6 +35,13 @@ struct LockServerOptions {
   // Bounds of each Session stream (--max_stream_in_flight;
   // common/stream_session.h).
   StreamLimits session_limits;
+  // Session streams open at once (--max_sessions); one more ends at once
+  // with RESOURCE_EXHAUSTED (common/stream_reactor.h).
+  size_t max_sessions = 10000;
+  // WatchFences streams open at once (--max_fence_watchers: the gateways
+  // that follow this service's grants); one more ends at once with
+  // RESOURCE_EXHAUSTED (fence_watch.h).
+  size_t max_fence_watchers = 1000;
 
   // etcd store only.
   // The address other instances forward calls to ("host:port"). Empty: the

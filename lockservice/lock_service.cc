@@ -158,16 +158,8 @@ grpc::ServerUnaryReactor* LockServiceImpl::Describe(
 
 grpc::ServerWriteReactor<v1::WatchFencesResponse>* LockServiceImpl::WatchFences(
     grpc::CallbackServerContext* context, const v1::WatchFencesRequest* request) {
-  if (absl::Status s = RejectUnknownFields(*request); !s.ok()) {
-    // A reactor that only finishes.
-    class Refused final : public grpc::ServerWriteReactor<v1::WatchFencesResponse> {
-     public:
-      explicit Refused(const absl::Status& status) { Finish(ToGrpcStatus(status)); }
-      void OnDone() override { delete this; }
-    };
-    return new Refused(s);
-  }
-  return StartFenceWatch(*request, store_, feed_);
+  if (absl::Status s = RejectUnknownFields(*request); !s.ok()) return RefuseFenceWatch(s);
+  return StartFenceWatch(*request, store_, feed_, fence_watchers_);
 }
 
 RawStreamReactor* LockServiceImpl::Session(grpc::CallbackServerContext* context) {

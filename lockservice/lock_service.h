@@ -17,7 +17,9 @@
 // Session streams are LockSessions (lock_session.h) in StreamReactors; the
 // manager ends them when it stops (Shutdown(), or the end of a term). They
 // are listed in `sessions` if given, so that a server's shutdown can wait
-// for them to end (StreamRegistry::AwaitEnded).
+// for them to end (StreamRegistry::AwaitEnded), and so that there are at
+// most --max_sessions. WatchFences streams (fence_watch.h) are counted in
+// `fence_watchers` if given: at most --max_fence_watchers.
 //
 // Thread safety: gRPC calls it from many threads; all state is in the
 // manager. Ownership: the service and each parked Acquire's reactor share
@@ -32,6 +34,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "common/stream_quota.h"
 #include "common/stream_reactor.h"
 #include "common/stream_session.h"
 #include "common/token_signer.h"
@@ -57,14 +60,16 @@ class LockServiceImpl final : public LockServiceBase {
   LockServiceImpl(std::shared_ptr<LockManager> manager, LockStore* store, FenceFeed* feed,
                   const TokenSigner* signer, CallerIdentity identity,
                   const StreamLimits& session_limits = StreamLimits(),
-                  StreamRegistry* sessions = nullptr)
+                  StreamRegistry* sessions = nullptr,
+                  StreamQuota* fence_watchers = nullptr)
       : manager_(std::move(manager)),
         store_(store),
         feed_(feed),
         signer_(signer),
         identity_(std::move(identity)),
         session_limits_(session_limits),
-        sessions_(sessions) {}
+        sessions_(sessions),
+        fence_watchers_(fence_watchers) {}
 
   grpc::ServerUnaryReactor* Acquire(grpc::CallbackServerContext* context,
                                     const fencegate::v1::AcquireRequest* request,
@@ -98,7 +103,8 @@ class LockServiceImpl final : public LockServiceBase {
   const TokenSigner* const signer_;
   const CallerIdentity identity_;
   const StreamLimits session_limits_;
-  StreamRegistry* const sessions_;  // may be null
+  StreamRegistry* const sessions_;     // may be null
+  StreamQuota* const fence_watchers_;  // may be null
 };
 
 }  // namespace fencegate::lockservice

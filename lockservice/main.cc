@@ -73,6 +73,11 @@ ABSL_FLAG(size_t, max_stream_in_flight, kDefaults.session_limits.max_in_flight,
           "among them) before new ones get RESOURCE_EXHAUSTED; also the most calls in "
           "one stream message, and how many unsent answers and pushes make the service "
           "stop reading a stream");
+ABSL_FLAG(size_t, max_sessions, kDefaults.max_sessions,
+          "Session streams open at once; one more ends at once with RESOURCE_EXHAUSTED");
+ABSL_FLAG(size_t, max_fence_watchers, kDefaults.max_fence_watchers,
+          "WatchFences streams (gateways following the grants) open at once; one more "
+          "ends at once with RESOURCE_EXHAUSTED");
 
 int main(int argc, char** argv) {
   fencegate::InitServerMain(
@@ -109,6 +114,8 @@ int main(int argc, char** argv) {
   limits.max_batch = absl::GetFlag(FLAGS_max_batch);
   limits.waiter_reattach_grace = absl::GetFlag(FLAGS_waiter_reattach_grace);
   options.session_limits.max_in_flight = absl::GetFlag(FLAGS_max_stream_in_flight);
+  options.max_sessions = absl::GetFlag(FLAGS_max_sessions);
+  options.max_fence_watchers = absl::GetFlag(FLAGS_max_fence_watchers);
 
   absl::StatusOr<std::unique_ptr<fencegate::lockservice::LockServer>> server =
       fencegate::lockservice::LockServer::Start(options);
@@ -128,14 +135,14 @@ int main(int argc, char** argv) {
       "%s serving on port %d (listen=%s store=%s ttl=[%s, %s] "
       "max_wait=%s lock_delay=%s max_hold=%s max_waiters_per_resource=%d "
       "max_waiters_total=%d max_resources=%d max_batch=%d max_stream_in_flight=%d "
-      "transport=%s signing=%s metrics=%s)",
+      "max_sessions=%d max_fence_watchers=%d transport=%s signing=%s metrics=%s)",
       fencegate::VersionLine(), (*server)->port(), options.serving.listen, store,
       absl::FormatDuration(limits.min_ttl), absl::FormatDuration(limits.max_ttl),
       absl::FormatDuration(limits.max_wait), absl::FormatDuration(limits.lock_delay),
       absl::FormatDuration(limits.max_hold), limits.max_waiters_per_resource,
       limits.max_waiters_total, limits.max_resources, (*server)->max_batch(),
-      options.session_limits.max_in_flight,
-      fencegate::DescribeTls(options.serving.tls), (*server)->DescribeSigning(),
-      (*server)->DescribeMetrics());
+      options.session_limits.max_in_flight, options.max_sessions,
+      options.max_fence_watchers, fencegate::DescribeTls(options.serving.tls),
+      (*server)->DescribeSigning(), (*server)->DescribeMetrics());
   return fencegate::ServeUntilShutdownSignal("fencegate-lockservice", **server);
 }

@@ -52,6 +52,7 @@ struct EtcdLockNodeOptions {
   LockLimits limits;
   StreamLimits session_limits;          // of the leader's Session streams
   StreamRegistry* sessions = nullptr;   // lists them; null: not listed
+  StreamQuota* fence_watchers = nullptr;  // counts the leader's WatchFences streams
   const TokenSigner* signer = nullptr;  // null: no signing
   CallerIdentity identity;             // of the leader's service
   std::shared_ptr<grpc::ChannelCredentials> etcd_credentials;  // null: plaintext

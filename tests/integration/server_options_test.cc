@@ -66,6 +66,8 @@ std::vector<LockCase> LockCases() {
       {"--max_resources", [](O& o) { o.limits.max_resources = 0; }},
       {"--max_batch", [](O& o) { o.limits.max_batch = 0; }},
       {"--max_stream_in_flight", [](O& o) { o.session_limits.max_in_flight = 0; }},
+      {"--max_sessions", [](O& o) { o.max_sessions = 0; }},
+      {"--max_fence_watchers", [](O& o) { o.max_fence_watchers = 0; }},
       {"--db", [](O& o) { o.db_path = ""; }},
       {"--store", [](O& o) { o.store = "mysql://db"; }},
       {"--etcd_session_ttl",
@@ -143,6 +145,7 @@ std::vector<GatewayCase> GatewayCases() {
       {"--max_batch", [](O& o) { o.limits.max_batch = 0; }},
       {"--max_pending", [](O& o) { o.limits.max_pending = 0; }},
       {"--max_stream_in_flight", [](O& o) { o.session_limits.max_in_flight = 0; }},
+      {"--max_sessions", [](O& o) { o.max_sessions = 0; }},
       {"--read_connections", [](O& o) { o.read_connections = 0; }},
       {"--db", [](O& o) { o.db_path = ""; }},
       {"--storage", [](O& o) { o.storage = "mysql://db"; }},
@@ -228,7 +231,7 @@ TEST(ServerMainTest, HelpListsTheSharedFlagsAndTheServersOwn) {
     for (const char* flag :
          {"--listen", "--port_file", "--shutdown_grace", "--signing_keys", "--tls_cert",
           "--tls_key", "--tls_client_ca", "--metrics_listen", "--metrics_port_file",
-          "--max_batch", "--max_stream_in_flight", "--db"}) {
+          "--max_batch", "--max_stream_in_flight", "--max_sessions", "--db"}) {
       EXPECT_THAT(output, HasSubstr(flag)) << binary;
     }
   }
