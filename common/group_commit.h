@@ -177,6 +177,11 @@ class GroupCommitQueue final : public GroupCommitQueueBase {
     absl::MutexLock lock(&mu_);
     return queue_.size();
   }
+  // The same in groups (a Submit() is a group of one).
+  size_t PendingGroups() {
+    absl::MutexLock lock(&mu_);
+    return groups_.size();
+  }
 
  private:
   void Loop() {

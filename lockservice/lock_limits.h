@@ -37,6 +37,11 @@ struct LockLimits {
   size_t remembered_request_ids = 16;
   // Most requests one group commit takes.
   size_t max_batch = 4096;
+  // Decisions (an Acquire, Renew or Release each; an expiry) waiting for
+  // the store behind the commit under way; past it Acquire, Renew, Release
+  // and Describe answer RESOURCE_EXHAUSTED, deciding nothing, so a slow
+  // disk or etcd cannot make the queue outgrow memory.
+  size_t max_pending = 100000;
 };
 
 }  // namespace fencegate::lockservice

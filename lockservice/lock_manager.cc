@@ -74,6 +74,15 @@ Clock::TimerId LockManager::SetTimer(absl::Time deadline,
 
 // ---------------------------------------------------------------- Acquire
 
+absl::Status LockManager::CheckBacklog() {
+  const size_t pending = commits_->PendingGroups();
+  if (pending < limits_.max_pending) return absl::OkStatus();
+  return absl::ResourceExhaustedError(absl::StrCat(
+      "the lock service has ", pending,
+      " decided calls waiting for its store, its limit (--max_pending); nothing was "
+      "applied; retry with backoff"));
+}
+
 absl::Status LockManager::ValidateAcquire(const AcquireArgs& args) const {
   absl::Status s = ValidateName("resource", args.resource, limits_.max_resource_bytes);
   if (s.ok()) s = ValidateName("holder", args.holder, limits_.max_holder_bytes);
@@ -91,6 +100,7 @@ absl::Status LockManager::ValidateAcquire(const AcquireArgs& args) const {
 void LockManager::Acquire(CallId id, AcquireArgs args,
                           Callback<AcquireResult> done) {
   absl::Status error = ValidateAcquire(args);
+  if (error.ok()) error = CheckBacklog();
   if (error.ok()) {
     CommitArrival arrival = Arriving();  // the decision's items commit together
     DecisionLock lock(this);
@@ -175,6 +185,7 @@ absl::Status LockManager::AcquireLocked(CallId id, const AcquireArgs& args,
 
 void LockManager::Describe(std::string resource, Callback<ResourceInfo> done) {
   absl::Status error = ValidateName("resource", resource, limits_.max_resource_bytes);
+  if (error.ok()) error = CheckBacklog();
   if (error.ok()) {
     DecisionLock lock(this);
     error = !broken_.ok() ? broken_ : absl::OkStatus();

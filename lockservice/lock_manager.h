@@ -297,6 +297,9 @@ class LockManager {
 
   // ---- The calls (lock_manager.cc, lock_manager_renew_release.cc)
   absl::Status ValidateAcquire(const AcquireArgs& args) const;
+  // RESOURCE_EXHAUSTED once limits_.max_pending decisions wait for the
+  // store (checked before deciding: a refused call changes nothing).
+  absl::Status CheckBacklog();
   // Decides an Acquire. Returns an error without touching `done` when it
   // fails before reading state; otherwise takes `done` and returns OK.
   absl::Status AcquireLocked(CallId id, const AcquireArgs& args,

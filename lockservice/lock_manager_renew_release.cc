@@ -17,6 +17,7 @@ void LockManager::Renew(RenewArgs args, Callback<RenewResult> done) {
   if (error.ok()) {
     error = ValidateDuration("ttl_ms", args.ttl, limits_.min_ttl, limits_.max_ttl);
   }
+  if (error.ok()) error = CheckBacklog();
   if (error.ok()) {
     CommitArrival arrival = Arriving();  // the decision's items commit together
     DecisionLock lock(this);
@@ -58,6 +59,7 @@ void LockManager::Release(ReleaseArgs args, Callback<ReleaseResult> done) {
     error = ValidateOptionalName("request_id", args.request_id,
                                  limits_.max_request_id_bytes);
   }
+  if (error.ok()) error = CheckBacklog();
   if (error.ok()) {
     CommitArrival arrival = Arriving();  // the decision's items commit together
     DecisionLock lock(this);

@@ -68,6 +68,9 @@ ABSL_FLAG(absl::Duration, waiter_reattach_grace, kLimits.waiter_reattach_grace,
           "for its client's retry (the queue waits for it meanwhile)");
 ABSL_FLAG(size_t, max_batch, kLimits.max_batch,
           "most requests committed in one group-commit transaction");
+ABSL_FLAG(size_t, max_pending, kLimits.max_pending,
+          "most decided calls waiting for the store; past it calls get "
+          "RESOURCE_EXHAUSTED and nothing is applied");
 ABSL_FLAG(size_t, max_stream_in_flight, kDefaults.session_limits.max_in_flight,
           "calls of one Session stream waiting for their answers (parked Acquires "
           "among them) before new ones get RESOURCE_EXHAUSTED; also the most calls in "
@@ -112,6 +115,7 @@ int main(int argc, char** argv) {
   limits.lock_delay = absl::GetFlag(FLAGS_lock_delay);
   limits.max_hold = absl::GetFlag(FLAGS_max_hold);
   limits.max_batch = absl::GetFlag(FLAGS_max_batch);
+  limits.max_pending = absl::GetFlag(FLAGS_max_pending);
   limits.waiter_reattach_grace = absl::GetFlag(FLAGS_waiter_reattach_grace);
   options.session_limits.max_in_flight = absl::GetFlag(FLAGS_max_stream_in_flight);
   options.max_sessions = absl::GetFlag(FLAGS_max_sessions);
@@ -134,13 +138,13 @@ int main(int argc, char** argv) {
   fencegate::LogInfo(
       "%s serving on port %d (listen=%s store=%s ttl=[%s, %s] "
       "max_wait=%s lock_delay=%s max_hold=%s max_waiters_per_resource=%d "
-      "max_waiters_total=%d max_resources=%d max_batch=%d max_stream_in_flight=%d "
+      "max_waiters_total=%d max_resources=%d max_batch=%d max_pending=%d max_stream_in_flight=%d "
       "max_sessions=%d max_fence_watchers=%d transport=%s signing=%s metrics=%s)",
       fencegate::VersionLine(), (*server)->port(), options.serving.listen, store,
       absl::FormatDuration(limits.min_ttl), absl::FormatDuration(limits.max_ttl),
       absl::FormatDuration(limits.max_wait), absl::FormatDuration(limits.lock_delay),
       absl::FormatDuration(limits.max_hold), limits.max_waiters_per_resource,
-      limits.max_waiters_total, limits.max_resources, (*server)->max_batch(),
+      limits.max_waiters_total, limits.max_resources, (*server)->max_batch(), limits.max_pending,
       options.session_limits.max_in_flight, options.max_sessions,
       options.max_fence_watchers, fencegate::DescribeTls(options.serving.tls),
       (*server)->DescribeSigning(), (*server)->DescribeMetrics());

@@ -114,6 +114,32 @@ TEST_P(LockManagerInputTest, CertifiedCallerMayRenewAndReleaseOnlyItsOwnLease) {
 }
 
 
+// ------------------------------------------------------------------ bounds
+
+TEST_P(LockManagerInputTest, ABacklogPastMaxPendingIsRefusedAndChangesNothing) {
+  limits_.max_pending = 2;
+  Restart();
+  absl::Notification entered, proceed;
+  faulty_->HoldNextCommit(&entered, &proceed);
+  auto first = StartAcquire(Args("a", "h"));  // its batch is at the store, held
+  entered.WaitForNotification();
+  auto second = StartAcquire(Args("b", "h"));  // decided, waiting: 1
+  auto third = StartAcquire(Args("c", "h"));   // 2: the limit
+  auto refused = StartAcquire(Args("d", "h"));
+  ASSERT_TRUE(refused->done());  // at once, before any commit
+  EXPECT_THAT(refused->get(), StatusIs(absl::StatusCode::kResourceExhausted,
+                                       HasSubstr("--max_pending")));
+  proceed.Notify();
+  manager_->Sync();
+  for (auto* granted : {&first, &second, &third}) {
+    ASSERT_TRUE((*granted)->done());
+    ASSERT_THAT((*granted)->get(), IsOk());
+    EXPECT_TRUE((*granted)->get()->acquired);
+  }
+  EXPECT_FALSE(Describe("d").held);  // the refused call applied nothing
+  ASSERT_THAT(Acquire(Args("d", "h")), IsOk());  // the backlog is gone
+  EXPECT_TRUE(Describe("d").held);
+}
 
 INSTANTIATE_TEST_SUITE_P(Stores, LockManagerInputTest,
                          ::testing::Values(testing::StoreKind::kSqlite,
