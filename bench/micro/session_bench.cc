@@ -74,7 +74,8 @@ class NullStorage final : public StorageBackend {
 class InProcessGateway {
  public:
   InProcessGateway()
-      : store_(&storage_, GatewayLimits()), service_(&store_, StreamLimits(), /*max_sessions=*/10000) {
+      : store_(&storage_, GatewayLimits()),
+        service_(&store_, StreamLimits(), /*max_sessions=*/10000) {
     grpc::ServerBuilder builder;
     int port = 0;
     builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
