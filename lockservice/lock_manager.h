@@ -463,7 +463,19 @@ class LockManager {
   };
   void Flush(std::vector<CommitItem>& batch);
   void Recover(const absl::Status& commit_error);
+  // Replaces the leases and adds the waiters with what the store holds,
+  // as it reads them (LockStore::LoadInto: never all rows at once). On
+  // error no lease is left: a partial load is not served.
   absl::Status LoadFromStore() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // What LoadFromStore hands each row to (lock_manager_commit.cc).
+  class Restorer;
+  // Drops every lease from memory (not from the store) and the expiry index.
+  void ForgetLeases() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void RestoreLease(LeaseRecord& record, absl::Time now)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // True when it left a loaded waiter detached (its client to come back).
+  bool RestoreWaiter(WaiterRecord& record, absl::Time now)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // Timer callbacks hold a reference; the destructor clears `manager` under
   // `mu`, which waits for a callback in progress and disarms later ones.

@@ -192,60 +192,51 @@ void LockManager::Recover(const absl::Status& commit_error) {
   }
 }
 
+class LockManager::Restorer final : public LoadSink {
+ public:
+  Restorer(LockManager& m, absl::Time now) : m_(m), now_(now) {}
+
+  // Called within LoadFromStore, which holds mu_.
+  void OnLastToken(uint64_t last_token) override {
+    m_.mu_.AssertHeld();
+    m_.last_token_ = last_token;
+  }
+  void ExpectLeases(size_t count) override {
+    m_.mu_.AssertHeld();
+    // Sized once: a million leases inserted one by one rehash the table
+    // twenty times over.
+    m_.resources_.reserve(m_.resources_.size() + count);
+  }
+  void OnLease(LeaseRecord& record) override {
+    m_.mu_.AssertHeld();
+    // test builds only:
+    if (FENCEGATE_PLANTED_BUG("lock_leases_forgotten_on_restart")) return;
+    m_.RestoreLease(record, now_);
+  }
+  void OnWaiter(WaiterRecord& record) override {
+    m_.mu_.AssertHeld();
+    detached_ = m_.RestoreWaiter(record, now_) || detached_;
+  }
+  bool detached() const { return detached_; }
+
+ private:
+  LockManager& m_;
+  const absl::Time now_;
+  bool detached_ = false;
+};
+
 absl::Status LockManager::LoadFromStore() {
-  absl::StatusOr<LockStoreState> state = store_->Load();
-  if (!state.ok()) return state.status();
-  FENCEGATE_LEASE_EVENT("load", "", 0, absl::ZeroDuration());  // test builds only
-  if (FENCEGATE_PLANTED_BUG("lock_leases_forgotten_on_restart")) state->leases.clear();  // test builds only
   const absl::Time now = clock_->Now();
-  for (auto& [name, r] : resources_) r.lease.reset();
-  expiries_.Clear();
-  held_leases_ = 0;
-  last_token_ = state->last_token;
-  // Sized once: a million leases re-inserted one by one rehash the table
-  // twenty times over.
-  resources_.reserve(resources_.size() + state->leases.size());
-  for (LeaseRecord& record : state->leases) {
-    FENCEGATE_LEASE_EVENT("restore", record.resource, record.token, record.ttl);  // test builds only
-    HeldLease lease;
-    lease.holder = std::move(record.holder);
-    lease.token = record.token;
-    lease.ttl = CompactDuration(record.ttl);
-    // The "delay restart" rule: held for a full TTL from now, and the
-    // max_hold cap counts from now too (a lease re-armed past its cap would
-    // take renewals that end it at once).
-    lease.acquired_at = CompactTime(now);
-    lease.expiry = CompactTime(CappedExpiry(lease, record.ttl));
-    lease.hold_count = record.hold_count;
-    lease.request_ids.Assign(record.request_ids, limits_.remembered_request_ids);
-    last_token_ = std::max(last_token_, lease.token);
-    auto [it, added] = resources_.try_emplace(std::move(record.resource));
-    Resource& r = it->second;
-    if (!r.lease) {
-      ++held_leases_;
-    } else {
-      expiries_.Remove(r.lease->expiry, r.lease->token);  // listed twice by the store
-    }
-    r.lease = std::move(lease);
-    IndexExpiry(it->first, *r.lease);
+  ForgetLeases();
+  FENCEGATE_LEASE_EVENT("load", "", 0, absl::ZeroDuration());  // test builds only
+  Restorer restorer(*this, now);
+  absl::Status status = store_->LoadInto(restorer);
+  if (!status.ok()) {
+    ForgetLeases();
+    return status;
   }
   // Waiters keep their places, detached until their clients retry.
-  bool detached = false;
-  for (WaiterRecord& record : state->waiters) {
-    next_waiter_seq_ = std::max(next_waiter_seq_, record.seq + 1);
-    Resource& r = resources_[record.resource];
-    if (FindParked(r, record.holder, record.request_id)) continue;  // still parked here (a reload)
-    WaitQueue& queue = QueueOf(r);
-    auto place = std::find_if(queue.begin(), queue.end(),
-                              [&](const Waiter& w) { return w.seq > record.seq; });
-    LinkWaiter(
-        r, place,
-        Waiter{0, std::move(record.holder), record.ttl, std::move(record.request_id),
-               nullptr, CompactTime(), record.seq, /*listener=*/nullptr,
-               /*parked_at=*/CompactTime(now)});
-    detached = true;
-  }
-  if (detached) {
+  if (restorer.detached()) {
     SetTimer(now + limits_.waiter_reattach_grace,
              [](LockManager& m) { m.DropDetachedWaiters(); });
   }
@@ -257,6 +248,53 @@ absl::Status LockManager::LoadFromStore() {
     EndDecision();  // one per resource
   }
   return absl::OkStatus();
+}
+
+void LockManager::ForgetLeases() {
+  for (auto& [name, r] : resources_) r.lease.reset();
+  expiries_.Clear();
+  held_leases_ = 0;
+}
+
+void LockManager::RestoreLease(LeaseRecord& record, absl::Time now) {
+  FENCEGATE_LEASE_EVENT("restore", record.resource, record.token,
+                        record.ttl);  // test builds only
+  HeldLease lease;
+  lease.holder = std::move(record.holder);
+  lease.token = record.token;
+  lease.ttl = CompactDuration(record.ttl);
+  // The "delay restart" rule: held for a full TTL from now, and the max_hold
+  // cap counts from now too (a lease re-armed past its cap would take
+  // renewals that end it at once).
+  lease.acquired_at = CompactTime(now);
+  lease.expiry = CompactTime(CappedExpiry(lease, record.ttl));
+  lease.hold_count = record.hold_count;
+  lease.request_ids.Assign(record.request_ids, limits_.remembered_request_ids);
+  last_token_ = std::max(last_token_, lease.token);
+  auto [it, added] = resources_.try_emplace(std::move(record.resource));
+  Resource& r = it->second;
+  if (!r.lease) {
+    ++held_leases_;
+  } else {
+    expiries_.Remove(r.lease->expiry, r.lease->token);  // listed twice by the store
+  }
+  r.lease = std::move(lease);
+  IndexExpiry(it->first, *r.lease);
+}
+
+bool LockManager::RestoreWaiter(WaiterRecord& record, absl::Time now) {
+  next_waiter_seq_ = std::max(next_waiter_seq_, record.seq + 1);
+  Resource& r = resources_[record.resource];
+  if (FindParked(r, record.holder, record.request_id))
+    return false;  // still parked here (a reload)
+  WaitQueue& queue = QueueOf(r);
+  auto place = std::find_if(queue.begin(), queue.end(),
+                            [&](const Waiter& w) { return w.seq > record.seq; });
+  LinkWaiter(r, place,
+             Waiter{0, std::move(record.holder), record.ttl, std::move(record.request_id),
+                    nullptr, CompactTime(), record.seq, /*listener=*/nullptr,
+                    /*parked_at=*/CompactTime(now)});
+  return true;
 }
 
 }  // namespace fencegate::lockservice

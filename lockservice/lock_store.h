@@ -89,12 +89,38 @@ struct LockStoreBatch {
   }
 };
 
+// What LockStore::LoadInto() hands over, row by row: the counter first,
+// then every lease, then the waiters in seq order. It may move from the
+// records it is given.
+class LoadSink {
+ public:
+  virtual ~LoadSink() = default;
+  virtual void OnLastToken(uint64_t last_token) = 0;
+  // A hint, before the leases: about this many follow.
+  virtual void ExpectLeases(size_t /*count*/) {}
+  virtual void OnLease(LeaseRecord& lease) = 0;
+  virtual void OnWaiter(WaiterRecord& waiter) = 0;
+};
+
 class LockStore {
  public:
   virtual ~LockStore() = default;
 
   // Everything committed so far.
   virtual absl::StatusOr<LockStoreState> Load() = 0;
+  // The same, handed to `sink` as it is read, so that a million rows are
+  // never held twice (the lock manager restores from it). On error, `sink`
+  // may have seen part of the state. The default calls Load(); a store
+  // that can read row by row overrides it.
+  virtual absl::Status LoadInto(LoadSink& sink) {
+    absl::StatusOr<LockStoreState> state = Load();
+    if (!state.ok()) return state.status();
+    sink.OnLastToken(state->last_token);
+    sink.ExpectLeases(state->leases.size());
+    for (LeaseRecord& lease : state->leases) sink.OnLease(lease);
+    for (WaiterRecord& waiter : state->waiters) sink.OnWaiter(waiter);
+    return absl::OkStatus();
+  }
 
   // Applies the whole batch atomically and durably, or nothing: on error the
   // stored state is what it was before the call. The counter never goes

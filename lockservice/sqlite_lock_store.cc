@@ -58,33 +58,70 @@ absl::StatusOr<std::vector<FencePosition>> SqliteLockStore::ScanFencePositions(
   return positions;
 }
 
+namespace {
+
+// Collects what LoadInto() reads into a LockStoreState (Load()).
+class StateSink final : public LoadSink {
+ public:
+  explicit StateSink(LockStoreState& state) : state_(state) {}
+  void OnLastToken(uint64_t last_token) override { state_.last_token = last_token; }
+  void ExpectLeases(size_t count) override { state_.leases.reserve(count); }
+  void OnLease(LeaseRecord& lease) override { state_.leases.push_back(std::move(lease)); }
+  void OnWaiter(WaiterRecord& waiter) override {
+    state_.waiters.push_back(std::move(waiter));
+  }
+
+ private:
+  LockStoreState& state_;
+};
+
+}  // namespace
+
 absl::StatusOr<LockStoreState> SqliteLockStore::Load() {
   LockStoreState state;
+  StateSink sink(state);
+  absl::Status status = LoadInto(sink);
+  if (!status.ok()) return status;
+  return state;
+}
+
+absl::Status SqliteLockStore::LoadInto(LoadSink& sink) {
   absl::StatusOr<SqliteStatement*> meta =
       db_->Prepared("SELECT value FROM meta WHERE key = 'last_token'");
   if (!meta.ok()) return meta.status();
   absl::StatusOr<bool> row = (*meta)->Step();
   if (!row.ok()) return row.status();
-  if (*row) state.last_token = static_cast<uint64_t>((*meta)->ColumnInt(0));
+  sink.OnLastToken(*row ? static_cast<uint64_t>((*meta)->ColumnInt(0)) : 0);
   (*meta)->Reset();
+
+  absl::StatusOr<SqliteStatement*> count = db_->Prepared("SELECT count(*) FROM leases");
+  if (!count.ok()) return count.status();
+  row = (*count)->Step();
+  if (!row.ok()) return row.status();
+  if (*row) sink.ExpectLeases(static_cast<size_t>((*count)->ColumnInt(0)));
+  (*count)->Reset();
 
   absl::StatusOr<SqliteStatement*> leases = db_->Prepared(
       "SELECT resource, holder, token, ttl_ms, hold_count, request_ids FROM leases");
   if (!leases.ok()) return leases.status();
   SqliteStatement& stmt = **leases;
+  LeaseRecord lease;
   for (;;) {
     row = stmt.Step();
-    if (!row.ok()) return row.status();
+    if (!row.ok()) {
+      stmt.Reset();
+      return row.status();
+    }
     if (!*row) break;
-    LeaseRecord lease;
     lease.resource = stmt.ColumnText(0);
     lease.holder = stmt.ColumnText(1);
     lease.token = static_cast<uint64_t>(stmt.ColumnInt(2));
     lease.ttl = absl::Milliseconds(stmt.ColumnInt(3));
     lease.hold_count = static_cast<uint32_t>(stmt.ColumnInt(4));
-    std::string ids = stmt.ColumnText(5);
+    lease.request_ids.clear();
+    const std::string ids = stmt.ColumnText(5);
     if (!ids.empty()) lease.request_ids = absl::StrSplit(ids, '\n');
-    state.leases.push_back(std::move(lease));
+    sink.OnLease(lease);
   }
   stmt.Reset();
 
@@ -94,7 +131,10 @@ absl::StatusOr<LockStoreState> SqliteLockStore::Load() {
   SqliteStatement& queue = **waiters;
   for (;;) {
     row = queue.Step();
-    if (!row.ok()) return row.status();
+    if (!row.ok()) {
+      queue.Reset();
+      return row.status();
+    }
     if (!*row) break;
     WaiterRecord waiter;
     waiter.seq = static_cast<uint64_t>(queue.ColumnInt(0));
@@ -102,10 +142,10 @@ absl::StatusOr<LockStoreState> SqliteLockStore::Load() {
     waiter.holder = queue.ColumnText(2);
     waiter.ttl = absl::Milliseconds(queue.ColumnInt(3));
     waiter.request_id = queue.ColumnText(4);
-    state.waiters.push_back(std::move(waiter));
+    sink.OnWaiter(waiter);
   }
   queue.Reset();
-  return state;
+  return absl::OkStatus();
 }
 
 absl::Status SqliteLockStore::Commit(const LockStoreBatch& batch) {

@@ -9,7 +9,7 @@
 // request_ids is the list joined by '\n' (request ids have no control
 // characters; see common/validation.h).
 //
-// Thread safety: as LockStore asks. Load() and Commit() use the writer
+// Thread safety: as LockStore asks. Load(), LoadInto() and Commit() use the writer
 // connection from one thread at a time; ScanFencePositions() uses a second,
 // read-only connection under its own mutex (WAL lets it read the last
 // committed state while a commit runs).
@@ -33,6 +33,8 @@ class SqliteLockStore final : public LockStore {
       const std::string& path);
 
   absl::StatusOr<LockStoreState> Load() override;
+  // Reads row by row (Load() collects what it reads).
+  absl::Status LoadInto(LoadSink& sink) override;
   absl::Status Commit(const LockStoreBatch& batch) override;
   absl::StatusOr<std::vector<FencePosition>> ScanFencePositions(
       uint64_t after, size_t limit) override;

@@ -34,6 +34,10 @@ class FaultyLockStore final : public lockservice::LockStore {
     if (fail_loads_) return absl::DataLossError("injected Load failure");
     return inner_->Load();
   }
+  absl::Status LoadInto(lockservice::LoadSink& sink) override {
+    if (fail_loads_) return absl::DataLossError("injected Load failure");
+    return inner_->LoadInto(sink);
+  }
 
   absl::Status Commit(const lockservice::LockStoreBatch& batch) override {
     if (absl::Notification* entered = entered_.exchange(nullptr)) {
