@@ -199,6 +199,10 @@ class LockManager::Restorer final : public LoadSink {
   // Called within LoadFromStore, which holds mu_.
   void OnLastToken(uint64_t last_token) override {
     m_.mu_.AssertHeld();
+    // The first row: the store answered (with etcd, after all of Load()).
+    // The torture checker takes this event as the state's reload, so it
+    // must not be written for a load that fails before any row.
+    FENCEGATE_LEASE_EVENT("load", "", 0, absl::ZeroDuration());  // test builds only
     m_.last_token_ = last_token;
   }
   void ExpectLeases(size_t count) override {
@@ -228,7 +232,6 @@ class LockManager::Restorer final : public LoadSink {
 absl::Status LockManager::LoadFromStore() {
   const absl::Time now = clock_->Now();
   ForgetLeases();
-  FENCEGATE_LEASE_EVENT("load", "", 0, absl::ZeroDuration());  // test builds only
   Restorer restorer(*this, now);
   absl::Status status = store_->LoadInto(restorer);
   if (!status.ok()) {
