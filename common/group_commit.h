@@ -32,6 +32,7 @@
 
 #include <pthread.h>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -159,6 +160,7 @@ class GroupCommitQueue final : public GroupCommitQueueBase {
     absl::MutexLock lock(&mu_);
     queue_.push_back(std::move(item));
     groups_.push_back(1);
+    pending_groups_.store(groups_.size(), std::memory_order_relaxed);
   }
 
   // Queues `items` as one group, which no batch cuts, and empties `items`
@@ -169,6 +171,7 @@ class GroupCommitQueue final : public GroupCommitQueueBase {
     queue_.insert(queue_.end(), std::make_move_iterator(items.begin()),
                   std::make_move_iterator(items.end()));
     groups_.push_back(items.size());
+    pending_groups_.store(groups_.size(), std::memory_order_relaxed);
     items.clear();
   }
 
@@ -177,11 +180,9 @@ class GroupCommitQueue final : public GroupCommitQueueBase {
     absl::MutexLock lock(&mu_);
     return queue_.size();
   }
-  // The same in groups (a Submit() is a group of one).
-  size_t PendingGroups() {
-    absl::MutexLock lock(&mu_);
-    return groups_.size();
-  }
+  // The same in groups (a Submit() is a group of one). Lock-free: callers
+  // check it on every request; it may lag a concurrent submit or batch.
+  size_t PendingGroups() const { return pending_groups_.load(std::memory_order_relaxed); }
 
  private:
   void Loop() {
@@ -199,12 +200,14 @@ class GroupCommitQueue final : public GroupCommitQueueBase {
         if (queue_.size() <= max_batch_) {
           batch.swap(queue_);
           groups_.clear();
+          pending_groups_.store(0, std::memory_order_relaxed);
         } else {
           // Whole groups, at least one, up to max_batch items.
           size_t take = 0;
           while (!groups_.empty() && (take == 0 || take + groups_.front() <= max_batch_)) {
             take += groups_.front();
             groups_.pop_front();
+            pending_groups_.store(groups_.size(), std::memory_order_relaxed);
           }
           batch.assign(std::make_move_iterator(queue_.begin()),
                        std::make_move_iterator(queue_.begin() + take));
@@ -231,6 +234,7 @@ class GroupCommitQueue final : public GroupCommitQueueBase {
   std::vector<Item> queue_ ABSL_GUARDED_BY(mu_);
   // The sizes of the groups in queue_, in order (a Submit() is a group of 1).
   std::deque<size_t> groups_ ABSL_GUARDED_BY(mu_);
+  std::atomic<size_t> pending_groups_{0};  // groups_.size(), for PendingGroups()
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::thread thread_;
 };

@@ -40,7 +40,7 @@ std::vector<absl::string_view> RememberedIds::Views() const {
   return ids;
 }
 
-void RememberedIds::Rebuild(const std::vector<absl::string_view>& ids) {
+void RememberedIds::Rebuild(absl::Span<const absl::string_view> ids) {
   size_t bytes = 0;
   for (absl::string_view id : ids) bytes += sizeof(uint32_t) + id.size();
   if (bytes == 0) {
@@ -66,6 +66,10 @@ bool RememberedIds::Contains(absl::string_view id) const {
 
 void RememberedIds::Remember(absl::string_view id, size_t limit) {
   if (id.empty()) return;
+  if (block_ == nullptr && limit > 0) {  // a grant's first id: no vector
+    Rebuild({id});
+    return;
+  }
   std::vector<absl::string_view> ids = Views();
   ids.push_back(id);
   if (ids.size() > limit) ids.erase(ids.begin(), ids.end() - limit);

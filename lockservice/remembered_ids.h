@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 
 namespace fencegate::lockservice {
 
@@ -42,7 +43,7 @@ class RememberedIds {
   template <typename Visit>
   bool ForEach(Visit visit) const;
   std::vector<absl::string_view> Views() const;  // into block_
-  void Rebuild(const std::vector<absl::string_view>& ids);
+  void Rebuild(absl::Span<const absl::string_view> ids);
 
   std::unique_ptr<char[]> block_;
 };
