@@ -21,6 +21,10 @@ struct LockLimits {
   // RESOURCE_EXHAUSTED.
   size_t max_waiters_per_resource = 10000;
   size_t max_waiters_total = 100000;
+  // Shared leases held on one resource at once, and the most permits a
+  // semaphore may have; past it a shared Acquire waits (or is refused on a
+  // try-lock) and a larger semaphore is INVALID_ARGUMENT.
+  size_t max_holders_per_resource = 10000;
   // Resources with a lease, a waiter or a lock-delay; past it a new resource
   // gets RESOURCE_EXHAUSTED.
   size_t max_resources = 1000000;

@@ -114,6 +114,7 @@
 #include "fencegate/clock.h"
 #include "lockservice/deadline_index.h"
 #include "lockservice/fence_feed.h"
+#include "lockservice/lease_mode.h"
 #include "lockservice/lease_listener.h"
 #include "lockservice/lease_listeners.h"
 #include "lockservice/lock_limits.h"
@@ -131,6 +132,10 @@ struct AcquireArgs {
   // Optional: listens to the lease this call gets (see the header). The
   // call's callback must hold a reference on it until it runs.
   LeaseListener* listener = nullptr;
+  // The kind of lease asked for (lease_mode.h); with kPermit, `permits` is
+  // the semaphore's size (1..limits.max_holders_per_resource), 0 otherwise.
+  LeaseMode mode = LeaseMode::kExclusive;
+  uint32_t permits = 0;
 };
 
 enum class NotAcquiredReason { kNone, kHeld, kLockDelay };
@@ -180,12 +185,18 @@ struct ReleaseResult {
 
 struct ResourceInfo {
   bool held = false;
+  // The exclusive lease; or, when shared leases or permits are held, the
+  // oldest of them (the lowest token).
   std::string holder;
   uint64_t token = 0;
   absl::Duration remaining;
   uint32_t hold_count = 0;
   uint32_t waiters = 0;
   absl::Duration lock_delay_remaining;
+  // How the resource is used now: kExclusive when free or exclusively held.
+  LeaseMode mode = LeaseMode::kExclusive;
+  uint32_t permits = 0;  // with kPermit: the semaphore's size
+  uint32_t holders = 0;  // leases held: 1 exclusive, or shared leases or permits
 };
 
 // One resource as the status page lists it.

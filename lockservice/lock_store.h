@@ -27,6 +27,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "lockservice/lease_mode.h"
 
 namespace fencegate::lockservice {
 
@@ -39,6 +40,9 @@ struct LeaseRecord {
   uint64_t token = 0;
   absl::Duration ttl;
   uint32_t hold_count = 0;
+  // Its kind; for kPermit, `permits` is the semaphore's size (0 otherwise).
+  LeaseMode mode = LeaseMode::kExclusive;
+  uint32_t permits = 0;
   // Request ids already applied to this lease (acquire and release), newest
   // last, so retries stay idempotent across a restart.
   std::vector<std::string> request_ids;
@@ -63,6 +67,8 @@ struct WaiterRecord {
   std::string holder;
   absl::Duration ttl;
   std::string request_id;  // never empty
+  LeaseMode mode = LeaseMode::kExclusive;  // what it waits for, as in LeaseRecord
+  uint32_t permits = 0;
 };
 
 struct LockStoreState {
@@ -71,12 +77,17 @@ struct LockStoreState {
   std::vector<WaiterRecord> waiters;  // in seq order
 };
 
-// One atomic change. `leases` maps a resource to its new row, or to nullopt
-// to delete the row; each resource appears at most once.
+// One atomic change. `leases` maps a resource to its exclusive lease's new
+// row, or to nullopt to delete the row; each resource appears at most once.
+// `holds` does the same for shared leases and permits, which a resource
+// may have many of, by token.
 struct LockStoreBatch {
   // Raise the persisted counter to at least this (0: leave it).
   uint64_t last_token = 0;
   std::vector<std::pair<std::string, std::optional<LeaseRecord>>> leases;
+  // Shared leases and permits by token: put, or delete; each token at most
+  // once. The record's mode is kShared or kPermit.
+  std::vector<std::pair<uint64_t, std::optional<LeaseRecord>>> holds;
   // Raise each resource's fence position to at least this; each resource
   // appears at most once. Positions are kept after the lease ends.
   std::vector<FencePosition> fence_positions;
@@ -84,8 +95,8 @@ struct LockStoreBatch {
   std::vector<std::pair<uint64_t, std::optional<WaiterRecord>>> waiters;
 
   bool empty() const {
-    return last_token == 0 && leases.empty() && fence_positions.empty() &&
-           waiters.empty();
+    return last_token == 0 && leases.empty() && holds.empty() &&
+           fence_positions.empty() && waiters.empty();
   }
 };
 
@@ -98,6 +109,7 @@ class LoadSink {
   virtual void OnLastToken(uint64_t last_token) = 0;
   // A hint, before the leases: about this many follow.
   virtual void ExpectLeases(size_t /*count*/) {}
+  // Every lease of every mode (exclusive leases, shared leases, permits).
   virtual void OnLease(LeaseRecord& lease) = 0;
   virtual void OnWaiter(WaiterRecord& waiter) = 0;
 };
