@@ -1,0 +1,20 @@
+// LeaseMode: the kind of lease a client asks for and holds
+// (docs/semantics.md, "Kinds of lock"). A resource is used in one way at a
+// time: as a read-write lock (kExclusive and kShared) or as a semaphore of
+// N permits (kPermit).
+//
+//   kExclusive  one holder, no other lease on the resource (the default);
+//               its token may write at the gateway;
+//   kShared     any number of shared holders and no exclusive one; its
+//               token may read at the gateway (a fenced read), not write;
+//   kPermit     one of the resource's N permits (a semaphore).
+#ifndef FENCEGATE_CLIENT_LEASE_MODE_H_
+#define FENCEGATE_CLIENT_LEASE_MODE_H_
+
+namespace fencegate::client {
+
+enum class LeaseMode { kExclusive = 0, kShared = 1, kPermit = 2 };
+
+}  // namespace fencegate::client
+
+#endif  // FENCEGATE_CLIENT_LEASE_MODE_H_
