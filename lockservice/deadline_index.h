@@ -33,6 +33,13 @@ class DeadlineIndex {
   }
   // No-op when absent.
   void Remove(CompactTime deadline, uint64_t id) { entries_.erase(Key(deadline, id)); }
+  // Moves the entry (from, id) to (to, id), keeping its resource.
+  // REQUIRES: the entry is in the index.
+  void Move(CompactTime from, uint64_t id, CompactTime to) {
+    auto node = entries_.extract(Key(from, id));
+    node.key() = Key(to, id);
+    entries_.insert(std::move(node));
+  }
   void Clear() { entries_.clear(); }
 
   bool empty() const { return entries_.empty(); }

@@ -101,7 +101,19 @@ absl::Status LockManager::ValidateAcquire(const AcquireArgs& args) const {
     s = ValidateOptionalName("request_id", args.request_id,
                              limits_.max_request_id_bytes);
   }
-  return s;
+  if (!s.ok()) return s;
+  if (args.mode == LeaseMode::kPermit) {
+    if (args.permits < 1 || args.permits > limits_.max_holders_per_resource) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("permits: a semaphore has 1 to ", limits_.max_holders_per_resource,
+                       " permits (--max_holders_per_resource), not ", args.permits));
+    }
+  } else if (args.permits != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "permits: only a PERMIT Acquire names a number of permits; this one asks for a ",
+        LeaseModeName(args.mode), " lease with permits = ", args.permits, " (send 0)"));
+  }
+  return absl::OkStatus();
 }
 
 void LockManager::Acquire(CallId id, AcquireArgs args,
@@ -131,8 +143,17 @@ absl::Status LockManager::AcquireLocked(CallId id, const AcquireArgs& args,
     r = &resources_[args.resource];
   }
   const absl::Time now = clock_->Now();
+  if (absl::Status kind = CheckKind(args, *r); !kind.ok()) {
+    MaybeForget(args.resource);
+    return kind;
+  }
 
-  if (r->lease && r->lease->holder == args.holder) {
+  HeldLease* held = ReentrantLease(*r, args.holder, args.mode);
+  // The exclusive holder takes a shared lease at once (a downgrade).
+  const bool downgrade = held == nullptr && args.mode == LeaseMode::kShared && r->lease &&
+                         r->lease->holder == args.holder &&
+                         CanGrant(*r, args.holder, args.mode);
+  if (held != nullptr || downgrade) {
     if (!args.request_id.empty()) {
       // A retry of this holder's queued call (one loaded from the store,
       // whose client is back): answered here, so its place goes.
@@ -141,7 +162,14 @@ absl::Status LockManager::AcquireLocked(CallId id, const AcquireArgs& args,
         EraseWaiter(args.resource, *r, *queued);
       }
     }
-    Reenter(args.resource, *r, args.ttl, args.request_id, std::move(done), args.listener);
+    if (held != nullptr) {
+      Reenter(args.resource, *held, args.ttl, args.request_id, std::move(done),
+              args.listener);
+    } else {
+      Count(metrics_->grants[LockManagerMetrics::kImmediate]);
+      Grant(args.resource, *r, args.holder, args.mode, args.ttl, args.request_id,
+            std::move(done), args.listener);
+    }
     return absl::OkStatus();
   }
   if (!args.request_id.empty()) {
@@ -150,10 +178,12 @@ absl::Status LockManager::AcquireLocked(CallId id, const AcquireArgs& args,
       return absl::OkStatus();
     }
   }
-  if (!r->lease && Waiting(*r) == 0 && now >= r->delay_until.get()) {
+  // A semaphore's size is fixed by its first request.
+  if (args.mode == LeaseMode::kPermit) SharedOf(*r).permits = args.permits;
+  if (Waiting(*r) == 0 && CanGrant(*r, args.holder, args.mode)) {
     Count(metrics_->grants[LockManagerMetrics::kImmediate]);
-    Grant(args.resource, *r, args.holder, args.ttl, args.request_id, std::move(done),
-          args.listener);
+    Grant(args.resource, *r, args.holder, args.mode, args.ttl, args.request_id,
+          std::move(done), args.listener);
     return absl::OkStatus();
   }
   if (args.wait == absl::ZeroDuration()) {
@@ -179,12 +209,12 @@ absl::Status LockManager::AcquireLocked(CallId id, const AcquireArgs& args,
   // With a request id its place survives a restart or a failover (see the
   // header).
   const uint64_t seq = args.request_id.empty() ? 0 : next_waiter_seq_++;
-  auto waiter =
-      LinkWaiter(*r, QueueOf(*r).end(),
-                 Waiter{id, args.holder, args.ttl, args.request_id, std::move(done),
-                        CompactTime(), seq, args.listener, CompactTime(now)});
+  auto waiter = LinkWaiter(
+      *r, QueueOf(*r).end(),
+      Waiter{id, args.holder, args.ttl, args.request_id, std::move(done), CompactTime(),
+             seq, args.listener, CompactTime(now), args.mode, args.permits});
   Park(id, args.resource, waiter, now + args.wait);
-  if (seq != 0) PersistWaiter(args.resource, *waiter, WaiterRow::kPut);
+  if (seq != 0) PersistWaiter(args.resource, *waiter, Row::kPut);
   return absl::OkStatus();
 }
 
@@ -198,19 +228,7 @@ void LockManager::Describe(std::string resource, Callback<ResourceInfo> done) {
     error = !broken_.ok() ? broken_ : absl::OkStatus();
     if (error.ok()) {
       ResourceInfo info;
-      const absl::Time now = clock_->Now();
-      if (Resource* r = FindCurrent(resource)) {
-        if (r->lease) {
-          info.held = true;
-          info.holder = r->lease->holder;
-          info.token = r->lease->token;
-          info.remaining = r->lease->expiry.get() - now;
-          info.hold_count = r->lease->hold_count;
-        } else if (now < r->delay_until.get()) {
-          info.lock_delay_remaining = r->delay_until.get() - now;
-        }
-        info.waiters = static_cast<uint32_t>(Waiting(*r));
-      }
+      if (Resource* r = FindCurrent(resource)) info = Info(*r, clock_->Now());
       Reply(std::move(done), absl::StatusOr<ResourceInfo>(std::move(info)));
       MaybeForget(resource);
     }
@@ -270,18 +288,7 @@ std::vector<ResourceSummary> LockManager::TopResources(absl::string_view prefix,
     if (!absl::StartsWith(name, prefix)) continue;
     ResourceSummary s;
     s.resource = name;
-    s.info.waiters = static_cast<uint32_t>(Waiting(r));
-    // A lease past its expiry whose timer has not run yet is shown as
-    // expiring now; its timer ends it.
-    if (r.lease) {
-      s.info.held = true;
-      s.info.holder = r.lease->holder;
-      s.info.token = r.lease->token;
-      s.info.remaining = std::max(absl::ZeroDuration(), r.lease->expiry.get() - now);
-      s.info.hold_count = r.lease->hold_count;
-    } else if (now < r.delay_until.get()) {
-      s.info.lock_delay_remaining = r.delay_until.get() - now;
-    }
+    s.info = Info(r, now);
     top.push_back(std::move(s));
   }
   auto before = [](const ResourceSummary& a, const ResourceSummary& b) {

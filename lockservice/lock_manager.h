@@ -59,6 +59,18 @@
 // decision, in queue order, as if it had arrived just then. So a holder
 // never waits behind its own lease.
 //
+// Kinds of lease (lease_mode.h, docs/semantics.md "Kinds of lock"). A
+// resource is a read-write lock (one exclusive lease, or any number of
+// shared ones) or a semaphore of N permits, fixed while anything refers to
+// it. Each lease of each kind has its own token, expiry, holds and
+// listeners. A request is granted at once when CanGrant says its kind fits
+// and nobody waits; the queue is served from its head while its waiters
+// fit, so a waiting exclusive request holds back every later one (no
+// writer starvation). Reentrancy is per holder and kind; the exclusive
+// holder may take a shared lease at once (a downgrade), a shared holder
+// asking for the exclusive lease queues. Only exclusive leases move fence
+// positions and start a lock-delay: the others do not write.
+//
 // If a commit fails, every reply in that batch and in any later batch fails
 // with UNAVAILABLE, and the in-memory state is rebuilt from the store (the
 // last committed state, each lease re-armed for its full TTL). If even that
@@ -83,7 +95,8 @@
 //
 // Implementation, one concept a file: lock_manager.cc (Acquire, Describe,
 // the lifecycle), lock_manager_renew_release.cc, lock_manager_leases.cc
-// (grants, reentrant holds, expiry), lock_manager_queues.cc (wait queues),
+// (grants, reentrant holds, expiry), lock_manager_kinds.cc (which kinds of
+// lease go together), lock_manager_queues.cc (wait queues),
 // lock_manager_commit.cc (group commit, recovery); the private state they
 // share is in lock_manager_internal.h, with two parts that keep their own
 // invariants: wait_queue.h (one resource's FIFO of parked Acquires and its
@@ -143,6 +156,7 @@ enum class NotAcquiredReason { kNone, kHeld, kLockDelay };
 struct AcquireResult {
   bool acquired = false;
   uint64_t token = 0;
+  LeaseMode mode = LeaseMode::kExclusive;  // when acquired: the lease's kind
   absl::Duration ttl;       // lease length granted (may be capped)
   uint32_t hold_count = 0;
   NotAcquiredReason reason = NotAcquiredReason::kNone;
@@ -296,6 +310,7 @@ class LockManager {
  private:
   using WaiterList = std::list<Waiter>;
   struct HeldLease;
+  struct SharedHolds;
   struct Resource;
   struct CommitItem;
 
@@ -316,11 +331,16 @@ class LockManager {
   absl::Status AcquireLocked(CallId id, const AcquireArgs& args,
                              Callback<AcquireResult>& done)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // The resource whose current lease `token` holds and `caller` owns (an
-  // expired lease is ended first); otherwise the LeaseLost or CheckOwner
-  // error for `op`. The caller calls MaybeForget(resource) afterwards.
-  absl::StatusOr<Resource*> FindHeld(absl::string_view op, const std::string& resource,
-                                     uint64_t token, const std::string& caller)
+  // The resource and its lease (of any kind) that `token` holds and
+  // `caller` owns (an expired lease is ended first); otherwise the LeaseLost
+  // or CheckOwner error for `op`. The caller calls MaybeForget(resource)
+  // afterwards.
+  struct Held {
+    Resource* resource;
+    HeldLease* lease;
+  };
+  absl::StatusOr<Held> FindHeld(absl::string_view op, const std::string& resource,
+                                uint64_t token, const std::string& caller)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status LeaseLost(absl::string_view op, const std::string& resource,
                          uint64_t token, const Resource* r) const
@@ -330,24 +350,49 @@ class LockManager {
   static absl::Status CheckOwner(absl::string_view op, const std::string& resource,
                                  const HeldLease& lease, const std::string& caller);
 
+  // ---- Kinds of lease (lock_manager_kinds.cc): which requests go together
+  // INVALID_ARGUMENT when `args` asks for a kind `r` is not used as now (a
+  // semaphore, or a read-write lock; or a semaphore of another size).
+  absl::Status CheckKind(const AcquireArgs& args, const Resource& r) const;
+  // Whether a request of `mode` by `holder` may be granted a new lease on
+  // `r` now, the queue aside (kShared by the exclusive holder: a downgrade).
+  bool CanGrant(const Resource& r, const std::string& holder, LeaseMode mode) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The lease a request of `mode` by `holder` re-enters (the holder's own
+  // lease of that kind), or null.
+  static HeldLease* ReentrantLease(Resource& r, const std::string& holder,
+                                   LeaseMode mode);
+  // The lease of `r` with `token`, of any kind, or null.
+  static HeldLease* FindLease(Resource& r, uint64_t token);
+  // The exclusive lease, else the oldest shared lease or permit; or null.
+  static const HeldLease* Oldest(const Resource& r);
+  // Shared leases or permits held on `r`.
+  static size_t SharedCount(const Resource& r);
+  // `r`'s shared holds, made if it has none.
+  static SharedHolds& SharedOf(Resource& r);
+  // What Describe and the status page say of `r`.
+  ResourceInfo Info(const Resource& r, absl::Time now) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
   // ---- Leases (lock_manager_leases.cc)
-  // Grants a new lease on `r` (free) to `holder`, queueing its reply;
-  // `listener` (may be null) listens to it.
+  // Grants a new lease of `mode` on `r` to `holder` (CanGrant), queueing
+  // its reply; `listener` (may be null) listens to it.
   void Grant(const std::string& name, Resource& r, const std::string& holder,
-             absl::Duration ttl, const std::string& request_id,
+             LeaseMode mode, absl::Duration ttl, const std::string& request_id,
              Callback<AcquireResult> done, LeaseListener* listener)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // A reentrant acquire of `r`'s lease by its holder: one more hold and a
-  // lease at least `ttl` long, unless `request_id` was applied to it (a
+  // A reentrant acquire of `lease` (of `r`) by its holder: one more hold and
+  // a lease at least `ttl` long, unless `request_id` was applied to it (a
   // retry); queues the reply. `listener` (may be null) listens to it.
-  void Reenter(const std::string& name, Resource& r, absl::Duration ttl,
+  void Reenter(const std::string& name, HeldLease& lease, absl::Duration ttl,
                const std::string& request_id, Callback<AcquireResult> done,
                LeaseListener* listener) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // The resource's entry with any lease past its expiry ended, or null.
+  // The resource's entry with every lease past its expiry ended, or null.
   Resource* FindCurrent(const std::string& name) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Ends the lease on `r` and hands it on. Its listeners hear `why`, but
-  // `releaser` (the listener whose call released it; may be null).
-  void EndLease(const std::string& name, Resource& r, LeaseEnd why,
+  // Ends `lease` (of `r`; it goes) and hands the resource on. Its listeners
+  // hear `why`, but `releaser` (the listener whose call released it; may be
+  // null).
+  void EndLease(const std::string& name, Resource& r, HeldLease& lease, LeaseEnd why,
                 const LeaseListener* releaser = nullptr)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Queues telling `listener` of `loss`, after the batch commits.
@@ -362,7 +407,7 @@ class LockManager {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Puts `lease` (of the resource whose key in resources_ is `key`) in the
   // expiry index under its expiry, and the expiry timer early enough.
-  void IndexExpiry(const std::string& key, HeldLease& lease)
+  void IndexExpiry(const std::string& key, const HeldLease& lease)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Moves `lease`'s expiry (and its entry in the index) to `expiry`.
   void MoveExpiry(HeldLease& lease, absl::Time expiry) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -388,15 +433,19 @@ class LockManager {
   void OnDelayEnd(const std::string& name);
 
   // ---- Wait queues (lock_manager_queues.cc)
-  // Serves `r`'s queue: grants the head if `r` is free and not delayed (and
-  // the head waiter's client is there: see the header on wait queues), then
-  // the holder's own parked calls (GrantHolderWaiters).
+  // Serves `r`'s queue from its head: each waiter in turn while it can be
+  // granted (CanGrant; an exclusive waiter stops the run) and its client is
+  // there (see the header on wait queues), then each new holder's own
+  // parked calls (GrantHolderWaiters). Every grant after the first is a
+  // decision of its own.
   void GrantWaiters(const std::string& name, Resource& r)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Grants every parked call of `r`'s holder (`r` held) as a reentrant
-  // acquire, in queue order. Waiters loaded from the store whose clients
-  // have not come back stay: their retries are answered on arrival.
-  void GrantHolderWaiters(const std::string& name, Resource& r)
+  // Grants every parked call of `holder` that its leases on `r` let through
+  // at once (a reentrant acquire of a lease it holds, or a shared lease for
+  // the exclusive holder), in queue order, each a decision of its own.
+  // Waiters loaded from the store whose clients have not come back stay:
+  // their retries are answered on arrival.
+  void GrantHolderWaiters(const std::string& name, Resource& r, const std::string& holder)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Gives the parked or loaded waiter `w` of `r` to the call `id` (a retry
   // of the Acquire it stands for).
@@ -436,22 +485,23 @@ class LockManager {
 
   // ---- Group commit and recovery (lock_manager_commit.cc)
   // Reply() queues a reply behind the open batch (defined in
-  // lock_manager_internal.h); Persist() queues the lease row of `name` as
-  // it is now (or its deletion).
+  // lock_manager_internal.h).
   template <typename T>
   void Reply(Callback<T> done, absl::StatusOr<T> result)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void Persist(const std::string& name, const Resource& r)
+  // What Persist and PersistWaiter queue for a row.
+  enum class Row { kPut, kDelete };
+  // Queues the row of `lease` (of the resource `name`) as it is now, or its
+  // deletion: an exclusive lease's row by resource, others' by token.
+  void Persist(const std::string& name, const HeldLease& lease, Row row)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Queues a fence event; it is committed and published with the batch.
   void MoveFence(FenceEvent event) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // What PersistWaiter queues for a waiter's row.
-  enum class WaiterRow { kPut, kDelete };
   // Queues the waiter row of `w`: a put, or its deletion.
-  void PersistWaiter(const std::string& name, const Waiter& w, WaiterRow row)
+  void PersistWaiter(const std::string& name, const Waiter& w, Row row)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Adds `item` (a LeaseRowChange, WaiterRowChange, FenceEvent or Delivery:
-  // lock_manager_internal.h) to the decision under way (decision_).
+  // Adds `item` (a LeaseRowChange, HoldRowChange, WaiterRowChange, FenceEvent or
+  // Delivery: lock_manager_internal.h) to the decision under way (decision_).
   void Enqueue(CommitItem item) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Ends the decision under way: its items go to the queue as one group.
   void EndDecision() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -20,6 +20,7 @@ namespace {
 
 LeaseRecord ToRecord(const std::string& resource, const std::string& holder,
                      uint64_t token, absl::Duration ttl, uint32_t hold_count,
+                     LeaseMode mode, uint32_t permits,
                      std::vector<std::string> request_ids) {
   LeaseRecord record;
   record.resource = resource;
@@ -27,27 +28,38 @@ LeaseRecord ToRecord(const std::string& resource, const std::string& holder,
   record.token = token;
   record.ttl = ttl;
   record.hold_count = hold_count;
+  record.mode = mode;
+  record.permits = permits;
   record.request_ids = std::move(request_ids);
   return record;
 }
 
 }  // namespace
 
-void LockManager::Persist(const std::string& name, const Resource& r) {
-  LeaseRowChange row{name, std::nullopt};
-  if (r.lease) {
-    row.lease = ToRecord(name, r.lease->holder, r.lease->token, r.lease->ttl.get(),
-                         r.lease->hold_count, r.lease->request_ids.ToVector());
+void LockManager::Persist(const std::string& name, const HeldLease& lease, Row row) {
+  std::optional<LeaseRecord> record;
+  if (row == Row::kPut) {
+    uint32_t permits = 0;
+    if (lease.mode == LeaseMode::kPermit) {
+      permits = resources_.find(name)->second.shared->permits;
+    }
+    record = ToRecord(name, lease.holder, lease.token, lease.ttl.get(), lease.hold_count,
+                      lease.mode, permits, lease.request_ids.ToVector());
   }
-  Enqueue(std::move(row));
+  if (lease.mode == LeaseMode::kExclusive) {
+    Enqueue(LeaseRowChange{name, std::move(record)});
+  } else {
+    Enqueue(HoldRowChange{lease.token, std::move(record)});
+  }
 }
 
 void LockManager::MoveFence(FenceEvent event) { Enqueue(std::move(event)); }
 
-void LockManager::PersistWaiter(const std::string& name, const Waiter& w, WaiterRow row) {
+void LockManager::PersistWaiter(const std::string& name, const Waiter& w, Row row) {
   WaiterRowChange change{w.seq, std::nullopt};
-  if (row == WaiterRow::kPut) {
-    change.waiter = WaiterRecord{w.seq, name, w.holder, w.ttl, w.request_id};
+  if (row == Row::kPut) {
+    change.waiter =
+        WaiterRecord{w.seq, name, w.holder, w.ttl, w.request_id, w.mode, w.permits};
   }
   Enqueue(std::move(change));
 }
@@ -89,6 +101,9 @@ void LockManager::Flush(std::vector<CommitItem>& batch) {
   // position (positions grow in decision order).
   LockStoreBatch rows;
   absl::flat_hash_map<std::string, size_t> row_of;
+  // Shared leases and permits by token; one granted and ended within the
+  // batch still goes (a delete of a row never written is harmless).
+  absl::flat_hash_map<uint64_t, size_t> hold_of;
   absl::flat_hash_map<std::string, size_t> fence_of;
   // Waiter rows by seq; one parked and granted within the batch cancels out.
   absl::flat_hash_map<uint64_t, std::optional<WaiterRecord>> waiter_rows;
@@ -119,6 +134,13 @@ void LockManager::Flush(std::vector<CommitItem>& batch) {
       } else {
         rows.leases[it->second].second = std::move(change->lease);
       }
+    } else if (auto* change = std::get_if<HoldRowChange>(&item.change)) {
+      auto [it, inserted] = hold_of.emplace(change->token, rows.holds.size());
+      if (inserted) {
+        rows.holds.emplace_back(change->token, std::move(change->lease));
+      } else {
+        rows.holds[it->second].second = std::move(change->lease);
+      }
     }
   }
   // A batch that changes nothing still goes to the store, empty: the replies
@@ -126,7 +148,9 @@ void LockManager::Flush(std::vector<CommitItem>& batch) {
   // (etcd: a deposed leader) confirms they are current. The counter only
   // moves with a change, so it has nothing to add then.
   for (auto& [seq, waiter] : waiter_rows) rows.waiters.emplace_back(seq, std::move(waiter));
-  if (rows.leases.empty() && rows.fence_positions.empty()) rows.last_token = 0;
+  if (rows.leases.empty() && rows.holds.empty() && rows.fence_positions.empty()) {
+    rows.last_token = 0;
+  }
   if (FENCEGATE_PLANTED_BUG("lock_token_replied_before_commit")) {  // test builds only
     for (CommitItem& item : batch) {
       auto* delivery = std::get_if<Delivery>(&item.change);
@@ -254,7 +278,10 @@ absl::Status LockManager::LoadFromStore() {
 }
 
 void LockManager::ForgetLeases() {
-  for (auto& [name, r] : resources_) r.lease.reset();
+  for (auto& [name, r] : resources_) {
+    r.lease.reset();
+    if (r.shared != nullptr) r.shared->leases.clear();
+  }
   expiries_.Clear();
   held_leases_ = 0;
 }
@@ -273,9 +300,25 @@ void LockManager::RestoreLease(LeaseRecord& record, absl::Time now) {
   lease.expiry = CompactTime(CappedExpiry(lease, record.ttl));
   lease.hold_count = record.hold_count;
   lease.request_ids.Assign(record.request_ids, limits_.remembered_request_ids);
+  lease.mode = record.mode;
   last_token_ = std::max(last_token_, lease.token);
   auto [it, added] = resources_.try_emplace(std::move(record.resource));
   Resource& r = it->second;
+  if (lease.mode != LeaseMode::kExclusive) {
+    SharedHolds& shared = SharedOf(r);
+    shared.permits = record.permits;
+    for (HeldLease& same : shared.leases) {
+      if (same.token == lease.token) {  // listed twice by the store
+        expiries_.Remove(same.expiry, same.token);
+        same = std::move(lease);
+        IndexExpiry(it->first, same);
+        return;
+      }
+    }
+    ++held_leases_;
+    IndexExpiry(it->first, shared.leases.emplace_back(std::move(lease)));
+    return;
+  }
   if (!r.lease) {
     ++held_leases_;
   } else {
@@ -293,10 +336,11 @@ bool LockManager::RestoreWaiter(WaiterRecord& record, absl::Time now) {
   WaitQueue& queue = QueueOf(r);
   auto place = std::find_if(queue.begin(), queue.end(),
                             [&](const Waiter& w) { return w.seq > record.seq; });
+  if (record.mode == LeaseMode::kPermit) SharedOf(r).permits = record.permits;
   LinkWaiter(r, place,
              Waiter{0, std::move(record.holder), record.ttl, std::move(record.request_id),
                     nullptr, CompactTime(), record.seq, /*listener=*/nullptr,
-                    /*parked_at=*/CompactTime(now)});
+                    /*parked_at=*/CompactTime(now), record.mode, record.permits});
   return true;
 }
 

@@ -27,6 +27,7 @@
 #include "lockservice/compact_time.h"
 #include "lockservice/fence_feed.h"
 #include "lockservice/lease_listeners.h"
+#include "lockservice/lease_mode.h"
 #include "lockservice/lock_manager.h"
 #include "lockservice/lock_store.h"
 #include "lockservice/remembered_ids.h"
@@ -41,18 +42,30 @@ struct LockManager::HeldLease {
   CompactDuration ttl;      // the longest TTL asked for: re-armed after restart
   CompactTime expiry;       // its key in expiries_, with the token
   CompactTime acquired_at;  // for max_hold
-  // The key of its resource in resources_ (stable while it is there): what
-  // its entry in expiries_ points to.
-  const std::string* resource = nullptr;
   uint32_t hold_count = 0;
+  LeaseMode mode = LeaseMode::kExclusive;  // in hold_count's padding
   // Its first listener (lease_listeners.h); any more are in listeners_.
   ListenerId first_listener = 0;
   // The last --remembered_request_ids (16) Acquire ids, in one block.
   RememberedIds request_ids;
 };
 
+// A resource's shared leases, or its permits when it is a semaphore
+// (lease_mode.h). Out of line: an exclusive lease pays one pointer for it.
+struct LockManager::SharedHolds {
+  // 0: the shared leases of a read-write lock; N: a semaphore of N permits
+  // (kept while the resource has holders or waiters, so N stays fixed).
+  uint32_t permits = 0;
+  // In grant order (so by token); a handful in the common case, at most
+  // limits.max_holders_per_resource.
+  std::vector<HeldLease> leases;
+};
+
 struct LockManager::Resource {
-  std::optional<HeldLease> lease;
+  std::optional<HeldLease> lease;  // the exclusive lease
+  // Null while the resource has no shared lease or permit and is no
+  // semaphore (made by SharedOf, dropped by MaybeForget).
+  std::unique_ptr<SharedHolds> shared;
   // Null while nobody waits (made by QueueOf, dropped by MaybeForget once
   // empty): a held lease with no queue pays one pointer for it.
   std::unique_ptr<WaitQueue> queue;
@@ -63,6 +76,10 @@ struct LockManager::Resource {
 // into one store commit, then runs its deliveries in order.
 struct LeaseRowChange {  // a resource's lease row
   std::string resource;
+  std::optional<LeaseRecord> lease;  // nullopt: delete the row
+};
+struct HoldRowChange {  // a shared lease's or a permit's row, by token
+  uint64_t token = 0;
   std::optional<LeaseRecord> lease;  // nullopt: delete the row
 };
 struct WaiterRowChange {  // a parked Acquire's row
@@ -81,7 +98,8 @@ struct LockManager::CommitItem {
   uint64_t epoch = 0;
   uint64_t last_token = 0;  // the counter when the item was decided
   // A fence event moves the resource's fence position (and is published).
-  std::variant<LeaseRowChange, WaiterRowChange, FenceEvent, Delivery> change;
+  std::variant<LeaseRowChange, HoldRowChange, WaiterRowChange, FenceEvent, Delivery>
+      change;
 };
 
 template <typename T>

@@ -9,36 +9,39 @@
 
 namespace fencegate::lockservice {
 
-void LockManager::Grant(const std::string& name, Resource& r,
-                        const std::string& holder, absl::Duration ttl,
-                        const std::string& request_id,
+void LockManager::Grant(const std::string& name, Resource& r, const std::string& holder,
+                        LeaseMode mode, absl::Duration ttl, const std::string& request_id,
                         Callback<AcquireResult> done, LeaseListener* listener) {
   const absl::Time now = clock_->Now();
-  HeldLease lease;
-  lease.holder = holder;
-  lease.token = ++last_token_;
-  lease.ttl = CompactDuration(ttl);
-  lease.acquired_at = CompactTime(now);
-  lease.expiry = CompactTime(CappedExpiry(lease, ttl));
-  lease.hold_count = 1;
-  RememberRequest(lease, request_id);
-  FENCEGATE_LEASE_EVENT("grant", name, lease.token, ttl);  // test builds only
-  r.lease = std::move(lease);
+  HeldLease granted;
+  granted.holder = holder;
+  granted.token = ++last_token_;
+  granted.mode = mode;
+  granted.ttl = CompactDuration(ttl);
+  granted.acquired_at = CompactTime(now);
+  granted.expiry = CompactTime(CappedExpiry(granted, ttl));
+  granted.hold_count = 1;
+  RememberRequest(granted, request_id);
+  FENCEGATE_LEASE_EVENT(mode == LeaseMode::kExclusive ? "grant" : "grant-shared", name,
+                        granted.token, ttl);  // test builds only
+  HeldLease& lease = mode == LeaseMode::kExclusive
+                         ? r.lease.emplace(std::move(granted))
+                         : SharedOf(r).leases.emplace_back(std::move(granted));
   ++held_leases_;
-  IndexExpiry(resources_.find(name)->first, *r.lease);
-  if (listener != nullptr) {
-    listeners_.Listen(listener, r.lease->token, r.lease->first_listener);
+  IndexExpiry(resources_.find(name)->first, lease);
+  if (listener != nullptr) listeners_.Listen(listener, lease.token, lease.first_listener);
+  Persist(name, lease, Row::kPut);
+  // Only an exclusive lease writes, so only its grant fences the others out.
+  if (mode == LeaseMode::kExclusive) {
+    MoveFence(FenceEvent{FenceEvent::Kind::kGranted, name, lease.token, lease.token});
   }
-  Persist(name, r);
-  MoveFence(FenceEvent{FenceEvent::Kind::kGranted, name, r.lease->token, r.lease->token});
   Reply(std::move(done),
-        absl::StatusOr<AcquireResult>(Acquired(*r.lease, r.lease->expiry.get() - now)));
+        absl::StatusOr<AcquireResult>(Acquired(lease, lease.expiry.get() - now)));
 }
 
-void LockManager::Reenter(const std::string& name, Resource& r, absl::Duration ttl,
+void LockManager::Reenter(const std::string& name, HeldLease& lease, absl::Duration ttl,
                           const std::string& request_id, Callback<AcquireResult> done,
                           LeaseListener* listener) {
-  HeldLease& lease = *r.lease;
   Count(metrics_->grants[LockManagerMetrics::kReentrant]);
   if (listener != nullptr) listeners_.Listen(listener, lease.token, lease.first_listener);
   const bool retry = !request_id.empty() && lease.request_ids.Contains(request_id);
@@ -47,7 +50,7 @@ void LockManager::Reenter(const std::string& name, Resource& r, absl::Duration t
     RememberRequest(lease, request_id);
     MoveExpiry(lease, std::max(lease.expiry.get(), CappedExpiry(lease, ttl)));
     lease.ttl = CompactDuration(std::max(lease.ttl.get(), ttl));
-    Persist(name, r);
+    Persist(name, lease, Row::kPut);
   }
   Reply(std::move(done), absl::StatusOr<AcquireResult>(
                              Acquired(lease, lease.expiry.get() - clock_->Now())));
@@ -58,35 +61,53 @@ LockManager::Resource* LockManager::FindCurrent(const std::string& name) {
   if (it == resources_.end()) return nullptr;
   Resource& r = it->second;
   // The expiry timer may not have run yet; a lease past its expiry is gone.
-  if (r.lease && clock_->Now() >= r.lease->expiry.get())
-    EndLease(name, r, LeaseEnd::kExpired);
+  const absl::Time now = clock_->Now();
+  if (r.lease && now >= r.lease->expiry.get()) {
+    EndLease(name, r, *r.lease, LeaseEnd::kExpired);
+  }
+  if (r.shared != nullptr) {
+    // Newest first: an end erases its lease from the vector.
+    for (size_t i = r.shared->leases.size(); i-- > 0;) {
+      if (i < r.shared->leases.size() && now >= r.shared->leases[i].expiry.get()) {
+        EndLease(name, r, r.shared->leases[i], LeaseEnd::kExpired);
+        EndDecision();  // one per lease, as OnExpiryTimer's
+      }
+    }
+  }
   return &r;
 }
 
-void LockManager::EndLease(const std::string& name, Resource& r, LeaseEnd why,
-                           const LeaseListener* releaser) {
+void LockManager::EndLease(const std::string& name, Resource& r, HeldLease& lease,
+                           LeaseEnd why, const LeaseListener* releaser) {
   const bool expired = why == LeaseEnd::kExpired;
-  FENCEGATE_LEASE_EVENT(expired ? "expire" : "release", name, r.lease->token,
-                        r.lease->ttl.get());  // test builds only
-  expiries_.Remove(r.lease->expiry, r.lease->token);
+  const bool exclusive = lease.mode == LeaseMode::kExclusive;
+  FENCEGATE_LEASE_EVENT(expired ? "expire" : "release", name, lease.token,
+                        lease.ttl.get());  // test builds only
+  expiries_.Remove(lease.expiry, lease.token);
   DisarmIfEmpty(expiry_timer_, expiries_);  // nothing left to expire
-  for (LeaseListener* listener :
-       listeners_.End(r.lease->token, r.lease->first_listener)) {
-    if (listener != releaser) TellLost(listener, LeaseLoss{name, r.lease->token, why});
+  for (LeaseListener* listener : listeners_.End(lease.token, lease.first_listener)) {
+    if (listener != releaser) TellLost(listener, LeaseLoss{name, lease.token, why});
   }
   if (expired) {
-    // The expiry mark: a token of its own, so the expired holder is fenced
-    // out and the next grant (a larger token) still passes.
-    const uint64_t mark = ++last_token_;
-    MoveFence(FenceEvent{FenceEvent::Kind::kExpired, name, r.lease->token, mark});
+    if (exclusive) {
+      // The expiry mark: a token of its own, so the expired holder is fenced
+      // out and the next grant (a larger token) still passes.
+      const uint64_t mark = ++last_token_;
+      MoveFence(FenceEvent{FenceEvent::Kind::kExpired, name, lease.token, mark});
+    }
     Count(metrics_->expirations);
   } else {
     Count(metrics_->releases);
   }
-  r.lease.reset();
+  Persist(name, lease, Row::kDelete);
+  if (exclusive) {
+    r.lease.reset();
+  } else {
+    std::vector<HeldLease>& leases = r.shared->leases;
+    leases.erase(leases.begin() + (&lease - leases.data()));
+  }
   --held_leases_;
-  Persist(name, r);
-  if (expired && limits_.lock_delay > absl::ZeroDuration()) {
+  if (expired && exclusive && limits_.lock_delay > absl::ZeroDuration()) {
     r.delay_until = CompactTime(clock_->Now() + limits_.lock_delay);
     SetTimer(r.delay_until.get(), [name](LockManager& m) { m.OnDelayEnd(name); });
   }
@@ -110,13 +131,13 @@ void LockManager::OnExpiryTimer() {
     }
     const std::string name = *due.resource;  // MaybeForget may drop the key
     auto it = resources_.find(name);
-    if (it == resources_.end() || !it->second.lease ||
-        it->second.lease->token != due.id) {
+    HeldLease* lease = it == resources_.end() ? nullptr : FindLease(it->second, due.id);
+    if (lease == nullptr) {
       // Cannot happen (a lease leaves the index when it ends); never loop on it.
       expiries_.Remove(due.deadline, due.id);
       continue;
     }
-    EndLease(name, it->second, LeaseEnd::kExpired);  // takes it out of the index
+    EndLease(name, it->second, *lease, LeaseEnd::kExpired);  // takes it out of the index
     MaybeForget(name);
   }
 }
@@ -129,17 +150,16 @@ void LockManager::OnDelayEnd(const std::string& name) {
   MaybeForget(name);
 }
 
-void LockManager::IndexExpiry(const std::string& key, HeldLease& lease) {
-  lease.resource = &key;
+void LockManager::IndexExpiry(const std::string& key, const HeldLease& lease) {
   expiries_.Add(lease.expiry, lease.token, &key);
   ArmTimer(expiry_timer_, expiries_, &LockManager::OnExpiryTimer);
 }
 
 void LockManager::MoveExpiry(HeldLease& lease, absl::Time expiry) {
   if (CompactTime(expiry) == lease.expiry) return;
-  expiries_.Remove(lease.expiry, lease.token);
+  const CompactTime from = lease.expiry;
   lease.expiry = CompactTime(expiry);
-  expiries_.Add(lease.expiry, lease.token, lease.resource);
+  expiries_.Move(from, lease.token, lease.expiry);
   ArmTimer(expiry_timer_, expiries_, &LockManager::OnExpiryTimer);
 }
 
@@ -176,7 +196,13 @@ void LockManager::MaybeForget(const std::string& name) {
   if (it == resources_.end()) return;
   Resource& r = it->second;
   if (r.queue != nullptr && r.queue->empty()) r.queue.reset();
-  if (!r.lease && r.queue == nullptr && clock_->Now() >= r.delay_until.get()) {
+  // A semaphore keeps its size while anybody holds or waits.
+  if (r.shared != nullptr && r.shared->leases.empty() &&
+      (r.shared->permits == 0 || r.queue == nullptr)) {
+    r.shared.reset();
+  }
+  if (!r.lease && r.shared == nullptr && r.queue == nullptr &&
+      clock_->Now() >= r.delay_until.get()) {
     resources_.erase(it);
   }
 }
@@ -185,6 +211,7 @@ AcquireResult LockManager::Acquired(const HeldLease& lease, absl::Duration ttl) 
   AcquireResult result;
   result.acquired = true;
   result.token = lease.token;
+  result.mode = lease.mode;
   result.ttl = ttl;
   result.hold_count = lease.hold_count;
   return result;
@@ -193,10 +220,10 @@ AcquireResult LockManager::Acquired(const HeldLease& lease, absl::Duration ttl) 
 AcquireResult LockManager::NotAcquired(const Resource& r) {
   const absl::Time now = clock_->Now();
   AcquireResult result;
-  if (r.lease) {
+  if (const HeldLease* lease = Oldest(r)) {
     result.reason = NotAcquiredReason::kHeld;
-    result.holder_token = r.lease->token;
-    result.retry_after = r.lease->expiry.get() - now;
+    result.holder_token = lease->token;
+    result.retry_after = lease->expiry.get() - now;
   } else if (now < r.delay_until.get()) {
     result.reason = NotAcquiredReason::kLockDelay;
     result.retry_after = r.delay_until.get() - now;

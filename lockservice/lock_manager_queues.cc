@@ -78,7 +78,7 @@ void LockManager::UnlinkWaiter(Resource& r, WaiterList::iterator w) {
 
 void LockManager::EraseWaiter(const std::string& name, Resource& r,
                               WaiterList::iterator w) {
-  if (w->seq != 0) PersistWaiter(name, *w, WaiterRow::kDelete);
+  if (w->seq != 0) PersistWaiter(name, *w, Row::kDelete);
   UnlinkWaiter(r, w);
 }
 
@@ -157,17 +157,21 @@ void LockManager::OnWaitTimer() {
 }
 
 void LockManager::GrantWaiters(const std::string& name, Resource& r) {
-  if (!r.lease) {
-    if (Waiting(r) == 0 || clock_->Now() < r.delay_until.get()) return;
+  for (bool first = true; Waiting(r) != 0; first = false) {
     // A loaded waiter whose client has not retried yet keeps its turn: the
     // queue waits for it (at most waiter_reattach_grace).
-    if (r.queue->front().id == 0) return;
+    Waiter& next = r.queue->front();
+    if (next.id == 0 || !CanGrant(r, next.holder, next.mode)) break;
+    // The first grant joins the decision that freed the resource; each
+    // later one is a decision of its own (a run of shared waiters may be
+    // long, and a decision's items are bounded).
+    if (!first) EndDecision();
     // Copy, not move, what the grant needs: EraseWaiter() finds the waiter's
     // index entry by its holder and request id.
-    Waiter& next = r.queue->front();
     const std::string holder = next.holder;
     const std::string request_id = next.request_id;
     const absl::Duration ttl = next.ttl;
+    const LeaseMode mode = next.mode;
     LeaseListener* const listener = next.listener;
     Observe(metrics_->wait_seconds,
             absl::ToDoubleSeconds(clock_->Now() - next.parked_at.get()));
@@ -175,19 +179,36 @@ void LockManager::GrantWaiters(const std::string& name, Resource& r) {
     Callback<AcquireResult> done = std::move(next.done);
     Unpark(next);
     EraseWaiter(name, r, r.queue->begin());
-    Grant(name, r, holder, ttl, request_id, std::move(done), listener);
+    // A shared holder's parked call for its own lease is a reentrant one.
+    if (HeldLease* held = ReentrantLease(r, holder, mode)) {
+      Reenter(name, *held, ttl, request_id, std::move(done), listener);
+    } else {
+      Grant(name, r, holder, mode, ttl, request_id, std::move(done), listener);
+    }
+    GrantHolderWaiters(name, r, holder);
   }
-  GrantHolderWaiters(name, r);
+  // Loaded state (a restart) may hold leases whose holders have parked
+  // calls that were never served.
+  if (r.lease) GrantHolderWaiters(name, r, r.lease->holder);
 }
 
-void LockManager::GrantHolderWaiters(const std::string& name, Resource& r) {
-  const std::string& holder = r.lease->holder;
-  if (r.queue == nullptr || !r.queue->MayHaveWaitersOf(holder)) return;
+void LockManager::GrantHolderWaiters(const std::string& name, Resource& r,
+                                     const std::string& holder_name) {
+  if (r.queue == nullptr || !r.queue->MayHaveWaitersOf(holder_name)) return;
+  const std::string holder = holder_name;  // it may live in a lease that goes
   for (auto w = r.queue->begin(); w != r.queue->end();) {
     auto next = std::next(w);
-    if (w->id != 0 && w->holder == holder) {
-      // Each reentrant grant is a decision of its own (a holder may have
-      // many parked calls; the state between two of them is whole).
+    if (w->id == 0 || w->holder != holder) {
+      w = next;
+      continue;
+    }
+    HeldLease* held = ReentrantLease(r, holder, w->mode);
+    const bool downgrade = held == nullptr && w->mode == LeaseMode::kShared && r.lease &&
+                           r.lease->holder == holder &&
+                           CanGrant(r, holder, LeaseMode::kShared);
+    if (held != nullptr || downgrade) {
+      // Each grant is a decision of its own (a holder may have many parked
+      // calls; the state between two of them is whole).
       EndDecision();
       // As in GrantWaiters(): copy what EraseWaiter() still reads.
       const absl::Duration ttl = w->ttl;
@@ -196,7 +217,12 @@ void LockManager::GrantHolderWaiters(const std::string& name, Resource& r) {
       Callback<AcquireResult> done = std::move(w->done);
       Unpark(*w);
       EraseWaiter(name, r, w);
-      Reenter(name, r, ttl, request_id, std::move(done), listener);
+      if (held != nullptr) {
+        Reenter(name, *held, ttl, request_id, std::move(done), listener);
+      } else {
+        Grant(name, r, holder, LeaseMode::kShared, ttl, request_id, std::move(done),
+              listener);
+      }
     }
     w = next;
   }

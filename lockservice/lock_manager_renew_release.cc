@@ -23,20 +23,20 @@ void LockManager::Renew(RenewArgs args, Callback<RenewResult> done) {
     DecisionLock lock(this);
     error = broken_;
     if (error.ok()) {
-      absl::StatusOr<Resource*> r =
+      absl::StatusOr<Held> held =
           FindHeld("renew", args.resource, args.token, args.caller);
-      if (!r.ok()) {
-        if (r.status().code() == absl::StatusCode::kAborted) {
+      if (!held.ok()) {
+        if (held.status().code() == absl::StatusCode::kAborted) {
           Count(metrics_->lease_lost[LockManagerMetrics::kRenew]);
         }
-        Reply(std::move(done), absl::StatusOr<RenewResult>(r.status()));
+        Reply(std::move(done), absl::StatusOr<RenewResult>(held.status()));
       } else {
-        HeldLease& lease = *(*r)->lease;
+        HeldLease& lease = *held->lease;
         const absl::Time now = clock_->Now();
         MoveExpiry(lease, CappedExpiry(lease, args.ttl));  // extend TO, not by
         if (args.ttl > lease.ttl.get()) {
           lease.ttl = CompactDuration(args.ttl);
-          Persist(args.resource, **r);
+          Persist(args.resource, lease, Row::kPut);
         }
         Count(metrics_->renewals);
         if (args.listener != nullptr) {
@@ -65,15 +65,15 @@ void LockManager::Release(ReleaseArgs args, Callback<ReleaseResult> done) {
     DecisionLock lock(this);
     error = broken_;
     if (error.ok()) {
-      absl::StatusOr<Resource*> r =
+      absl::StatusOr<Held> held =
           FindHeld("release", args.resource, args.token, args.caller);
-      if (!r.ok()) {
-        if (r.status().code() == absl::StatusCode::kAborted) {
+      if (!held.ok()) {
+        if (held.status().code() == absl::StatusCode::kAborted) {
           Count(metrics_->lease_lost[LockManagerMetrics::kRelease]);
         }
-        Reply(std::move(done), absl::StatusOr<ReleaseResult>(r.status()));
+        Reply(std::move(done), absl::StatusOr<ReleaseResult>(held.status()));
       } else {
-        HeldLease& lease = *(*r)->lease;
+        HeldLease& lease = *held->lease;
         const bool retry =
             !args.request_id.empty() && lease.request_ids.Contains(args.request_id);
         if (!retry) {
@@ -82,9 +82,10 @@ void LockManager::Release(ReleaseArgs args, Callback<ReleaseResult> done) {
         }
         const uint32_t left = lease.hold_count;
         if (left == 0) {
-          EndLease(args.resource, **r, LeaseEnd::kReleased, args.listener);
+          EndLease(args.resource, *held->resource, lease, LeaseEnd::kReleased,
+                   args.listener);
         } else if (!retry) {
-          Persist(args.resource, **r);
+          Persist(args.resource, lease, Row::kPut);
         }
         Reply(std::move(done), absl::StatusOr<ReleaseResult>(ReleaseResult{left}));
       }
@@ -97,7 +98,8 @@ void LockManager::Release(ReleaseArgs args, Callback<ReleaseResult> done) {
 absl::Status LockManager::LeaseLost(absl::string_view op,
                                     const std::string& resource, uint64_t token,
                                     const Resource* r) const {
-  const uint64_t holder_token = r != nullptr && r->lease ? r->lease->token : 0;
+  const HeldLease* oldest = r != nullptr ? Oldest(*r) : nullptr;
+  const uint64_t holder_token = oldest != nullptr ? oldest->token : 0;
   std::string now_held =
       holder_token == 0 ? std::string("nobody holds it now")
                         : absl::StrCat("it is held with token ", holder_token);
@@ -108,17 +110,16 @@ absl::Status LockManager::LeaseLost(absl::string_view op,
       holder_token);
 }
 
-absl::StatusOr<LockManager::Resource*> LockManager::FindHeld(absl::string_view op,
-                                                             const std::string& resource,
-                                                             uint64_t token,
-                                                             const std::string& caller) {
+absl::StatusOr<LockManager::Held> LockManager::FindHeld(absl::string_view op,
+                                                        const std::string& resource,
+                                                        uint64_t token,
+                                                        const std::string& caller) {
   Resource* r = FindCurrent(resource);
-  if (r == nullptr || !r->lease || r->lease->token != token) {
-    return LeaseLost(op, resource, token, r);
-  }
-  absl::Status owner = CheckOwner(op, resource, *r->lease, caller);
+  HeldLease* lease = r != nullptr ? FindLease(*r, token) : nullptr;
+  if (lease == nullptr) return LeaseLost(op, resource, token, r);
+  absl::Status owner = CheckOwner(op, resource, *lease, caller);
   if (!owner.ok()) return owner;
-  return r;
+  return Held{r, lease};
 }
 
 bool HeldBy(absl::string_view holder, absl::string_view caller) {

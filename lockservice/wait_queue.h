@@ -28,6 +28,7 @@
 #include "absl/time/time.h"
 #include "fencegate/clock.h"
 #include "lockservice/compact_time.h"
+#include "lockservice/lease_mode.h"
 #include "lockservice/lock_manager.h"
 
 namespace fencegate::lockservice {
@@ -42,6 +43,8 @@ struct Waiter {
   uint64_t seq = 0;  // its persisted place; 0: not persisted (no request id)
   LeaseListener* listener = nullptr;  // the parked call's (AcquireArgs)
   CompactTime parked_at;              // when its call parked (for the wait-time metric)
+  LeaseMode mode = LeaseMode::kExclusive;  // what it waits for (AcquireArgs)
+  uint32_t permits = 0;
 };
 
 class WaitQueue {
