@@ -117,6 +117,9 @@ const std::vector<absl::string_view>& PlantedBugNames() {
       "gateway_fenced_read_no_raise",
       "lock_token_replied_before_commit",
       "lock_leases_forgotten_on_restart",
+      // Kinds of lease (lockservice/lock_manager_kinds.cc):
+      "lock_shared_beside_exclusive",
+      "lock_permit_past_n",
       // The lock service on etcd (lockservice/etcd/):
       "lock_leader_grants_without_session",
       "lock_standby_answers_locally",

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "common/test_hooks.h"
 #include "lockservice/lock_manager.h"
 #include "lockservice/lock_manager_internal.h"
 
@@ -38,15 +39,21 @@ absl::Status LockManager::CheckKind(const AcquireArgs& args, const Resource& r) 
 bool LockManager::CanGrant(const Resource& r, const std::string& holder,
                            LeaseMode mode) const {
   const size_t shared = SharedCount(r);
+  const bool delayed = clock_->Now() < r.delay_until.get();
   switch (mode) {
     case LeaseMode::kExclusive:
-      return !r.lease && shared == 0 && clock_->Now() >= r.delay_until.get();
-    case LeaseMode::kShared:
-      return (!r.lease || r.lease->holder == holder) &&
-             shared < limits_.max_holders_per_resource &&
-             clock_->Now() >= r.delay_until.get();
-    case LeaseMode::kPermit:
-      return r.shared != nullptr && shared < r.shared->permits;
+      return !r.lease && shared == 0 && !delayed;
+    case LeaseMode::kShared: {
+      // test builds only: the planted bug lets readers in beside a writer.
+      const bool beside = FENCEGATE_PLANTED_BUG("lock_shared_beside_exclusive");
+      return (!r.lease || r.lease->holder == holder || beside) &&
+             shared < limits_.max_holders_per_resource && !delayed;
+    }
+    case LeaseMode::kPermit: {
+      // test builds only: the planted bug grants one permit too many.
+      const size_t extra = FENCEGATE_PLANTED_BUG("lock_permit_past_n") ? 1 : 0;
+      return r.shared != nullptr && shared < r.shared->permits + extra;
+    }
   }
   return false;
 }
