@@ -118,7 +118,9 @@ void LockManager::CancelAcquire(CallId id) {
     const WaiterList::iterator waiter = it->second.second;
     Unpark(*waiter);
     done = std::move(waiter->done);
-    EraseWaiter(name, resources_[name], waiter);
+    Resource& r = resources_.find(name)->second;
+    EraseWaiter(name, r, waiter);
+    GrantWaiters(name, r);  // it may have held back readers behind it
     MaybeForget(name);
   }
   done(absl::CancelledError("the Acquire call was cancelled by the client"));
@@ -152,6 +154,7 @@ void LockManager::OnWaitTimer() {
     EraseWaiter(name, r, waiter);
     Count(metrics_->not_granted[LockManagerMetrics::kWaitTimeout]);
     Reply(std::move(done), absl::StatusOr<AcquireResult>(NotAcquired(r)));
+    GrantWaiters(name, r);  // it may have held back readers behind it
     MaybeForget(name);
   }
 }

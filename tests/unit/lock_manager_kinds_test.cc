@@ -136,6 +136,26 @@ TEST_P(LockManagerKindsTest, ARunOfSharedWaitersIsGrantedUpToTheNextExclusiveOne
   EXPECT_FALSE(Granted(r3));
 }
 
+// The readers behind a writer that gives up (its wait runs out, or its
+// client cancels) are let in at once, not at the next release.
+TEST_P(LockManagerKindsTest, AWriterThatGivesUpLetsTheReadersBehindItIn) {
+  MustGet(Shared("r", "alice"));
+  auto writer = StartAcquire(Exclusive("r", "writer", Seconds(1)));
+  auto bob = StartAcquire(Shared("r", "bob", Seconds(30)));
+  LockManager::CallId cancelled = 0;
+  auto writer2 = StartAcquire(Exclusive("r", "writer2", Seconds(30)), &cancelled);
+  auto carol = StartAcquire(Shared("r", "carol", Seconds(30)));
+  EXPECT_FALSE(Granted(bob));
+  Advance(Seconds(1));
+  ASSERT_TRUE(writer->done());
+  EXPECT_FALSE(writer->get()->acquired);
+  EXPECT_TRUE(Granted(bob));
+  EXPECT_FALSE(Granted(carol));
+  manager_->CancelAcquire(cancelled);
+  EXPECT_TRUE(Granted(carol));
+  EXPECT_EQ(Describe("r").holders, 3u);
+}
+
 TEST_P(LockManagerKindsTest, ASharedHolderReentersAtOnceEvenWithAWriterQueued) {
   AcquireResult first = MustGet(Shared("r", "alice"));
   auto writer = StartAcquire(Exclusive("r", "writer", Seconds(30)));
