@@ -120,6 +120,7 @@ const std::vector<absl::string_view>& PlantedBugNames() {
       // Kinds of lease (lockservice/lock_manager_kinds.cc):
       "lock_shared_beside_exclusive",
       "lock_permit_past_n",
+      "lock_multi_partial_grant",
       // The lock service on etcd (lockservice/etcd/):
       "lock_leader_grants_without_session",
       "lock_standby_answers_locally",

@@ -25,6 +25,9 @@ struct LockLimits {
   // semaphore may have; past it a shared Acquire waits (or is refused on a
   // try-lock) and a larger semaphore is INVALID_ARGUMENT.
   size_t max_holders_per_resource = 10000;
+  // Resources one Acquire may name at once (a MultiLock); at most
+  // LockManager::kMaxMultiResources (8).
+  size_t max_multi_resources = 8;
   // Resources with a lease, a waiter or a lock-delay; past it a new resource
   // gets RESOURCE_EXHAUSTED.
   size_t max_resources = 1000000;

@@ -15,12 +15,6 @@
 namespace fencegate::lockservice {
 namespace {
 
-absl::Status ShuttingDownError() {
-  return absl::UnavailableError(
-      "lock service is shutting down; retry against another instance or "
-      "after it restarts");
-}
-
 const LockManagerMetrics kNoMetrics;
 
 }  // namespace
@@ -201,18 +195,19 @@ absl::Status LockManager::AcquireLocked(CallId id, const AcquireArgs& args,
         " waiters, the limit (--max_waiters_per_resource); retry later or "
         "use a try-lock (wait_ms = 0)"));
   }
-  if (parked_.size() >= limits_.max_waiters_total) {
+  if (parked_.size() + parked_many_.size() >= limits_.max_waiters_total) {
     return absl::ResourceExhaustedError(absl::StrCat(
-        "the lock service has ", parked_.size(),
+        "the lock service has ", parked_.size() + parked_many_.size(),
         " waiting Acquire calls, its limit (--max_waiters_total); retry later"));
   }
   // With a request id its place survives a restart or a failover (see the
   // header).
   const uint64_t seq = args.request_id.empty() ? 0 : next_waiter_seq_++;
-  auto waiter = LinkWaiter(
-      *r, QueueOf(*r).end(),
-      Waiter{id, args.holder, args.ttl, args.request_id, std::move(done), CompactTime(),
-             seq, args.listener, CompactTime(now), args.mode, args.permits});
+  auto waiter =
+      LinkWaiter(*r, QueueOf(*r).end(),
+                 Waiter{id, args.holder, args.ttl, args.request_id, std::move(done),
+                        CompactTime(), seq, args.listener, CompactTime(now), args.mode,
+                        /*many=*/false, args.permits});
   Park(id, args.resource, waiter, now + args.wait);
   if (seq != 0) PersistWaiter(args.resource, *waiter, Row::kPut);
   return absl::OkStatus();
@@ -310,6 +305,7 @@ void LockManager::Shutdown() { Shutdown(ShuttingDownError()); }
 
 void LockManager::Shutdown(const absl::Status& why) {
   std::vector<Callback<AcquireResult>> parked;
+  std::vector<Callback<MultiAcquireResult>> parked_many;
   std::vector<LeaseListener*> listeners;
   {
     DecisionLock lock(this);
@@ -322,10 +318,15 @@ void LockManager::Shutdown(const absl::Status& why) {
       UnlinkWaiter(resources_.find(*entry.first)->second, entry.second);
     }
     parked_.clear();
+    while (!parked_many_.empty()) {
+      std::unique_ptr<MultiCall> call = UnparkMany(parked_many_.begin()->first);
+      parked_many.push_back(std::move(call->done));
+    }
     wait_deadlines_.Clear();
     DisarmIfEmpty(wait_timer_, wait_deadlines_);
   }
   for (auto& done : parked) done(why);
+  for (auto& done : parked_many) done(why);
   StopListeners(std::move(listeners), why);
 }
 

@@ -96,7 +96,8 @@
 // Implementation, one concept a file: lock_manager.cc (Acquire, Describe,
 // the lifecycle), lock_manager_renew_release.cc, lock_manager_leases.cc
 // (grants, reentrant holds, expiry), lock_manager_kinds.cc (which kinds of
-// lease go together), lock_manager_queues.cc (wait queues),
+// lease go together), lock_manager_multi.cc (several resources at once),
+// lock_manager_queues.cc (wait queues),
 // lock_manager_commit.cc (group commit, recovery); the private state they
 // share is in lock_manager_internal.h, with two parts that keep their own
 // invariants: wait_queue.h (one resource's FIFO of parked Acquires and its
@@ -189,6 +190,30 @@ struct ReleaseArgs {
   LeaseListener* listener = nullptr;
 };
 
+// An Acquire of several resources at once (a MultiLock): granted all
+// together or not at all, each resource its own lease and token. The same
+// holder, ttl, wait, request id, listener and kind (kExclusive or kShared)
+// for every resource.
+struct MultiAcquireArgs {
+  std::vector<std::string> resources;  // 1..limits.max_multi_resources, distinct
+  std::string holder;
+  absl::Duration ttl;
+  absl::Duration wait;
+  std::string request_id;
+  LeaseListener* listener = nullptr;
+  LeaseMode mode = LeaseMode::kExclusive;
+};
+
+struct MultiAcquireResult {
+  bool acquired = false;
+  // When acquired: one per resource, in the order asked.
+  std::vector<AcquireResult> leases;
+  // When not: the first resource asked that could not be granted, and why
+  // (its AcquireResult's reason, holder_token and retry_after).
+  std::string busy_resource;
+  AcquireResult busy;
+};
+
 // Whether a lease recorded for `holder` belongs to the authenticated
 // identity `caller`: the holder is the identity itself or "<identity>/...".
 bool HeldBy(absl::string_view holder, absl::string_view caller);
@@ -250,8 +275,21 @@ class LockManager {
   // shutting down or the store failed, CANCELLED if CancelAcquire() ended it.
   void Acquire(CallId id, AcquireArgs args, Callback<AcquireResult> done);
 
-  // Ends the parked Acquire `id` with CANCELLED (the client went away). No
-  // effect if it is not parked (already answered, or never parked).
+  // Grants every resource of `args` together (each as Acquire would, kind
+  // and reentrancy included), or, with a wait, parks the call in each
+  // resource's queue at once and grants them all in one decision when it
+  // heads every queue and each fits; or refuses. Two calls naming
+  // overlapping sets, in any order, cannot deadlock: every call enters all
+  // its queues in one decision, so its queues agree on who is first. A
+  // parked MultiAcquire is not persisted: after a restart or a failover
+  // its client's retry queues again. Errors as for Acquire, and
+  // INVALID_ARGUMENT for an empty, too long or repeating list. The call
+  // is cancelled with CancelAcquire(id).
+  void AcquireMany(CallId id, MultiAcquireArgs args, Callback<MultiAcquireResult> done);
+
+  // Ends the parked Acquire (or AcquireMany) `id` with CANCELLED (the client
+  // went away). No effect if it is not parked (already answered, or never
+  // parked).
   void CancelAcquire(CallId id);
 
   // Extends the lease to now + ttl (capped by max_hold). ABORTED with
@@ -306,11 +344,15 @@ class LockManager {
   // batch is at most limits.max_batch + kMaxDecisionItems - 1 items, which
   // the etcd store's transaction limit allows for.
   static constexpr size_t kMaxDecisionItems = 16;
+  // The most resources one AcquireMany names: its grant is one decision,
+  // two store items (the lease row, the fence position) a resource.
+  static constexpr size_t kMaxMultiResources = kMaxDecisionItems / 2;
 
  private:
   using WaiterList = std::list<Waiter>;
   struct HeldLease;
   struct SharedHolds;
+  struct MultiCall;
   struct Resource;
   struct CommitItem;
 
@@ -483,6 +525,33 @@ class LockManager {
   // Timer callback: answers every parked call whose wait ran out.
   void OnWaitTimer();
 
+  // ---- Several resources at once (lock_manager_multi.cc)
+  absl::Status ValidateAcquireMany(const MultiAcquireArgs& args) const;
+  absl::Status AcquireManyLocked(CallId id, const MultiAcquireArgs& args,
+                                 Callback<MultiAcquireResult>& done)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Whether the request of `mode` by `holder` for `r` fits now, at its
+  // place `w` (null: not queued): a lease it re-enters, or a new lease
+  // that CanGrant() allows with nobody ahead of it.
+  bool FitsNow(Resource& r, const std::string& holder, LeaseMode mode,
+               const Waiter* w) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Grants (or re-enters) each of `names` for the call, in order, as one
+  // decision, and replies once with every lease.
+  void GrantMany(const std::vector<const std::string*>& names, const std::string& holder,
+                 LeaseMode mode, absl::Duration ttl, const std::string& request_id,
+                 LeaseListener* listener, Callback<MultiAcquireResult> done)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Grants the parked AcquireMany `id` if it heads every queue and each of
+  // its resources fits; true when it did. Then serves the queues it left.
+  bool GrantParkedMany(CallId id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Takes the parked AcquireMany `id` out of every queue and the wait
+  // index, and returns it (null if it is not parked). Serves no queue.
+  std::unique_ptr<MultiCall> UnparkMany(CallId id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Ends the parked AcquireMany `id`, if parked: with `why` (CANCELLED), or,
+  // when `why` is OK, as a wait that ran out (not acquired, naming the
+  // resource that held it back). Then serves the queues it left.
+  void EndParkedMany(CallId id, absl::Status why) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
   // ---- Group commit and recovery (lock_manager_commit.cc)
   // Reply() queues a reply behind the open batch (defined in
   // lock_manager_internal.h).
@@ -560,6 +629,9 @@ class LockManager {
   // Parked calls, for CancelAcquire and wait timeouts: the key of their
   // resource in resources_ (kept while it has waiters) and their waiter.
   absl::flat_hash_map<CallId, std::pair<const std::string*, WaiterList::iterator>> parked_
+      ABSL_GUARDED_BY(mu_);
+  // Parked AcquireMany calls: their places in each queue.
+  absl::flat_hash_map<CallId, std::unique_ptr<MultiCall>> parked_many_
       ABSL_GUARDED_BY(mu_);
   // Every parked call by the end of its wait, and the one timer for them.
   DeadlineIndex wait_deadlines_ ABSL_GUARDED_BY(mu_);

@@ -340,7 +340,8 @@ bool LockManager::RestoreWaiter(WaiterRecord& record, absl::Time now) {
   LinkWaiter(r, place,
              Waiter{0, std::move(record.holder), record.ttl, std::move(record.request_id),
                     nullptr, CompactTime(), record.seq, /*listener=*/nullptr,
-                    /*parked_at=*/CompactTime(now), record.mode, record.permits});
+                    /*parked_at=*/CompactTime(now), record.mode, /*many=*/false,
+                    record.permits});
   return true;
 }
 

@@ -72,6 +72,27 @@ struct LockManager::Resource {
   CompactTime delay_until;  // InfinitePast: no lock-delay
 };
 
+// A parked AcquireMany: its place in each of its resources' queues (each a
+// Waiter with `many` set), and what its grant needs.
+struct LockManager::MultiCall {
+  // In the order asked: the resource's key in resources_, and the place.
+  std::vector<std::pair<const std::string*, WaiterList::iterator>> places;
+  std::string holder;
+  absl::Duration ttl;
+  std::string request_id;
+  LeaseMode mode = LeaseMode::kExclusive;
+  LeaseListener* listener = nullptr;
+  CompactTime deadline;  // its key in the wait index, with its call id
+  CompactTime parked_at;
+  Callback<MultiAcquireResult> done;
+};
+
+inline absl::Status ShuttingDownError() {
+  return absl::UnavailableError(
+      "lock service is shutting down; retry against another instance or "
+      "after it restarts");
+}
+
 // What one entry of a group-commit batch does; Flush folds a batch's rows
 // into one store commit, then runs its deliveries in order.
 struct LeaseRowChange {  // a resource's lease row

@@ -113,7 +113,11 @@ void LockManager::CancelAcquire(CallId id) {
   {
     DecisionLock lock(this);
     auto it = parked_.find(id);
-    if (it == parked_.end()) return;
+    if (it == parked_.end()) {
+      EndParkedMany(id,
+                    absl::CancelledError("the Acquire call was cancelled by the client"));
+      return;
+    }
     const std::string name = *it->second.first;  // MaybeForget may drop the key
     const WaiterList::iterator waiter = it->second.second;
     Unpark(*waiter);
@@ -141,6 +145,10 @@ void LockManager::OnWaitTimer() {
     }
     auto it = parked_.find(due.id);
     if (it == parked_.end()) {
+      if (parked_many_.contains(due.id)) {
+        EndParkedMany(due.id, absl::OkStatus());  // its wait ran out
+        continue;
+      }
       // Cannot happen (a call leaves the index when it leaves parked_);
       // never loop on it.
       wait_deadlines_.Remove(due.deadline, due.id);
@@ -164,6 +172,12 @@ void LockManager::GrantWaiters(const std::string& name, Resource& r) {
     // A loaded waiter whose client has not retried yet keeps its turn: the
     // queue waits for it (at most waiter_reattach_grace).
     Waiter& next = r.queue->front();
+    if (next.many) {
+      // An AcquireMany: granted with all its resources, or it holds the
+      // queue until it is.
+      if (GrantParkedMany(next.id)) continue;
+      break;
+    }
     if (next.id == 0 || !CanGrant(r, next.holder, next.mode)) break;
     // The first grant joins the decision that freed the resource; each
     // later one is a decision of its own (a run of shared waiters may be
@@ -201,7 +215,7 @@ void LockManager::GrantHolderWaiters(const std::string& name, Resource& r,
   const std::string holder = holder_name;  // it may live in a lease that goes
   for (auto w = r.queue->begin(); w != r.queue->end();) {
     auto next = std::next(w);
-    if (w->id == 0 || w->holder != holder) {
+    if (w->id == 0 || w->many || w->holder != holder) {
       w = next;
       continue;
     }

@@ -44,6 +44,9 @@ struct Waiter {
   LeaseListener* listener = nullptr;  // the parked call's (AcquireArgs)
   CompactTime parked_at;              // when its call parked (for the wait-time metric)
   LeaseMode mode = LeaseMode::kExclusive;  // what it waits for (AcquireArgs)
+  // One of a parked AcquireMany's places (LockManager::parked_many_ has
+  // the call and its callback; `done` is empty): never persisted.
+  bool many = false;
   uint32_t permits = 0;
 };
 
