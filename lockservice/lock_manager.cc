@@ -9,6 +9,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
+#include "common/errors.h"
 #include "common/validation.h"
 #include "lockservice/lock_manager_internal.h"
 
@@ -98,14 +99,17 @@ absl::Status LockManager::ValidateAcquire(const AcquireArgs& args) const {
   if (!s.ok()) return s;
   if (args.mode == LeaseMode::kPermit) {
     if (args.permits < 1 || args.permits > limits_.max_holders_per_resource) {
-      return absl::InvalidArgumentError(
+      return InvalidFieldError(
+          "permits",
           absl::StrCat("permits: a semaphore has 1 to ", limits_.max_holders_per_resource,
                        " permits (--max_holders_per_resource), not ", args.permits));
     }
   } else if (args.permits != 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "permits: only a PERMIT Acquire names a number of permits; this one asks for a ",
-        LeaseModeName(args.mode), " lease with permits = ", args.permits, " (send 0)"));
+    return InvalidFieldError(
+        "permits", absl::StrCat("permits: only a PERMIT Acquire names a number of "
+                                "permits; this one asks for a ",
+                                LeaseModeName(args.mode),
+                                " lease with permits = ", args.permits, " (send 0)"));
   }
   return absl::OkStatus();
 }

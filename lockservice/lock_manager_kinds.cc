@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "common/errors.h"
 #include "common/test_hooks.h"
 #include "lockservice/lock_manager.h"
 #include "lockservice/lock_manager_internal.h"
@@ -16,22 +17,27 @@ absl::Status LockManager::CheckKind(const AcquireArgs& args, const Resource& r) 
                       clock_->Now() < r.delay_until.get();
   if (args.mode == LeaseMode::kPermit) {
     if (semaphore && r.shared->permits != args.permits) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "permits: resource '", args.resource, "' is a semaphore of ", r.shared->permits,
-          " permits while it is in use, not ", args.permits,
-          "; ask for the same number (it is fixed until nothing holds or waits for it)"));
+      return InvalidFieldError(
+          "permits", absl::StrCat("permits: resource '", args.resource,
+                                  "' is a semaphore of ", r.shared->permits,
+                                  " permits while it is in use, not ", args.permits,
+                                  "; ask for the same number (it is fixed until nothing "
+                                  "holds or waits for it)"));
     }
     if (!semaphore && in_use) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "mode: resource '", args.resource,
-          "' is in use as a read-write lock, not a semaphore; use another resource "
-          "name for the semaphore"));
+      return InvalidFieldError(
+          "mode",
+          absl::StrCat(
+              "mode: resource '", args.resource,
+              "' is in use as a read-write lock, not a semaphore; use another resource "
+              "name for the semaphore"));
     }
   } else if (semaphore) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "mode: resource '", args.resource, "' is in use as a semaphore of ",
-        r.shared->permits, " permits; acquire it with mode PERMIT and permits = ",
-        r.shared->permits, ", or use another resource name"));
+    return InvalidFieldError(
+        "mode", absl::StrCat("mode: resource '", args.resource,
+                             "' is in use as a semaphore of ", r.shared->permits,
+                             " permits; acquire it with mode PERMIT and permits = ",
+                             r.shared->permits, ", or use another resource name"));
   }
   return absl::OkStatus();
 }

@@ -15,6 +15,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "common/errors.h"
 #include "common/test_hooks.h"
 #include "common/validation.h"
 #include "lockservice/lock_manager.h"
@@ -59,12 +60,14 @@ class ManyReply {
 absl::Status LockManager::ValidateAcquireMany(const MultiAcquireArgs& args) const {
   const size_t most = std::min(limits_.max_multi_resources, kMaxMultiResources);
   if (args.resources.empty() || args.resources.size() > most) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "resources: an Acquire names 1 to ", most,
-        " resources (--max_multi_resources), not ", args.resources.size()));
+    return InvalidFieldError(
+        "resources",
+        absl::StrCat("resources: an Acquire names 1 to ", most,
+                     " resources (--max_multi_resources), not ", args.resources.size()));
   }
   if (args.mode == LeaseMode::kPermit) {
-    return absl::InvalidArgumentError(
+    return InvalidFieldError(
+        "mode",
         "mode: an Acquire of several resources takes EXCLUSIVE or SHARED leases, not "
         "permits");
   }
@@ -76,8 +79,9 @@ absl::Status LockManager::ValidateAcquireMany(const MultiAcquireArgs& args) cons
     absl::Status s = ValidateName("resources", name, limits_.max_resource_bytes);
     if (!s.ok()) return s;
     if (!seen.insert(name).second) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "resources: '", name, "' is named twice; name each resource once"));
+      return InvalidFieldError("resources",
+                               absl::StrCat("resources: '", name,
+                                            "' is named twice; name each resource once"));
     }
   }
   return absl::OkStatus();

@@ -5,9 +5,11 @@
 // resource used in one way at a time, fences moved only by exclusive
 // leases, and all of it across a restart.
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "common/errors.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/unit/lock_manager_fixture.h"
@@ -239,8 +241,10 @@ TEST_P(LockManagerKindsTest, EachSharedLeaseExpiresOnItsOwn) {
 
 TEST_P(LockManagerKindsTest, AResourceIsUsedInOneWayAtATime) {
   AcquireResult permit = MustGet(Permit("s", "a", 2));
-  EXPECT_THAT(Acquire(Exclusive("s", "b")),
-              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("mode")));
+  absl::StatusOr<AcquireResult> exclusive = Acquire(Exclusive("s", "b"));
+  EXPECT_THAT(exclusive, StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("mode")));
+  ASSERT_TRUE(GetErrorInfo(exclusive.status()).has_value());
+  EXPECT_EQ(GetErrorInfo(exclusive.status())->field, "mode");
   EXPECT_THAT(Acquire(Shared("s", "b")),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("semaphore of 2")));
   EXPECT_THAT(Acquire(Permit("s", "b", 3)),
@@ -267,8 +271,11 @@ TEST_P(LockManagerKindsTest, ASemaphoreKeepsItsSizeWhileSomebodyWaits) {
 TEST_P(LockManagerKindsTest, PermitsOutsideTheirRangeAreRefusedNamingTheField) {
   limits_.max_holders_per_resource = 4;
   Restart();
-  EXPECT_THAT(Acquire(Permit("s", "a", 0)),
-              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("permits")));
+  absl::StatusOr<AcquireResult> zero = Acquire(Permit("s", "a", 0));
+  EXPECT_THAT(zero, StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("permits")));
+  std::optional<ErrorInfo> info = GetErrorInfo(zero.status());
+  ASSERT_TRUE(info.has_value());
+  EXPECT_EQ(info->field, "permits");
   EXPECT_THAT(Acquire(Permit("s", "a", 5)),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        HasSubstr("--max_holders_per_resource")));
