@@ -103,7 +103,7 @@ absl::Status LockManager::AcquireManyLocked(CallId id, const MultiAcquireArgs& a
                                             Callback<MultiAcquireResult>& done) {
   if (shutting_down_) return ShuttingDownError();
   if (!broken_.ok()) return broken_;
-  auto forget_all = [&] {
+  auto forget_all = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     for (const std::string& name : args.resources) MaybeForget(name);
   };
   std::vector<const std::string*> keys;
