@@ -1,8 +1,10 @@
 // Leases: grants, reentrant holds, expiry timers, lock-delay and the
 // max_hold cap, and the answers that describe a lease.
 #include <algorithm>
+#include <string>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "common/test_hooks.h"
 #include "lockservice/lock_manager.h"
 #include "lockservice/lock_manager_internal.h"
@@ -22,8 +24,11 @@ void LockManager::Grant(const std::string& name, Resource& r, const std::string&
   granted.expiry = CompactTime(CappedExpiry(granted, ttl));
   granted.hold_count = 1;
   RememberRequest(granted, request_id);
-  FENCEGATE_LEASE_EVENT(mode == LeaseMode::kExclusive ? "grant" : "grant-shared", name,
-                        granted.token, ttl);  // test builds only
+  // test builds only: "grant", or "grant-shared", "grant-permit".
+  FENCEGATE_LEASE_EVENT(mode == LeaseMode::kExclusive
+                            ? std::string("grant")
+                            : absl::StrCat("grant-", LeaseModeName(mode)),
+                        name, granted.token, ttl);
   HeldLease& lease = mode == LeaseMode::kExclusive
                          ? r.lease.emplace(std::move(granted))
                          : SharedOf(r).leases.emplace_back(std::move(granted));
