@@ -88,7 +88,7 @@ inline std::optional<LeaseMode> StoredLeaseMode(int64_t value) {
 
 struct LockStoreState {
   uint64_t last_token = 0;  // 0: no token was ever issued
-  std::vector<LeaseRecord> leases;
+  std::vector<LeaseRecord> leases;  // exclusive ones first, then the holds
   std::vector<WaiterRecord> waiters;  // in seq order
 };
 
@@ -116,8 +116,8 @@ struct LockStoreBatch {
 };
 
 // What LockStore::LoadInto() hands over, row by row: the counter first,
-// then every lease, then the waiters in seq order. It may move from the
-// records it is given.
+// then every lease (the exclusive ones, then the shared leases and permits),
+// then the waiters in seq order. It may move from the records it is given.
 class LoadSink {
  public:
   virtual ~LoadSink() = default;
