@@ -71,9 +71,24 @@ struct WaiterRecord {
   uint32_t permits = 0;
 };
 
+// The mode a stored row names (LeaseMode's value), or nullopt for a value
+// this version does not know (a row written by a newer one): a store
+// reports that as DATA_LOSS rather than guess.
+inline std::optional<LeaseMode> StoredLeaseMode(int64_t value) {
+  switch (value) {
+    case static_cast<int64_t>(LeaseMode::kExclusive):
+      return LeaseMode::kExclusive;
+    case static_cast<int64_t>(LeaseMode::kShared):
+      return LeaseMode::kShared;
+    case static_cast<int64_t>(LeaseMode::kPermit):
+      return LeaseMode::kPermit;
+  }
+  return std::nullopt;
+}
+
 struct LockStoreState {
   uint64_t last_token = 0;  // 0: no token was ever issued
-  std::vector<LeaseRecord> leases;
+  std::vector<LeaseRecord> leases;  // exclusive ones first, then the holds
   std::vector<WaiterRecord> waiters;  // in seq order
 };
 
@@ -101,8 +116,8 @@ struct LockStoreBatch {
 };
 
 // What LockStore::LoadInto() hands over, row by row: the counter first,
-// then every lease, then the waiters in seq order. It may move from the
-// records it is given.
+// then every lease (the exclusive ones, then the shared leases and permits),
+// then the waiters in seq order. It may move from the records it is given.
 class LoadSink {
  public:
   virtual ~LoadSink() = default;

@@ -1,5 +1,6 @@
 #include "lockservice/sqlite_lock_store.h"
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "common/test_hooks.h"
@@ -14,11 +15,82 @@ constexpr char kSchema[] =
     "  resource TEXT PRIMARY KEY, holder TEXT NOT NULL,"
     "  token INTEGER NOT NULL, ttl_ms INTEGER NOT NULL,"
     "  hold_count INTEGER NOT NULL, request_ids TEXT NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS holds("
+    "  token INTEGER PRIMARY KEY, resource TEXT NOT NULL,"
+    "  mode INTEGER NOT NULL, permits INTEGER NOT NULL, holder TEXT NOT NULL,"
+    "  ttl_ms INTEGER NOT NULL, hold_count INTEGER NOT NULL,"
+    "  request_ids TEXT NOT NULL);"
     "CREATE TABLE IF NOT EXISTS fence_positions("
     "  resource TEXT PRIMARY KEY, position INTEGER NOT NULL UNIQUE);"
     "CREATE TABLE IF NOT EXISTS waiters("
     "  seq INTEGER PRIMARY KEY, resource TEXT NOT NULL, holder TEXT NOT NULL,"
-    "  ttl_ms INTEGER NOT NULL, request_id TEXT NOT NULL);";
+    "  ttl_ms INTEGER NOT NULL, request_id TEXT NOT NULL,"
+    "  mode INTEGER NOT NULL DEFAULT 0, permits INTEGER NOT NULL DEFAULT 0);";
+
+// Columns added since a table was first created: a file of an older schema
+// gets them (ALTER TABLE ... ADD COLUMN), with the default its rows mean.
+struct AddedColumn {
+  const char* table;
+  const char* name;
+  const char* definition;
+};
+constexpr AddedColumn kAddedColumns[] = {
+    {"waiters", "mode", "mode INTEGER NOT NULL DEFAULT 0"},
+    {"waiters", "permits", "permits INTEGER NOT NULL DEFAULT 0"},
+};
+
+absl::StatusOr<bool> HasColumn(SqliteDb& db, absl::string_view table,
+                               absl::string_view column) {
+  absl::StatusOr<SqliteStatement*> info =
+      db.Prepared(absl::StrCat("PRAGMA table_info(", table, ")"));
+  if (!info.ok()) return info.status();
+  SqliteStatement& stmt = **info;
+  for (;;) {
+    absl::StatusOr<bool> row = stmt.Step();
+    if (!row.ok() || !*row) {
+      stmt.Reset();
+      if (!row.ok()) return row.status();
+      return false;
+    }
+    if (stmt.ColumnText(1) == column) {
+      stmt.Reset();
+      return true;
+    }
+  }
+}
+
+// Creates what is missing of the schema, tables and columns, in one
+// transaction: a file of an older version keeps every row.
+absl::Status CreateOrMigrate(SqliteDb& db) {
+  absl::Status status = db.Exec("BEGIN IMMEDIATE");
+  if (!status.ok()) return status;
+  status = db.Exec(kSchema);
+  for (const AddedColumn& added : kAddedColumns) {
+    if (!status.ok()) break;
+    absl::StatusOr<bool> has = HasColumn(db, added.table, added.name);
+    if (!has.ok()) {
+      status = has.status();
+    } else if (!*has) {
+      status = db.Exec(
+          absl::StrCat("ALTER TABLE ", added.table, " ADD COLUMN ", added.definition));
+    }
+  }
+  if (status.ok()) status = db.Exec("COMMIT");
+  if (!status.ok()) db.Exec("ROLLBACK").IgnoreError();
+  return status;
+}
+
+// The mode in `column` of `stmt`'s row, or DATA_LOSS naming the row (`row`
+// and `key`: built only then, not for every row of a big load).
+absl::StatusOr<LeaseMode> ModeColumn(const SqliteStatement& stmt, int column,
+                                     absl::string_view row, uint64_t key) {
+  const int64_t value = stmt.ColumnInt(column);
+  if (std::optional<LeaseMode> mode = StoredLeaseMode(value)) return *mode;
+  return absl::DataLossError(absl::StrCat(
+      "SQLite lock store: ", row, " ", key, " has mode ", value,
+      ", which this version does not know (0 exclusive, 1 shared, 2 permit); it was "
+      "written by a newer version"));
+}
 
 }  // namespace
 
@@ -26,7 +98,7 @@ absl::StatusOr<std::unique_ptr<SqliteLockStore>> SqliteLockStore::Open(
     const std::string& path) {
   absl::StatusOr<std::unique_ptr<SqliteDb>> db = SqliteDb::Open(path);
   if (!db.ok()) return db.status();
-  absl::Status status = (*db)->Exec(kSchema);
+  absl::Status status = CreateOrMigrate(**db);
   if (!status.ok()) return status;
   absl::StatusOr<std::unique_ptr<SqliteDb>> reader = SqliteDb::Open(path);
   if (!reader.ok()) return reader.status();
@@ -75,6 +147,43 @@ class StateSink final : public LoadSink {
   LockStoreState& state_;
 };
 
+// Hands each row of `stmt` (resource, holder, token, ttl_ms, hold_count,
+// request_ids, and with `holds` mode, permits) to `sink` as a lease.
+absl::Status StreamLeases(SqliteStatement& stmt, bool holds, LoadSink& sink) {
+  LeaseRecord lease;
+  for (;;) {
+    absl::StatusOr<bool> row = stmt.Step();
+    if (!row.ok()) {
+      stmt.Reset();
+      return row.status();
+    }
+    if (!*row) break;
+    lease.resource = stmt.ColumnText(0);
+    lease.holder = stmt.ColumnText(1);
+    lease.token = static_cast<uint64_t>(stmt.ColumnInt(2));
+    lease.ttl = absl::Milliseconds(stmt.ColumnInt(3));
+    lease.hold_count = static_cast<uint32_t>(stmt.ColumnInt(4));
+    lease.request_ids.clear();
+    const std::string ids = stmt.ColumnText(5);
+    if (!ids.empty()) lease.request_ids = absl::StrSplit(ids, '\n');
+    lease.mode = LeaseMode::kExclusive;
+    lease.permits = 0;
+    if (holds) {
+      const absl::StatusOr<LeaseMode> mode =
+          ModeColumn(stmt, 6, "holds row token", lease.token);
+      if (!mode.ok()) {
+        stmt.Reset();
+        return mode.status();
+      }
+      lease.mode = *mode;
+      lease.permits = static_cast<uint32_t>(stmt.ColumnInt(7));
+    }
+    sink.OnLease(lease);
+  }
+  stmt.Reset();
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<LockStoreState> SqliteLockStore::Load() {
@@ -94,39 +203,31 @@ absl::Status SqliteLockStore::LoadInto(LoadSink& sink) {
   sink.OnLastToken(*row ? static_cast<uint64_t>((*meta)->ColumnInt(0)) : 0);
   (*meta)->Reset();
 
-  absl::StatusOr<SqliteStatement*> count = db_->Prepared("SELECT count(*) FROM leases");
+  absl::StatusOr<SqliteStatement*> count = db_->Prepared(
+      "SELECT (SELECT count(*) FROM leases) + (SELECT count(*) FROM holds)");
   if (!count.ok()) return count.status();
   row = (*count)->Step();
   if (!row.ok()) return row.status();
   if (*row) sink.ExpectLeases(static_cast<size_t>((*count)->ColumnInt(0)));
   (*count)->Reset();
 
+  // The exclusive leases, then the shared leases and permits: the same
+  // columns, and two more.
   absl::StatusOr<SqliteStatement*> leases = db_->Prepared(
       "SELECT resource, holder, token, ttl_ms, hold_count, request_ids FROM leases");
   if (!leases.ok()) return leases.status();
-  SqliteStatement& stmt = **leases;
-  LeaseRecord lease;
-  for (;;) {
-    row = stmt.Step();
-    if (!row.ok()) {
-      stmt.Reset();
-      return row.status();
-    }
-    if (!*row) break;
-    lease.resource = stmt.ColumnText(0);
-    lease.holder = stmt.ColumnText(1);
-    lease.token = static_cast<uint64_t>(stmt.ColumnInt(2));
-    lease.ttl = absl::Milliseconds(stmt.ColumnInt(3));
-    lease.hold_count = static_cast<uint32_t>(stmt.ColumnInt(4));
-    lease.request_ids.clear();
-    const std::string ids = stmt.ColumnText(5);
-    if (!ids.empty()) lease.request_ids = absl::StrSplit(ids, '\n');
-    sink.OnLease(lease);
-  }
-  stmt.Reset();
+  absl::Status status = StreamLeases(**leases, /*holds=*/false, sink);
+  if (!status.ok()) return status;
+  absl::StatusOr<SqliteStatement*> holds = db_->Prepared(
+      "SELECT resource, holder, token, ttl_ms, hold_count, request_ids, mode, permits "
+      "FROM holds ORDER BY token");
+  if (!holds.ok()) return holds.status();
+  status = StreamLeases(**holds, /*holds=*/true, sink);
+  if (!status.ok()) return status;
 
   absl::StatusOr<SqliteStatement*> waiters = db_->Prepared(
-      "SELECT seq, resource, holder, ttl_ms, request_id FROM waiters ORDER BY seq");
+      "SELECT seq, resource, holder, ttl_ms, request_id, mode, permits FROM waiters "
+      "ORDER BY seq");
   if (!waiters.ok()) return waiters.status();
   SqliteStatement& queue = **waiters;
   for (;;) {
@@ -142,6 +243,14 @@ absl::Status SqliteLockStore::LoadInto(LoadSink& sink) {
     waiter.holder = queue.ColumnText(2);
     waiter.ttl = absl::Milliseconds(queue.ColumnInt(3));
     waiter.request_id = queue.ColumnText(4);
+    const absl::StatusOr<LeaseMode> mode =
+        ModeColumn(queue, 5, "waiters row seq", waiter.seq);
+    if (!mode.ok()) {
+      queue.Reset();
+      return mode.status();
+    }
+    waiter.mode = *mode;
+    waiter.permits = static_cast<uint32_t>(queue.ColumnInt(6));
     sink.OnWaiter(waiter);
   }
   queue.Reset();
@@ -196,12 +305,37 @@ absl::Status SqliteLockStore::Apply(const LockStoreBatch& batch) {
     }
     if (!status.ok()) return status;
   }
+  for (const auto& [token, hold] : batch.holds) {
+    absl::Status status;
+    if (hold) {
+      absl::StatusOr<SqliteStatement*> stmt = db_->Prepared(
+          "INSERT OR REPLACE INTO holds(token, resource, mode, permits, holder, "
+          "ttl_ms, hold_count, request_ids) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
+      if (!stmt.ok()) return stmt.status();
+      status = (*stmt)
+                   ->Bind(1, static_cast<int64_t>(token))
+                   .BindText(2, hold->resource)
+                   .Bind(3, static_cast<int64_t>(hold->mode))
+                   .Bind(4, hold->permits)
+                   .BindText(5, hold->holder)
+                   .Bind(6, absl::ToInt64Milliseconds(hold->ttl))
+                   .Bind(7, hold->hold_count)
+                   .BindText(8, absl::StrJoin(hold->request_ids, "\n"))
+                   .Run();
+    } else {
+      absl::StatusOr<SqliteStatement*> stmt =
+          db_->Prepared("DELETE FROM holds WHERE token = ?1");
+      if (!stmt.ok()) return stmt.status();
+      status = (*stmt)->Bind(1, static_cast<int64_t>(token)).Run();
+    }
+    if (!status.ok()) return status;
+  }
   for (const auto& [seq, waiter] : batch.waiters) {
     absl::Status status;
     if (waiter) {
       absl::StatusOr<SqliteStatement*> stmt = db_->Prepared(
-          "INSERT OR REPLACE INTO waiters(seq, resource, holder, ttl_ms, request_id) "
-          "VALUES(?1, ?2, ?3, ?4, ?5)");
+          "INSERT OR REPLACE INTO waiters(seq, resource, holder, ttl_ms, request_id, "
+          "mode, permits) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)");
       if (!stmt.ok()) return stmt.status();
       status = (*stmt)
                    ->Bind(1, static_cast<int64_t>(seq))
@@ -209,6 +343,8 @@ absl::Status SqliteLockStore::Apply(const LockStoreBatch& batch) {
                    .BindText(3, waiter->holder)
                    .Bind(4, absl::ToInt64Milliseconds(waiter->ttl))
                    .BindText(5, waiter->request_id)
+                   .Bind(6, static_cast<int64_t>(waiter->mode))
+                   .Bind(7, waiter->permits)
                    .Run();
     } else {
       absl::StatusOr<SqliteStatement*> stmt =

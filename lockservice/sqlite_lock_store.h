@@ -3,11 +3,21 @@
 //   meta(key TEXT PRIMARY KEY, value INTEGER)      -- 'last_token'
 //   leases(resource TEXT PRIMARY KEY, holder TEXT, token INTEGER,
 //          ttl_ms INTEGER, hold_count INTEGER, request_ids TEXT)
+//                                                  -- exclusive leases
+//   holds(token INTEGER PRIMARY KEY, resource TEXT, mode INTEGER,
+//         permits INTEGER, holder TEXT, ttl_ms INTEGER, hold_count INTEGER,
+//         request_ids TEXT)                        -- shared leases, permits
 //   fence_positions(resource TEXT PRIMARY KEY, position INTEGER UNIQUE)
 //   waiters(seq INTEGER PRIMARY KEY, resource TEXT, holder TEXT,
-//           ttl_ms INTEGER, request_id TEXT)
+//           ttl_ms INTEGER, request_id TEXT, mode INTEGER, permits INTEGER)
 // request_ids is the list joined by '\n' (request ids have no control
-// characters; see common/validation.h).
+// characters; see common/validation.h); mode is LeaseMode's value.
+//
+// Migration: Open() brings a file of an older schema up to this one in one
+// transaction, keeping every row: it creates the tables that are missing
+// (holds) and adds the missing columns (waiters' mode and permits, DEFAULT 0:
+// an exclusive waiter). Loading a row whose mode this version does not know
+// is DATA_LOSS.
 //
 // Thread safety: as LockStore asks. Load(), LoadInto() and Commit() use the writer
 // connection from one thread at a time; ScanFencePositions() uses a second,

@@ -1,6 +1,7 @@
 #include "lockservice/etcd/etcd_lock_store.h"
 
 #include <algorithm>
+#include <optional>
 #include <utility>
 
 #include "absl/algorithm/container.h"
@@ -19,6 +20,13 @@ namespace {
 using etcdserverpb::Compare;
 using etcdserverpb::RangeRequest;
 
+absl::Status UnknownMode(absl::string_view key, uint32_t mode) {
+  return absl::DataLossError(absl::StrCat(
+      "etcd key ", key, " has mode ", mode,
+      ", which this version does not know (0 exclusive, 1 shared, 2 permit); it was "
+      "written by a newer version"));
+}
+
 }  // namespace
 
 std::string EtcdLeaderKey(const std::string& prefix) { return prefix + "leader"; }
@@ -33,6 +41,7 @@ EtcdLockStore::EtcdLockStore(etcd::EtcdClient* client, EtcdLockStoreOptions opti
       lease_prefix_(options_.prefix + "lease/"),
       fence_prefix_(options_.prefix + "fence/"),
       wait_prefix_(options_.prefix + "wait/"),
+      hold_prefix_(options_.prefix + "hold/"),
       on_term_lost_(std::move(on_term_lost)) {}
 
 std::string EtcdLockStore::FenceKey(uint64_t position) const {
@@ -41,6 +50,10 @@ std::string EtcdLockStore::FenceKey(uint64_t position) const {
 
 std::string EtcdLockStore::WaitKey(uint64_t seq) const {
   return absl::StrFormat("%s%020d", wait_prefix_, seq);
+}
+
+std::string EtcdLockStore::HoldKey(uint64_t token) const {
+  return absl::StrFormat("%s%020d", hold_prefix_, token);
 }
 
 etcdserverpb::TxnRequest EtcdLockStore::GuardedTxn() const {
@@ -99,6 +112,25 @@ absl::Status EtcdLockStore::Commit(const LockStoreBatch& batch) {
     put->set_key(lease_prefix_ + resource);
     row.SerializeToString(put->mutable_value());
   }
+  etcdstore::v1::HoldRow hold_row;
+  for (const auto& [token, hold] : batch.holds) {
+    if (!hold) {
+      txn.add_success()->mutable_request_delete_range()->set_key(HoldKey(token));
+      continue;
+    }
+    hold_row.set_resource(hold->resource);
+    hold_row.set_holder(hold->holder);
+    hold_row.set_token(token);
+    hold_row.set_ttl_ms(absl::ToInt64Milliseconds(hold->ttl));
+    hold_row.set_hold_count(hold->hold_count);
+    hold_row.clear_request_ids();
+    for (const std::string& id : hold->request_ids) hold_row.add_request_ids(id);
+    hold_row.set_mode(static_cast<uint32_t>(hold->mode));
+    hold_row.set_permits(hold->permits);
+    etcdserverpb::PutRequest* put = txn.add_success()->mutable_request_put();
+    put->set_key(HoldKey(token));
+    hold_row.SerializeToString(put->mutable_value());
+  }
   etcdstore::v1::WaiterRow waiter_row;
   for (const auto& [seq, waiter] : batch.waiters) {
     if (!waiter) {
@@ -109,6 +141,8 @@ absl::Status EtcdLockStore::Commit(const LockStoreBatch& batch) {
     waiter_row.set_holder(waiter->holder);
     waiter_row.set_ttl_ms(absl::ToInt64Milliseconds(waiter->ttl));
     waiter_row.set_request_id(waiter->request_id);
+    waiter_row.set_mode(static_cast<uint32_t>(waiter->mode));
+    waiter_row.set_permits(waiter->permits);
     etcdserverpb::PutRequest* put = txn.add_success()->mutable_request_put();
     put->set_key(WaitKey(seq));
     waiter_row.SerializeToString(put->mutable_value());
@@ -134,7 +168,7 @@ absl::Status EtcdLockStore::Commit(const LockStoreBatch& batch) {
   }
   if (!batch.empty()) FENCEGATE_FAILPOINT("lock.before_commit");  // test builds only
   if (batch.last_token > committed_token_) {
-    FENCEGATE_FAILPOINT_ON("lock.before_token_commit", [&](absl::string_view resource) { return absl::c_any_of(batch.leases, [&](const auto& lease) { return lease.first == resource; }); });  // test builds only
+    FENCEGATE_FAILPOINT_ON("lock.before_token_commit", [&](absl::string_view resource) { return absl::c_any_of(batch.leases, [&](const auto& lease) { return lease.first == resource; }) || absl::c_any_of(batch.holds, [&](const auto& hold) { return hold.second && hold.second->resource == resource; }); });  // test builds only
   }
   if (FENCEGATE_PLANTED_BUG("lock_term_guard_off")) txn.clear_compare();  // test builds only
   absl::StatusOr<etcdserverpb::TxnResponse> response =
@@ -189,7 +223,8 @@ absl::StatusOr<LockStoreState> EtcdLockStore::Load() {
   const absl::Time deadline = absl::Now() + options_.load_timeout;
   etcdserverpb::TxnRequest txn = GuardedTxn();
   txn.add_success()->mutable_request_range()->set_key(token_key_);
-  for (const std::string* prefix : {&lease_prefix_, &fence_prefix_, &wait_prefix_}) {
+  for (const std::string* prefix :
+       {&lease_prefix_, &fence_prefix_, &wait_prefix_, &hold_prefix_}) {
     RangeRequest* first = txn.add_success()->mutable_request_range();
     first->set_key(*prefix);
     first->set_range_end(etcd::PrefixRangeEnd(*prefix));
@@ -216,6 +251,11 @@ absl::StatusOr<LockStoreState> EtcdLockStore::Load() {
   absl::Status status = LoadRows(
       lease_prefix_, revision, response->responses(1).response_range(), deadline,
       [&](const mvccpb::KeyValue& kv) { return ParseLease(kv, state); });
+  if (!status.ok()) return Lose(status);
+  // Shared leases and permits after the exclusive leases (LoadSink's order).
+  status =
+      LoadRows(hold_prefix_, revision, response->responses(4).response_range(), deadline,
+               [&](const mvccpb::KeyValue& kv) { return ParseHold(kv, state); });
   if (!status.ok()) return Lose(status);
   absl::flat_hash_map<std::string, uint64_t> fences;
   status = LoadRows(fence_prefix_, revision, response->responses(2).response_range(),
@@ -286,6 +326,32 @@ absl::Status EtcdLockStore::ParseLease(const mvccpb::KeyValue& kv,
   return absl::OkStatus();
 }
 
+absl::Status EtcdLockStore::ParseHold(const mvccpb::KeyValue& kv,
+                                      LockStoreState& state) const {
+  etcdstore::v1::HoldRow row;
+  uint64_t token = 0;
+  if (!row.ParseFromString(kv.value()) ||
+      !absl::SimpleAtoi(absl::string_view(kv.key()).substr(hold_prefix_.size()),
+                        &token) ||
+      token != row.token()) {
+    return absl::DataLossError(absl::StrCat(
+        "etcd key ", kv.key(), " does not hold a hold row; repair or delete it"));
+  }
+  const std::optional<LeaseMode> mode = StoredLeaseMode(row.mode());
+  if (!mode) return UnknownMode(kv.key(), row.mode());
+  LeaseRecord lease;
+  lease.resource = row.resource();
+  lease.holder = row.holder();
+  lease.token = token;
+  lease.ttl = absl::Milliseconds(row.ttl_ms());
+  lease.hold_count = row.hold_count();
+  lease.request_ids.assign(row.request_ids().begin(), row.request_ids().end());
+  lease.mode = *mode;
+  lease.permits = row.permits();
+  state.leases.push_back(std::move(lease));
+  return absl::OkStatus();
+}
+
 absl::Status EtcdLockStore::ParseWaiter(const mvccpb::KeyValue& kv,
                                         LockStoreState& state) const {
   etcdstore::v1::WaiterRow row;
@@ -300,6 +366,10 @@ absl::Status EtcdLockStore::ParseWaiter(const mvccpb::KeyValue& kv,
   waiter.holder = row.holder();
   waiter.ttl = absl::Milliseconds(row.ttl_ms());
   waiter.request_id = row.request_id();
+  const std::optional<LeaseMode> mode = StoredLeaseMode(row.mode());
+  if (!mode) return UnknownMode(kv.key(), row.mode());
+  waiter.mode = *mode;
+  waiter.permits = row.permits();
   state.waiters.push_back(std::move(waiter));
   return absl::OkStatus();
 }

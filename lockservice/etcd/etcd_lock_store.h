@@ -5,7 +5,11 @@
 // Keys, under `prefix` (fencegate-lockservice --etcd_prefix):
 //   <prefix>leader            the leader key (LeaderElection), value = address
 //   <prefix>token             the last issued token, decimal
-//   <prefix>lease/<resource>  one LeaseRow (lock_records.proto) per held lease
+//   <prefix>lease/<resource>  one LeaseRow (lock_records.proto) per held
+//                             exclusive lease
+//   <prefix>hold/<token>      one HoldRow per shared lease or permit, the
+//                             token as 20 decimal digits (a resource may
+//                             have many; each is put or deleted by token)
 //   <prefix>fence/<position>  value = resource: its fence position, the
 //                             position as 20 decimal digits, so key order is
 //                             position order and ScanFencePositions() is one
@@ -20,21 +24,21 @@
 //   create_revision(<prefix>leader) == guard.create_revision
 // so a leader whose term ended (lease expired while it was paused, say)
 // can neither write nor read as leader any more. Commit() is one txn: the
-// guard, then the counter and every lease row of the batch. An EMPTY batch
-// is a barrier: a guarded txn that writes nothing and reads the leader key,
-// proving that this term still leads, so a reply decided from memory is
-// not stale. (etcd answers a txn that contains no Range from the member's
-// local state, serializably, even with compares; the Range makes it a
-// linearizable read.) Load() reads the counter and the first page of rows
-// in one guarded txn, and further pages at that txn's revision, so it sees
-// one consistent snapshot taken while this term led.
+// guard, then the counter and every lease, hold, waiter and fence row of
+// the batch. An EMPTY batch is a barrier: a guarded txn that writes nothing
+// and reads the leader key, proving that this term still leads, so a reply
+// decided from memory is not stale. (etcd answers a txn that contains no
+// Range from the member's local state, serializably, even with compares;
+// the Range makes it a linearizable read.) Load() reads the counter and the
+// first page of rows in one guarded txn, and further pages at that txn's
+// revision, so it sees one consistent snapshot taken while this term led.
 //
 // A failed or refused call ENDS THE TERM: the store refuses every later call
 // at once, and `on_term_lost` runs once (the instance steps down and a
 // leader loads the state afresh). A call that timed out may still have been
 // applied: the error says the outcome is unknown, and the next leader sees
 // whichever happened. Errors are UNAVAILABLE (DATA_LOSS for a row that does
-// not parse).
+// not parse, or names a mode this version does not know).
 //
 // Limits: one batch is one txn, and etcd refuses txns of more than
 // --max-txn-ops operations (default 128) or --max-request-bytes (1.5 MiB),
@@ -77,7 +81,8 @@ struct EtcdLockStoreOptions {
 std::string EtcdLeaderKey(const std::string& prefix);
 
 // etcd operations one item of a group-commit batch may add to its txn: a
-// fence move is a put and a delete, a lease or waiter row one put or delete. A batch
+// fence move is a put and a delete; an exclusive lease row, a hold (shared
+// lease or permit, by token) or a waiter row is one put or delete. A batch
 // of n items is at most 2 + kEtcdMaxOpsPerItem * n operations (the counter,
 // or the barrier's read, and a spare).
 inline constexpr int kEtcdMaxOpsPerItem = 2;
@@ -103,12 +108,14 @@ class EtcdLockStore final : public LockStore {
   absl::Status Ended() const;
   std::string FenceKey(uint64_t position) const;
   std::string WaitKey(uint64_t seq) const;
+  std::string HoldKey(uint64_t token) const;
   // Reads every key under `prefix` at `revision`, from `first` (the first
   // page, already read) on, calling `row` for each.
   absl::Status LoadRows(const std::string& prefix, int64_t revision,
                         etcdserverpb::RangeResponse first, absl::Time deadline,
                         absl::FunctionRef<absl::Status(const mvccpb::KeyValue&)> row);
   absl::Status ParseLease(const mvccpb::KeyValue& kv, LockStoreState& state) const;
+  absl::Status ParseHold(const mvccpb::KeyValue& kv, LockStoreState& state) const;
   absl::Status ParseWaiter(const mvccpb::KeyValue& kv, LockStoreState& state) const;
 
   etcd::EtcdClient* const client_;
@@ -118,6 +125,7 @@ class EtcdLockStore final : public LockStore {
   const std::string lease_prefix_;
   const std::string fence_prefix_;
   const std::string wait_prefix_;
+  const std::string hold_prefix_;
   absl::AnyInvocable<void(const absl::Status&)> on_term_lost_;
   std::atomic<bool> ended_{false};
   // The counter as this term last loaded or committed it: only this term

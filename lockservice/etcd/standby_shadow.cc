@@ -28,6 +28,7 @@ class MemoryLockStore final : public LockStore {
     LockStoreState state;
     state.last_token = last_token_;
     for (const auto& [resource, lease] : leases_) state.leases.push_back(lease);
+    for (const auto& [token, hold] : holds_) state.leases.push_back(hold);
     return state;
   }
 
@@ -39,6 +40,13 @@ class MemoryLockStore final : public LockStore {
         leases_[resource] = *lease;
       } else {
         leases_.erase(resource);
+      }
+    }
+    for (const auto& [token, hold] : batch.holds) {
+      if (hold) {
+        holds_[token] = *hold;
+      } else {
+        holds_.erase(token);
       }
     }
     return absl::OkStatus();
@@ -53,6 +61,7 @@ class MemoryLockStore final : public LockStore {
   absl::Mutex mu_;
   uint64_t last_token_ ABSL_GUARDED_BY(mu_) = 0;
   std::map<std::string, LeaseRecord> leases_ ABSL_GUARDED_BY(mu_);
+  std::map<uint64_t, LeaseRecord> holds_ ABSL_GUARDED_BY(mu_);  // by token
 };
 
 // The store and the manager, alive as long as the service.

@@ -1,6 +1,7 @@
 // What only the etcd store does: every call is fenced by its term, so a
 // leader whose term ended can neither commit nor answer from memory nor
-// load, and any failed call ends the term for good. On a single-member etcd
+// load, and any failed call ends the term for good; a hold is one txn
+// operation; rows it cannot read are DATA_LOSS. On a single-member etcd
 // started by the test (StoreUnderTest's shared cluster).
 #include <memory>
 #include <string>
@@ -10,6 +11,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "lockservice/etcd/etcd_lock_store.h"
+#include "lockservice/etcd/lock_records.pb.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/unit/store_under_test.h"
 
@@ -63,6 +65,16 @@ class EtcdLockStoreTest : public ::testing::Test {
     batch.leases.emplace_back(resource, lease);
     batch.fence_positions.push_back({resource, token});
     return batch;
+  }
+
+  // Writes `row` at `key` (under the prefix) behind the store's back, as
+  // another version would.
+  void PutRow(const std::string& key, const google::protobuf::MessageLite& row) {
+    etcdserverpb::TxnRequest txn;
+    auto* put = txn.add_success()->mutable_request_put();
+    put->set_key(options_.prefix + key);
+    row.SerializeToString(put->mutable_value());
+    ASSERT_THAT(client_->Txn(txn, absl::Now() + absl::Seconds(30)), IsOk());
   }
 
   etcd::EtcdClient* client_ = nullptr;
@@ -143,6 +155,69 @@ TEST_F(EtcdLockStoreTest, ARowThatDoesNotParseIsDataLoss) {
   put->set_value("not a number");
   ASSERT_THAT(client_->Txn(txn, absl::Now() + absl::Seconds(30)), IsOk());
   EXPECT_THAT(store->Load(), StatusIs(absl::StatusCode::kDataLoss, HasSubstr("token")));
+}
+
+TEST_F(EtcdLockStoreTest, AHoldIsOneTxnOperation) {
+  // etcd refuses a txn of more than --max-txn-ops operations (128 by
+  // default, as the test cluster runs): the counter and 127 holds fit, one
+  // more hold does not. So each hold costs exactly one operation, as
+  // kEtcdMaxOpsPerItem counts it.
+  auto holds = [](uint64_t first, uint64_t count) {
+    LockStoreBatch batch;
+    for (uint64_t token = first; token < first + count; ++token) {
+      LeaseRecord hold;
+      hold.resource = "r";
+      hold.holder = absl::StrCat("h", token);
+      hold.token = token;
+      hold.ttl = absl::Seconds(10);
+      hold.hold_count = 1;
+      hold.mode = LeaseMode::kShared;
+      batch.holds.emplace_back(token, hold);
+    }
+    batch.last_token = first + count - 1;
+    return batch;
+  };
+  LeaderGuard guard;
+  std::unique_ptr<EtcdLockStore> store = NewTerm(&guard);
+  ASSERT_THAT(store->Commit(holds(1, 127)), IsOk());
+  EXPECT_THAT(store->Commit(holds(128, 128)), StatusIs(absl::StatusCode::kUnavailable));
+  Expire(guard);
+  std::unique_ptr<EtcdLockStore> next = NewTerm();
+  absl::StatusOr<LockStoreState> state = next->Load();
+  ASSERT_THAT(state, IsOk());
+  EXPECT_EQ(state->last_token, 127u);
+  EXPECT_EQ(state->leases.size(), 127u);
+}
+
+TEST_F(EtcdLockStoreTest, AHoldRowOfAModeThisVersionDoesNotKnowIsDataLoss) {
+  std::unique_ptr<EtcdLockStore> store = NewTerm();
+  etcdstore::v1::HoldRow row;
+  row.set_resource("r");
+  row.set_token(5);
+  row.set_mode(9);  // written by a newer version
+  PutRow("hold/00000000000000000005", row);
+  EXPECT_THAT(store->Load(), StatusIs(absl::StatusCode::kDataLoss, HasSubstr("mode 9")));
+}
+
+TEST_F(EtcdLockStoreTest, AHoldRowUnderAnotherTokensKeyIsDataLoss) {
+  std::unique_ptr<EtcdLockStore> store = NewTerm();
+  etcdstore::v1::HoldRow row;
+  row.set_resource("r");
+  row.set_token(5);
+  row.set_mode(static_cast<uint32_t>(LeaseMode::kShared));
+  PutRow("hold/00000000000000000006", row);
+  EXPECT_THAT(store->Load(), StatusIs(absl::StatusCode::kDataLoss,
+                                      HasSubstr("hold/00000000000000000006")));
+}
+
+TEST_F(EtcdLockStoreTest, AWaiterRowOfAModeThisVersionDoesNotKnowIsDataLoss) {
+  std::unique_ptr<EtcdLockStore> store = NewTerm();
+  etcdstore::v1::WaiterRow row;
+  row.set_resource("r");
+  row.set_request_id("id");
+  row.set_mode(3);
+  PutRow("wait/00000000000000000002", row);
+  EXPECT_THAT(store->Load(), StatusIs(absl::StatusCode::kDataLoss, HasSubstr("mode 3")));
 }
 
 }  // namespace
