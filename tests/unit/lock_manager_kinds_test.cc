@@ -312,6 +312,37 @@ TEST_P(LockManagerKindsTest, OnlyExclusiveLeasesMoveTheFence) {
   EXPECT_GT(w, a.token);
 }
 
+TEST_P(LockManagerKindsTest, SharedLeasesPermitsAndTheirWaitersSurviveARestart) {
+  AcquireResult a = MustGet(Shared("r", "alice"));
+  AcquireResult b = MustGet(Shared("r", "bob"));
+  AcquireResult p = MustGet(Permit("s", "p", 1));
+  auto q = StartAcquire(
+      Kind("s", "q", LeaseMode::kPermit, 1, Seconds(30), Seconds(10), "q-1"));
+  ASSERT_FALSE(Granted(q));
+  Restart();
+  ResourceInfo r = Describe("r");
+  EXPECT_EQ(r.mode, LeaseMode::kShared);
+  EXPECT_EQ(r.holders, 2u);
+  ResourceInfo s = Describe("s");
+  EXPECT_EQ(s.mode, LeaseMode::kPermit);
+  EXPECT_EQ(s.permits, 1u);
+  EXPECT_EQ(s.waiters, 1u);
+  // Still held, by the same tokens: a writer waits, and renewals work.
+  ASSERT_OK_AND_ASSIGN(AcquireResult writer, Acquire(Exclusive("r", "writer")));
+  EXPECT_FALSE(writer.acquired);
+  EXPECT_THAT(Renew("r", a.token, Seconds(10)), IsOk());
+  EXPECT_THAT(Renew("s", p.token, Seconds(10)), IsOk());
+  EXPECT_THAT(Acquire(Permit("s", "x", 2)),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("permits")));
+  // q's retry takes its place back and gets the permit once p lets go.
+  auto retry = StartAcquire(
+      Kind("s", "q", LeaseMode::kPermit, 1, Seconds(30), Seconds(10), "q-1"));
+  ASSERT_THAT(Release("s", p.token), IsOk());
+  ASSERT_TRUE(Granted(retry));
+  EXPECT_GT(retry->get()->token, b.token);
+  EXPECT_EQ(retry->get()->mode, LeaseMode::kPermit);
+}
+
 INSTANTIATE_TEST_SUITE_P(Stores, LockManagerKindsTest,
                          ::testing::Values(testing::StoreKind::kSqlite,
                                            testing::StoreKind::kEtcd),
