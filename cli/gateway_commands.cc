@@ -35,9 +35,12 @@ absl::Status FromGateway(const CommandContext& ctx, absl::Status status) {
                     "--gateway", ctx.client_options.tls.enabled());
 }
 
+// --token's mode ("shared:42...") goes with it: the gateway takes a shared
+// lease's token for reads only.
 Fencing FencingFromFlags() {
   client::SignedToken token = TokenFromFlags();
-  return Fencing{absl::GetFlag(FLAGS_resource), token.token, std::move(token.signature)};
+  return Fencing{absl::GetFlag(FLAGS_resource), token.token, std::move(token.signature),
+                 token.mode};
 }
 
 std::string Quoted(absl::string_view bytes) {

@@ -3,24 +3,56 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 
 namespace fencegate::client {
 
-std::string FormatFencingToken(uint64_t token, const TokenSignature& signature) {
-  if (signature.empty()) return absl::StrCat(token);
-  return absl::StrCat(token, ".", signature.key_id, ".",
+namespace {
+
+// The mode prefixes of the text form, "<mode>:".
+constexpr absl::string_view kExclusivePrefix = "exclusive:";
+constexpr absl::string_view kSharedPrefix = "shared:";
+constexpr absl::string_view kPermitPrefix = "permit:";
+
+absl::string_view PrefixOf(LeaseMode mode) {
+  switch (mode) {
+    case LeaseMode::kExclusive:
+      return "";
+    case LeaseMode::kShared:
+      return kSharedPrefix;
+    case LeaseMode::kPermit:
+      return kPermitPrefix;
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string FormatFencingToken(uint64_t token, const TokenSignature& signature,
+                               LeaseMode mode) {
+  if (signature.empty()) return absl::StrCat(PrefixOf(mode), token);
+  return absl::StrCat(PrefixOf(mode), token, ".", signature.key_id, ".",
                       absl::WebSafeBase64Escape(signature.mac));
 }
 
 absl::StatusOr<SignedToken> ParseFencingToken(absl::string_view text,
                                               absl::string_view field) {
+  const absl::string_view whole = text;
   auto invalid = [&](absl::string_view why) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        field, "='", text, "': ", why,
-        "; expected a token such as 42, or 42.<key id>.<signature> as "
-        "'fencegate acquire' prints it"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, "='", whole, "': ", why,
+                     "; expected a token such as 42, 42.<key id>.<signature> or "
+                     "shared:42.<key id>.<signature> as 'fencegate acquire' prints it"));
   };
   SignedToken parsed;
+  if (absl::ConsumePrefix(&text, kSharedPrefix)) {
+    parsed.mode = LeaseMode::kShared;
+  } else if (absl::ConsumePrefix(&text, kPermitPrefix)) {
+    parsed.mode = LeaseMode::kPermit;
+  } else if (!absl::ConsumePrefix(&text, kExclusivePrefix) &&
+             whole.find(':') != absl::string_view::npos) {
+    return invalid("the mode before ':' is not exclusive, shared or permit");
+  }
   const size_t first_dot = text.find('.');
   if (!absl::SimpleAtoi(text.substr(0, first_dot), &parsed.token) || parsed.token == 0) {
     return invalid("the token is not a number of 1 or more");

@@ -35,17 +35,21 @@ ReadResult FromProto(const v1::ReadResponse& r) {
   return ReadResult{r.found(), r.value(), r.version(), r.max_token()};
 }
 
-void SetSignature(const Fencing& fencing, v1::TokenSignature* proto) {
+// The token's signature and mode, as every request with a token carries
+// them.
+template <typename Request>
+void SetSignatureAndMode(const Fencing& fencing, Request& request) {
+  request.set_mode(static_cast<v1::LeaseMode>(fencing.mode));
   if (fencing.signature.empty()) return;
-  proto->set_key_id(fencing.signature.key_id);
-  proto->set_mac(fencing.signature.mac);
+  request.mutable_signature()->set_key_id(fencing.signature.key_id);
+  request.mutable_signature()->set_mac(fencing.signature.mac);
 }
 
 v1::WriteRequest WriteRequestOf(const Fencing& fencing, const Mutation& mutation) {
   v1::WriteRequest request;
   request.set_resource(fencing.resource);
   request.set_token(fencing.token);
-  SetSignature(fencing, request.mutable_signature());
+  SetSignatureAndMode(fencing, request);
   *request.mutable_mutation() = ToProto(mutation);
   return request;
 }
@@ -197,7 +201,7 @@ absl::StatusOr<MultiWriteResult> GatewayClient::MultiWrite(
   v1::MultiWriteRequest request;
   request.set_resource(fencing.resource);
   request.set_token(fencing.token);
-  SetSignature(fencing, request.mutable_signature());
+  SetSignatureAndMode(fencing, request);
   for (const Mutation& m : mutations) *request.add_mutations() = ToProto(m);
   absl::StatusOr<v1::MultiWriteResponse> response = Send<v1::MultiWriteResponse>(
       request, [this](grpc::ClientContext& ctx, const v1::MultiWriteRequest& r,
@@ -216,7 +220,7 @@ absl::StatusOr<ReadResult> GatewayClient::Read(const Fencing& fencing,
   request.set_resource(fencing.resource);
   request.set_key(key);
   request.set_token(fencing.token);
-  SetSignature(fencing, request.mutable_signature());
+  SetSignatureAndMode(fencing, request);
   absl::StatusOr<v1::ReadResponse> response = SendRead(request);
   if (!response.ok()) return response.status();
   NoteFenced(fencing);
@@ -237,7 +241,7 @@ absl::StatusOr<uint64_t> GatewayClient::Fence(const Fencing& fencing) {
   v1::FenceRequest request;
   request.set_resource(fencing.resource);
   request.set_token(fencing.token);
-  SetSignature(fencing, request.mutable_signature());
+  SetSignatureAndMode(fencing, request);
   absl::StatusOr<v1::FenceResponse> response = Send<v1::FenceResponse>(
       request,
       [this](grpc::ClientContext& ctx, const v1::FenceRequest& r,
@@ -298,7 +302,9 @@ absl::StatusOr<ListPage> GatewayClient::List(const std::string& resource,
 
 absl::StatusOr<ListPage> GatewayClient::List(const Lease& lease, uint32_t page_size,
                                              const std::string& page_token) {
-  if (!IsFenced(FencingOf(lease))) {
+  // A shared lease's token cannot fence (it never moves the fence).
+  const Fencing fencing = FencingOf(lease);
+  if (fencing.mode == LeaseMode::kExclusive && !IsFenced(fencing)) {
     absl::StatusOr<uint64_t> fenced = Fence(lease);
     if (!fenced.ok()) return fenced.status();
   }
@@ -317,6 +323,9 @@ absl::StatusOr<ResourceSummary> GatewayClient::Describe(const std::string& resou
 }
 
 void GatewayClient::NoteFenced(const Fencing& fencing) {
+  // Only an exclusive lease's token raises the fence (a shared one's reads
+  // leave it as it is).
+  if (fencing.mode != LeaseMode::kExclusive) return;
   absl::MutexLock lock(&mu_);
   uint64_t& token = fenced_[fencing.resource];
   token = std::max(token, fencing.token);

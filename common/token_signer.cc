@@ -22,8 +22,8 @@ void AppendU64(std::string& out, uint64_t value) {  // big-endian
 }
 
 // The bytes a signature covers (see the header).
-std::string Message(absl::string_view key_id, absl::string_view resource,
-                    uint64_t token) {
+std::string Message(absl::string_view key_id, absl::string_view resource, uint64_t token,
+                    TokenMode mode) {
   std::string message("fencegate.v1.token", 18);
   message.push_back('\0');
   message.push_back(static_cast<char>(key_id.size()));  // <= kMaxKeyIdBytes
@@ -31,11 +31,14 @@ std::string Message(absl::string_view key_id, absl::string_view resource,
   AppendU64(message, resource.size());
   message.append(resource.data(), resource.size());
   AppendU64(message, token);
+  // Exclusive: nothing more, the bytes signed before lock kinds existed.
+  if (mode != TokenMode::kExclusive) message.push_back(static_cast<char>(mode));
   return message;
 }
 
-std::string Mac(const SigningKey& key, absl::string_view resource, uint64_t token) {
-  const std::string message = Message(key.id, resource, token);
+std::string Mac(const SigningKey& key, absl::string_view resource, uint64_t token,
+                TokenMode mode) {
+  const std::string message = Message(key.id, resource, token, mode);
   unsigned char mac[EVP_MAX_MD_SIZE];
   unsigned int length = 0;
   HMAC(EVP_sha256(), key.secret.data(), static_cast<int>(key.secret.size()),
@@ -93,11 +96,11 @@ absl::StatusOr<const SigningKey*> UsableSigningKey(const KeyRing& ring, absl::Ti
 }  // namespace
 
 absl::StatusOr<TokenSignature> TokenSigner::Sign(absl::string_view resource,
-                                                 uint64_t token) const {
+                                                 uint64_t token, TokenMode mode) const {
   std::shared_ptr<const KeyRing> ring = keys();
   absl::StatusOr<const SigningKey*> key = UsableSigningKey(*ring, wall_clock_());
   if (!key.ok()) return key.status();
-  return TokenSignature{(*key)->id, Mac(**key, resource, token)};
+  return TokenSignature{(*key)->id, Mac(**key, resource, token, mode)};
 }
 
 absl::Status TokenSigner::CheckCanSign() const {
@@ -105,7 +108,7 @@ absl::Status TokenSigner::CheckCanSign() const {
 }
 
 absl::Status TokenSigner::Verify(absl::string_view resource, uint64_t token,
-                                 absl::string_view key_id,
+                                 TokenMode mode, absl::string_view key_id,
                                  absl::string_view mac) const {
   if (key_id.empty() && mac.empty()) {
     return BadSignatureError(absl::StrCat(
@@ -128,13 +131,15 @@ absl::Status TokenSigner::Verify(absl::string_view resource, uint64_t token,
         FormatKeyTime(key->not_after),
         ": acquire the lock again for a token signed with a current key"));
   }
-  const std::string expected = Mac(*key, resource, token);
+  const std::string expected = Mac(*key, resource, token, mode);
   if (mac.size() != kMacBytes ||
       CRYPTO_memcmp(expected.data(), mac.data(), kMacBytes) != 0) {
     return BadSignatureError(absl::StrCat(
         "the signature does not match token ", token, " on resource '", resource,
-        "': it is forged, altered, or was made for another token or resource. "
-        "Use the token and signature the lock service granted for this resource"));
+        "' with mode ", TokenModeName(mode),
+        ": it is forged, altered, or was made for another "
+        "token, resource or lease mode. Use the token, signature and mode the lock "
+        "service granted for this resource"));
   }
   return absl::OkStatus();
 }

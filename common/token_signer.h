@@ -7,9 +7,15 @@
 //   u8(len(key_id)) key_id
 //   u64be(len(resource)) resource
 //   u64be(token)
-// so it binds the exact resource, token and key: a token cannot be raised,
-// moved to another resource, or passed off as another key's. Comparison is
-// constant-time.
+//   u8(mode)                      only for kShared (1) and kPermit (2)
+// so it binds the exact resource, token, lease mode and key: a token
+// cannot be raised, moved to another resource, passed off as another
+// key's, or a shared lease's token as an exclusive one's (which may write).
+// An exclusive token's bytes are exactly those signed before lock kinds
+// existed, so its old signatures stay valid. The bytes of the three modes
+// never coincide: every field before the mode has its length fixed or
+// given, so a shared or permit message is an exclusive one plus a byte.
+// Comparison is constant-time.
 //
 // Errors: Sign() fails with FAILED_PRECONDITION when the ring has no usable
 // `sign` key; Verify() fails with PERMISSION_DENIED (BadSignatureError,
@@ -35,6 +41,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "common/signing_keys.h"
+#include "common/token_mode.h"
 #include "fencegate/token_signature.h"
 
 namespace fencegate {
@@ -45,17 +52,21 @@ class TokenSigner {
   explicit TokenSigner(KeyRing keys,
                        std::function<absl::Time()> wall_clock = absl::Now);
 
-  absl::StatusOr<TokenSignature> Sign(absl::string_view resource, uint64_t token) const;
+  // Signs the token of a lease of `mode` on `resource`.
+  absl::StatusOr<TokenSignature> Sign(absl::string_view resource, uint64_t token,
+                                      TokenMode mode) const;
   // OK if Sign() can succeed now (a `sign` key exists and has not expired),
   // so the lock service can refuse an Acquire before granting it.
   absl::Status CheckCanSign() const;
-  absl::Status Verify(absl::string_view resource, uint64_t token,
+  // OK iff `signature` was made by Sign(resource, token, mode) with a key
+  // of the ring that has not expired.
+  absl::Status Verify(absl::string_view resource, uint64_t token, TokenMode mode,
                       const TokenSignature& signature) const {
-    return Verify(resource, token, signature.key_id, signature.mac);
+    return Verify(resource, token, mode, signature.key_id, signature.mac);
   }
   // The same on views (no copy on a server's request path); an empty
   // key_id and mac mean unsigned.
-  absl::Status Verify(absl::string_view resource, uint64_t token,
+  absl::Status Verify(absl::string_view resource, uint64_t token, TokenMode mode,
                       absl::string_view key_id, absl::string_view mac) const;
 
   void Replace(KeyRing keys);

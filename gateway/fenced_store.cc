@@ -65,14 +65,18 @@ void FencedStore::Shutdown() {
 // ------------------------------------------------------------- operations
 
 absl::Status FencedStore::CheckSignature(absl::string_view resource, uint64_t token,
+                                         TokenMode mode,
                                          const SignatureView& signature) const {
   if (signer_ == nullptr) return absl::OkStatus();
-  return signer_->Verify(resource, token, signature.key_id, signature.mac);
+  return signer_->Verify(resource, token, mode, signature.key_id, signature.mac);
 }
 
 void FencedStore::Write(WriteArgs args, Callback<WriteResult> done) {
-  absl::Status error = ValidateWrite(args, limits_);
-  if (error.ok()) error = CheckSignature(args.resource, args.token, args.signature);
+  absl::Status error = ValidateWrite(args, limits_);  // an EXCLUSIVE token
+  if (error.ok()) {
+    error =
+        CheckSignature(args.resource, args.token, TokenMode::kExclusive, args.signature);
+  }
   if (!error.ok()) {
     Count(StoreMetrics::kWrite, error);
     done(std::move(error));
@@ -104,14 +108,18 @@ void FencedStore::Read(ReadArgs args, Callback<ReadResult> done) {
     done(std::move(result));
     return;
   }
-  error = CheckSignature(args.resource, args.token, args.signature);
+  // Valid: EXCLUSIVE or SHARED.
+  const bool shared = args.mode == static_cast<int>(TokenMode::kShared);
+  error =
+      CheckSignature(args.resource, args.token,
+                     shared ? TokenMode::kShared : TokenMode::kExclusive, args.signature);
   if (!error.ok()) {
     Count(StoreMetrics::kRead, error);
     done(std::move(error));
     return;
   }
   Item item;
-  item.op.kind = OpKind::kRead;
+  item.op.kind = shared ? OpKind::kSharedRead : OpKind::kRead;
   item.op.resource = args.resource;
   item.op.key = args.key;
   item.op.token = args.token;
@@ -120,8 +128,11 @@ void FencedStore::Read(ReadArgs args, Callback<ReadResult> done) {
 }
 
 void FencedStore::Fence(FenceArgs args, Callback<FenceResult> done) {
-  absl::Status error = ValidateFence(args, limits_);
-  if (error.ok()) error = CheckSignature(args.resource, args.token, args.signature);
+  absl::Status error = ValidateFence(args, limits_);  // an EXCLUSIVE token
+  if (error.ok()) {
+    error =
+        CheckSignature(args.resource, args.token, TokenMode::kExclusive, args.signature);
+  }
   if (!error.ok()) {
     Count(StoreMetrics::kFence, error);
     done(std::move(error));
@@ -313,9 +324,9 @@ void FencedStore::CountStorageError(StoreMetrics::Stage stage) const {
 void FencedStore::Deliver(Item& item, absl::Status status) {
   const OpResult& r = item.result;
   if (metrics_ != nullptr) {
-    const StoreMetrics::Rpc rpc = item.op.kind == OpKind::kWrite  ? StoreMetrics::kWrite
-                                  : item.op.kind == OpKind::kRead ? StoreMetrics::kRead
-                                                                  : StoreMetrics::kFence;
+    const StoreMetrics::Rpc rpc = item.op.kind == OpKind::kWrite   ? StoreMetrics::kWrite
+                                  : item.op.kind == OpKind::kFence ? StoreMetrics::kFence
+                                                                   : StoreMetrics::kRead;
     if (status.ok() && r.fence_raised && metrics_->fence_raises[0] != nullptr) {
       metrics_
           ->fence_raises[item.from_feed                ? StoreMetrics::kFromFeed
@@ -342,7 +353,8 @@ void FencedStore::Deliver(Item& item, absl::Status status) {
       if (!status.ok()) return done(std::move(status));
       return done(WriteResult{r.version, r.max_token});
     }
-    case OpKind::kRead: {
+    case OpKind::kRead:
+    case OpKind::kSharedRead: {
       auto& done = std::get<Callback<ReadResult>>(item.done);
       if (!status.ok()) return done(std::move(status));
       ReadResult read;

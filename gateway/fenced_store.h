@@ -19,9 +19,14 @@
 // uncommitted batch (backend contract 5), so nothing they return can be
 // undone by a crash or a failed commit.
 //
+// Lease modes: Write and Fence take an EXCLUSIVE lease's token only; a
+// fenced Read an EXCLUSIVE one's (it raises the fence) or a SHARED one's
+// (OpKind::kSharedRead: checked against the fence, never raising it).
+// Anything else is INVALID_ARGUMENT naming "mode" (request_validation.h).
+//
 // Signed tokens: given a TokenSigner, Write, fenced Read and Fence need a
-// valid signature for their resource and token, checked after the input
-// and before anything is queued: PERMISSION_DENIED (kBadSignature)
+// valid signature for their resource, token and mode, checked after the
+// input and before anything is queued: PERMISSION_DENIED (kBadSignature)
 // otherwise, and nothing changes. RaiseFence() is the gateway's own
 // (grant-time fencing) and takes no signature.
 //
@@ -82,7 +87,8 @@ class FencedStore {
   // and every expected_version matches; the fence becomes args.token.
   void Write(WriteArgs args, Callback<WriteResult> done);
   // token 0: plain read of committed state. token > 0: fenced read, refused
-  // like a stale write, else raises the fence; answered after its commit.
+  // like a stale write, else raises the fence (a SHARED token's read
+  // leaves it as it is); answered after its commit.
   void Read(ReadArgs args, Callback<ReadResult> done);
   // Raises the fence to args.token; refused if stale.
   void Fence(FenceArgs args, Callback<FenceResult> done);
@@ -119,7 +125,7 @@ class FencedStore {
         done;
   };
 
-  absl::Status CheckSignature(absl::string_view resource, uint64_t token,
+  absl::Status CheckSignature(absl::string_view resource, uint64_t token, TokenMode mode,
                               const SignatureView& signature) const;
   // Queues `item`, or answers it at once if the store is closed or full.
   void Submit(Item item);

@@ -172,6 +172,8 @@ ApplyArgs ApplyArgsOf(const FencedOp& op) {
   switch (op.kind) {
     case OpKind::kFence:
       break;
+    case OpKind::kSharedRead:  // not for fencegate_apply_v1: kSharedReadSql
+      break;
     case OpKind::kRead:
       args.kind = kApplyRead;
       args.keys = PgTextArray({op.key});
@@ -222,6 +224,21 @@ absl::Status ApplyResultOf(const pqxx::row& row, OpResult* result) {
   result->found = row[4].as<bool>();
   if (result->found) result->value = pqxx::binarystring(row[5]).str();
   return absl::OkStatus();
+}
+
+void SharedReadResultOf(const pqxx::row& row, uint64_t token, OpResult* result) {
+  *result = OpResult();
+  result->max_token = static_cast<uint64_t>(row[0].as<int64_t>());
+  if (token < result->max_token) {
+    result->outcome = Outcome::kStaleToken;
+    return;
+  }
+  result->outcome = Outcome::kAccepted;
+  result->found = !row[1].is_null();
+  if (result->found) {
+    result->value = pqxx::binarystring(row[1]).str();
+    result->version = static_cast<uint64_t>(row[2].as<int64_t>());
+  }
 }
 
 absl::Status EnsurePostgresSchema(pqxx::connection& connection) {

@@ -22,6 +22,11 @@
 // mismatch_index (0-based), found, value (a fenced read), error (SQLSTATE
 // and message of a failed op).
 //
+// A shared lease's fenced read (OpKind::kSharedRead) changes nothing and
+// is not passed to fencegate_apply_v1: it is one plain statement
+// (kSharedReadSql), so the schema, and what gateways of the previous
+// release expect of it, stay as they were.
+//
 // Thread safety: EnsurePostgresSchema() uses the connection it is given,
 // which no other thread may use meanwhile.
 #ifndef FENCEGATE_GATEWAY_POSTGRES_SCHEMA_H_
@@ -51,6 +56,21 @@ inline constexpr char kApplySql[] =
     "SELECT o_outcome, o_max_token, o_version, o_mismatch_index, o_found, o_value, "
     "o_error FROM fencegate_apply_v1($1, $2, $3, $4, $5, $6, $7)";
 
+// A shared lease's fenced read (OpKind::kSharedRead), with parameters
+// resource and key: the fence and the key in ONE statement, so one
+// snapshot. It changes nothing and takes no lock, so it needs no function:
+// at READ COMMITTED a newer holder's write either committed before the
+// snapshot (its fence is seen, and the read is refused) or is not in it at
+// all (the value read is older than it); the batch's own earlier ops are
+// in it. A resource without a row reads fence 0.
+inline constexpr char kSharedReadSql[] =
+    "SELECT coalesce((SELECT r.max_token FROM fencegate_resources AS r "
+    "WHERE r.name = $1), 0), o.value, o.version FROM (VALUES (1)) AS one(x) "
+    "LEFT JOIN fencegate_objects AS o ON o.resource = $1 AND o.key = $2";
+
+// Decides a shared read for `token` from kSharedReadSql's row.
+void SharedReadResultOf(const pqxx::row& row, uint64_t token, OpResult* result);
+
 // fencegate_apply_v1's arguments after resource and token, for one op.
 struct ApplyArgs {
   int kind = 2;                    // 0 write, 1 fenced read, 2 fence
@@ -59,6 +79,7 @@ struct ApplyArgs {
   std::string values;              // bytea: every put's value, in mutation order
   std::string expected = "{}";     // bigint[]: expected versions, NULL for none
 };
+// REQUIRES: op.kind != kSharedRead (read with kSharedReadSql instead).
 ApplyArgs ApplyArgsOf(const FencedOp& op);
 
 // Reads fencegate_apply_v1's row. An op that failed inside the function

@@ -125,6 +125,7 @@ absl::Status PostgresStorage::ConnectWriter() {
   if (!status.ok()) return status;
   (*connection)->prepare("fg_lock", kLockResources);
   (*connection)->prepare("fg_apply", kApplySql);
+  (*connection)->prepare("fg_read_shared", kSharedReadSql);
   writer_ = *std::move(connection);
   return absl::OkStatus();
 }
@@ -163,8 +164,15 @@ absl::Status PostgresStorage::Apply(const FencedOp& op, OpResult* result) {
   *result = OpResult();
   if (!poisoned_.ok()) return poisoned_;
   if (batch_ == nullptr) return absl::FailedPreconditionError("no batch is open");
-  const ApplyArgs args = ApplyArgsOf(op);
   try {
+    if (op.kind == OpKind::kSharedRead) {  // changes nothing: one snapshot's read
+      SharedReadResultOf(
+          batch_->exec_prepared1("fg_read_shared", std::string(op.resource),
+                                 std::string(op.key)),
+          op.token, result);
+      return absl::OkStatus();
+    }
+    const ApplyArgs args = ApplyArgsOf(op);
     if (FENCEGATE_PLANTED_BUG("gateway_accepts_max_minus_one")) {  // test builds only
       batch_->exec_params0("UPDATE fencegate_resources SET max_token = $2 "  // lowered
                            "WHERE name = $1 AND max_token = $2 + 1",        // to accept

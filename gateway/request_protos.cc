@@ -37,6 +37,7 @@ WriteArgs WriteArgsFromProto(const v1::WriteRequest& request) {
   args.resource = request.resource();
   args.token = request.token();
   args.signature = ViewOf(request.signature());
+  args.mode = request.mode();
   args.mutations.push_back(FromProto(request.mutation()));
   return args;
 }
@@ -46,6 +47,7 @@ WriteArgs MultiWriteArgsFromProto(const v1::MultiWriteRequest& request) {
   args.resource = request.resource();
   args.token = request.token();
   args.signature = ViewOf(request.signature());
+  args.mode = request.mode();
   args.multi = true;
   args.mutations.reserve(request.mutations_size());
   for (const v1::Mutation& m : request.mutations()) {
@@ -60,6 +62,7 @@ ReadArgs ReadArgsFromProto(const v1::ReadRequest& request) {
   args.key = request.key();
   args.token = request.token();
   args.signature = ViewOf(request.signature());
+  args.mode = request.mode();
   return args;
 }
 
@@ -68,6 +71,7 @@ FenceArgs FenceArgsFromProto(const v1::FenceRequest& request) {
   args.resource = request.resource();
   args.token = request.token();
   args.signature = ViewOf(request.signature());
+  args.mode = request.mode();
   return args;
 }
 

@@ -1,10 +1,12 @@
 #include "gateway/request_validation.h"
 
+#include <optional>
 #include <string>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "common/errors.h"
+#include "common/token_mode.h"
 #include "common/validation.h"
 
 namespace fencegate::gateway {
@@ -41,6 +43,44 @@ absl::Status ValidateMutation(const WriteArgs& args, size_t i,
   return absl::OkStatus();
 }
 
+// A mode value this server does not know.
+absl::Status UnknownModeError(int mode) {
+  return InvalidFieldError(
+      "mode", absl::StrCat("mode is ", mode,
+                           ", which this gateway does not know; send the mode of the "
+                           "lease the token belongs to: 0 (EXCLUSIVE), 1 (SHARED) or "
+                           "2 (PERMIT)"));
+}
+
+absl::Status PermitError() {
+  return InvalidFieldError(
+      "mode",
+      "mode is PERMIT: the gateway refuses a permit's token, since the N "
+      "holders of a semaphore share no order to fence by; write with the "
+      "token of an EXCLUSIVE lease, read with a SHARED or EXCLUSIVE one's");
+}
+
+// Write, MultiWrite, Fence: only an exclusive lease's token changes a
+// resource.
+absl::Status ValidateWriterMode(int mode) {
+  const std::optional<TokenMode> known = TokenModeFromWire(mode);
+  if (!known.has_value()) return UnknownModeError(mode);
+  switch (*known) {
+    case TokenMode::kExclusive:
+      return absl::OkStatus();
+    case TokenMode::kShared:
+      return InvalidFieldError(
+          "mode",
+          "mode is SHARED: a shared lease's token cannot write; Write, "
+          "MultiWrite and Fence need the token of an EXCLUSIVE lease. Read "
+          "with it (a fenced Read), or acquire the lock in mode EXCLUSIVE "
+          "to write");
+    case TokenMode::kPermit:
+      return PermitError();
+  }
+  return UnknownModeError(mode);
+}
+
 }  // namespace
 
 absl::Status ValidateResource(absl::string_view resource,
@@ -62,6 +102,7 @@ absl::Status ValidateFencingToken(uint64_t token) {
 absl::Status ValidateWrite(const WriteArgs& args, const GatewayLimits& limits) {
   absl::Status status = ValidateResource(args.resource, limits);
   if (status.ok()) status = ValidateFencingToken(args.token);
+  if (status.ok()) status = ValidateWriterMode(args.mode);
   if (!status.ok()) return status;
   const size_t n = args.mutations.size();
   if (n == 0) {
@@ -110,12 +151,24 @@ absl::Status ValidateRead(const ReadArgs& args, const GatewayLimits& limits) {
   absl::Status status = ValidateResource(args.resource, limits);
   if (status.ok()) status = ValidateName("key", args.key, limits.max_key_bytes);
   if (status.ok() && args.token != 0) status = ValidateFencingToken(args.token);
-  return status;
+  if (!status.ok() || args.mode == 0) return status;
+  const std::optional<TokenMode> known = TokenModeFromWire(args.mode);
+  if (!known.has_value()) return UnknownModeError(args.mode);
+  if (args.token == 0) {
+    return InvalidFieldError(
+        "mode", absl::StrCat("mode is ", TokenModeName(*known),
+                             " but token is 0 (a plain read): a mode goes with a "
+                             "token; send the lease's token for a fenced read, or "
+                             "leave mode unset for a plain one"));
+  }
+  if (*known == TokenMode::kPermit) return PermitError();
+  return absl::OkStatus();
 }
 
 absl::Status ValidateFence(const FenceArgs& args, const GatewayLimits& limits) {
   absl::Status status = ValidateResource(args.resource, limits);
   if (status.ok()) status = ValidateFencingToken(args.token);
+  if (status.ok()) status = ValidateWriterMode(args.mode);
   return status;
 }
 

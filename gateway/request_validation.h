@@ -25,8 +25,12 @@ absl::Status ValidateResource(absl::string_view resource,
 // A fencing token: 1..kMaxToken.
 absl::Status ValidateFencingToken(uint64_t token);
 
+// Write, MultiWrite and Fence need an EXCLUSIVE lease's token (mode 0): a
+// SHARED or PERMIT token, or a mode this server does not know, is refused
+// naming "mode".
 absl::Status ValidateWrite(const WriteArgs& args, const GatewayLimits& limits);
-// token 0 (a plain read) is valid here.
+// token 0 (a plain read) is valid here, with mode 0 only. A fenced read
+// takes an EXCLUSIVE or a SHARED lease's token, never a PERMIT's.
 absl::Status ValidateRead(const ReadArgs& args, const GatewayLimits& limits);
 absl::Status ValidateFence(const FenceArgs& args, const GatewayLimits& limits);
 absl::Status ValidateList(const ListArgs& args, const GatewayLimits& limits);

@@ -19,6 +19,12 @@ namespace fencegate::gateway {
 
 // The signature that came with a token (common/token_signer.h); both
 // empty when the request carried none.
+//
+// `mode` on every request that carries a token: the wire's LeaseMode value
+// as it came (an open enum: any int), the mode of the lease the token
+// belongs to. request_validation.h refuses the values a call may not use:
+// Write and Fence take EXCLUSIVE (0) only; a fenced Read EXCLUSIVE or
+// SHARED (1); PERMIT (2) and unknown values nowhere.
 struct SignatureView {
   absl::string_view key_id;
   absl::string_view mac;
@@ -29,6 +35,7 @@ struct WriteArgs {
   absl::string_view resource;
   uint64_t token = 0;
   SignatureView signature;
+  int mode = 0;
   absl::InlinedVector<Mutation, 1> mutations;
   // MultiWrite: error messages name "mutations[i]"; Write: "mutation".
   bool multi = false;
@@ -46,6 +53,9 @@ struct ReadArgs {
   absl::string_view key;
   uint64_t token = 0;  // 0: plain read; > 0: fenced read
   SignatureView signature;
+  // Fenced reads: 0 (EXCLUSIVE) raises the fence to `token`; 1 (SHARED)
+  // is checked against the fence the same way but leaves it as it is.
+  int mode = 0;
 };
 
 // ReadResult comes from storage_backend.h.
@@ -54,6 +64,7 @@ struct FenceArgs {
   absl::string_view resource;
   uint64_t token = 0;
   SignatureView signature;
+  int mode = 0;
 };
 
 struct FenceResult {

@@ -165,9 +165,13 @@ absl::Status SqliteStorage::Decide(const FencedOp& op, OpResult* result) {
     case OpKind::kFence:
       if (op.token > fence) status = StoreResource(op.resource, op.token, revision);
       break;
+    case OpKind::kSharedRead:  // the fence stays: a shared token never writes
+      status = ReadKey(op.resource, op.key, result);
+      break;
   }
   if (!status.ok()) return status;
   result->outcome = Outcome::kAccepted;
+  if (op.kind == OpKind::kSharedRead) return absl::OkStatus();  // max_token = fence
   result->fence_raised = op.token > fence;
   result->max_token = op.token;
   return absl::OkStatus();

@@ -17,7 +17,10 @@
 //      (kVersionMismatch); only then raise the fence to op.token and apply
 //      the op. Nothing else can run between the check and the write (the
 //      backend holds its write transaction exclusively, or a lock on the
-//      resource's fence until the batch ends).
+//      resource's fence until the batch ends). A kSharedRead raises
+//      nothing: its check and its read see one state (one snapshot, or
+//      under the same lock), so no write with a larger token can come
+//      between them.
 //   2. A refused op changes nothing, not even the fence. An op that fails
 //      with a storage error is undone alone; the batch's other ops stand.
 //      If it cannot be undone, the batch is poisoned: CommitBatch() fails.
@@ -68,8 +71,12 @@ struct Mutation {
 
 enum class OpKind {
   kWrite,  // mutations, all or nothing
-  kRead,   // fenced read of `key`
+  kRead,   // fenced read of `key`: refused if stale, else raises the fence
   kFence,  // raise the fence only
+  // A fenced read of `key` with a shared lease's token: refused like kRead
+  // if op.token < fence; accepted, it changes nothing, not the fence and
+  // not the revision.
+  kSharedRead,
 };
 
 // A validated fenced operation: token >= 1, names within limits, for kWrite
@@ -78,7 +85,7 @@ struct FencedOp {
   OpKind kind = OpKind::kFence;
   absl::string_view resource;
   uint64_t token = 0;
-  absl::string_view key;                       // kRead
+  absl::string_view key;                       // kRead, kSharedRead
   absl::InlinedVector<Mutation, 1> mutations;  // kWrite
 };
 
@@ -87,16 +94,17 @@ enum class Outcome { kAccepted, kStaleToken, kVersionMismatch };
 // What Apply() decided. Read only after the batch committed.
 struct OpResult {
   Outcome outcome = Outcome::kAccepted;
-  // The fence after the op (accepted: op.token; refused: unchanged).
+  // The fence after the op (accepted: op.token, or for kSharedRead the
+  // fence as it was, <= op.token; refused: unchanged).
   uint64_t max_token = 0;
   // kWrite accepted: the new revision, now the version of every key the op
   // wrote (for a delete: the revision at which the key was deleted).
-  // kRead accepted: the key's version (0 = absent).
+  // kRead, kSharedRead accepted: the key's version (0 = absent).
   // kVersionMismatch: the current version of the mutation at mismatch_index.
   uint64_t version = 0;
   size_t mismatch_index = 0;  // kVersionMismatch: which mutation
-  bool found = false;         // kRead
-  std::string value;          // kRead
+  bool found = false;         // kRead, kSharedRead
+  std::string value;          // kRead, kSharedRead
   // kAccepted: whether the op raised the fence (op.token was above it), for
   // the metrics. Only backends that can tell set it (SQLite does;
   // PostgreSQL's stored function does not say, so it stays false there).

@@ -157,7 +157,8 @@ enum class NotAcquiredReason { kNone, kHeld, kLockDelay };
 struct AcquireResult {
   bool acquired = false;
   uint64_t token = 0;
-  LeaseMode mode = LeaseMode::kExclusive;  // when acquired: the lease's kind
+  // When acquired: the kind of lease granted (the token's signature binds it).
+  LeaseMode mode = LeaseMode::kExclusive;
   absl::Duration ttl;       // lease length granted (may be capped)
   uint32_t hold_count = 0;
   NotAcquiredReason reason = NotAcquiredReason::kNone;

@@ -1,7 +1,11 @@
 #include "lockservice/lock_requests.h"
 
+#include <optional>
+
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "common/errors.h"
+#include "common/token_mode.h"
 #include "common/validation.h"
 
 namespace fencegate::lockservice {
@@ -31,17 +35,27 @@ void SetSignature(const TokenSignature& signature, v1::TokenSignature* out) {
 // `args` of a Renew or Release once its signature is checked, with the
 // caller's subject for the manager's owner check.
 template <typename Args>
-absl::StatusOr<Args> Authorized(Args args, const v1::TokenSignature& signature,
+absl::StatusOr<Args> Authorized(Args args, int mode, const v1::TokenSignature& signature,
                                 const TokenSigner* signer, const LockLimits& limits,
                                 const Caller& caller) {
   absl::Status verified =
-      CheckTokenSignature(signer, limits, args.resource, args.token, signature);
+      CheckTokenSignature(signer, limits, args.resource, args.token, mode, signature);
   if (!verified.ok()) return verified;
   args.caller = caller.subject;
   return args;
 }
 
 }  // namespace
+
+TokenMode TokenModeOf(LeaseMode mode) {
+  static_assert(
+      static_cast<int>(LeaseMode::kExclusive) ==
+              static_cast<int>(TokenMode::kExclusive) &&
+          static_cast<int>(LeaseMode::kShared) == static_cast<int>(TokenMode::kShared) &&
+          static_cast<int>(LeaseMode::kPermit) == static_cast<int>(TokenMode::kPermit),
+      "LeaseMode and TokenMode have the same values");
+  return static_cast<TokenMode>(mode);
+}
 
 AcquireArgs AcquireArgsFromProto(const v1::AcquireRequest& request) {
   AcquireArgs args;
@@ -90,32 +104,42 @@ absl::StatusOr<AcquireArgs> AcquireArgsFor(const v1::AcquireRequest& request,
 absl::StatusOr<RenewArgs> RenewArgsFor(const v1::RenewRequest& request,
                                        const TokenSigner* signer, const LockLimits& limits,
                                        const Caller& caller) {
-  return Authorized(RenewArgsFromProto(request), request.signature(), signer, limits, caller);
+  return Authorized(RenewArgsFromProto(request), request.mode(), request.signature(),
+                    signer, limits, caller);
 }
 
 absl::StatusOr<ReleaseArgs> ReleaseArgsFor(const v1::ReleaseRequest& request,
                                            const TokenSigner* signer,
                                            const LockLimits& limits, const Caller& caller) {
-  return Authorized(ReleaseArgsFromProto(request), request.signature(), signer, limits,
-                    caller);
+  return Authorized(ReleaseArgsFromProto(request), request.mode(), request.signature(),
+                    signer, limits, caller);
 }
 
 absl::Status CheckTokenSignature(const TokenSigner* signer, const LockLimits& limits,
-                                 const std::string& resource, uint64_t token,
+                                 const std::string& resource, uint64_t token, int mode,
                                  const v1::TokenSignature& signature) {
+  const std::optional<TokenMode> token_mode = TokenModeFromWire(mode);
+  if (!token_mode.has_value()) {
+    return InvalidFieldError(
+        "mode", absl::StrCat("mode is ", mode,
+                             "; send the mode the lease was acquired with: 0 "
+                             "(EXCLUSIVE), 1 (SHARED) or 2 (PERMIT)"));
+  }
   if (signer == nullptr) return absl::OkStatus();
   // Bad input is the manager's to refuse, with INVALID_ARGUMENT.
   if (token == 0 || !ValidateName("resource", resource, limits.max_resource_bytes).ok()) {
     return absl::OkStatus();
   }
-  return signer->Verify(resource, token, signature.key_id(), signature.mac());
+  return signer->Verify(resource, token, *token_mode, signature.key_id(),
+                        signature.mac());
 }
 
 absl::Status FillAcquireResponse(const TokenSigner* signer, const std::string& resource,
                                  const AcquireResult& result,
                                  v1::AcquireResponse* response) {
   if (result.acquired && signer != nullptr) {
-    absl::StatusOr<TokenSignature> signature = signer->Sign(resource, result.token);
+    absl::StatusOr<TokenSignature> signature =
+        signer->Sign(resource, result.token, TokenModeOf(result.mode));
     if (!signature.ok()) {
       return absl::UnavailableError(
           absl::StrCat("cannot sign the grant: ", signature.status().message()));
@@ -133,11 +157,13 @@ absl::Status FillAcquireResponse(const TokenSigner* signer, const std::string& r
 }
 
 void FillRenewResponse(const TokenSigner* signer, const std::string& resource,
-                       uint64_t token, const RenewResult& result,
+                       uint64_t token, int mode, const RenewResult& result,
                        v1::RenewResponse* response) {
   response->set_ttl_ms(Ms(result.ttl));
   if (signer == nullptr) return;
-  absl::StatusOr<TokenSignature> signature = signer->Sign(resource, token);
+  // The request's mode passed CheckTokenSignature, so it is the lease's.
+  absl::StatusOr<TokenSignature> signature = signer->Sign(
+      resource, token, TokenModeFromWire(mode).value_or(TokenMode::kExclusive));
   if (signature.ok()) SetSignature(*signature, response->mutable_signature());
 }
 

@@ -21,6 +21,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "common/token_mode.h"
 #include "common/token_signer.h"
 #include "fencegate/v1/lock.pb.h"
 #include "lockservice/lock_limits.h"
@@ -49,29 +50,36 @@ absl::StatusOr<ReleaseArgs> ReleaseArgsFor(const fencegate::v1::ReleaseRequest& 
                                            const TokenSigner* signer,
                                            const LockLimits& limits, const Caller& caller);
 
+// The mode a lease's token is signed with (the same values).
+TokenMode TokenModeOf(LeaseMode mode);
+
 // The request's fields alone: the holder is the request's.
 AcquireArgs AcquireArgsFromProto(const fencegate::v1::AcquireRequest& request);
 RenewArgs RenewArgsFromProto(const fencegate::v1::RenewRequest& request);
 ReleaseArgs ReleaseArgsFromProto(const fencegate::v1::ReleaseRequest& request);
 
 // With signing on (`signer` not null), the signature of a Renew or Release
-// must be valid for its resource and token: PERMISSION_DENIED otherwise.
-// Requests whose resource or token are malformed pass, for the manager to
-// refuse with INVALID_ARGUMENT. OK when `signer` is null.
+// must be valid for its resource, token and `mode` (the request's
+// fencegate.v1.LeaseMode, the lease's as it claims): PERMISSION_DENIED
+// otherwise. A mode this server does not know is INVALID_ARGUMENT naming
+// `mode`, signing on or off. Requests whose resource or token are
+// malformed pass, for the manager to refuse with INVALID_ARGUMENT. OK when
+// `signer` is null.
 absl::Status CheckTokenSignature(const TokenSigner* signer, const LockLimits& limits,
-                                 const std::string& resource, uint64_t token,
+                                 const std::string& resource, uint64_t token, int mode,
                                  const fencegate::v1::TokenSignature& signature);
 
-// Fills `response` from a granted or refused Acquire; a grant is signed when
-// `signer` is set. UNAVAILABLE if the grant cannot be signed (the grant
-// stands, committed, and expires unless renewed).
+// Fills `response` from a granted or refused Acquire; a grant is signed,
+// for its resource, token and mode (result.mode), when `signer` is set. UNAVAILABLE if
+// the grant cannot be signed (the grant stands, committed, and expires unless renewed).
 absl::Status FillAcquireResponse(const TokenSigner* signer, const std::string& resource,
                                  const AcquireResult& result,
                                  fencegate::v1::AcquireResponse* response);
 // A renewed lease is re-signed under the current key when `signer` is set,
-// so leases follow a key rotation.
+// so leases follow a key rotation; `mode` is the request's (checked by
+// RenewArgsFor).
 void FillRenewResponse(const TokenSigner* signer, const std::string& resource,
-                       uint64_t token, const RenewResult& result,
+                       uint64_t token, int mode, const RenewResult& result,
                        fencegate::v1::RenewResponse* response);
 void FillReleaseResponse(const ReleaseResult& result,
                          fencegate::v1::ReleaseResponse* response);

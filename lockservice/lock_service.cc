@@ -107,12 +107,14 @@ grpc::ServerUnaryReactor* LockServiceImpl::Renew(
   const TokenSigner* signer = signer_;
   std::string resource = args->resource;
   const uint64_t token = args->token;
-  manager_->Renew(*std::move(args), [reactor, response, signer, token,
-                                     resource = std::move(resource)](
-                                        absl::StatusOr<RenewResult> result) {
-    if (result.ok()) FillRenewResponse(signer, resource, token, *result, response);
-    reactor->Finish(ToGrpcStatus(result.status()));
-  });
+  const int mode = request->mode();
+  manager_->Renew(*std::move(args),
+                  [reactor, response, signer, token, mode,
+                   resource = std::move(resource)](absl::StatusOr<RenewResult> result) {
+                    if (result.ok())
+                      FillRenewResponse(signer, resource, token, mode, *result, response);
+                    reactor->Finish(ToGrpcStatus(result.status()));
+                  });
   return reactor;
 }
 

@@ -106,14 +106,14 @@ void LockSession::Renew(LockManager& manager, uint64_t request_id,
   if (!args.ok()) return Refuse(request_id, args.status());
   args->listener = this;
   Ref();
-  manager.Renew(*std::move(args),
-                [this, request_id, resource = request.resource(), token = request.token(),
-                 signer = signer_](absl::StatusOr<RenewResult> result) {
-                  Complete(request_id, [&](std::string* out) {
-                    AppendRenewResult(request_id, signer, resource, token, result, out);
-                  });
-                  Unref();
-                });
+  manager.Renew(*std::move(args), [this, request_id, resource = request.resource(),
+                                   token = request.token(), mode = request.mode(),
+                                   signer = signer_](absl::StatusOr<RenewResult> result) {
+    Complete(request_id, [&](std::string* out) {
+      AppendRenewResult(request_id, signer, resource, token, mode, result, out);
+    });
+    Unref();
+  });
 }
 
 void LockSession::Release(LockManager& manager, uint64_t request_id,

@@ -38,12 +38,12 @@ void AppendAcquireResult(uint64_t request_id, const TokenSigner* signer,
 }
 
 void AppendRenewResult(uint64_t request_id, const TokenSigner* signer,
-                       const std::string& resource, uint64_t token,
+                       const std::string& resource, uint64_t token, int mode,
                        const absl::StatusOr<RenewResult>& result, std::string* out) {
   if (!result.ok()) return AppendLockError(request_id, result.status(), out);
   v1::LockResult answer;
   answer.set_request_id(request_id);
-  FillRenewResponse(signer, resource, token, *result, answer.mutable_renew());
+  FillRenewResponse(signer, resource, token, mode, *result, answer.mutable_renew());
   Append(answer, out);
 }
 

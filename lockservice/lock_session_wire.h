@@ -35,7 +35,7 @@ void AppendAcquireResult(uint64_t request_id, const TokenSigner* signer,
                          const std::string& resource,
                          const absl::StatusOr<AcquireResult>& result, std::string* out);
 void AppendRenewResult(uint64_t request_id, const TokenSigner* signer,
-                       const std::string& resource, uint64_t token,
+                       const std::string& resource, uint64_t token, int mode,
                        const absl::StatusOr<RenewResult>& result, std::string* out);
 void AppendReleaseResult(uint64_t request_id, const absl::StatusOr<ReleaseResult>& result,
                          std::string* out);

@@ -1,7 +1,7 @@
 // Fuzz target: the text form of fencing tokens (client/fencing_token.h),
 // which the CLI reads from its users. Any text either parses to a token of
-// 1 or more whose formatted form parses back to the same token and
-// signature, or is refused with INVALID_ARGUMENT naming the field.
+// 1 or more whose formatted form parses back to the same token, signature
+// and mode, or is refused with INVALID_ARGUMENT naming the field.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -21,12 +21,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return 0;
   }
   FUZZ_CHECK(parsed->token >= 1, "parsed token 0 from '", text, "'");
-  const std::string formatted =
-      fencegate::client::FormatFencingToken(parsed->token, parsed->signature);
+  const std::string formatted = fencegate::client::FormatFencingToken(
+      parsed->token, parsed->signature, parsed->mode);
   absl::StatusOr<fencegate::client::SignedToken> again = ParseFencingToken(formatted);
-  FUZZ_CHECK(again.ok() && again->token == parsed->token &&
-                 again->signature.key_id == parsed->signature.key_id &&
-                 again->signature.mac == parsed->signature.mac,
-             "'", text, "' formats as '", formatted, "', which does not parse back the same");
+  FUZZ_CHECK(
+      again.ok() && again->token == parsed->token &&
+          again->signature.key_id == parsed->signature.key_id &&
+          again->signature.mac == parsed->signature.mac && again->mode == parsed->mode,
+      "'", text, "' formats as '", formatted, "', which does not parse back the same");
   return 0;
 }

@@ -172,13 +172,17 @@ class GatewayHarness {
 
   // Signs the token as the lock service would have, when asked and signing
   // is on. Returns the errors the call may then answer.
+  // The fuzzed tokens are exclusive ones (the model knows no shared reads):
+  // the request's mode is cleared first.
   template <typename Request>
   AllowedErrors Sign(bool sign, Request& request) {
+    request.clear_mode();
     AllowedErrors allowed;
     allowed.aborted = true;
     allowed.denied = signer_ != nullptr && !sign;
     if (sign && signer_ != nullptr) {
-      absl::StatusOr<TokenSignature> valid = signer_->Sign(request.resource(), request.token());
+      absl::StatusOr<TokenSignature> valid =
+          signer_->Sign(request.resource(), request.token(), TokenMode::kExclusive);
       FUZZ_CHECK(valid.ok(), valid.status().ToString());
       request.mutable_signature()->set_key_id(valid->key_id);
       request.mutable_signature()->set_mac(valid->mac);

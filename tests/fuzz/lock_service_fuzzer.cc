@@ -46,6 +46,7 @@ namespace {
 namespace v1 = ::fencegate::v1;
 using lockservice::LockLimits;
 using lockservice::LockManager;
+using lockservice::TokenModeOf;
 
 // Small limits, so short inputs reach them.
 LockLimits FuzzLimits(uint8_t config) {
@@ -234,9 +235,11 @@ class LockHarness {
         if (r.ok() && r->acquired) {
           listened_.insert(r->token);
           if (signer_ != nullptr) {
-            FUZZ_CHECK(signer_->Verify(call.acquire.resource, r->token,
-                                       result.acquire().signature().key_id(),
-                                       result.acquire().signature().mac()).ok(),
+            FUZZ_CHECK(signer_
+                           ->Verify(call.acquire.resource, r->token, TokenModeOf(r->mode),
+                                    result.acquire().signature().key_id(),
+                                    result.acquire().signature().mac())
+                           .ok(),
                        "a streamed grant's signature does not verify");
           }
         }
@@ -310,10 +313,11 @@ class LockHarness {
 
   // Signs the request's token as the lock service would have, when asked to
   // and signing is on (a client holding the lease has this signature).
-  bool SignIfAsked(bool sign, const std::string& resource, uint64_t token,
+  bool SignIfAsked(bool sign, const std::string& resource, uint64_t token, int mode,
                    v1::TokenSignature* signature) {
     if (!sign || signer_ == nullptr) return false;
-    absl::StatusOr<TokenSignature> valid = signer_->Sign(resource, token);
+    absl::StatusOr<TokenSignature> valid = signer_->Sign(
+        resource, token, TokenModeFromWire(mode).value_or(TokenMode::kExclusive));
     FUZZ_CHECK(valid.ok(), valid.status().ToString());
     signature->set_key_id(valid->key_id);
     signature->set_mac(valid->mac);
@@ -354,9 +358,12 @@ class LockHarness {
         status = lockservice::FillAcquireResponse(signer, resource, *r, &response);
         RoundTrip(response);
         if (signer != nullptr && r->acquired) {
-          FUZZ_CHECK(signer->Verify(resource, r->token, response.signature().key_id(),
-                                    response.signature().mac()).ok(),
-                     "a grant's signature does not verify");
+          FUZZ_CHECK(
+              signer
+                  ->Verify(resource, r->token, TokenModeOf(r->mode),
+                           response.signature().key_id(), response.signature().mac())
+                  .ok(),
+              "a grant's signature does not verify");
         }
       }
       Queue({id, status, [r](LockModel& model, const Call& call, absl::Time now) {
@@ -369,11 +376,14 @@ class LockHarness {
   void Renew(absl::string_view payload, bool sign) {
     v1::RenewRequest request;
     if (!ParseRequest(payload, request)) return;
-    const bool signed_validly =
-        SignIfAsked(sign, request.resource(), request.token(), request.mutable_signature());
+    // A mode the server does not know is INVALID_ARGUMENT (lock_requests.h).
+    if (!TokenModeFromWire(request.mode())) request.set_mode(v1::LEASE_MODE_EXCLUSIVE);
+    const bool signed_validly = SignIfAsked(sign, request.resource(), request.token(),
+                                            request.mode(), request.mutable_signature());
     lockservice::RenewArgs args = lockservice::RenewArgsFromProto(request);
-    absl::Status authorized = lockservice::CheckTokenSignature(
-        signer_.get(), limits_, args.resource, args.token, request.signature());
+    absl::Status authorized =
+        lockservice::CheckTokenSignature(signer_.get(), limits_, args.resource,
+                                         args.token, request.mode(), request.signature());
     CheckErrorShape("renew", authorized, Denied(!signed_validly));
     if (stream_ != nullptr) {
       v1::LockCall call;
@@ -385,11 +395,12 @@ class LockHarness {
     if (!authorized.ok()) return;
     const LockManager::CallId id = manager_->NewCallId();
     calls_[id] = Call{LockStep::kRenew, {}, args, {}, "", clock_.Now()};
-    manager_->Renew(args, [this, id, signer = signer_.get(), args](
+    manager_->Renew(args, [this, id, signer = signer_.get(), args, mode = request.mode()](
                               absl::StatusOr<lockservice::RenewResult> r) {
       if (r.ok()) {
         v1::RenewResponse response;
-        lockservice::FillRenewResponse(signer, args.resource, args.token, *r, &response);
+        lockservice::FillRenewResponse(signer, args.resource, args.token, mode, *r,
+                                       &response);
         RoundTrip(response);
       }
       Queue({id, r.status(), [r](LockModel& model, const Call& call, absl::Time now) {
@@ -402,11 +413,13 @@ class LockHarness {
   void Release(absl::string_view payload, bool sign) {
     v1::ReleaseRequest request;
     if (!ParseRequest(payload, request)) return;
-    const bool signed_validly =
-        SignIfAsked(sign, request.resource(), request.token(), request.mutable_signature());
+    if (!TokenModeFromWire(request.mode())) request.set_mode(v1::LEASE_MODE_EXCLUSIVE);
+    const bool signed_validly = SignIfAsked(sign, request.resource(), request.token(),
+                                            request.mode(), request.mutable_signature());
     lockservice::ReleaseArgs args = lockservice::ReleaseArgsFromProto(request);
-    absl::Status authorized = lockservice::CheckTokenSignature(
-        signer_.get(), limits_, args.resource, args.token, request.signature());
+    absl::Status authorized =
+        lockservice::CheckTokenSignature(signer_.get(), limits_, args.resource,
+                                         args.token, request.mode(), request.signature());
     CheckErrorShape("release", authorized, Denied(!signed_validly));
     if (stream_ != nullptr) {
       v1::LockCall call;

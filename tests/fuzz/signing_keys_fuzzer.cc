@@ -52,15 +52,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   ring->Describe();
   // A fixed wall clock, so an input behaves the same on every run.
   fencegate::TokenSigner signer(*ring, [] { return absl::FromUnixSeconds(1767225600); });
-  absl::StatusOr<fencegate::TokenSignature> signature = signer.Sign("orders", 42);
+  absl::StatusOr<fencegate::TokenSignature> signature =
+      signer.Sign("orders", 42, fencegate::TokenMode::kExclusive);
   FUZZ_CHECK(signature.ok() == signer.CheckCanSign().ok(), "Sign and CheckCanSign disagree");
   if (signature.ok()) {
-    FUZZ_CHECK(signer.Verify("orders", 42, *signature).ok(), "a fresh signature fails");
-    FUZZ_CHECK(signer.Verify("orders", 43, *signature).code() ==
-                   absl::StatusCode::kPermissionDenied,
+    FUZZ_CHECK(
+        signer.Verify("orders", 42, fencegate::TokenMode::kExclusive, *signature).ok(),
+        "a fresh signature fails");
+    FUZZ_CHECK(signer.Verify("orders", 43, fencegate::TokenMode::kExclusive, *signature)
+                       .code() == absl::StatusCode::kPermissionDenied,
                "a signature verifies for another token");
-    FUZZ_CHECK(signer.Verify("orderz", 42, *signature).code() ==
-                   absl::StatusCode::kPermissionDenied,
+    FUZZ_CHECK(signer.Verify("orderz", 42, fencegate::TokenMode::kExclusive, *signature)
+                       .code() == absl::StatusCode::kPermissionDenied,
                "a signature verifies for another resource");
   }
   return 0;

@@ -65,6 +65,22 @@ void AddTokenCases(const std::string& method, const KnownState& known, const Req
   Request raised = With(known, base, "data", fence + 1);
   *raised.mutable_signature() = known.sign("data", fence);
   cases.push_back(Unsigned(method, "a raised token with the old one's signature", raised));
+  // Lease modes (docs/gateway.md, "Shared tokens"): a permit's token and an
+  // unknown mode everywhere, a shared lease's token for a write or fence.
+  Request permit = With(known, base, "data", fence);
+  permit.set_mode(v1::LEASE_MODE_PERMIT);
+  cases.push_back(Invalid(method, "a permit's token", permit, "mode"));
+  Request unknown_mode = With(known, base, "data", fence);
+  unknown_mode.set_mode(static_cast<v1::LeaseMode>(7));
+  cases.push_back(Invalid(method, "mode 7", unknown_mode, "mode"));
+  Request shared = With(known, base, "data", fence);
+  shared.set_mode(v1::LEASE_MODE_SHARED);
+  if (method != kRead) {
+    cases.push_back(Invalid(method, "a shared lease's token", shared, "mode"));
+  } else {
+    // An exclusive token's signature does not hold for a shared lease's.
+    cases.push_back(Unsigned(method, "an exclusive signature sent with mode SHARED", shared));
+  }
   v1::TokenSignature extra = known.sign("data", fence);
   extra.GetReflection()->MutableUnknownFields(&extra)->AddVarint(9, 1);
   Request unknown = With(known, base, "data", fence);

@@ -78,7 +78,9 @@ TEST_F(RunFencedTest, SignedTokensPassAndForgedOnesAreTheGatewaysBadSignatureErr
   testing::MustRun({FENCEGATE_CLI_BIN, "sql-keys", "--postgres=" + uri_,
                     "--signing_keys=" + dir.File("keys")});
   ASSERT_OK_AND_ASSIGN(KeyRing keys, KeyRing::Load(dir.File("keys")));
-  ASSERT_OK_AND_ASSIGN(TokenSignature signature, TokenSigner(keys).Sign("orders/1", 4));
+  ASSERT_OK_AND_ASSIGN(
+      TokenSignature signature,
+      TokenSigner(keys).Sign("orders/1", 4, fencegate::TokenMode::kExclusive));
   EXPECT_THAT(RunFenced(*db_, Fencing{"orders/1", 4, signature}, Insert(1, "four")),
               testing::IsOk());
   const absl::Status forged =

@@ -17,6 +17,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "fencegate/token_signature.h"
 #include "gateway/fenced_store.h"
 #include "gateway/storage_backend.h"
 #include "tests/testing/reply.h"
@@ -25,6 +26,24 @@ namespace fencegate::gateway {
 
 using ::fencegate::testing::Reply;
 using ::fencegate::testing::ReplyPtr;
+
+// What a request says of its token besides the number: the mode of its
+// lease (the wire's LeaseMode value: 0 exclusive, 1 shared, 2 permit) and
+// its signature (empty: unsigned).
+struct Claim {
+  int mode = 0;
+  TokenSignature signature;
+};
+inline Claim Shared(TokenSignature signature = {}) {
+  return Claim{1, std::move(signature)};
+}
+
+// The request's view of `claim`'s signature, kept alive by `reply`.
+template <typename T>
+SignatureView KeepSignature(Reply<T>& reply, const Claim& claim) {
+  return SignatureView{reply.Keep(claim.signature.key_id),
+                       reply.Keep(claim.signature.mac)};
+}
 
 // A mutation that owns its bytes.
 struct M {
@@ -47,11 +66,13 @@ inline M Unset(std::string key) {
 // Write (multi = false: one mutation) or MultiWrite.
 inline ReplyPtr<WriteResult> StartWrite(FencedStore& store, absl::string_view resource,
                                         uint64_t token, const std::vector<M>& mutations,
-                                        bool multi) {
+                                        bool multi, const Claim& claim = {}) {
   auto reply = std::make_shared<Reply<WriteResult>>();
   WriteArgs args;
   args.resource = reply->Keep(resource);
   args.token = token;
+  args.signature = KeepSignature(*reply, claim);
+  args.mode = claim.mode;
   args.multi = multi;
   for (const M& m : mutations) {
     Mutation& out = args.mutations.emplace_back();
@@ -67,17 +88,19 @@ inline ReplyPtr<WriteResult> StartWrite(FencedStore& store, absl::string_view re
 
 // token 0: a plain read; > 0: a fenced read.
 inline ReplyPtr<ReadResult> StartRead(FencedStore& store, absl::string_view resource,
-                                      absl::string_view key, uint64_t token) {
+                                      absl::string_view key, uint64_t token,
+                                      const Claim& claim = {}) {
   auto reply = std::make_shared<Reply<ReadResult>>();
-  ReadArgs args{reply->Keep(resource), reply->Keep(key), token, {}};
+  ReadArgs args{reply->Keep(resource), reply->Keep(key), token,
+                KeepSignature(*reply, claim), claim.mode};
   store.Read(args, [reply](absl::StatusOr<ReadResult> r) { reply->Set(std::move(r)); });
   return reply;
 }
 
 inline ReplyPtr<FenceResult> StartFence(FencedStore& store, absl::string_view resource,
-                                        uint64_t token) {
+                                        uint64_t token, const Claim& claim = {}) {
   auto reply = std::make_shared<Reply<FenceResult>>();
-  FenceArgs args{reply->Keep(resource), token, {}};
+  FenceArgs args{reply->Keep(resource), token, KeepSignature(*reply, claim), claim.mode};
   store.Fence(args, [reply](absl::StatusOr<FenceResult> r) { reply->Set(std::move(r)); });
   return reply;
 }

@@ -10,6 +10,7 @@
 
 #include <fstream>
 #include <future>
+#include <iterator>
 #include <memory>
 #include <set>
 #include <string>
@@ -18,6 +19,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/signing_keys.h"
+#include "common/token_signer.h"
 #include "fencegate/client/errors.h"
 #include "fencegate/client/lock_client.h"
 #include "gateway/gateway_server.h"
@@ -129,6 +131,44 @@ TEST_P(GatewayClientTest, TheLeasesSignatureRidesAlongAndAForgedOneIsTyped) {
   absl::StatusOr<WriteResult> unsigned_write = client_->Put({"r", lease->token(), {}}, "k", "x");
   EXPECT_TRUE(IsBadSignature(unsigned_write.status())) << unsigned_write.status();
   EXPECT_FALSE(IsStaleToken(unsigned_write.status()));
+}
+
+// A shared lease's token (signed here as the lock service signs it) rides
+// with its mode: it reads without moving the fence, cannot write, and its
+// signature does not pass for an exclusive token's; a permit's is refused.
+TEST_P(GatewayClientTest, TheModeRidesWithTheTokenOnEveryCall) {
+  std::unique_ptr<Lease> writer = MustLease("r", "alice");
+  ASSERT_THAT(client_->Put(*writer, "k", "v"), IsOk());
+  std::ifstream key_file(dir_.File("keys.txt"));
+  const std::string key_text((std::istreambuf_iterator<char>(key_file)),
+                             std::istreambuf_iterator<char>());
+  absl::StatusOr<KeyRing> keys = KeyRing::Parse(key_text, "keys.txt");
+  ASSERT_THAT(keys, IsOk());
+  const TokenSigner signer(*std::move(keys));
+  const uint64_t token = writer->token() + 100;
+  absl::StatusOr<TokenSignature> shared_signature =
+      signer.Sign("r", token, TokenMode::kShared);
+  ASSERT_THAT(shared_signature, IsOk());
+  const Fencing shared{"r", token, *shared_signature, LeaseMode::kShared};
+
+  ASSERT_OK_AND_ASSIGN(ReadResult read, client_->Read(shared, "k"));
+  EXPECT_EQ(read.value, "v");
+  EXPECT_EQ(read.max_token, writer->token());
+  ASSERT_OK_AND_ASSIGN(ResourceSummary summary, client_->Describe("r"));
+  EXPECT_EQ(summary.max_token, writer->token());  // the shared read moved nothing
+
+  absl::StatusOr<WriteResult> write = client_->Put(shared, "k", "x");
+  EXPECT_EQ(write.status().code(), absl::StatusCode::kInvalidArgument) << write.status();
+  EXPECT_THAT(write.status().message(), ::testing::HasSubstr("cannot write"));
+  EXPECT_EQ(client_->Fence(shared).status().code(), absl::StatusCode::kInvalidArgument);
+  absl::StatusOr<ReadResult> as_exclusive =
+      client_->Read({"r", token, *shared_signature}, "k");
+  EXPECT_TRUE(IsBadSignature(as_exclusive.status())) << as_exclusive.status();
+  const Fencing permit{"r", token, *shared_signature, LeaseMode::kPermit};
+  EXPECT_EQ(client_->Read(permit, "k").status().code(),
+            absl::StatusCode::kInvalidArgument);
+  // Nothing of it moved the fence: the writer still writes.
+  EXPECT_THAT(client_->Put(*writer, "k", "w"), IsOk());
 }
 
 INSTANTIATE_TEST_SUITE_P(Transports, GatewayClientTest,

@@ -1,12 +1,14 @@
 // FencedStore semantics on every storage backend (SQLite, PostgreSQL): the
-// fence, versions, compare-and-set, all-or-nothing multi-writes, paging and
-// restart.
+// fence, versions, compare-and-set, all-or-nothing multi-writes, paging,
+// restart, and shared lease's tokens (fenced reads that move no fence).
 #include <algorithm>
 #include <string>
 #include <vector>
 
 #include "absl/synchronization/notification.h"
 #include "common/errors.h"
+#include "common/signing_keys.h"
+#include "common/token_signer.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/unit/gateway_store_fixture.h"
@@ -347,6 +349,148 @@ TEST_P(FencedStoreTest, FencesAndDataSurviveARestart) {
   EXPECT_EQ(FenceOf("r"), 41u);
   EXPECT_EQ(ValueOf("r", "k"), "kept");
   EXPECT_THAT(Write("r", 40, Put("k", "stale")), StatusIs(absl::StatusCode::kAborted));
+}
+
+// ------------------------------------------------------ shared tokens
+// A shared lease's token reads, fenced, without raising the fence: it is
+// accepted iff token >= the fence, and refused like a stale write once an
+// exclusive holder with a larger token has touched the resource
+// (docs/gateway.md, "Shared tokens").
+
+TEST_P(FencedStoreTest, SharedReadsByTwoTokensBothPassWhileNoWriterCame) {
+  ASSERT_THAT(Write("r", 5, Put("k", "from 5")), IsOk());
+
+  ASSERT_OK_AND_ASSIGN(ReadResult seven, Read("r", "k", 7, Shared()));
+  ASSERT_OK_AND_ASSIGN(ReadResult eight, Read("r", "k", 8, Shared()));
+  ASSERT_OK_AND_ASSIGN(ReadResult seven_again, Read("r", "k", 7, Shared()));
+
+  for (const ReadResult& read : {seven, eight, seven_again}) {
+    EXPECT_TRUE(read.found);
+    EXPECT_EQ(read.value, "from 5");
+    EXPECT_EQ(read.max_token, 5u);  // the fence as it was, not the token
+  }
+  // Shared reads moved nothing: the fence is 5, so 6 still writes, and the
+  // revision is the write's.
+  EXPECT_EQ(FenceOf("r"), 5u);
+  ASSERT_OK_AND_ASSIGN(WriteResult six, Write("r", 6, Put("k", "from 6")));
+  EXPECT_EQ(six.version, seven.version + 1);
+  // A resource nobody wrote: fence 0, nothing found, still nothing made.
+  ASSERT_OK_AND_ASSIGN(ReadResult fresh, Read("fresh", "k", 3, Shared()));
+  EXPECT_FALSE(fresh.found);
+  EXPECT_EQ(fresh.max_token, 0u);
+  EXPECT_EQ(FenceOf("fresh"), 0u);
+}
+
+TEST_P(FencedStoreTest, AnExclusiveWriteWithALargerTokenShutsOutTheSmallerSharedToken) {
+  ASSERT_THAT(Write("r", 5, Put("k", "from 5")), IsOk());
+  ASSERT_THAT(Read("r", "k", 7, Shared()), IsOk());
+  ASSERT_THAT(Read("r", "k", 8, Shared()), IsOk());
+
+  ASSERT_THAT(Write("r", 9, Put("k", "from 9")), IsOk());
+
+  absl::StatusOr<ReadResult> stale = Read("r", "k", 8, Shared());
+  EXPECT_THAT(stale, StatusIs(absl::StatusCode::kAborted, HasSubstr("stale token")));
+  EXPECT_EQ(InfoOf(stale.status()).reason, ErrorReason::kStaleToken);
+  EXPECT_EQ(InfoOf(stale.status()).current_token, 9u);
+  EXPECT_THAT(Read("r", "k", 7, Shared()), StatusIs(absl::StatusCode::kAborted));
+  // The refusals changed nothing; a shared token at or above the fence
+  // still reads, and leaves the fence where it is.
+  EXPECT_EQ(FenceOf("r"), 9u);
+  ASSERT_OK_AND_ASSIGN(ReadResult ten, Read("r", "k", 10, Shared()));
+  EXPECT_EQ(ten.value, "from 9");
+  EXPECT_EQ(ten.max_token, 9u);
+  EXPECT_EQ(FenceOf("r"), 9u);
+}
+
+// Kleppmann's timeline with a reader: it gets shared token 10 and reads,
+// pauses past its TTL, its lease expires, a writer gets 12 and writes; the
+// reader wakes and its fenced read with 10 is refused: it never sees data
+// the newer writer changed. With grant-time fencing the expiry alone (its
+// mark, 11) already shuts it out.
+TEST_P(FencedStoreTest, APausedReaderIsRefusedOnceANewerWriterTouchedTheResource) {
+  ASSERT_THAT(Write("r", 4, Put("k", "old")), IsOk());
+  ASSERT_OK_AND_ASSIGN(ReadResult before, Read("r", "k", 10, Shared()));
+  EXPECT_EQ(before.value, "old");
+  // ... the reader pauses; its lease expires; the writer is granted 12.
+  ASSERT_THAT(Write("r", 12, Put("k", "new")), IsOk());
+
+  absl::StatusOr<ReadResult> late = Read("r", "k", 10, Shared());
+  EXPECT_THAT(late, StatusIs(absl::StatusCode::kAborted));
+  EXPECT_EQ(InfoOf(late.status()).current_token, 12u);
+
+  ASSERT_THAT(Write("g", 4, Put("k", "old")), IsOk());
+  ASSERT_THAT(Read("g", "k", 10, Shared()), IsOk());
+  absl::Notification raised;
+  store_->RaiseFence("g", 11, [&](absl::StatusOr<FenceResult> r) {  // the expiry mark
+    EXPECT_THAT(r, IsOk());
+    raised.Notify();
+  });
+  raised.WaitForNotification();
+  EXPECT_THAT(Read("g", "k", 10, Shared()), StatusIs(absl::StatusCode::kAborted));
+}
+
+// Shared reads take the write pipeline's order: in one batch, a shared
+// read after a newer exclusive write is refused, and one before it reads
+// the old value.
+TEST_P(FencedStoreTest, SharedReadsAreOrderedWithWritesInOneBatch) {
+  ASSERT_THAT(Write("r", 5, Put("k", "from 5")), IsOk());
+  HoldWriter();
+  ReplyPtr<ReadResult> first = StartRead("r", "k", 8, Shared());
+  ReplyPtr<WriteResult> write = StartPut("r", 9, "k", "from 9");
+  ReplyPtr<ReadResult> second = StartRead("r", "k", 8, Shared());
+  ReleaseWriter();
+
+  ASSERT_OK_AND_ASSIGN(ReadResult read, first->Wait());
+  EXPECT_EQ(read.value, "from 5");
+  EXPECT_THAT(write->Wait(), IsOk());
+  EXPECT_THAT(second->Wait(), StatusIs(absl::StatusCode::kAborted));
+  EXPECT_EQ(FenceOf("r"), 9u);
+}
+
+TEST_P(FencedStoreTest, SharedTokensNeverWrite) {
+  ASSERT_THAT(Write("r", 5, Put("k", "from 5")), IsOk());
+  EXPECT_THAT(Write("r", 7, Put("k", "from shared 7"), Shared()),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("a shared lease's token cannot write")));
+  EXPECT_THAT(MultiWrite("r", 7, {Put("k", "x")}, Shared()),
+              StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(Fence("r", 7, Shared()), StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_EQ(FenceOf("r"), 5u);
+  EXPECT_EQ(ValueOf("r", "k"), "from 5");
+}
+
+// With signing on, the signature binds the mode: a shared lease's token
+// cannot pass for an exclusive one's (which would write, or raise the
+// fence with a read), nor the reverse.
+TEST_P(FencedStoreTest, TheSignatureBindsTheMode) {
+  absl::StatusOr<KeyRing> keys =
+      KeyRing::Parse("k1 " + std::string(64, 'a') + " sign", "keys");
+  ASSERT_THAT(keys, IsOk());
+  signer_ = std::make_unique<TokenSigner>(*std::move(keys));
+  Reopen();
+  auto sign = [&](uint64_t token, TokenMode mode) {
+    absl::StatusOr<TokenSignature> signature = signer_->Sign("r", token, mode);
+    EXPECT_THAT(signature, IsOk());
+    return signature.value_or(TokenSignature{});
+  };
+  const TokenSignature exclusive5 = sign(5, TokenMode::kExclusive);
+  const TokenSignature shared7 = sign(7, TokenMode::kShared);
+  ASSERT_THAT(Write("r", 5, Put("k", "from 5"), Claim{0, exclusive5}), IsOk());
+  ASSERT_THAT(Read("r", "k", 7, Shared(shared7)), IsOk());
+
+  // The shared signature presented as an exclusive token's.
+  absl::StatusOr<WriteResult> write = Write("r", 7, Put("k", "x"), Claim{0, shared7});
+  EXPECT_THAT(write, StatusIs(absl::StatusCode::kPermissionDenied, HasSubstr("mode")));
+  EXPECT_EQ(InfoOf(write.status()).reason, ErrorReason::kBadSignature);
+  EXPECT_THAT(Read("r", "k", 7, Claim{0, shared7}),
+              StatusIs(absl::StatusCode::kPermissionDenied));
+  EXPECT_THAT(Fence("r", 7, Claim{0, shared7}),
+              StatusIs(absl::StatusCode::kPermissionDenied));
+  // The exclusive signature presented as a shared token's.
+  EXPECT_THAT(Read("r", "k", 5, Shared(exclusive5)),
+              StatusIs(absl::StatusCode::kPermissionDenied));
+  EXPECT_EQ(FenceOf("r"), 5u);
+  EXPECT_EQ(ValueOf("r", "k"), "from 5");
 }
 
 TEST_P(FencedStoreTest, ShutdownRefusesNewFencedRequests) {

@@ -45,7 +45,7 @@ class GatewayStoreTest : public ::testing::Test {
     ASSERT_TRUE(storage.ok()) << storage.status();
     storage_ = *std::move(storage);
     faulty_ = std::make_unique<testing::FaultyStorageBackend>(storage_.get());
-    store_ = std::make_unique<FencedStore>(faulty_.get(), limits_);
+    store_ = std::make_unique<FencedStore>(faulty_.get(), limits_, signer_.get());
   }
   // Closes everything and opens the same database again, as a restart would.
   void Reopen() {
@@ -79,37 +79,41 @@ class GatewayStoreTest : public ::testing::Test {
   // `on`: another store than store_ (e.g. a second gateway's).
   ReplyPtr<WriteResult> StartWrite(absl::string_view resource, uint64_t token,
                                    const std::vector<M>& mutations, bool multi,
-                                   FencedStore* on = nullptr) {
+                                   FencedStore* on = nullptr, const Claim& claim = {}) {
     return gateway::StartWrite(on != nullptr ? *on : *store_, resource, token, mutations,
-                               multi);
+                               multi, claim);
   }
   ReplyPtr<WriteResult> StartPut(absl::string_view resource, uint64_t token,
                                  std::string key, std::string value,
                                  FencedStore* on = nullptr) {
     return StartWrite(resource, token, {Put(std::move(key), std::move(value))}, false, on);
   }
-  absl::StatusOr<WriteResult> Write(absl::string_view resource, uint64_t token, M m) {
-    return StartWrite(resource, token, {std::move(m)}, false)->Wait();
+  absl::StatusOr<WriteResult> Write(absl::string_view resource, uint64_t token, M m,
+                                    const Claim& claim = {}) {
+    return StartWrite(resource, token, {std::move(m)}, false, nullptr, claim)->Wait();
   }
   absl::StatusOr<WriteResult> MultiWrite(absl::string_view resource, uint64_t token,
-                                         const std::vector<M>& mutations) {
-    return StartWrite(resource, token, mutations, true)->Wait();
+                                         const std::vector<M>& mutations,
+                                         const Claim& claim = {}) {
+    return StartWrite(resource, token, mutations, true, nullptr, claim)->Wait();
   }
 
   ReplyPtr<ReadResult> StartRead(absl::string_view resource, absl::string_view key,
-                                 uint64_t token) {
-    return gateway::StartRead(*store_, resource, key, token);
+                                 uint64_t token, const Claim& claim = {}) {
+    return gateway::StartRead(*store_, resource, key, token, claim);
   }
   absl::StatusOr<ReadResult> Read(absl::string_view resource, absl::string_view key,
-                                  uint64_t token = 0) {
-    return StartRead(resource, key, token)->Wait();
+                                  uint64_t token = 0, const Claim& claim = {}) {
+    return StartRead(resource, key, token, claim)->Wait();
   }
 
-  ReplyPtr<FenceResult> StartFence(absl::string_view resource, uint64_t token) {
-    return gateway::StartFence(*store_, resource, token);
+  ReplyPtr<FenceResult> StartFence(absl::string_view resource, uint64_t token,
+                                   const Claim& claim = {}) {
+    return gateway::StartFence(*store_, resource, token, claim);
   }
-  absl::StatusOr<FenceResult> Fence(absl::string_view resource, uint64_t token) {
-    return StartFence(resource, token)->Wait();
+  absl::StatusOr<FenceResult> Fence(absl::string_view resource, uint64_t token,
+                                    const Claim& claim = {}) {
+    return StartFence(resource, token, claim)->Wait();
   }
 
   // The committed fence of `resource` (0 when unknown or on error).
@@ -129,6 +133,7 @@ class GatewayStoreTest : public ::testing::Test {
   const BackendKind kind_;
   std::unique_ptr<TestBackend> backend_;
   GatewayLimits limits_;
+  std::unique_ptr<TokenSigner> signer_;  // null: unsigned tokens; set, then Reopen()
   // Before the store: a held commit may still use them while it shuts down.
   std::unique_ptr<absl::Notification> held_entered_;
   std::unique_ptr<absl::Notification> held_proceed_;

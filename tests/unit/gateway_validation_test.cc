@@ -107,6 +107,32 @@ TEST_F(GatewayValidationTest, DuplicateKeyInOneMultiWrite) {
                 "mutations[2].key", "repeats mutations[0].key");
 }
 
+// Write, MultiWrite and Fence need an exclusive lease's token; a fenced
+// Read takes an exclusive or a shared one's; a permit's token is refused
+// everywhere (docs/gateway.md, "Shared tokens").
+TEST_F(GatewayValidationTest, Mode) {
+  const std::string cannot_write = "a shared lease's token cannot write";
+  ExpectInvalid(Write("r", 7, Put("k", "v"), Shared()), "mode", cannot_write);
+  ExpectInvalid(MultiWrite("r", 7, {Put("a", "1")}, Shared()), "mode", cannot_write);
+  ExpectInvalid(Fence("r", 7, Shared()), "mode", cannot_write);
+
+  const Claim permit{2, {}};
+  const std::string refused = "the gateway refuses a permit's token";
+  ExpectInvalid(Write("r", 7, Put("k", "v"), permit), "mode", refused);
+  ExpectInvalid(MultiWrite("r", 7, {Put("a", "1")}, permit), "mode", refused);
+  ExpectInvalid(Fence("r", 7, permit), "mode", refused);
+  ExpectInvalid(Read("r", "k", 7, permit), "mode", refused);
+
+  const Claim unknown{7, {}};
+  ExpectInvalid(Write("r", 7, Put("k", "v"), unknown), "mode", "mode is 7");
+  ExpectInvalid(Read("r", "k", 7, unknown), "mode", "does not know");
+  ExpectInvalid(Fence("r", 7, Claim{-1, {}}), "mode", "mode is -1");
+  // A mode goes with a token: not with a plain read.
+  ExpectInvalid(Read("r", "k", 0, Shared()), "mode", "token is 0 (a plain read)");
+  // The field checks before it still come first.
+  ExpectInvalid(Write("r", 0, Put("k", "v"), Shared()), "token", "tokens start at 1");
+}
+
 TEST_F(GatewayValidationTest, ListPaging) {
   ExpectInvalid(store_->List(ListArgs{"r", 11, ""}), "page_size",
                 "the limit is 10 (--max_page_size)");

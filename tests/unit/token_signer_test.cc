@@ -4,8 +4,10 @@
 
 #include <string>
 
+#include "absl/strings/escaping.h"
 #include "common/errors.h"
 #include "common/signing_keys.h"
+#include "common/token_mode.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/testing/status_matchers.h"
@@ -19,8 +21,16 @@ using ::testing::AllOf;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
+constexpr TokenMode kExclusive = TokenMode::kExclusive;
+constexpr TokenMode kShared = TokenMode::kShared;
+constexpr TokenMode kPermit = TokenMode::kPermit;
+
 const std::string kSecret1(64, 'a');  // 32 bytes in hex
 const std::string kSecret2(64, 'b');
+// Python: hmac.new(bytes.fromhex("aa" * 32), b"fencegate.v1.token\x00\x02k1" +
+// struct.pack(">Q", 6) + b"orders" + struct.pack(">Q", 42), "sha256").hexdigest()
+constexpr char kOldOrders42Mac[] =
+    "f8f05e55dc61a4c558af6ad5e0d57634823657f114768e872005dcce17618fcb";
 
 KeyRing MustParse(const std::string& text) {
   absl::StatusOr<KeyRing> ring = KeyRing::Parse(text, "keys.txt");
@@ -36,67 +46,110 @@ bool IsBadSignature(const absl::Status& status) {
 
 TEST(TokenSignerTest, ASignedTokenVerifiesForItsResourceOnly) {
   TokenSigner signer(MustParse("k1 " + kSecret1 + " sign"));
-  ASSERT_OK_AND_ASSIGN(TokenSignature sig, signer.Sign("orders", 42));
+  ASSERT_OK_AND_ASSIGN(TokenSignature sig, signer.Sign("orders", 42, kExclusive));
   EXPECT_EQ(sig.key_id, "k1");
   EXPECT_EQ(sig.mac.size(), 32u);
-  EXPECT_THAT(signer.Verify("orders", 42, sig), IsOk());
+  EXPECT_THAT(signer.Verify("orders", 42, kExclusive, sig), IsOk());
 
-  absl::Status tampered = signer.Verify("orders", 43, sig);
+  absl::Status tampered = signer.Verify("orders", 43, kExclusive, sig);
   EXPECT_TRUE(IsBadSignature(tampered)) << tampered;
   EXPECT_THAT(tampered, StatusIs(absl::StatusCode::kPermissionDenied,
                                  HasSubstr("does not match token 43")));
-  absl::Status moved = signer.Verify("invoices", 42, sig);
+  absl::Status moved = signer.Verify("invoices", 42, kExclusive, sig);
   EXPECT_TRUE(IsBadSignature(moved)) << moved;
   // A prefix of the resource, or the token's bytes moved into it, differ too.
-  EXPECT_TRUE(IsBadSignature(signer.Verify("order", 42, sig)));
+  EXPECT_TRUE(IsBadSignature(signer.Verify("order", 42, kExclusive, sig)));
+}
+
+// The bytes an exclusive token's signature covers are those of the
+// releases before lock kinds: a signature they made (this one: HMAC-SHA256
+// under 32 bytes of 0xaa over "fencegate.v1.token" 0x00, 0x02 "k1",
+// u64be(6) "orders", u64be(42), computed apart from this code) still
+// verifies, as an exclusive token's only.
+TEST(TokenSignerTest, ASignatureFromBeforeLockKindsStillVerifiesAsExclusive) {
+  TokenSigner signer(MustParse("k1 " + kSecret1 + " sign"));
+  const TokenSignature old{"k1", absl::HexStringToBytes(kOldOrders42Mac)};
+  EXPECT_THAT(signer.Verify("orders", 42, kExclusive, old), IsOk());
+  ASSERT_OK_AND_ASSIGN(TokenSignature now, signer.Sign("orders", 42, kExclusive));
+  EXPECT_EQ(absl::BytesToHexString(now.mac), kOldOrders42Mac);
+  EXPECT_TRUE(IsBadSignature(signer.Verify("orders", 42, kShared, old)));
+  EXPECT_TRUE(IsBadSignature(signer.Verify("orders", 42, kPermit, old)));
+}
+
+TEST(TokenSignerTest, TheModeIsBoundInTheSignature) {
+  TokenSigner signer(MustParse("k1 " + kSecret1 + " sign"));
+  ASSERT_OK_AND_ASSIGN(TokenSignature shared, signer.Sign("orders", 42, kShared));
+  ASSERT_OK_AND_ASSIGN(TokenSignature permit, signer.Sign("orders", 42, kPermit));
+  ASSERT_OK_AND_ASSIGN(TokenSignature exclusive, signer.Sign("orders", 42, kExclusive));
+  EXPECT_THAT(signer.Verify("orders", 42, kShared, shared), IsOk());
+  EXPECT_THAT(signer.Verify("orders", 42, kPermit, permit), IsOk());
+  EXPECT_NE(shared.mac, exclusive.mac);
+  EXPECT_NE(shared.mac, permit.mac);
+  EXPECT_NE(permit.mac, exclusive.mac);
+
+  // A shared lease's token passed off as an exclusive one's (which may
+  // write at the gateway) is refused, and the message says which mode.
+  absl::Status as_exclusive = signer.Verify("orders", 42, kExclusive, shared);
+  EXPECT_TRUE(IsBadSignature(as_exclusive)) << as_exclusive;
+  EXPECT_THAT(as_exclusive.message(), AllOf(HasSubstr("does not match token 42"),
+                                            HasSubstr("with mode EXCLUSIVE")));
+  EXPECT_TRUE(IsBadSignature(signer.Verify("orders", 42, kExclusive, permit)));
+  EXPECT_TRUE(IsBadSignature(signer.Verify("orders", 42, kPermit, shared)));
+  EXPECT_TRUE(IsBadSignature(signer.Verify("orders", 42, kShared, permit)));
+  EXPECT_TRUE(IsBadSignature(signer.Verify("orders", 42, kShared, exclusive)));
+  // The mode byte cannot stand in for a token or resource byte either.
+  EXPECT_TRUE(IsBadSignature(signer.Verify("orders", 43, kShared, shared)));
+  EXPECT_TRUE(IsBadSignature(signer.Verify("order", 42, kShared, shared)));
 }
 
 TEST(TokenSignerTest, UnsignedForgedAndMalformedSignaturesAreRefused) {
   TokenSigner signer(MustParse("k1 " + kSecret1 + " sign"));
-  absl::Status unsigned_token = signer.Verify("r", 7, TokenSignature{});
+  absl::Status unsigned_token = signer.Verify("r", 7, kExclusive, TokenSignature{});
   EXPECT_TRUE(IsBadSignature(unsigned_token));
   EXPECT_THAT(unsigned_token.message(), HasSubstr("carries no signature"));
 
   TokenSignature forged{"k1", std::string(32, '\x5a')};
-  EXPECT_TRUE(IsBadSignature(signer.Verify("r", 7, forged)));
-  ASSERT_OK_AND_ASSIGN(TokenSignature real, signer.Sign("r", 7));
+  EXPECT_TRUE(IsBadSignature(signer.Verify("r", 7, kExclusive, forged)));
+  ASSERT_OK_AND_ASSIGN(TokenSignature real, signer.Sign("r", 7, kExclusive));
   TokenSignature truncated{"k1", real.mac.substr(0, 16)};
-  EXPECT_TRUE(IsBadSignature(signer.Verify("r", 7, truncated)));
+  EXPECT_TRUE(IsBadSignature(signer.Verify("r", 7, kExclusive, truncated)));
   TokenSignature no_key_id{"", real.mac};
-  EXPECT_TRUE(IsBadSignature(signer.Verify("r", 7, no_key_id)));
+  EXPECT_TRUE(IsBadSignature(signer.Verify("r", 7, kExclusive, no_key_id)));
 }
 
 TEST(TokenSignerTest, AnotherKeysSignatureIsRefused) {
   TokenSigner lock_service(MustParse("k9 " + kSecret2 + " sign"));
   TokenSigner gateway(MustParse("k1 " + kSecret1));
-  ASSERT_OK_AND_ASSIGN(TokenSignature sig, lock_service.Sign("r", 5));
-  absl::Status status = gateway.Verify("r", 5, sig);
+  ASSERT_OK_AND_ASSIGN(TokenSignature sig, lock_service.Sign("r", 5, kExclusive));
+  absl::Status status = gateway.Verify("r", 5, kExclusive, sig);
   EXPECT_TRUE(IsBadSignature(status));
   EXPECT_THAT(status.message(), HasSubstr("key 'k9'"));
   // Same id, other secret: a forger who knows the id but not the key.
   TokenSigner impostor(MustParse("k1 " + kSecret2 + " sign"));
-  ASSERT_OK_AND_ASSIGN(TokenSignature forged, impostor.Sign("r", 5));
-  EXPECT_TRUE(IsBadSignature(gateway.Verify("r", 5, forged)));
+  ASSERT_OK_AND_ASSIGN(TokenSignature forged, impostor.Sign("r", 5, kExclusive));
+  EXPECT_TRUE(IsBadSignature(gateway.Verify("r", 5, kExclusive, forged)));
 }
 
 TEST(TokenSignerTest, AKeyIdOfAnyBytesIsAnUnknownKeyNamedEscapedAndCut) {
   // The wire carries key ids as bytes: not UTF-8, a megabyte long, quotes.
   TokenSigner signer(MustParse("k1 " + kSecret1 + " sign"));
-  ASSERT_OK_AND_ASSIGN(TokenSignature real, signer.Sign("r", 5));
-  absl::Status not_utf8 = signer.Verify("r", 5, TokenSignature{"k1\xff\xfe", real.mac});
+  ASSERT_OK_AND_ASSIGN(TokenSignature real, signer.Sign("r", 5, kExclusive));
+  absl::Status not_utf8 =
+      signer.Verify("r", 5, kExclusive, TokenSignature{"k1\xff\xfe", real.mac});
   EXPECT_TRUE(IsBadSignature(not_utf8)) << not_utf8;
   EXPECT_THAT(not_utf8.message(),
               AllOf(HasSubstr("signature.key_id"), HasSubstr("key 'k1\\xff\\xfe'"),
                     HasSubstr("does not accept")));
 
-  absl::Status huge =
-      signer.Verify("r", 5, TokenSignature{std::string(1 << 20, '\x80'), real.mac});
+  absl::Status huge = signer.Verify(
+      "r", 5, kExclusive, TokenSignature{std::string(1 << 20, '\x80'), real.mac});
   EXPECT_TRUE(IsBadSignature(huge)) << huge.code();
   EXPECT_THAT(huge.message(), AllOf(HasSubstr("signature.key_id"),
                                     HasSubstr("(cut; 1048576 bytes in all)")));
   EXPECT_LT(huge.message().size(), 1000u);  // 64 bytes shown, escaped
 
-  absl::Status quote = signer.Verify("r", 5, TokenSignature{"k1' or '1", real.mac});
+  absl::Status quote =
+      signer.Verify("r", 5, kExclusive, TokenSignature{"k1' or '1", real.mac});
   EXPECT_THAT(quote.message(), HasSubstr("key 'k1\\' or \\'1'"));
 }
 
@@ -106,39 +159,39 @@ TEST(TokenSignerTest, ExpiredKeyNeitherSignsNorVerifies) {
   TokenSigner signer(
       MustParse("k1 " + kSecret1 + " sign not_after=2026-12-01T00:00:00Z"),
       [&now] { return now; });
-  ASSERT_OK_AND_ASSIGN(TokenSignature sig, signer.Sign("r", 1));
-  EXPECT_THAT(signer.Verify("r", 1, sig), IsOk());
+  ASSERT_OK_AND_ASSIGN(TokenSignature sig, signer.Sign("r", 1, kExclusive));
+  EXPECT_THAT(signer.Verify("r", 1, kExclusive, sig), IsOk());
   now += absl::Hours(24 * 30);  // 2026-12-01: the key has expired
-  absl::Status status = signer.Verify("r", 1, sig);
+  absl::Status status = signer.Verify("r", 1, kExclusive, sig);
   EXPECT_TRUE(IsBadSignature(status));
   EXPECT_THAT(status.message(), HasSubstr("expired at 2026-12-01T00:00:00Z"));
-  EXPECT_THAT(signer.Sign("r", 2), StatusIs(absl::StatusCode::kFailedPrecondition,
-                                            HasSubstr("expired")));
+  EXPECT_THAT(signer.Sign("r", 2, kExclusive),
+              StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("expired")));
   EXPECT_THAT(signer.CheckCanSign(), StatusIs(absl::StatusCode::kFailedPrecondition));
 }
 
 TEST(TokenSignerTest, RotationAcceptsBothKeysDuringTheOverlapAndNotTheOldAfter) {
   TokenSigner lock_service(MustParse("old " + kSecret1 + " sign"));
   TokenSigner gateway(MustParse("old " + kSecret1));
-  ASSERT_OK_AND_ASSIGN(TokenSignature before, lock_service.Sign("r", 1));
+  ASSERT_OK_AND_ASSIGN(TokenSignature before, lock_service.Sign("r", 1, kExclusive));
 
   // Step 1: gateways learn the new key. Step 2: the lock service signs with it.
   gateway.Replace(MustParse("old " + kSecret1 + "\nnew " + kSecret2));
   lock_service.Replace(MustParse("old " + kSecret1 + "\nnew " + kSecret2 + " sign"));
-  ASSERT_OK_AND_ASSIGN(TokenSignature after, lock_service.Sign("r", 2));
+  ASSERT_OK_AND_ASSIGN(TokenSignature after, lock_service.Sign("r", 2, kExclusive));
   EXPECT_EQ(after.key_id, "new");
-  EXPECT_THAT(gateway.Verify("r", 1, before), IsOk());
-  EXPECT_THAT(gateway.Verify("r", 2, after), IsOk());
+  EXPECT_THAT(gateway.Verify("r", 1, kExclusive, before), IsOk());
+  EXPECT_THAT(gateway.Verify("r", 2, kExclusive, after), IsOk());
 
   // Step 3: once every lease signed with the old key is over, it goes.
   gateway.Replace(MustParse("new " + kSecret2));
-  EXPECT_TRUE(IsBadSignature(gateway.Verify("r", 1, before)));
-  EXPECT_THAT(gateway.Verify("r", 2, after), IsOk());
+  EXPECT_TRUE(IsBadSignature(gateway.Verify("r", 1, kExclusive, before)));
+  EXPECT_THAT(gateway.Verify("r", 2, kExclusive, after), IsOk());
 }
 
 TEST(TokenSignerTest, SigningWithoutASignKeyIsAFailedPrecondition) {
   TokenSigner gateway_only(MustParse("k1 " + kSecret1));
-  EXPECT_THAT(gateway_only.Sign("r", 1),
+  EXPECT_THAT(gateway_only.Sign("r", 1, kExclusive),
               StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("'sign'")));
   EXPECT_THAT(gateway_only.CheckCanSign(), StatusIs(absl::StatusCode::kFailedPrecondition));
 }

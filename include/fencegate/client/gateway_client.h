@@ -1,6 +1,10 @@
 // GatewayClient: fenced storage from C++. Calls made with a Lease carry its
 // resource and token, so each one is checked against the gateway's fence
 // and raises it: the first use of a new lease shuts out every older holder.
+// Each call also carries the lease's mode (Fencing::mode): a shared
+// lease's token only reads, and its fenced reads leave the fence as they
+// find it; the gateway refuses its writes and fences, and any call with a
+// permit's token, with INVALID_ARGUMENT (docs/gateway.md, "Shared tokens").
 // Calls without a token field (List, Describe) fence explicitly first when
 // the lease is new to this client. A stale token comes back as ABORTED with
 // IsStaleToken() and CurrentToken() = the gateway's max token
@@ -109,7 +113,8 @@ class GatewayClient {
   // All or nothing, inside one resource.
   absl::StatusOr<MultiWriteResult> MultiWrite(const Fencing& fencing,
                                               const std::vector<Mutation>& mutations);
-  // A fenced read: refused if stale, and raises the fence.
+  // A fenced read: refused if stale; with an exclusive lease's token it
+  // raises the fence, with a shared one's it leaves it as it is.
   absl::StatusOr<ReadResult> Read(const Fencing& fencing, const std::string& key);
   // A plain read, no token: sees the latest committed value, checks nothing.
   absl::StatusOr<ReadResult> ReadUnfenced(const std::string& resource,
@@ -145,7 +150,7 @@ class GatewayClient {
     return Read(FencingOf(lease), key);
   }
   absl::StatusOr<uint64_t> Fence(const Lease& lease) { return Fence(FencingOf(lease)); }
-  // Fences first if this lease is new to this client.
+  // Fences first if this lease is exclusive and new to this client.
   absl::StatusOr<ListPage> List(const Lease& lease, uint32_t page_size = 0,
                                 const std::string& page_token = "");
 

@@ -44,6 +44,14 @@ template <pqxx::isolation_level Isolation = pqxx::isolation_level::read_committe
           typename Body>
 absl::Status RunFenced(pqxx::connection& connection, const Fencing& fencing, Body&& body,
                        int max_attempts = 5) {
+  // fencegate_fence raises the fence: a write, which only an exclusive
+  // lease's token may do (docs/sql-fencing.md, "Lease modes").
+  if (fencing.mode != LeaseMode::kExclusive) {
+    return absl::InvalidArgumentError(
+        "mode: RunFenced takes an exclusive lease's token only; the SQL fencing API "
+        "has no shared reads (a shared lease's token cannot fence) and refuses "
+        "permits' tokens");
+  }
   absl::Status last;
   for (int attempt = 1; attempt <= max_attempts; ++attempt) {
     try {
