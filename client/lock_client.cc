@@ -179,7 +179,9 @@ absl::StatusOr<AcquireOutcome> LockClient::Acquire(const std::string& resource,
   if (!status.ok()) return status;
   AcquireOutcome outcome;
   outcome.acquired = response.acquired();
-  outcome.mode = options.mode;
+  // The grant's kind, as the service says; the one asked for otherwise.
+  outcome.mode =
+      outcome.acquired ? static_cast<LeaseMode>(response.mode()) : options.mode;
   outcome.token = response.token();
   outcome.ttl = absl::Milliseconds(response.ttl_ms());
   outcome.hold_count = response.hold_count();

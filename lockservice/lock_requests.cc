@@ -161,6 +161,7 @@ absl::Status FillAcquireResponse(const TokenSigner* signer, const std::string& r
   }
   response->set_acquired(result.acquired);
   response->set_token(result.token);
+  if (result.acquired) response->set_mode(ToProto(result.mode));
   response->set_ttl_ms(Ms(result.ttl));
   response->set_hold_count(result.hold_count);
   response->set_reason(ToProto(result.reason));

@@ -16,6 +16,7 @@ namespace fencegate::lockservice {
 namespace {
 
 namespace v1 = ::fencegate::v1;
+using ::fencegate::testing::IsOk;
 using ::fencegate::testing::StatusIs;
 using ::testing::AllOf;
 using ::testing::HasSubstr;
@@ -100,6 +101,28 @@ TEST(LockRequestsTest, UnderMutualTlsTheHolderIsTheSubjectAndTheModeStays) {
   EXPECT_EQ(args.holder, "CN=svc/alice");
   EXPECT_EQ(args.mode, LeaseMode::kPermit);
   EXPECT_EQ(args.permits, 4u);
+}
+
+TEST(LockRequestsTest, AGrantSaysItsKindAndARefusalNone) {
+  for (LeaseMode mode : {LeaseMode::kExclusive, LeaseMode::kShared, LeaseMode::kPermit}) {
+    AcquireResult granted;
+    granted.acquired = true;
+    granted.token = 9;
+    granted.mode = mode;
+    v1::AcquireResponse response;
+    ASSERT_THAT(FillAcquireResponse(nullptr, "r", granted, &response), IsOk());
+    EXPECT_EQ(static_cast<int>(response.mode()), static_cast<int>(mode));
+    EXPECT_EQ(response.token(), 9u);
+  }
+  AcquireResult refused;
+  refused.reason = NotAcquiredReason::kHeld;
+  refused.holder_token = 4;
+  refused.mode = LeaseMode::kShared;  // not a lease: not said
+  v1::AcquireResponse response;
+  ASSERT_THAT(FillAcquireResponse(nullptr, "r", refused, &response), IsOk());
+  EXPECT_FALSE(response.acquired());
+  EXPECT_EQ(response.mode(), v1::LEASE_MODE_EXCLUSIVE);
+  EXPECT_EQ(response.holder_token(), 4u);
 }
 
 TEST(LockRequestsTest, DescribeSaysHowTheResourceIsUsed) {

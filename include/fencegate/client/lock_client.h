@@ -60,8 +60,8 @@ struct AcquireOptions {
 
 struct AcquireOutcome {
   bool acquired = false;
-  // The kind of lease asked for (AcquireOptions::mode): the grant's kind
-  // when acquired.
+  // When acquired, the lease's kind as the service granted it (what
+  // AcquireOptions::mode asked for); otherwise the kind asked for.
   LeaseMode mode = LeaseMode::kExclusive;
   uint64_t token = 0;
   absl::Duration ttl;
