@@ -30,6 +30,12 @@ ABSL_FLAG(absl::Duration, wait, absl::ZeroDuration(),
           "how long to queue for a held lock; 0 tries once and answers at once");
 ABSL_FLAG(std::string, request_id, "",
           "idempotency key: a retried call with the same id is applied once");
+ABSL_FLAG(bool, shared, false,
+          "a shared lease: many holders at once, none exclusive; its token reads "
+          "at the gateway (fenced), it does not write");
+ABSL_FLAG(uint32_t, permits, 0,
+          "take one permit of a semaphore of this many (1 to the lock service's "
+          "--max_holders_per_resource); every holder must give the same number");
 
 ABSL_FLAG(std::string, value, "", "the value to write");
 ABSL_FLAG(std::string, value_file, "", "write this file's bytes; - reads stdin");

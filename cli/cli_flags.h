@@ -28,6 +28,8 @@ ABSL_DECLARE_FLAG(std::string, holder);
 ABSL_DECLARE_FLAG(absl::Duration, ttl);
 ABSL_DECLARE_FLAG(absl::Duration, wait);
 ABSL_DECLARE_FLAG(std::string, request_id);
+ABSL_DECLARE_FLAG(bool, shared);
+ABSL_DECLARE_FLAG(uint32_t, permits);
 // Storage.
 ABSL_DECLARE_FLAG(std::string, value);
 ABSL_DECLARE_FLAG(std::string, value_file);

@@ -21,6 +21,7 @@ namespace {
 
 using client::AcquireOptions;
 using client::AcquireOutcome;
+using client::LeaseMode;
 using client::LockClient;
 using client::LockState;
 
@@ -47,6 +48,79 @@ std::string DefaultHolder() {
 
 std::string Seconds(absl::Duration d) { return absl::FormatDuration(d); }
 
+// As --json gives it: "exclusive", "shared", "permit".
+const char* ModeName(LeaseMode mode) {
+  switch (mode) {
+    case LeaseMode::kShared:
+      return "shared";
+    case LeaseMode::kPermit:
+      return "permit";
+    case LeaseMode::kExclusive:
+      break;
+  }
+  return "exclusive";
+}
+
+// The kind of lease --shared and --permits ask for (default: exclusive).
+absl::Status LeaseKindFromFlags(const CommandContext& ctx, AcquireOptions& options) {
+  const bool shared = absl::GetFlag(FLAGS_shared);
+  if (shared && ctx.Given("permits")) {
+    return UsageError(
+        "--shared and --permits ask for different kinds of lock: pass --shared for a "
+        "shared lease, or --permits=N for a permit of a semaphore of N, not both");
+  }
+  if (shared) {
+    options.mode = LeaseMode::kShared;
+  } else if (ctx.Given("permits")) {
+    options.permits = absl::GetFlag(FLAGS_permits);
+    if (options.permits == 0) {
+      return UsageError(
+          "--permits must be at least 1: a semaphore has 1 or more permits");
+    }
+    options.mode = LeaseMode::kPermit;
+  }
+  return absl::OkStatus();
+}
+
+// Why an Acquire of `mode` was not granted, for the error message.
+std::string NotAcquiredWhy(const AcquireOptions& options, const AcquireOutcome& outcome) {
+  if (outcome.lock_delay) {
+    return "is held back by a lock-delay after its last lease expired";
+  }
+  switch (options.mode) {
+    case LeaseMode::kShared:
+      return absl::StrCat("is held exclusively or queued for (FIFO), token ",
+                          outcome.holder_token);
+    case LeaseMode::kPermit:
+      return absl::StrCat("has no free permit of its ", options.permits,
+                          " (or is queued for), token ", outcome.holder_token);
+    case LeaseMode::kExclusive:
+      break;
+  }
+  return absl::StrCat("is held by another holder, token ", outcome.holder_token);
+}
+
+// "(exclusive)", "(shared)", "(a permit of 3)": how the acquired lease holds.
+std::string HowHeld(const AcquireOptions& options) {
+  if (options.mode == LeaseMode::kPermit) {
+    return absl::StrCat("(a permit of ", options.permits, ")");
+  }
+  return absl::StrCat("(", ModeName(options.mode), ")");
+}
+
+// What the token is good for, by the kind of lease.
+const char* TokenUses(LeaseMode mode) {
+  switch (mode) {
+    case LeaseMode::kShared:
+      return "read (fenced), renew and release";
+    case LeaseMode::kPermit:
+      return "renew and release";
+    case LeaseMode::kExclusive:
+      break;
+  }
+  return "write, read, renew and release";
+}
+
 absl::Status RunAcquire(CommandContext& ctx) {
   const std::string resource = absl::GetFlag(FLAGS_resource);
   std::string holder = absl::GetFlag(FLAGS_holder);
@@ -58,6 +132,7 @@ absl::Status RunAcquire(CommandContext& ctx) {
   if (options.ttl <= absl::ZeroDuration()) return UsageError("--ttl must be above 0");
   if (options.wait < absl::ZeroDuration())
     return UsageError("--wait must not be negative");
+  if (absl::Status kind = LeaseKindFromFlags(ctx, options); !kind.ok()) return kind;
   // The library gives a blocking acquire its wait on top of --timeout.
   absl::StatusOr<std::unique_ptr<LockClient>> client = ConnectLock(ctx);
   if (!client.ok()) return client.status();
@@ -65,12 +140,8 @@ absl::Status RunAcquire(CommandContext& ctx) {
   if (!outcome.ok()) return FromLockService(ctx, outcome.status());
   if (!outcome->acquired) {
     absl::Status status = absl::FailedPreconditionError(absl::StrCat(
-        "'", resource, "' ",
-        outcome->lock_delay
-            ? "is held back by a lock-delay after its last lease expired"
-            : absl::StrCat("is held by another holder, token ", outcome->holder_token),
-        "; try again in ", Seconds(outcome->retry_after),
-        ", or pass --wait=DURATION to queue for it"));
+        "'", resource, "' ", NotAcquiredWhy(options, *outcome), "; try again in ",
+        Seconds(outcome->retry_after), ", or pass --wait=DURATION to queue for it"));
     ErrorInfo info;
     info.current_token = outcome->holder_token;
     SetErrorInfo(status, info);
@@ -78,19 +149,20 @@ absl::Status RunAcquire(CommandContext& ctx) {
   }
   const std::string fencing_token =
       client::FormatFencingToken(outcome->token, outcome->signature);
-  ctx.out->Line(absl::StrFormat("acquired '%s': token %d%s, lease %s, holds %d", resource,
-                                outcome->token,
-                                outcome->signature.empty()
-                                    ? ""
-                                    : absl::StrCat(" (signed by key '",
-                                                   outcome->signature.key_id, "')"),
-                                Seconds(outcome->ttl), outcome->hold_count));
   ctx.out->Line(absl::StrFormat(
-      "pass --token=%s to write, read, renew and release; renew within %s",
-      fencing_token, Seconds(outcome->ttl)));
+      "acquired '%s' %s: token %d%s, lease %s, holds %d", resource, HowHeld(options),
+      outcome->token,
+      outcome->signature.empty()
+          ? ""
+          : absl::StrCat(" (signed by key '", outcome->signature.key_id, "')"),
+      Seconds(outcome->ttl), outcome->hold_count));
+  ctx.out->Line(absl::StrFormat("pass --token=%s to %s; renew within %s", fencing_token,
+                                TokenUses(outcome->mode), Seconds(outcome->ttl)));
   ctx.out->fields()
       .AddString("resource", resource)
       .AddString("holder", holder)
+      .AddString("mode", ModeName(outcome->mode))
+      .AddUint("permits", options.permits)
       .AddUint("token", outcome->token)
       .AddString("fencing_token", fencing_token)
       .AddInt("ttl_ms", absl::ToInt64Milliseconds(outcome->ttl))
@@ -146,6 +218,25 @@ absl::Status RunRelease(CommandContext& ctx) {
   return absl::OkStatus();
 }
 
+// How a held resource is held, and by whom (the lease Describe details:
+// with shared leases or permits, the oldest): "held exclusively by a",
+// "held shared by 3 holders; the oldest is a", "2 of its 5 permits held;
+// the oldest by a".
+std::string HeldBy(const LockState& state) {
+  const bool one = state.holders == 1;
+  switch (state.mode) {
+    case LeaseMode::kShared:
+      return absl::StrCat("held shared by ", state.holders,
+                          one ? " holder, " : " holders; the oldest is ", state.holder);
+    case LeaseMode::kPermit:
+      return absl::StrCat(state.holders, " of its ", state.permits, " permits held",
+                          one ? ", by " : "; the oldest by ", state.holder);
+    case LeaseMode::kExclusive:
+      break;
+  }
+  return absl::StrCat("held exclusively by ", state.holder);
+}
+
 absl::Status RunDescribe(CommandContext& ctx) {
   const std::string resource = absl::GetFlag(FLAGS_resource);
   absl::StatusOr<std::unique_ptr<LockClient>> client = ConnectLock(ctx);
@@ -154,8 +245,8 @@ absl::Status RunDescribe(CommandContext& ctx) {
   if (!state.ok()) return FromLockService(ctx, state.status());
   if (state->held) {
     ctx.out->Line(
-        absl::StrFormat("'%s': held by %s with token %d, %s left (holds %d, waiters %d)",
-                        resource, state->holder, state->token, Seconds(state->remaining),
+        absl::StrFormat("'%s': %s with token %d, %s left (holds %d, waiters %d)",
+                        resource, HeldBy(*state), state->token, Seconds(state->remaining),
                         state->hold_count, state->waiters));
   } else if (state->lock_delay_remaining > absl::ZeroDuration()) {
     ctx.out->Line(absl::StrFormat("'%s': free, but held back by a lock-delay for %s",
@@ -166,6 +257,9 @@ absl::Status RunDescribe(CommandContext& ctx) {
   ctx.out->fields()
       .AddString("resource", resource)
       .AddBool("held", state->held)
+      .AddString("mode", ModeName(state->mode))
+      .AddUint("permits", state->permits)
+      .AddUint("holders", state->holders)
       .AddString("holder", state->holder)
       .AddUint("token", state->token)
       .AddInt("remaining_ms", absl::ToInt64Milliseconds(state->remaining))
@@ -194,13 +288,24 @@ const std::vector<Command>& LockCommands() {
   static const auto* const kCommands = new std::vector<Command>{
       {"acquire",
        "take a lock; prints its fencing token",
-       "fencegate acquire --resource=NAME [--ttl=10s] [--wait=0s] [--holder=WHO]",
+       "fencegate acquire --resource=NAME [--ttl=10s] [--wait=0s] [--holder=WHO] "
+       "[--shared | --permits=N]",
        "Takes the lock on --resource and prints the fencing token to pass to\n"
        "every write. The lease lasts --ttl unless renewed. With --wait=0 (the\n"
        "default) it answers at once; otherwise it queues, first come first\n"
        "served. Exit 0: acquired; 3: held by someone else (the holder's token\n"
-       "is shown).",
-       {"lockservice", "resource", "holder", "ttl", "wait", "request_id"},
+       "is shown).\n"
+       "\n"
+       "Kinds of lock: exclusive by default (one holder; its token writes).\n"
+       "--shared takes a shared lease: many holders at once and no exclusive\n"
+       "one; its token reads at the gateway (fenced) but does not write.\n"
+       "--permits=N takes one permit of a semaphore of N: N holders at once;\n"
+       "every holder of the resource must give the same N. A resource is used\n"
+       "one way at a time: asking the other way while it is in use is a usage\n"
+       "error (exit 4) naming mode or permits. Every lease has its own token;\n"
+       "renew and release it the same way.",
+       {"lockservice", "resource", "holder", "ttl", "wait", "request_id", "shared",
+        "permits"},
        {"resource"},
        &RunAcquire},
       {"renew",
@@ -224,8 +329,10 @@ const std::vector<Command>& LockCommands() {
       {"describe",
        "show who holds a lock",
        "fencegate describe --resource=NAME",
-       "Shows the holder, its token, the time left on its lease, the hold count\n"
-       "and the number of queued waiters.",
+       "Shows how the lock is held (exclusively, shared, or as a semaphore: its\n"
+       "permits and how many are held), the holder, its token, the time left\n"
+       "on its lease, the hold count and the number of queued waiters. With\n"
+       "shared leases or permits these describe the oldest (lowest token).",
        {"lockservice", "resource"},
        {"resource"},
        &RunDescribe},

@@ -12,11 +12,12 @@
 
 namespace fencegate::client {
 
-Lease::Lease(LockClient* client, std::string resource, uint64_t token,
+Lease::Lease(LockClient* client, std::string resource, LeaseMode mode, uint64_t token,
              TokenSignature signature, absl::Duration ttl, absl::Time valid_until,
              LeaseOptions options)
     : client_(client),
       resource_(std::move(resource)),
+      mode_(mode),
       token_(token),
       ttl_(ttl),
       renew_fraction_(options.renew_fraction),

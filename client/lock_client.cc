@@ -20,6 +20,11 @@ namespace {
 
 namespace v1 = ::fencegate::v1;
 
+// LeaseMode goes on the wire as its number (both are never renumbered).
+static_assert(static_cast<int>(LeaseMode::kExclusive) == v1::LEASE_MODE_EXCLUSIVE);
+static_assert(static_cast<int>(LeaseMode::kShared) == v1::LEASE_MODE_SHARED);
+static_assert(static_cast<int>(LeaseMode::kPermit) == v1::LEASE_MODE_PERMIT);
+
 // gRPC takes deadlines on the wall clock; ours are on the monotonic one.
 void SetTimeout(grpc::ClientContext& ctx, absl::Duration timeout) {
   ctx.set_deadline(absl::ToChronoTime(absl::Now() + timeout));
@@ -150,6 +155,10 @@ absl::StatusOr<AcquireOutcome> LockClient::Acquire(const std::string& resource,
   request.set_holder(holder);
   request.set_ttl_ms(absl::ToInt64Milliseconds(options.ttl));
   request.set_request_id(options.request_id.empty() ? NewRequestId() : options.request_id);
+  // As asked: the service, not the client, refuses a mode or permits out
+  // of range (INVALID_ARGUMENT naming the field).
+  request.set_mode(static_cast<v1::LeaseMode>(options.mode));
+  request.set_permits(options.permits);
   v1::AcquireResponse response;
   Clock& clock = *options_.clock;
   const absl::Time wait_until = clock.Now() + options.wait;
@@ -170,6 +179,9 @@ absl::StatusOr<AcquireOutcome> LockClient::Acquire(const std::string& resource,
   if (!status.ok()) return status;
   AcquireOutcome outcome;
   outcome.acquired = response.acquired();
+  // The grant's kind, as the service says; the one asked for otherwise.
+  outcome.mode =
+      outcome.acquired ? static_cast<LeaseMode>(response.mode()) : options.mode;
   outcome.token = response.token();
   outcome.ttl = absl::Milliseconds(response.ttl_ms());
   outcome.hold_count = response.hold_count();
@@ -205,7 +217,7 @@ absl::StatusOr<std::unique_ptr<Lease>> LockClient::AcquireLease(
     SetErrorInfo(status, info);
     return status;
   }
-  return std::make_unique<Lease>(this, resource, outcome->token,
+  return std::make_unique<Lease>(this, resource, outcome->mode, outcome->token,
                                  std::move(outcome->signature), options.ttl,
                                  sent + outcome->ttl, std::move(lease_options));
 }
@@ -273,6 +285,9 @@ absl::StatusOr<LockState> LockClient::Describe(const std::string& resource) {
   state.hold_count = response.hold_count();
   state.waiters = response.waiters();
   state.lock_delay_remaining = absl::Milliseconds(response.lock_delay_remaining_ms());
+  state.mode = static_cast<LeaseMode>(response.mode());
+  state.permits = response.permits();
+  state.holders = response.holders();
   return state;
 }
 

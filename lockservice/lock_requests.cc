@@ -27,6 +27,37 @@ v1::AcquireResponse::NotAcquiredReason ToProto(NotAcquiredReason reason) {
   return v1::AcquireResponse::REASON_UNSPECIFIED;
 }
 
+// The request's mode; INVALID_ARGUMENT naming `mode` for a number that is no
+// LeaseMode (a newer client's, or garbage: proto3 keeps it as it came).
+absl::StatusOr<LeaseMode> FromProto(int mode) {
+  switch (mode) {
+    case v1::LEASE_MODE_EXCLUSIVE:
+      return LeaseMode::kExclusive;
+    case v1::LEASE_MODE_SHARED:
+      return LeaseMode::kShared;
+    case v1::LEASE_MODE_PERMIT:
+      return LeaseMode::kPermit;
+    default:
+      break;
+  }
+  return InvalidFieldError(
+      "mode", absl::StrCat("mode is ", mode,
+                           ", which is no lease mode; use LEASE_MODE_EXCLUSIVE (0), "
+                           "LEASE_MODE_SHARED (1) or LEASE_MODE_PERMIT (2)"));
+}
+
+v1::LeaseMode ToProto(LeaseMode mode) {
+  switch (mode) {
+    case LeaseMode::kShared:
+      return v1::LEASE_MODE_SHARED;
+    case LeaseMode::kPermit:
+      return v1::LEASE_MODE_PERMIT;
+    case LeaseMode::kExclusive:
+      break;
+  }
+  return v1::LEASE_MODE_EXCLUSIVE;
+}
+
 void SetSignature(const TokenSignature& signature, v1::TokenSignature* out) {
   out->set_key_id(signature.key_id);
   out->set_mac(signature.mac);
@@ -57,13 +88,17 @@ TokenMode TokenModeOf(LeaseMode mode) {
   return static_cast<TokenMode>(mode);
 }
 
-AcquireArgs AcquireArgsFromProto(const v1::AcquireRequest& request) {
+absl::StatusOr<AcquireArgs> AcquireArgsFromProto(const v1::AcquireRequest& request) {
+  absl::StatusOr<LeaseMode> mode = FromProto(request.mode());
+  if (!mode.ok()) return mode.status();
   AcquireArgs args;
   args.resource = request.resource();
   args.holder = request.holder();
   args.ttl = absl::Milliseconds(request.ttl_ms());
   args.wait = absl::Milliseconds(request.wait_ms());
   args.request_id = request.request_id();
+  args.mode = *mode;
+  args.permits = request.permits();  // its range is the manager's to check
   return args;
 }
 
@@ -91,12 +126,13 @@ absl::StatusOr<AcquireArgs> AcquireArgsFor(const v1::AcquireRequest& request,
           absl::StrCat("the lock service cannot sign grants: ", s.message()));
     }
   }
-  AcquireArgs args = AcquireArgsFromProto(request);
+  absl::StatusOr<AcquireArgs> args = AcquireArgsFromProto(request);
+  if (!args.ok()) return args.status();
   if (caller.mutual_tls) {
     // The identity is the certificate's; the request only tells apart
     // processes that share a certificate.
-    args.holder = args.holder.empty() ? caller.subject
-                                      : absl::StrCat(caller.subject, "/", args.holder);
+    args->holder = args->holder.empty() ? caller.subject
+                                        : absl::StrCat(caller.subject, "/", args->holder);
   }
   return args;
 }
@@ -148,6 +184,7 @@ absl::Status FillAcquireResponse(const TokenSigner* signer, const std::string& r
   }
   response->set_acquired(result.acquired);
   response->set_token(result.token);
+  if (result.acquired) response->set_mode(ToProto(result.mode));
   response->set_ttl_ms(Ms(result.ttl));
   response->set_hold_count(result.hold_count);
   response->set_reason(ToProto(result.reason));
@@ -179,6 +216,9 @@ void FillDescribeResponse(const ResourceInfo& info, v1::DescribeResponse* respon
   response->set_hold_count(info.hold_count);
   response->set_waiters(info.waiters);
   response->set_lock_delay_remaining_ms(Ms(info.lock_delay_remaining));
+  response->set_mode(ToProto(info.mode));
+  response->set_permits(info.permits);
+  response->set_holders(info.holders);
 }
 
 }  // namespace fencegate::lockservice

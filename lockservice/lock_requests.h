@@ -9,8 +9,11 @@
 // CheckCanSign when signing; for Renew and Release CheckTokenSignature; then
 // *ArgsFromProto and the caller's identity), the LockManager call, and
 // Fill*Response with its result. Bad values (empty names, out-of-range TTLs,
-// token 0) pass through unchanged: the manager refuses them with
-// INVALID_ARGUMENT.
+// token 0, permits out of range or given with another mode) pass through
+// unchanged: the manager refuses them with INVALID_ARGUMENT. Only what the
+// manager's structs cannot hold is refused here: an Acquire `mode` that is
+// no LeaseMode (proto3 keeps unknown enum numbers), INVALID_ARGUMENT naming
+// `mode`.
 //
 // Thread safety: pure functions, except that they read `signer`
 // (thread-safe).
@@ -22,6 +25,7 @@
 
 #include "absl/status/status.h"
 #include "common/token_mode.h"
+#include "absl/status/statusor.h"
 #include "common/token_signer.h"
 #include "fencegate/v1/lock.pb.h"
 #include "lockservice/lock_limits.h"
@@ -53,8 +57,10 @@ absl::StatusOr<ReleaseArgs> ReleaseArgsFor(const fencegate::v1::ReleaseRequest& 
 // The mode a lease's token is signed with (the same values).
 TokenMode TokenModeOf(LeaseMode mode);
 
-// The request's fields alone: the holder is the request's.
-AcquireArgs AcquireArgsFromProto(const fencegate::v1::AcquireRequest& request);
+// The request's fields alone: the holder is the request's. INVALID_ARGUMENT
+// naming `mode` if the request's mode is no LeaseMode.
+absl::StatusOr<AcquireArgs> AcquireArgsFromProto(
+    const fencegate::v1::AcquireRequest& request);
 RenewArgs RenewArgsFromProto(const fencegate::v1::RenewRequest& request);
 ReleaseArgs ReleaseArgsFromProto(const fencegate::v1::ReleaseRequest& request);
 

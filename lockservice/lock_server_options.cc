@@ -35,6 +35,7 @@ absl::Status CheckLimits(const LockLimits& limits) {
        {AtLeastOne{"--max_resource_bytes", limits.max_resource_bytes},
         AtLeastOne{"--max_holder_bytes", limits.max_holder_bytes},
         AtLeastOne{"--max_resources", limits.max_resources},
+        AtLeastOne{"--max_holders_per_resource", limits.max_holders_per_resource},
         AtLeastOne{"--max_batch", limits.max_batch},
         AtLeastOne{"--max_pending", limits.max_pending}}) {
     if (n.value == 0) {

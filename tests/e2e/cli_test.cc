@@ -159,5 +159,54 @@ TEST_F(CliTest, WriteReadListDescribeRoundTrip) {
   EXPECT_THAT(last_.stdout_text, HasSubstr("\"found\":false"));
 }
 
+TEST_F(CliTest, SharedLeasesAndPermitsSayTheirKind) {
+  ASSERT_EQ(Run({"acquire", "--resource=doc", "--holder=r1", "--shared", "--json"}), kOk)
+      << Output();
+  EXPECT_THAT(last_.stdout_text, HasSubstr("\"mode\":\"shared\""));
+  const uint64_t r1 = JsonUint(last_.stdout_text, "token");
+  ASSERT_EQ(Run({"acquire", "--resource=doc", "--holder=r2", "--shared"}), kOk)
+      << Output();
+  EXPECT_THAT(last_.stdout_text, HasSubstr("acquired 'doc' (shared): token"));
+  EXPECT_THAT(last_.stdout_text, HasSubstr("to read (fenced), renew and release"));
+  // Not for a writer while they hold it.
+  EXPECT_EQ(Run({"acquire", "--resource=doc", "--holder=w"}), kNotAcquired) << Output();
+  ASSERT_EQ(Run({"describe", "--resource=doc", "--json"}), kOk) << Output();
+  EXPECT_THAT(last_.stdout_text, HasSubstr("\"mode\":\"shared\""));
+  EXPECT_EQ(JsonUint(last_.stdout_text, "holders"), 2u);
+  EXPECT_EQ(JsonUint(last_.stdout_text, "token"), r1);  // the oldest
+  ASSERT_EQ(Run({"describe", "--resource=doc"}), kOk);
+  EXPECT_THAT(last_.stdout_text, HasSubstr("held shared by 2 holders; the oldest is r1"));
+
+  ASSERT_EQ(Run({"acquire", "--resource=pool", "--permits=2", "--json"}), kOk)
+      << Output();
+  EXPECT_THAT(last_.stdout_text, HasSubstr("\"mode\":\"permit\""));
+  EXPECT_EQ(JsonUint(last_.stdout_text, "permits"), 2u);
+  ASSERT_EQ(Run({"acquire", "--resource=pool", "--holder=other", "--permits=2"}), kOk)
+      << Output();
+  EXPECT_THAT(last_.stdout_text, HasSubstr("acquired 'pool' (a permit of 2): token"));
+  EXPECT_EQ(Run({"acquire", "--resource=pool", "--holder=third", "--permits=2"}),
+            kNotAcquired)
+      << Output();
+  // Another size while in use: the lock service refuses it, naming permits.
+  EXPECT_EQ(Run({"acquire", "--resource=pool", "--permits=3", "--json"}), kUsage);
+  EXPECT_THAT(last_.stdout_text, HasSubstr("\"code\":\"INVALID_ARGUMENT\""));
+  EXPECT_THAT(last_.stdout_text, HasSubstr("\"field\":\"permits\""));
+  ASSERT_EQ(Run({"describe", "--resource=pool"}), kOk);
+  EXPECT_THAT(last_.stdout_text, HasSubstr("2 of its 2 permits held"));
+
+  ASSERT_EQ(Run({"acquire", "--resource=solo", "--json"}), kOk) << Output();
+  EXPECT_THAT(last_.stdout_text, HasSubstr("\"mode\":\"exclusive\""));
+}
+
+TEST_F(CliTest, SharedWithPermitsOrZeroPermitsIsAUsageError) {
+  EXPECT_EQ(Run({"acquire", "--resource=r", "--shared", "--permits=2"}), kUsage);
+  EXPECT_THAT(last_.stderr_text, HasSubstr("--shared and --permits"));
+  EXPECT_EQ(Run({"acquire", "--resource=r", "--permits=0"}), kUsage);
+  EXPECT_THAT(last_.stderr_text, HasSubstr("--permits must be at least 1"));
+  EXPECT_EQ(Run({"describe", "--resource=r", "--shared"}), kUsage);  // not its flag
+  ASSERT_EQ(Run({"describe", "--resource=r", "--json"}), kOk);
+  EXPECT_THAT(last_.stdout_text, HasSubstr("\"held\":false"));  // nothing was sent
+}
+
 }  // namespace
 }  // namespace fencegate::e2e

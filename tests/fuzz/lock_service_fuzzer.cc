@@ -334,20 +334,24 @@ class LockHarness {
   void Acquire(absl::string_view payload) {
     v1::AcquireRequest request;
     if (!ParseRequest(payload, request)) return;
+    // LockModel (lock_model.h) judges exclusive leases only: every Acquire
+    // asks for one, whatever kind the input named.
+    request.clear_mode();
+    request.clear_permits();
     if (signer_ != nullptr) FUZZ_CHECK(signer_->CheckCanSign().ok(), "cannot sign");
     if (stream_ != nullptr) {
       v1::LockCall call;
       *call.mutable_acquire() = request;
       Call record;
       record.step = LockStep::kAcquire;
-      record.acquire = lockservice::AcquireArgsFromProto(request);
+      record.acquire = *lockservice::AcquireArgsFromProto(request);  // mode known
       record.started = clock_.Now();
       return SendOnStream(std::move(call), std::move(record));
     }
     const LockManager::CallId id = manager_->NewCallId();
     Call& call = calls_[id];
     call.step = LockStep::kAcquire;
-    call.acquire = lockservice::AcquireArgsFromProto(request);
+    call.acquire = *lockservice::AcquireArgsFromProto(request);
     call.started = clock_.Now();
     const TokenSigner* signer = signer_.get();
     manager_->Acquire(id, call.acquire, [this, id, signer, resource = call.acquire.resource](

@@ -64,6 +64,29 @@ void AddAcquire(const KnownState& known, std::vector<BadRequest>& cases) {
     r.set_wait_ms(wait);
     cases.push_back(Invalid(kAcquire, absl::StrCat("wait_ms ", wait), r, "wait_ms"));
   }
+  // A mode that is no LeaseMode (proto3 keeps the number as it came).
+  for (int mode : {3, -1, 2147483647}) {
+    v1::AcquireRequest r = base;
+    r.set_mode(static_cast<v1::LeaseMode>(mode));
+    cases.push_back(Invalid(kAcquire, absl::StrCat("mode ", mode), r, "mode"));
+  }
+  // permits: 1 to --max_holders_per_resource (10000) with PERMIT, else 0.
+  struct BadPermits {
+    v1::LeaseMode mode;
+    uint32_t permits;
+  };
+  for (const BadPermits& bad :
+       {BadPermits{v1::LEASE_MODE_PERMIT, 0}, BadPermits{v1::LEASE_MODE_PERMIT, 10001},
+        BadPermits{v1::LEASE_MODE_PERMIT, 4294967295u},
+        BadPermits{v1::LEASE_MODE_EXCLUSIVE, 1}, BadPermits{v1::LEASE_MODE_SHARED, 2}}) {
+    v1::AcquireRequest r = base;
+    r.set_mode(bad.mode);
+    r.set_permits(bad.permits);
+    cases.push_back(
+        Invalid(kAcquire,
+                absl::StrCat(v1::LeaseMode_Name(bad.mode), " with permits ", bad.permits),
+                r, "permits"));
+  }
   // Not granted is an answer, not an error (docs/errors.md).
   const uint64_t held = known.held_token;
   const auto refused = [held](const v1::AcquireResponse& r) {

@@ -64,6 +64,7 @@ std::vector<LockCase> LockCases() {
       {"--max_resource_bytes", [](O& o) { o.limits.max_resource_bytes = 0; }},
       {"--max_holder_bytes", [](O& o) { o.limits.max_holder_bytes = 0; }},
       {"--max_resources", [](O& o) { o.limits.max_resources = 0; }},
+      {"--max_holders_per_resource", [](O& o) { o.limits.max_holders_per_resource = 0; }},
       {"--max_batch", [](O& o) { o.limits.max_batch = 0; }},
       {"--max_pending", [](O& o) { o.limits.max_pending = 0; }},
       {"--max_stream_in_flight", [](O& o) { o.session_limits.max_in_flight = 0; }},

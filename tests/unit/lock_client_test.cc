@@ -235,6 +235,58 @@ TEST_P(LockClientTest, BadInputComesBackAsInvalidArgument) {
                                 ::testing::HasSubstr("resource")));
 }
 
+TEST_P(LockClientTest, SharedLeasesAndPermitsThroughTheLibrary) {
+  AcquireOptions shared;
+  shared.mode = LeaseMode::kShared;
+  ASSERT_OK_AND_ASSIGN(auto reader1, client_->AcquireLease("r", "reader-1", shared));
+  ASSERT_OK_AND_ASSIGN(auto reader2, client_->AcquireLease("r", "reader-2", shared));
+  EXPECT_EQ(reader1->mode(), LeaseMode::kShared);
+  EXPECT_NE(reader1->token(), reader2->token());
+  ASSERT_OK_AND_ASSIGN(LockState state, client_->Describe("r"));
+  EXPECT_EQ(state.mode, LeaseMode::kShared);
+  EXPECT_EQ(state.holders, 2u);
+  EXPECT_EQ(state.token, reader1->token());  // the oldest
+  ASSERT_OK_AND_ASSIGN(AcquireOutcome writer, client_->Acquire("r", "writer"));
+  EXPECT_FALSE(writer.acquired);
+  EXPECT_EQ(writer.mode, LeaseMode::kExclusive);
+  // Each lease renews and releases by its own token.
+  EXPECT_THAT(reader1->Renew(), IsOk());
+  reader1.reset();
+  EXPECT_EQ(client_->Describe("r")->holders, 1u);
+  EXPECT_FALSE(reader2->lost());
+  reader2.reset();
+  EXPECT_FALSE(client_->Describe("r")->held);
+
+  AcquireOptions permit;
+  permit.mode = LeaseMode::kPermit;
+  permit.permits = 2;
+  ASSERT_OK_AND_ASSIGN(auto first, client_->AcquireLease("p", "worker-1", permit));
+  ASSERT_OK_AND_ASSIGN(AcquireOutcome second, client_->Acquire("p", "worker-2", permit));
+  EXPECT_TRUE(second.acquired);
+  EXPECT_EQ(second.mode, LeaseMode::kPermit);
+  EXPECT_EQ(first->mode(), LeaseMode::kPermit);
+  EXPECT_TRUE(IsNotAcquired(client_->AcquireLease("p", "worker-3", permit).status()));
+  ASSERT_OK_AND_ASSIGN(state, client_->Describe("p"));
+  EXPECT_EQ(state.mode, LeaseMode::kPermit);
+  EXPECT_EQ(state.permits, 2u);
+  EXPECT_EQ(state.holders, 2u);
+  permit.permits = 3;  // another size while in use
+  EXPECT_THAT(
+      client_->Acquire("p", "worker-3", permit),
+      StatusIs(absl::StatusCode::kInvalidArgument, ::testing::HasSubstr("permits")));
+  EXPECT_THAT(client_->Acquire("p", "reader", shared),
+              StatusIs(absl::StatusCode::kInvalidArgument, ::testing::HasSubstr("mode")));
+}
+
+TEST_P(LockClientTest, AModeThatIsNoLeaseModeIsRefusedNamingIt) {
+  AcquireOptions options;
+  options.mode = static_cast<LeaseMode>(7);
+  auto outcome = client_->Acquire("r", "alice", options);
+  EXPECT_THAT(outcome, StatusIs(absl::StatusCode::kInvalidArgument,
+                                ::testing::HasSubstr("mode is 7")));
+  EXPECT_FALSE(client_->Describe("r")->held);
+}
+
 std::string TransportName(const ::testing::TestParamInfo<Transport>& info) {
   return info.param == Transport::kUnary ? "Unary" : "Stream";
 }
@@ -330,6 +382,20 @@ TEST_P(LockClientStreamTest, ALeaseOutlivesItsStreamAndListensOnTheNextOne) {
   EXPECT_THAT(lease->Check(),
               StatusIs(absl::StatusCode::kAborted,
                        ::testing::HasSubstr("released by a call from elsewhere")));
+}
+
+TEST_P(LockClientStreamTest, ASharedLeaseReleasedFromElsewhereHearsItAtOnce) {
+  AcquireOptions shared = Ttl(absl::Seconds(60));
+  shared.mode = LeaseMode::kShared;
+  LeaseOptions options;
+  options.renew_fraction = 0.9;  // learns it from the stream, not a renewal
+  ASSERT_OK_AND_ASSIGN(
+      auto reader1, client_->AcquireLease("r", "reader-1", shared, std::move(options)));
+  ASSERT_OK_AND_ASSIGN(auto reader2, client_->AcquireLease("r", "reader-2", shared));
+  ASSERT_THAT(Elsewhere()->Release("r", reader1->token()), IsOk());
+  EXPECT_TRUE(reader1->WaitLost(absl::Seconds(30)));
+  EXPECT_TRUE(IsLeaseLost(reader1->Check()));
+  EXPECT_FALSE(reader2->lost());  // each lease ends on its own
 }
 
 INSTANTIATE_TEST_SUITE_P(Transports, LockClientStreamTest,

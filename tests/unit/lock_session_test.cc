@@ -7,6 +7,7 @@
 // documented and leaves its leases alone. Nothing sleeps: time is the fake
 // clock's, and "nothing was pushed" is checked after the manager delivered
 // everything decided (Settle).
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
@@ -159,10 +160,12 @@ TEST_F(LockSessionTest, EachCallGetsTheAnswerItsUnaryCallWouldGet) {
 TEST_F(LockSessionTest, ARefusedCallFailsAloneAndTheStreamStaysOpen) {
   auto s = NewSession();
   const uint64_t bobs = AcquireElsewhere("r", "bob");
-  s->Send({AcquireCall(1, "r", "alice", Milliseconds(1)),  // below --min_ttl
-           RenewCall(2, "r", bobs + 100, Seconds(5)),      // not the holder's token
-           ReleaseCall(3, "r", 0),                         // token 0
-           AcquireCall(4, "s", "alice", Seconds(10))});
+  v1::LockCall no_mode = AcquireCall(6, "t", "alice", Seconds(10));
+  no_mode.mutable_acquire()->set_mode(static_cast<v1::LeaseMode>(9));  // a newer client's
+  s->Send({AcquireCall(1, "r", "alice", Milliseconds(1)),              // below --min_ttl
+           RenewCall(2, "r", bobs + 100, Seconds(5)),  // not the holder's token
+           ReleaseCall(3, "r", 0),                     // token 0
+           AcquireCall(4, "s", "alice", Seconds(10)), no_mode});
   absl::Status ttl = s->AnswerStatus(1);
   EXPECT_THAT(ttl, StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_EQ(InfoOf(ttl).field, "ttl_ms");
@@ -172,10 +175,43 @@ TEST_F(LockSessionTest, ARefusedCallFailsAloneAndTheStreamStaysOpen) {
   EXPECT_EQ(InfoOf(lost).current_token, bobs);
   EXPECT_EQ(InfoOf(s->AnswerStatus(3)).field, "token");
   EXPECT_THAT(s->AnswerStatus(4), IsOk());
+  absl::Status mode = s->AnswerStatus(6);
+  EXPECT_THAT(mode, StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("mode is 9")));
+  EXPECT_EQ(InfoOf(mode).field, "mode");
+  EXPECT_FALSE(Describe("t").held);
   EXPECT_FALSE(s->finished());
   ASSERT_TRUE(s->ReadPending());
   s->Send({DescribeCall(5, "r")});
   EXPECT_THAT(s->AnswerStatus(5), IsOk());
+}
+
+TEST_F(LockSessionTest, SharedLeasesAndPermitsAreAskedForAndDescribedOnTheStream) {
+  auto s = NewSession();
+  const auto with = [](v1::LockCall call, v1::LeaseMode mode, uint32_t permits) {
+    call.mutable_acquire()->set_mode(mode);
+    call.mutable_acquire()->set_permits(permits);
+    return call;
+  };
+  s->Send({with(AcquireCall(1, "r", "alice", Seconds(10)), v1::LEASE_MODE_SHARED, 0),
+           with(AcquireCall(2, "r", "bob", Seconds(10)), v1::LEASE_MODE_SHARED, 0),
+           with(AcquireCall(3, "p", "alice", Seconds(10)), v1::LEASE_MODE_PERMIT, 2),
+           with(AcquireCall(4, "p", "carol", Seconds(10)), v1::LEASE_MODE_PERMIT, 3)});
+  const uint64_t alices = Granted(*s, 1);
+  const uint64_t bobs = Granted(*s, 2);
+  EXPECT_NE(alices, bobs);
+  EXPECT_NE(Granted(*s, 3), 0u);
+  absl::Status other_size = s->AnswerStatus(4);
+  EXPECT_THAT(other_size, StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_EQ(InfoOf(other_size).field, "permits");
+  s->Send({DescribeCall(5, "r"), DescribeCall(6, "p")});
+  ASSERT_OK_AND_ASSIGN(v1::LockResult shared, s->WaitForAnswer(5));
+  EXPECT_EQ(shared.describe().mode(), v1::LEASE_MODE_SHARED);
+  EXPECT_EQ(shared.describe().holders(), 2u);
+  EXPECT_EQ(shared.describe().token(), std::min(alices, bobs));  // the oldest
+  ASSERT_OK_AND_ASSIGN(v1::LockResult semaphore, s->WaitForAnswer(6));
+  EXPECT_EQ(semaphore.describe().mode(), v1::LEASE_MODE_PERMIT);
+  EXPECT_EQ(semaphore.describe().permits(), 2u);
+  EXPECT_EQ(semaphore.describe().holders(), 1u);
 }
 
 TEST_F(LockSessionTest, ACallThatDoesNotParseOrHasNoRequestIsRefusedAlone) {

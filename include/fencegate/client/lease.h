@@ -1,6 +1,8 @@
 // Lease: a granted lock that renews itself in the background and says
 // reliably when it is lost, the way etcd's Session.Done() does. Made by
-// LockClient::AcquireLease().
+// LockClient::AcquireLease(), for a lease of any kind (mode(): exclusive,
+// shared or a permit; lease_mode.h): each is renewed and released by its
+// own token the same way, and lost on its own.
 //
 // Validity is kept on the client's monotonic clock, pessimistically: the
 // lease counts as valid until (time the last acknowledged renew, or the
@@ -31,7 +33,9 @@
 //
 // Being "valid" here is advisory: a paused process can resume and write
 // after it lapsed. The gateway's token check is what makes that write
-// harmless; always write through it with this lease's token.
+// harmless; always write through it with this lease's token (an exclusive
+// lease's: a shared lease's token reads, fenced, and a permit's is not
+// taken by the gateway).
 //
 // Thread safety: thread-safe. The destructor stops renewing (a renewal in
 // flight ends by the end of validity at the latest) and releases the lease
@@ -53,6 +57,7 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "fencegate/client/lease_mode.h"
 #include "fencegate/clock.h"
 #include "fencegate/token_signature.h"
 
@@ -82,7 +87,7 @@ class Lease {
  public:
   // Starts renewing. `valid_until` is on the lease's clock: options.clock,
   // or the client's when that is nullptr (see the header).
-  Lease(LockClient* client, std::string resource, uint64_t token,
+  Lease(LockClient* client, std::string resource, LeaseMode mode, uint64_t token,
         TokenSignature signature, absl::Duration ttl, absl::Time valid_until,
         LeaseOptions options);
   ~Lease();
@@ -90,6 +95,8 @@ class Lease {
   Lease& operator=(const Lease&) = delete;
 
   const std::string& resource() const { return resource_; }
+  // The kind of lease granted: what AcquireOptions::mode asked for.
+  LeaseMode mode() const { return mode_; }
   uint64_t token() const { return token_; }
   // The token's signature (empty when the service does not sign): what
   // makes it usable at a gateway that checks signatures. The grant's at
@@ -138,6 +145,7 @@ class Lease {
 
   LockClient* const client_;
   const std::string resource_;
+  const LeaseMode mode_;
   const uint64_t token_;
   const absl::Duration ttl_;
   const double renew_fraction_;

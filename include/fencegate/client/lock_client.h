@@ -1,14 +1,22 @@
 // LockClient: the lock service from C++. Its calls go on the service's
 // Session stream (one per client, shared by its threads), or one gRPC call
 // each (ClientOptions::lock_transport); the same semantics either way.
-// Blocking calls, each with a deadline: ClientOptions::call_timeout (15 s), or one whole attempt if
-// longer (a blocking Acquire: its wait plus rpc_timeout). UNAVAILABLE is
+// Blocking calls, each with a deadline: ClientOptions::call_timeout (15 s), or one whole
+// attempt if longer (a blocking Acquire: its wait plus rpc_timeout). UNAVAILABLE is
 // retried until then (client_options.h) with the same request id, so a
 // call made while the service restarts or fails over succeeds once it is
 // back, and a retried Acquire or Release is applied once. AcquireLease()
 // returns a Lease that renews itself (lease.h). When the service signs
 // tokens, a grant carries its signature (AcquireOutcome::signature,
 // Lease::signature()); Renew and Release must pass it back.
+//
+// Kinds of lock (lease_mode.h, docs/semantics.md): AcquireOptions::mode asks
+// for an exclusive lease (the default), a shared one, or one of a
+// semaphore's AcquireOptions::permits. A resource is used in one way at a
+// time: an Acquire of the other way while it is in use, or a permit of a
+// semaphore with another number of permits, is INVALID_ARGUMENT naming
+// `mode` or `permits`. Every lease has its own token; Renew and Release
+// work by (resource, token) for every kind.
 //
 // Thread safety: thread-safe; share one LockClient among threads.
 // Errors: the server's status, with its ErrorInfo; see client/errors.h.
@@ -24,6 +32,7 @@
 #include "absl/time/time.h"
 #include "fencegate/client/client_options.h"
 #include "fencegate/client/lease.h"
+#include "fencegate/client/lease_mode.h"
 #include "fencegate/token_signature.h"
 #include "grpcpp/channel.h"
 
@@ -37,10 +46,23 @@ struct AcquireOptions {
   absl::Duration wait = absl::ZeroDuration();
   // Empty: a fresh random id (retries of this call reuse it).
   std::string request_id;
+  // The kind of lease. kShared: granted at once while no exclusive lease
+  // is held and nobody waits (FIFO: a queued exclusive request holds back
+  // later shared ones); its token reads at the gateway, it does not write.
+  // kPermit: one of `permits` (1 to the server's
+  // --max_holders_per_resource, default 10000), the same number for every
+  // holder while the semaphore is in use.
+  LeaseMode mode = LeaseMode::kExclusive;
+  // With kPermit: the semaphore's size; 0 with the other kinds (anything
+  // else is INVALID_ARGUMENT naming `permits`).
+  uint32_t permits = 0;
 };
 
 struct AcquireOutcome {
   bool acquired = false;
+  // When acquired, the lease's kind as the service granted it (what
+  // AcquireOptions::mode asked for); otherwise the kind asked for.
+  LeaseMode mode = LeaseMode::kExclusive;
   uint64_t token = 0;
   absl::Duration ttl;
   uint32_t hold_count = 0;
@@ -61,12 +83,19 @@ struct RenewOutcome {
 
 struct LockState {
   bool held = false;
+  // The exclusive lease; with shared leases or permits, the oldest of them
+  // (the lowest token).
   std::string holder;
   uint64_t token = 0;
   absl::Duration remaining;
   uint32_t hold_count = 0;
   uint32_t waiters = 0;
   absl::Duration lock_delay_remaining;
+  // How the resource is used: kExclusive when free or held exclusively,
+  // kShared while shared leases are held, kPermit while it is a semaphore.
+  LeaseMode mode = LeaseMode::kExclusive;
+  uint32_t permits = 0;  // with kPermit: the semaphore's size
+  uint32_t holders = 0;  // leases held: 1 exclusive, or the shared leases or permits
 };
 
 class LockClient {
@@ -92,9 +121,9 @@ class LockClient {
       const std::string& resource, const std::string& holder,
       const AcquireOptions& options = AcquireOptions());
 
-  // Acquires and wraps the grant in a self-renewing Lease. When the resource
-  // was not acquired: FAILED_PRECONDITION (IsNotAcquired), CurrentToken() =
-  // the holder's token.
+  // Acquires and wraps the grant, of any kind, in a self-renewing Lease
+  // (Lease::mode() says which). When the resource was not acquired:
+  // FAILED_PRECONDITION (IsNotAcquired), CurrentToken() = the holder's token.
   absl::StatusOr<std::unique_ptr<Lease>> AcquireLease(
       const std::string& resource, const std::string& holder,
       const AcquireOptions& options = AcquireOptions(),
