@@ -10,14 +10,14 @@ namespace {
 
 using Kind = Expected::Kind;
 
-// LockManager answers a waiter that leaves the queue (its wait ran out, its
-// client went away, or its retry was granted as a reentrant acquire)
-// without serving the queue behind it: a reader behind a writer that gave
-// up keeps waiting beside the other readers until a lease ends. The
-// contract (KINDS.md) serves the queue from its new head. Reported with the
-// failing test LockManagerKindsTest.ReadersBehindAWriterThatGaveUpAreGranted;
-// true once the manager serves it.
-constexpr bool kServeTheQueueWhenAWaiterLeaves = false;
+// A holder's retry of its queued call that is answered on arrival (a
+// reentrant acquire, or a downgrade) takes the waiter out of the queue, and
+// LockManager::AcquireLocked does not serve the queue behind it: a detached
+// waiter at the head that held back readers lets them in only at the next
+// release, expiry or queue change. The contract (KINDS.md) serves the queue
+// from its new head, as the manager does when a waiter's wait runs out or
+// its client goes away. False while the manager does not.
+constexpr bool kServeTheQueueWhenARetryIsAnsweredOnArrival = false;
 
 bool Contains(const std::deque<std::string>& ids, const std::string& id) {
   return !id.empty() && std::find(ids.begin(), ids.end(), id) != ids.end();
@@ -290,7 +290,7 @@ void LockModel::Acquire(int call, const AcquireArgs& args) {
     } else {
       Grant(r, args.holder, LeaseMode::kShared, args.ttl, id, call);
     }
-    if (kServeTheQueueWhenAWaiterLeaves) GrantWaiters(r);
+    if (kServeTheQueueWhenARetryIsAnsweredOnArrival) GrantWaiters(r);
     return;
   }
   if (!id.empty()) {
@@ -329,7 +329,7 @@ void LockModel::Cancel(int call) {
       if (w->call != call) continue;
       r.waiters.erase(w);
       Expect({call, Kind::kCancelled});
-      if (kServeTheQueueWhenAWaiterLeaves) GrantWaiters(r);
+      GrantWaiters(r);  // it may have held back readers behind it
       return;
     }
   }
@@ -414,10 +414,10 @@ void LockModel::AdvanceTo(absl::Time target) {
         const int timed_out = w->call;
         w = r.waiters.erase(w);
         Expect(NotAcquired(timed_out, r));
-        if (kServeTheQueueWhenAWaiterLeaves) {
-          GrantWaiters(r);  // may take waiters out: look again from the head
-          w = r.waiters.begin();
-        }
+        // It may have held back readers behind it; serving the queue may
+        // take waiters out: look again from the head.
+        GrantWaiters(r);
+        w = r.waiters.begin();
       }
     }
   }

@@ -85,7 +85,7 @@ std::string MsText(absl::Duration d);  // "300ms"
 std::string ReplyText(Expected::Kind kind, uint64_t token = 0, uint32_t holds = 0,
                       absl::Duration ttl = absl::ZeroDuration(),
                       LeaseMode mode = LeaseMode::kExclusive);
-// INVALID_ARGUMENT naming `field` (the text before the message's colon).
+// INVALID_ARGUMENT naming `field` (its ErrorInfo, reason kInvalidField).
 std::string InvalidArgumentText(absl::string_view field);
 std::string ResourceText(const ResourceInfo& info);
 

@@ -42,8 +42,9 @@ std::string Text(const absl::Status& s) {
   }
   if (s.code() == absl::StatusCode::kCancelled) return ReplyText(Kind::kCancelled);
   if (s.code() == absl::StatusCode::kUnavailable) return ReplyText(Kind::kUnavailable);
-  if (s.code() == absl::StatusCode::kInvalidArgument) {
-    return InvalidArgumentText(s.message().substr(0, s.message().find(':')));
+  if (s.code() == absl::StatusCode::kInvalidArgument && info &&
+      info->reason == ErrorReason::kInvalidField) {
+    return InvalidArgumentText(info->field);
   }
   return s.ToString();
 }

@@ -56,7 +56,7 @@ struct LockSequenceOptions {
   // (LockStoreBatch::holds, a waiter's mode and permits). Off, a sequence
   // restarts only while every lease and waiter is exclusive, and skips the
   // crash steps (the last one too) otherwise.
-  bool restart_with_other_kinds = false;
+  bool restart_with_other_kinds = true;
 };
 
 class LockSequence {
