@@ -158,6 +158,32 @@ TEST_P(LockManagerKindsTest, AWriterThatGivesUpLetsTheReadersBehindItIn) {
   EXPECT_EQ(Describe("r").holders, 3u);
 }
 
+// Likewise when a holder's retry of its loaded (detached) waiter is
+// answered on arrival as a reentrant acquire: the waiter leaves the head of
+// the queue, and the readers it held back come in at once.
+TEST_P(LockManagerKindsTest, AReentrantRetryOfALoadedWaiterLetsTheReadersBehindItIn) {
+  const auto shared = [](std::string holder, std::string request_id) {
+    return Kind("r", std::move(holder), LeaseMode::kShared, 0, Seconds(30), Seconds(10),
+                std::move(request_id));
+  };
+  uint64_t w = MustAcquire("r", "writer");
+  StartAcquire(shared("bob", "b0"));
+  StartAcquire(shared("bob", "b1"));
+  StartAcquire(shared("carol", "c1"));
+  manager_->Sync();
+  Restart();  // the three wait on in the store, behind the writer's lease
+  auto b0 = StartAcquire(shared("bob", "b0"));
+  auto c1 = StartAcquire(shared("carol", "c1"));
+  ASSERT_THAT(Release("r", w), IsOk());
+  ASSERT_TRUE(Granted(b0));
+  EXPECT_FALSE(Granted(c1));  // behind bob's b1, whose client is not back yet
+  AcquireResult b1 = MustGet(shared("bob", "b1"));  // reentrant, at once
+  EXPECT_EQ(b1.token, b0->get()->token);
+  EXPECT_EQ(b1.hold_count, 2u);
+  EXPECT_TRUE(Granted(c1));
+  EXPECT_EQ(Describe("r").waiters, 0u);
+}
+
 TEST_P(LockManagerKindsTest, ASharedHolderReentersAtOnceEvenWithAWriterQueued) {
   AcquireResult first = MustGet(Shared("r", "alice"));
   auto writer = StartAcquire(Exclusive("r", "writer", Seconds(30)));
