@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 
 namespace fencegate::lockservice {
@@ -23,16 +24,9 @@ bool Contains(const std::deque<std::string>& ids, const std::string& id) {
   return !id.empty() && std::find(ids.begin(), ids.end(), id) != ids.end();
 }
 
+// "EXCLUSIVE", "SHARED", "PERMIT": as the protocol spells them.
 std::string ModeText(LeaseMode mode) {
-  switch (mode) {
-    case LeaseMode::kExclusive:
-      return "EXCLUSIVE";
-    case LeaseMode::kShared:
-      return "SHARED";
-    case LeaseMode::kPermit:
-      return "PERMIT";
-  }
-  return "?";
+  return absl::AsciiStrToUpper(LeaseModeName(mode));
 }
 
 }  // namespace
