@@ -294,6 +294,23 @@ TEST_P(LockManagerKindsTest, ASemaphoreKeepsItsSizeWhileSomebodyWaits) {
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("permits")));
 }
 
+// A permit past its expiry whose timer has not run yet (a busy timer
+// thread) is ended by the next call on its resource; with nothing else
+// referring to it, the resource is forgotten, and that call decides its
+// kind again.
+TEST_P(LockManagerKindsTest, AnExpiredPermitEndedByTheNextCallLeavesNoSemaphoreBehind) {
+  SlotPtr<AcquireResult> later;
+  // Set before the permit's expiry timer, so at that instant it runs first.
+  clock_.RunAt(clock_.Now() + Seconds(1),
+               [&] { later = StartAcquire(Exclusive("s", "b")); });
+  MustGet(Kind("s", "a", LeaseMode::kPermit, 2, absl::ZeroDuration(), Seconds(1)));
+  Advance(Seconds(1));
+  ASSERT_NE(later, nullptr);
+  ASSERT_TRUE(later->done());
+  ASSERT_THAT(later->get(), IsOk());
+  EXPECT_TRUE(later->get()->acquired);
+}
+
 TEST_P(LockManagerKindsTest, PermitsOutsideTheirRangeAreRefusedNamingTheField) {
   limits_.max_holders_per_resource = 4;
   Restart();
