@@ -34,7 +34,8 @@ add_executable(sequence_planted_bug_tests
 target_link_libraries(sequence_planted_bug_tests PRIVATE
   fencegate_lockcore-torture fencegate_gatewaycore-torture fencegate_testing
   GTest::gtest absl::flags_parse)
-foreach(bug lock_leases_forgotten_on_restart lock_token_replied_before_commit)
+foreach(bug lock_leases_forgotten_on_restart lock_token_replied_before_commit
+    lock_shared_beside_exclusive lock_permit_past_n)
   add_test(NAME sequence.planted_bug.${bug}
     COMMAND sequence_planted_bug_tests --planted_bug=${bug}
       --gtest_filter=PlantedBug.LockSequencesCatchIt)

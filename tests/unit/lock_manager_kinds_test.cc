@@ -158,6 +158,32 @@ TEST_P(LockManagerKindsTest, AWriterThatGivesUpLetsTheReadersBehindItIn) {
   EXPECT_EQ(Describe("r").holders, 3u);
 }
 
+// Likewise when a holder's retry of its loaded (detached) waiter is
+// answered on arrival as a reentrant acquire: the waiter leaves the head of
+// the queue, and the readers it held back come in at once.
+TEST_P(LockManagerKindsTest, AReentrantRetryOfALoadedWaiterLetsTheReadersBehindItIn) {
+  const auto shared = [](std::string holder, std::string request_id) {
+    return Kind("r", std::move(holder), LeaseMode::kShared, 0, Seconds(30), Seconds(10),
+                std::move(request_id));
+  };
+  uint64_t w = MustAcquire("r", "writer");
+  StartAcquire(shared("bob", "b0"));
+  StartAcquire(shared("bob", "b1"));
+  StartAcquire(shared("carol", "c1"));
+  manager_->Sync();
+  Restart();  // the three wait on in the store, behind the writer's lease
+  auto b0 = StartAcquire(shared("bob", "b0"));
+  auto c1 = StartAcquire(shared("carol", "c1"));
+  ASSERT_THAT(Release("r", w), IsOk());
+  ASSERT_TRUE(Granted(b0));
+  EXPECT_FALSE(Granted(c1));  // behind bob's b1, whose client is not back yet
+  AcquireResult b1 = MustGet(shared("bob", "b1"));  // reentrant, at once
+  EXPECT_EQ(b1.token, b0->get()->token);
+  EXPECT_EQ(b1.hold_count, 2u);
+  EXPECT_TRUE(Granted(c1));
+  EXPECT_EQ(Describe("r").waiters, 0u);
+}
+
 TEST_P(LockManagerKindsTest, ASharedHolderReentersAtOnceEvenWithAWriterQueued) {
   AcquireResult first = MustGet(Shared("r", "alice"));
   auto writer = StartAcquire(Exclusive("r", "writer", Seconds(30)));
@@ -266,6 +292,23 @@ TEST_P(LockManagerKindsTest, ASemaphoreKeepsItsSizeWhileSomebodyWaits) {
   ASSERT_TRUE(Granted(b));
   EXPECT_THAT(Acquire(Permit("s", "c", 5)),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("permits")));
+}
+
+// A permit past its expiry whose timer has not run yet (a busy timer
+// thread) is ended by the next call on its resource; with nothing else
+// referring to it, the resource is forgotten, and that call decides its
+// kind again.
+TEST_P(LockManagerKindsTest, AnExpiredPermitEndedByTheNextCallLeavesNoSemaphoreBehind) {
+  SlotPtr<AcquireResult> later;
+  // Set before the permit's expiry timer, so at that instant it runs first.
+  clock_.RunAt(clock_.Now() + Seconds(1),
+               [&] { later = StartAcquire(Exclusive("s", "b")); });
+  MustGet(Kind("s", "a", LeaseMode::kPermit, 2, absl::ZeroDuration(), Seconds(1)));
+  Advance(Seconds(1));
+  ASSERT_NE(later, nullptr);
+  ASSERT_TRUE(later->done());
+  ASSERT_THAT(later->get(), IsOk());
+  EXPECT_TRUE(later->get()->acquired);
 }
 
 TEST_P(LockManagerKindsTest, PermitsOutsideTheirRangeAreRefusedNamingTheField) {

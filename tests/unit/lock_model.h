@@ -19,6 +19,16 @@
 // for their full TTL from now, and persisted waiters keep their places,
 // detached until their clients retry or the reattach grace runs out.
 //
+// Kinds of lease (lock_manager.h, "Kinds of lease"). A resource holds an
+// exclusive lease, or shared leases, or permits of a semaphore of N; each
+// lease has its own grant (token), expiry and holds. A request is granted at
+// once when its kind fits and nobody waits; the queue is served from its
+// head while its waiters fit, then each new holder's own parked calls that
+// its leases let through (a reentrant acquire, a downgrade). An Acquire of
+// the other way, or with permits out of range, is INVALID_ARGUMENT naming
+// the field, as LockManager::ValidateAcquire and CheckKind decide. The
+// model has no lock-delay (REQUIRES: limits.lock_delay is zero).
+//
 // Time. The test keeps the clock on multiples of 10 ms, lease TTLs too, and
 // makes every wait end 5 ms off that grid, so no wait deadline falls on the
 // instant a lease expires: whichever timer would run first would otherwise
@@ -36,7 +46,9 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "lockservice/lease_mode.h"
 #include "lockservice/lock_limits.h"
 #include "lockservice/lock_manager.h"
 
@@ -45,13 +57,14 @@ namespace fencegate::lockservice {
 // A reply the model expects for the test's call `call`.
 struct Expected {
   enum class Kind {
-    kAcquired,     // grant: the lease `grant`; new_grant: its token is new
+    kAcquired,     // grant: the lease `grant` of `mode`; new_grant: its token is new
     kNotAcquired,  // reason HELD; holder = `grant` (0: none), retry_after = ttl
     kRenewed,      // ttl
     kReleased,     // hold_count
     kLeaseLost,    // ABORTED, current token = that of `grant` (0: none)
     kCancelled,
     kUnavailable,
+    kInvalidArgument,  // naming `field`; immediate, never part of a commit
   };
   int call = 0;
   Kind kind = Kind::kUnavailable;
@@ -60,7 +73,9 @@ struct Expected {
   uint32_t hold_count = 0;
   // kAcquired, kRenewed: the lease's length; kNotAcquired: retry_after.
   absl::Duration ttl = absl::ZeroDuration();
-  absl::Time at = absl::InfinitePast();  // when decided (orders new tokens)
+  LeaseMode mode = LeaseMode::kExclusive;  // kAcquired
+  std::string field = "";                  // kInvalidArgument: "mode" or "permits"
+  absl::Time at = absl::InfinitePast();    // when decided (orders new tokens)
 };
 
 // Replies and resource states as text: the test writes down the model's
@@ -68,7 +83,10 @@ struct Expected {
 // prints them on failure.
 std::string MsText(absl::Duration d);  // "300ms"
 std::string ReplyText(Expected::Kind kind, uint64_t token = 0, uint32_t holds = 0,
-                      absl::Duration ttl = absl::ZeroDuration());
+                      absl::Duration ttl = absl::ZeroDuration(),
+                      LeaseMode mode = LeaseMode::kExclusive);
+// INVALID_ARGUMENT naming `field` (its ErrorInfo, reason kInvalidField).
+std::string InvalidArgumentText(absl::string_view field);
 std::string ResourceText(const ResourceInfo& info);
 
 class LockModel {
@@ -84,7 +102,7 @@ class LockModel {
   void Release(int call, const std::string& resource, uint64_t token,
                const std::string& request_id);
   // Moves the clock to `target`, running expiries (hand-offs to the next
-  // waiter), wait timeouts and the drop of waiters not reattached in time.
+  // waiters), wait timeouts and the drop of waiters not reattached in time.
   void AdvanceTo(absl::Time target);
 
   void CommitStep();
@@ -103,22 +121,32 @@ class LockModel {
   struct Holding {
     std::string holder;
     uint64_t token = 0;
+    LeaseMode mode = LeaseMode::kExclusive;
+    absl::Duration remaining;
     std::deque<std::string> request_ids;
   };
-  std::optional<Holding> HolderOf(const std::string& resource) const;
-  // The parked calls (call, holder, request id) of `resource`, in order.
+  // The leases of `resource`: the exclusive one first, then the others in
+  // grant order.
+  std::vector<Holding> Holdings(const std::string& resource) const;
+  // The parked calls of `resource`, in order.
   struct Parked {
     int call = 0;  // 0: detached, its client has not come back
     std::string holder;
     std::string request_id;
+    LeaseMode mode = LeaseMode::kExclusive;
+    uint32_t permits = 0;
   };
   std::vector<Parked> Queue(const std::string& resource) const;
+  // Whether a shared lease, a permit or a waiter for one is in memory or in
+  // the store: what a restart must keep beside the exclusive leases.
+  bool HasOtherKinds() const;
   absl::Time now() const { return now_; }
 
  private:
   struct Lease {
     std::string holder;
     int grant = 0;
+    LeaseMode mode = LeaseMode::kExclusive;
     uint32_t holds = 0;
     absl::Duration ttl;  // the longest asked for: what a reload re-arms
     absl::Time expiry;
@@ -132,30 +160,67 @@ class LockModel {
     absl::Time deadline;  // attached waiters only
     uint64_t seq = 0;     // its place in the store; 0: none (no request id)
     bool persisted = false;  // its row is committed
+    LeaseMode mode = LeaseMode::kExclusive;
+    uint32_t permits = 0;
   };
   struct Resource {
-    std::optional<Lease> lease;
+    std::optional<Lease> lease;  // the exclusive lease
+    // Shared leases or permits, in grant order: within a resource, the
+    // order of their tokens too.
+    std::vector<Lease> shared;
+    // The semaphore's size while it is one; stale once nothing refers to
+    // the resource (Semaphore() and Acquire() look).
+    uint32_t permits = 0;
     std::list<Waiter> waiters;
   };
   // What the store holds: the last committed leases and waiter rows.
+  struct StoredHold {
+    std::string resource;
+    Lease lease;
+    uint32_t permits = 0;
+  };
   struct Stored {
-    std::map<std::string, Lease> leases;
+    std::map<std::string, Lease> leases;  // exclusive, by resource
+    std::map<int, StoredHold> holds;      // by grant: token order per resource
     std::map<uint64_t, std::pair<std::string, Waiter>> rows;  // seq -> resource, row
   };
 
   void Expect(Expected e);
-  void Grant(Resource& r, const std::string& holder, absl::Duration ttl,
+  static bool InUse(const Resource& r);
+  // The semaphore's size, or 0 when `r` is no semaphore now.
+  static uint32_t Semaphore(const Resource& r);
+  // "mode" or "permits" when LockManager refuses `args` on `r` as
+  // INVALID_ARGUMENT; empty when it takes it.
+  std::string KindError(const AcquireArgs& args, const Resource& r) const;
+  // Whether a new lease of `mode` for `holder` fits `r` now, the queue aside.
+  bool CanGrant(const Resource& r, const std::string& holder, LeaseMode mode) const;
+  // The holder's lease that a request of `mode` re-enters, or null.
+  static Lease* Reentrant(Resource& r, const std::string& holder, LeaseMode mode);
+  // Whether `holder`, holding the exclusive lease, takes a shared one now.
+  bool Downgrade(const Resource& r, const std::string& holder, LeaseMode mode) const;
+  // The exclusive lease, else the oldest other one; or null.
+  static const Lease* Oldest(const Resource& r);
+  // The lease of `r` whose token is `token`, of any kind, or null.
+  Lease* FindLease(Resource& r, uint64_t token) const;
+  void Grant(Resource& r, const std::string& holder, LeaseMode mode, absl::Duration ttl,
              const std::string& request_id, int call);
-  // A reentrant acquire by the holder of `r` (held).
-  void Reenter(Resource& r, int call, absl::Duration ttl, const std::string& request_id);
-  // Grants the head of the queue if the resource is free and the head's
-  // client is there, then every parked call of the holder, reentrantly (as
+  // A reentrant acquire of `lease` by its holder.
+  void Reenter(Lease& lease, int call, absl::Duration ttl, const std::string& request_id);
+  // Serves the queue from its head while its waiters fit and their clients
+  // are there, then each new holder's own parked calls (as
   // LockManager::GrantWaiters).
   void GrantWaiters(Resource& r);
+  // Grants `holder`'s parked calls that its leases let through at once.
+  void GrantHolderWaiters(Resource& r, const std::string& holder);
+  static Lease* ByGrant(Resource& r, int grant);
+  // Ends the lease `grant` of `r` and serves the queue.
+  void EndLease(Resource& r, int grant);
   Expected NotAcquired(int call, const Resource& r) const;
   void Remember(Lease& lease, const std::string& request_id) const;
+  // Puts the store's leases back, each held a full TTL from now.
+  void RestoreLeases();
   // The store's rows that are not in memory come back as detached waiters
-  // (LockManager::LoadFromStore); then every free queue is served.
+  // (LockManager::LoadFromStore); then every queue is served.
   void Reload();
 
   const LockLimits limits_;

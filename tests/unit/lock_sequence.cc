@@ -1,5 +1,6 @@
 #include "tests/unit/lock_sequence.h"
 
+#include <algorithm>
 #include <utility>
 #include <vector>
 
@@ -13,8 +14,12 @@ using Kind = Expected::Kind;
 using ::absl::Milliseconds;
 using ::fencegate::testing::Reply;
 
-const std::vector<std::string> kResources = {"r0", "r1"};
-const std::vector<std::string> kHolders = {"ann", "bob", "cat"};
+// Each sequence uses two resources of these: read-write locks "r0" and
+// "r1", and a semaphore "s0" (in two sequences of three).
+const std::vector<std::vector<std::string>> kResourcePairs = {
+    {"r0", "r1"}, {"r0", "s0"}, {"s0", "r1"}};
+// One more holder than a resource's shared leases may be (SequenceLimits).
+const std::vector<std::string> kHolders = {"ann", "bob", "cat", "dan"};
 // The 10 ms grid of lock_model.h: TTLs and advances on it, waits 5 ms off.
 const std::vector<int> kTtlMs = {100, 200, 300, 500, 1000, 3000};
 const std::vector<int> kWaitMs = {15, 155, 495, 1505, 4005};
@@ -24,6 +29,8 @@ LockLimits SequenceLimits() {
   LockLimits limits;
   limits.waiter_reattach_grace = absl::Seconds(1);  // reached within a sequence
   limits.remembered_request_ids = 4;                // and forgetting old ids
+  // Reached by shared leases (four holders); a semaphore of 4 is too large.
+  limits.max_holders_per_resource = 3;
   return limits;
 }
 
@@ -35,12 +42,18 @@ std::string Text(const absl::Status& s) {
   }
   if (s.code() == absl::StatusCode::kCancelled) return ReplyText(Kind::kCancelled);
   if (s.code() == absl::StatusCode::kUnavailable) return ReplyText(Kind::kUnavailable);
+  if (s.code() == absl::StatusCode::kInvalidArgument && info &&
+      info->reason == ErrorReason::kInvalidField) {
+    return InvalidArgumentText(info->field);
+  }
   return s.ToString();
 }
 
 std::string Text(const absl::StatusOr<AcquireResult>& r) {
   if (!r.ok()) return Text(r.status());
-  if (r->acquired) return ReplyText(Kind::kAcquired, r->token, r->hold_count, r->ttl);
+  if (r->acquired) {
+    return ReplyText(Kind::kAcquired, r->token, r->hold_count, r->ttl, r->mode);
+  }
   if (r->reason != NotAcquiredReason::kHeld) return "not acquired for a reason other than HELD";
   return ReplyText(Kind::kNotAcquired, r->holder_token, 0, r->retry_after);
 }
@@ -53,8 +66,17 @@ std::string Text(const absl::StatusOr<ReleaseResult>& r) {
 
 }  // namespace
 
-LockSequence::LockSequence(uint64_t seed)
-    : rng_(seed), limits_(SequenceLimits()), model_(limits_, clock_.Now()) {}
+LockSequence::LockSequence(uint64_t seed, LockSequenceOptions options)
+    : options_(options),
+      rng_(seed),
+      resources_(rng_.Pick(kResourcePairs)),
+      semaphore_size_(static_cast<uint32_t>(rng_.Between(2, 3))),
+      limits_(SequenceLimits()),
+      model_(limits_, clock_.Now()) {}
+
+bool LockSequence::MayRestart() const {
+  return options_.restart_with_other_kinds || !model_.HasOtherKinds();
+}
 
 absl::Status LockSequence::Open() {
   absl::StatusOr<std::unique_ptr<SqliteLockStore>> store =
@@ -72,8 +94,15 @@ absl::Status LockSequence::Open() {
 absl::Status LockSequence::Run() {
   if (absl::Status status = Open(); !status.ok()) return status;
   return testing::RunSteps(
-      static_cast<int>(rng_.Between(6, 24)), [this](std::string& log) { return Step(log); },
+      static_cast<int>(rng_.Between(6, 24)),
+      [this](std::string& log) { return Step(log); },
       [this](std::string& log) {
+        if (!MayRestart()) {
+          log =
+              "the end (no crash: shared leases or permits, and the store may not keep "
+              "them)";
+          return Check(log);
+        }
         log = "crash and reopen (the end)";
         return Crash(log);
       });
@@ -82,7 +111,7 @@ absl::Status LockSequence::Run() {
 absl::Status LockSequence::Step(std::string& log) {
   const int dice = static_cast<int>(rng_.Below(100));
   if (dice < 62) {
-    const bool fail = rng_.Percent(8);
+    const bool fail = rng_.Percent(8) && MayRestart();
     if (fail) faulty_->FailNthCommit(1);
     RandomCall(log);
     manager_->Sync();
@@ -95,13 +124,13 @@ absl::Status LockSequence::Step(std::string& log) {
       model_.CommitStep();
     }
     absl::Status status = Check(log);
-    if (!status.ok() || !fail || !rng_.Percent(30)) return status;
+    if (!status.ok() || !fail || !rng_.Percent(30) || !MayRestart()) return status;
     absl::StrAppend(&log, "; crash and reopen");
     return Crash(log);
   }
   if (dice < 68) {
     std::vector<int> parked;
-    for (const std::string& name : kResources) {
+    for (const std::string& name : resources_) {
       for (const LockModel::Parked& p : model_.Queue(name)) {
         if (p.call != 0) parked.push_back(p.call);
       }
@@ -116,12 +145,12 @@ absl::Status LockSequence::Step(std::string& log) {
       return Check(log);
     }
   }
-  if (dice < 94) {
+  if (dice < 94 || !MayRestart()) {
     absl::Duration d = Milliseconds(rng_.Pick(kAdvanceMs));
-    ResourceInfo info = model_.Describe(rng_.Pick(kResources));
-    if (info.held && rng_.Percent(40)) {
-      // Onto the lease's expiry, or just before it.
-      d = info.remaining - Milliseconds(rng_.Percent(50) ? 0 : 10);
+    const std::vector<LockModel::Holding> held = model_.Holdings(rng_.Pick(resources_));
+    if (!held.empty() && rng_.Percent(40)) {
+      // Onto a lease's expiry, or just before it.
+      d = rng_.Pick(held).remaining - Milliseconds(rng_.Percent(50) ? 0 : 10);
     }
     log = absl::StrCat("advance the clock ", MsText(d));
     clock_.AdvanceBy(d);
@@ -134,9 +163,36 @@ absl::Status LockSequence::Step(std::string& log) {
   return Crash(log);
 }
 
+void LockSequence::RandomKind(const std::string& resource, AcquireArgs& args) {
+  const int dice = static_cast<int>(rng_.Below(100));
+  args.mode = LeaseMode::kExclusive;
+  args.permits = 0;
+  if (resource[0] == 's') {
+    if (dice < 92) {
+      args.mode = LeaseMode::kPermit;
+      // Now and then another size: 1..3 is refused while it is in use, 0
+      // and 4 always (out of range).
+      args.permits = dice < 86 ? semaphore_size_ : static_cast<uint32_t>(rng_.Below(5));
+    } else if (dice < 96) {
+      args.mode = LeaseMode::kShared;
+    }  // else exclusive: the other way, refused while it is a semaphore
+  } else if (dice < 55) {
+    // exclusive
+  } else if (dice < 94) {
+    args.mode = LeaseMode::kShared;
+  } else if (dice < 98) {
+    args.mode = LeaseMode::kPermit;  // the other way, refused while in use
+    args.permits = semaphore_size_;
+  } else {
+    args.mode = LeaseMode::kShared;
+    args.permits = 1;  // permits without PERMIT
+  }
+}
+
 void LockSequence::RandomCall(std::string& log) {
-  const std::string& resource = rng_.Pick(kResources);
-  const std::optional<LockModel::Holding> held = model_.HolderOf(resource);
+  const std::string& resource = rng_.Pick(resources_);
+  const std::vector<LockModel::Holding> holdings = model_.Holdings(resource);
+  const LockModel::Holding* held = holdings.empty() ? nullptr : &rng_.Pick(holdings);
   const absl::Duration ttl = Milliseconds(rng_.Pick(kTtlMs));
   const auto wait = [&] { return Milliseconds(rng_.Pick(kWaitMs)); };
   const auto fresh_id = [&](const char* prefix) {
@@ -152,7 +208,13 @@ void LockSequence::RandomCall(std::string& log) {
     }
     return ids.empty() ? fresh_id(prefix == 'a' ? "a" : "l") : rng_.Pick(ids);
   };
-  switch (rng_.Below(7)) {
+  // The kind of `held`, as its holder asks for it again.
+  const auto same_kind = [&](AcquireArgs& args) {
+    args.mode = held->mode;
+    args.permits =
+        held->mode == LeaseMode::kPermit ? model_.Describe(resource).permits : 0;
+  };
+  switch (rng_.Below(8)) {
     case 0: {  // a retry of a parked call (or of a detached one)
       std::vector<LockModel::Parked> retriable;
       for (const LockModel::Parked& p : model_.Queue(resource)) {
@@ -160,25 +222,46 @@ void LockSequence::RandomCall(std::string& log) {
       }
       if (!retriable.empty()) {
         const LockModel::Parked& p = rng_.Pick(retriable);
-        return DoAcquire({resource, p.holder, ttl, wait(), p.request_id}, log);
+        AcquireArgs args{resource, p.holder, ttl, wait(), p.request_id};
+        args.mode = p.mode;
+        args.permits = p.permits;
+        return DoAcquire(args, log);
       }
       if (held) {  // a retry of the grant, or of a reentrant acquire
-        return DoAcquire({resource, held->holder, ttl, absl::ZeroDuration(), old_id('a')},
-                         log);
+        AcquireArgs args{resource, held->holder, ttl, absl::ZeroDuration(), old_id('a')};
+        same_kind(args);
+        return DoAcquire(args, log);
       }
       [[fallthrough]];
     }
     case 1:
-    case 2: {
-      const std::string holder =
-          held && rng_.Percent(30) ? held->holder : rng_.Pick(kHolders);
-      return DoAcquire({resource, holder, ttl,
-                        rng_.Percent(50) ? absl::ZeroDuration() : wait(),
-                        rng_.Percent(60) ? fresh_id("a") : ""},
-                       log);
+    case 2:
+    case 3: {
+      const bool again = held && rng_.Percent(30);
+      AcquireArgs args{resource, again ? held->holder : rng_.Pick(kHolders), ttl,
+                       rng_.Percent(50) ? absl::ZeroDuration() : wait(),
+                       rng_.Percent(60) ? fresh_id("a") : ""};
+      RandomKind(resource, args);
+      if (again) {
+        // The holder: mostly reentrant; else a downgrade, an upgrade that
+        // queues, or the other way.
+        if (rng_.Percent(60)) same_kind(args);
+      } else if (args.mode != LeaseMode::kExclusive && rng_.Percent(70)) {
+        // Mostly one more holder beside the others.
+        std::vector<std::string> others;
+        for (const std::string& holder : kHolders) {
+          if (std::none_of(
+                  holdings.begin(), holdings.end(),
+                  [&](const LockModel::Holding& h) { return h.holder == holder; })) {
+            others.push_back(holder);
+          }
+        }
+        if (!others.empty()) args.holder = rng_.Pick(others);
+      }
+      return DoAcquire(args, log);
     }
-    case 3:
     case 4:
+    case 5:
       return DoRenew(resource,
                      held && rng_.Percent(75) ? held->token
                                               : SomeOtherToken(held ? held->token : 0),
@@ -196,8 +279,10 @@ void LockSequence::RandomCall(std::string& log) {
 uint64_t LockSequence::SomeOtherToken(uint64_t current) {
   std::vector<uint64_t> tokens = {(uint64_t{1} << 40) + rng_.Below(1000)};  // never issued
   if (max_token_ > 0) tokens.push_back(static_cast<uint64_t>(rng_.Between(1, max_token_)));
-  for (const std::string& name : kResources) {
-    if (auto held = model_.HolderOf(name)) tokens.push_back(held->token);
+  for (const std::string& name : resources_) {
+    for (const LockModel::Holding& held : model_.Holdings(name)) {
+      tokens.push_back(held.token);
+    }
   }
   const uint64_t token = rng_.Pick(tokens);
   return token == current ? tokens[0] : token;
@@ -208,9 +293,13 @@ void LockSequence::DoAcquire(const AcquireArgs& args, std::string& log) {
   auto reply = std::make_shared<Reply<AcquireResult>>();
   pending_[call] = reply;
   call_ids_[call] = manager_->NewCallId();
-  log = absl::StrCat("call ", call, ": acquire ", args.resource, " as ", args.holder,
-                     " ttl ", MsText(args.ttl), " wait ", MsText(args.wait), " request_id '",
-                     args.request_id, "'");
+  log = absl::StrCat("call ", call, ": acquire ", args.resource, " ",
+                     LeaseModeName(args.mode));
+  if (args.mode == LeaseMode::kPermit || args.permits != 0) {
+    absl::StrAppend(&log, " of ", args.permits);
+  }
+  absl::StrAppend(&log, " as ", args.holder, " ttl ", MsText(args.ttl), " wait ",
+                  MsText(args.wait), " request_id '", args.request_id, "'");
   model_.Acquire(call, args);
   manager_->Acquire(call_ids_[call], args,
                     [reply](absl::StatusOr<AcquireResult> r) { reply->Set(std::move(r)); });
@@ -288,7 +377,9 @@ absl::Status LockSequence::Check(std::string& log) {
         },
         it->second);
     const uint64_t token = e.grant != 0 ? model_.TokenOf(e.grant) : 0;
-    const std::string want = ReplyText(e.kind, token, e.hold_count, e.ttl);
+    const std::string want = e.kind == Kind::kInvalidArgument
+                                 ? InvalidArgumentText(e.field)
+                                 : ReplyText(e.kind, token, e.hold_count, e.ttl, e.mode);
     absl::StrAppend(&log, "\n       -> call ", e.call, ": ", got);
     if (got != want) {
       return absl::InternalError(absl::StrCat("call ", e.call, " answered '", got,
@@ -303,7 +394,7 @@ absl::Status LockSequence::Check(std::string& log) {
                                               " answered while the model has it parked"));
     }
   }
-  for (const std::string& name : kResources) {
+  for (const std::string& name : resources_) {
     auto reply = std::make_shared<Reply<ResourceInfo>>();
     manager_->Describe(name, [reply](absl::StatusOr<ResourceInfo> r) {
       reply->Set(std::move(r));
