@@ -168,6 +168,8 @@ absl::Status LockManager::AcquireLocked(CallId id, const AcquireArgs& args,
       Grant(args.resource, *r, args.holder, args.mode, args.ttl, args.request_id,
             std::move(done), args.listener);
     }
+    // The queued call answered here may have held back those behind it.
+    GrantWaiters(args.resource, *r);
     return absl::OkStatus();
   }
   if (!args.request_id.empty()) {

@@ -405,6 +405,8 @@ class LockManager {
   // lease of that kind), or null.
   static HeldLease* ReentrantLease(Resource& r, const std::string& holder,
                                    LeaseMode mode);
+  // Whether `r` is in use as a semaphore (permits held or waited for).
+  static bool IsSemaphore(const Resource& r);
   // The lease of `r` with `token`, of any kind, or null.
   static HeldLease* FindLease(Resource& r, uint64_t token);
   // The exclusive lease, else the oldest shared lease or permit; or null.

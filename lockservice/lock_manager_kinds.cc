@@ -11,8 +11,15 @@
 
 namespace fencegate::lockservice {
 
+bool LockManager::IsSemaphore(const Resource& r) {
+  // A semaphore whose last permit just ended (FindCurrent) is nothing any
+  // more, though MaybeForget has not dropped its size yet.
+  return r.shared != nullptr && r.shared->permits != 0 &&
+         (!r.shared->leases.empty() || Waiting(r) != 0);
+}
+
 absl::Status LockManager::CheckKind(const AcquireArgs& args, const Resource& r) const {
-  const bool semaphore = r.shared != nullptr && r.shared->permits != 0;
+  const bool semaphore = IsSemaphore(r);
   const bool in_use = r.lease || SharedCount(r) != 0 || Waiting(r) != 0 ||
                       clock_->Now() < r.delay_until.get();
   if (args.mode == LeaseMode::kPermit) {
@@ -106,7 +113,7 @@ LockManager::SharedHolds& LockManager::SharedOf(Resource& r) {
 ResourceInfo LockManager::Info(const Resource& r, absl::Time now) const {
   ResourceInfo info;
   info.waiters = static_cast<uint32_t>(Waiting(r));
-  if (r.shared != nullptr && r.shared->permits != 0) {
+  if (IsSemaphore(r)) {
     info.mode = LeaseMode::kPermit;
     info.permits = r.shared->permits;
   } else if (SharedCount(r) != 0) {

@@ -11,15 +11,6 @@ namespace {
 
 using Kind = Expected::Kind;
 
-// A holder's retry of its queued call that is answered on arrival (a
-// reentrant acquire, or a downgrade) takes the waiter out of the queue, and
-// LockManager::AcquireLocked does not serve the queue behind it: a detached
-// waiter at the head that held back readers lets them in only at the next
-// release, expiry or queue change. The contract (KINDS.md) serves the queue
-// from its new head, as the manager does when a waiter's wait runs out or
-// its client goes away. False while the manager does not.
-constexpr bool kServeTheQueueWhenARetryIsAnsweredOnArrival = false;
-
 bool Contains(const std::deque<std::string>& ids, const std::string& id) {
   return !id.empty() && std::find(ids.begin(), ids.end(), id) != ids.end();
 }
@@ -284,7 +275,7 @@ void LockModel::Acquire(int call, const AcquireArgs& args) {
     } else {
       Grant(r, args.holder, LeaseMode::kShared, args.ttl, id, call);
     }
-    if (kServeTheQueueWhenARetryIsAnsweredOnArrival) GrantWaiters(r);
+    GrantWaiters(r);  // the queued call answered here may have held others back
     return;
   }
   if (!id.empty()) {
