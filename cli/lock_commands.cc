@@ -148,7 +148,7 @@ absl::Status RunAcquire(CommandContext& ctx) {
     return status;
   }
   const std::string fencing_token =
-      client::FormatFencingToken(outcome->token, outcome->signature);
+      client::FormatFencingToken(outcome->token, outcome->signature, outcome->mode);
   ctx.out->Line(absl::StrFormat(
       "acquired '%s' %s: token %d%s, lease %s, holds %d", resource, HowHeld(options),
       outcome->token,
@@ -178,13 +178,14 @@ absl::Status RunRenew(CommandContext& ctx) {
   if (ttl <= absl::ZeroDuration()) return UsageError("--ttl must be above 0");
   absl::StatusOr<std::unique_ptr<LockClient>> client = ConnectLock(ctx);
   if (!client.ok()) return client.status();
-  absl::StatusOr<client::RenewOutcome> renewed = (*client)->Renew(
-      resource, token, ttl, absl::InfiniteDuration(), signed_token.signature);
+  absl::StatusOr<client::RenewOutcome> renewed =
+      (*client)->Renew(resource, token, ttl, absl::InfiniteDuration(),
+                       signed_token.signature, signed_token.mode);
   if (!renewed.ok()) return FromLockService(ctx, renewed.status());
   ctx.out->Line(absl::StrFormat("renewed '%s' token %d: the lease now ends in %s",
                                 resource, token, Seconds(renewed->ttl)));
   const std::string fencing_token =
-      client::FormatFencingToken(token, renewed->signature);
+      client::FormatFencingToken(token, renewed->signature, signed_token.mode);
   if (!renewed->signature.empty() && renewed->signature.key_id != signed_token.signature.key_id) {
     ctx.out->Line(absl::StrFormat(
         "the lock service signs with a new key now: pass --token=%s from here on",
@@ -204,8 +205,9 @@ absl::Status RunRelease(CommandContext& ctx) {
   const uint64_t token = signed_token.token;
   absl::StatusOr<std::unique_ptr<LockClient>> client = ConnectLock(ctx);
   if (!client.ok()) return client.status();
-  absl::StatusOr<uint32_t> holds_left = (*client)->Release(
-      resource, token, absl::GetFlag(FLAGS_request_id), signed_token.signature);
+  absl::StatusOr<uint32_t> holds_left =
+      (*client)->Release(resource, token, absl::GetFlag(FLAGS_request_id),
+                         signed_token.signature, signed_token.mode);
   if (!holds_left.ok()) return FromLockService(ctx, holds_left.status());
   ctx.out->Line(absl::StrFormat(
       "released '%s' token %d: %s", resource, token,

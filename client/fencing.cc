@@ -3,7 +3,7 @@
 namespace fencegate::client {
 
 Fencing FencingOf(const Lease& lease) {
-  return Fencing{lease.resource(), lease.token(), lease.signature()};
+  return Fencing{lease.resource(), lease.token(), lease.signature(), lease.mode()};
 }
 
 }  // namespace fencegate::client

@@ -104,7 +104,7 @@ absl::Status Lease::RenewLocked() {
   const TokenSignature signature = signature_;
   mu_.Unlock();
   absl::StatusOr<RenewOutcome> renewed =
-      client_->Renew(resource_, token_, ttl_, until_lapse, signature);
+      client_->Renew(resource_, token_, ttl_, until_lapse, signature, mode_);
   mu_.Lock();
   if (!renewed.ok()) return renewed.status();
   valid_until_ = std::max(valid_until_, sent + renewed->ttl);
@@ -235,7 +235,7 @@ absl::Status Lease::Release() {
   }
   wake_->Notify();
   absl::StatusOr<uint32_t> released =
-      client_->Release(resource_, token_, /*request_id=*/"", signature());
+      client_->Release(resource_, token_, /*request_id=*/"", signature(), mode_);
   // LEASE_LOST: it had already lapsed on the server; nothing to release.
   if (released.ok() || IsLeaseLost(released.status())) return absl::OkStatus();
   return released.status();

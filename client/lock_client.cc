@@ -225,10 +225,12 @@ absl::StatusOr<std::unique_ptr<Lease>> LockClient::AcquireLease(
 absl::StatusOr<RenewOutcome> LockClient::Renew(const std::string& resource,
                                                uint64_t token, absl::Duration ttl,
                                                absl::Duration timeout,
-                                               const TokenSignature& signature) {
+                                               const TokenSignature& signature,
+                                               LeaseMode mode) {
   v1::RenewRequest request;
   request.set_resource(resource);
   request.set_token(token);
+  request.set_mode(static_cast<v1::LeaseMode>(mode));
   request.set_ttl_ms(absl::ToInt64Milliseconds(ttl));
   SetSignature(signature, request.mutable_signature());
   v1::RenewResponse response;
@@ -249,10 +251,12 @@ absl::StatusOr<RenewOutcome> LockClient::Renew(const std::string& resource,
 
 absl::StatusOr<uint32_t> LockClient::Release(const std::string& resource, uint64_t token,
                                              std::string request_id,
-                                             const TokenSignature& signature) {
+                                             const TokenSignature& signature,
+                                             LeaseMode mode) {
   v1::ReleaseRequest request;
   request.set_resource(resource);
   request.set_token(token);
+  request.set_mode(static_cast<v1::LeaseMode>(mode));
   SetSignature(signature, request.mutable_signature());
   request.set_request_id(request_id.empty() ? NewRequestId() : request_id);
   v1::ReleaseResponse response;

@@ -182,6 +182,36 @@ TEST_F(SignedTokensTest, RenewAndReleaseNeedTheGrantsSignature) {
   EXPECT_THAT(lock_->Release("r", held.token, "", held.signature), IsOk());
 }
 
+// A shared lease end to end with signing on: its signature binds its mode,
+// the Lease renews and releases with it, and the gateway lets its token
+// read, not write; presented as exclusive, the signature does not match.
+TEST_F(SignedTokensTest, ASharedLeaseReadsRenewsAndReleasesWithItsModeSigned) {
+  std::vector<std::string> keys = NewKeys({"k1"});
+  StartServers(keys, keys);
+  const client::Fencing writer = MustAcquire("orders");
+  ASSERT_THAT(gateway_client_->Put(writer, "total", "100"), IsOk());
+  ASSERT_THAT(lock_->Release("orders", writer.token, "", writer.signature), IsOk());
+  client::AcquireOptions shared;
+  shared.mode = client::LeaseMode::kShared;
+  absl::StatusOr<std::unique_ptr<client::Lease>> lease =
+      lock_->AcquireLease("orders", "reader", shared);
+  ASSERT_THAT(lease, IsOk());
+  EXPECT_EQ((*lease)->mode(), client::LeaseMode::kShared);
+  ASSERT_THAT((*lease)->Renew(), IsOk());
+  const client::Fencing reading = client::FencingOf(**lease);
+  EXPECT_EQ(reading.mode, client::LeaseMode::kShared);
+  absl::StatusOr<client::ReadResult> read = gateway_client_->Read(reading, "total");
+  ASSERT_THAT(read, IsOk());
+  EXPECT_EQ(read->value, "100");
+  EXPECT_THAT(gateway_client_->Put(reading, "total", "0").status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("mode")));
+  client::Fencing claimed = reading;
+  claimed.mode = client::LeaseMode::kExclusive;
+  ExpectDenied(gateway_client_->Put(claimed, "total", "0").status(), "does not match");
+  ASSERT_THAT((*lease)->Release(), IsOk());
+  EXPECT_FALSE(lock_->Describe("orders")->held);
+}
+
 TEST_F(SignedTokensTest, TokenSignedWithAnExpiredKeyIsDenied) {
   std::vector<std::string> lock_keys = NewKeys({"old"});
   // The gateway's file says the key was retired yesterday.

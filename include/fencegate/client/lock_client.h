@@ -134,16 +134,19 @@ class LockClient {
   // (IsLeaseLost) if `token` no longer holds it. The call, retries
   // included, ends `timeout` after it starts (on the options' clock);
   // InfiniteDuration(): the client's call_timeout.
+  // `mode` is the lease's kind: with signed tokens the signature binds it.
   absl::StatusOr<RenewOutcome> Renew(const std::string& resource, uint64_t token,
                                      absl::Duration ttl,
                                      absl::Duration timeout = absl::InfiniteDuration(),
-                                     const TokenSignature& signature = {});
+                                     const TokenSignature& signature = {},
+                                     LeaseMode mode = LeaseMode::kExclusive);
 
   // Drops one hold; returns the holds left. ABORTED (IsLeaseLost) if the
   // token does not hold the resource: nothing to release.
   absl::StatusOr<uint32_t> Release(const std::string& resource, uint64_t token,
                                    std::string request_id = "",
-                                   const TokenSignature& signature = {});
+                                   const TokenSignature& signature = {},
+                                   LeaseMode mode = LeaseMode::kExclusive);
 
   absl::StatusOr<LockState> Describe(const std::string& resource);
 
