@@ -33,6 +33,9 @@ ABSL_FLAG(std::string, request_id, "",
 ABSL_FLAG(bool, shared, false,
           "a shared lease: many holders at once, none exclusive; its token reads "
           "at the gateway (fenced), it does not write");
+ABSL_FLAG(std::vector<std::string>, resources, {},
+          "several resources at once, comma-separated (instead of --resource): "
+          "granted all together or not at all, each its own lease and token");
 ABSL_FLAG(uint32_t, permits, 0,
           "take one permit of a semaphore of this many (1 to the lock service's "
           "--max_holders_per_resource); every holder must give the same number");

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/flags/declare.h"
 #include "absl/time/time.h"
@@ -30,6 +31,7 @@ ABSL_DECLARE_FLAG(absl::Duration, wait);
 ABSL_DECLARE_FLAG(std::string, request_id);
 ABSL_DECLARE_FLAG(bool, shared);
 ABSL_DECLARE_FLAG(uint32_t, permits);
+ABSL_DECLARE_FLAG(std::vector<std::string>, resources);
 // Storage.
 ABSL_DECLARE_FLAG(std::string, value);
 ABSL_DECLARE_FLAG(std::string, value_file);

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
@@ -121,8 +122,69 @@ const char* TokenUses(LeaseMode mode) {
   return "write, read, renew and release";
 }
 
+// `acquire --resources=a,b,c`: several at once, all or nothing.
+absl::Status AcquireMany(CommandContext& ctx, const std::vector<std::string>& resources,
+                         const std::string& holder, const AcquireOptions& options) {
+  absl::StatusOr<std::unique_ptr<LockClient>> client = ConnectLock(ctx);
+  if (!client.ok()) return client.status();
+  absl::StatusOr<client::MultiAcquireOutcome> outcome =
+      (*client)->AcquireMany(resources, holder, options);
+  if (!outcome.ok()) return FromLockService(ctx, outcome.status());
+  if (!outcome->acquired) {
+    absl::Status status = absl::FailedPreconditionError(absl::StrCat(
+        "none was acquired: '", outcome->busy_resource, "' ",
+        outcome->lock_delay
+            ? "is held back by a lock-delay after an expiry"
+            : absl::StrCat("is held by another holder, token ", outcome->holder_token),
+        "; try again in ", Seconds(outcome->retry_after),
+        ", or pass --wait=DURATION to queue for all of them"));
+    ErrorInfo info;
+    info.current_token = outcome->holder_token;
+    SetErrorInfo(status, info);
+    return status;
+  }
+  std::vector<JsonObject> leases;
+  for (size_t i = 0; i < resources.size() && i < outcome->leases.size(); ++i) {
+    const AcquireOutcome& lease = outcome->leases[i];
+    const std::string fencing_token =
+        client::FormatFencingToken(lease.token, lease.signature, lease.mode);
+    ctx.out->Line(
+        absl::StrFormat("acquired '%s' %s: token %d, lease %s, holds %d; pass "
+                        "--token=%s",
+                        resources[i], HowHeld(options), lease.token, Seconds(lease.ttl),
+                        lease.hold_count, fencing_token));
+    JsonObject one;
+    one.AddString("resource", resources[i])
+        .AddUint("token", lease.token)
+        .AddString("fencing_token", fencing_token)
+        .AddInt("ttl_ms", absl::ToInt64Milliseconds(lease.ttl))
+        .AddUint("hold_count", lease.hold_count);
+    leases.push_back(std::move(one));
+  }
+  ctx.out->fields()
+      .AddString("holder", holder)
+      .AddString("mode", ModeName(options.mode))
+      .AddArray("leases", leases);
+  return absl::OkStatus();
+}
+
 absl::Status RunAcquire(CommandContext& ctx) {
   const std::string resource = absl::GetFlag(FLAGS_resource);
+  const std::vector<std::string> resources = absl::GetFlag(FLAGS_resources);
+  if (resource.empty() && resources.empty()) {
+    return UsageError(
+        "missing --resource=NAME (or --resources=A,B,C for several at once)");
+  }
+  if (!resource.empty() && !resources.empty()) {
+    return UsageError(
+        "pass --resource=NAME for one resource or --resources=A,B,C for several, "
+        "not both");
+  }
+  if (!resources.empty() && ctx.Given("permits")) {
+    return UsageError(
+        "--resources takes exclusive or --shared leases, not --permits (a semaphore "
+        "is one resource)");
+  }
   std::string holder = absl::GetFlag(FLAGS_holder);
   if (holder.empty()) holder = DefaultHolder();
   AcquireOptions options;
@@ -133,6 +195,7 @@ absl::Status RunAcquire(CommandContext& ctx) {
   if (options.wait < absl::ZeroDuration())
     return UsageError("--wait must not be negative");
   if (absl::Status kind = LeaseKindFromFlags(ctx, options); !kind.ok()) return kind;
+  if (!resources.empty()) return AcquireMany(ctx, resources, holder, options);
   // The library gives a blocking acquire its wait on top of --timeout.
   absl::StatusOr<std::unique_ptr<LockClient>> client = ConnectLock(ctx);
   if (!client.ok()) return client.status();
@@ -290,8 +353,8 @@ const std::vector<Command>& LockCommands() {
   static const auto* const kCommands = new std::vector<Command>{
       {"acquire",
        "take a lock; prints its fencing token",
-       "fencegate acquire --resource=NAME [--ttl=10s] [--wait=0s] [--holder=WHO] "
-       "[--shared | --permits=N]",
+       "fencegate acquire --resource=NAME | --resources=A,B,C [--ttl=10s] [--wait=0s] "
+       "[--holder=WHO] [--shared | --permits=N]",
        "Takes the lock on --resource and prints the fencing token to pass to\n"
        "every write. The lease lasts --ttl unless renewed. With --wait=0 (the\n"
        "default) it answers at once; otherwise it queues, first come first\n"
@@ -305,10 +368,15 @@ const std::vector<Command>& LockCommands() {
        "every holder of the resource must give the same N. A resource is used\n"
        "one way at a time: asking the other way while it is in use is a usage\n"
        "error (exit 4) naming mode or permits. Every lease has its own token;\n"
-       "renew and release it the same way.",
-       {"lockservice", "resource", "holder", "ttl", "wait", "request_id", "shared",
-        "permits"},
-       {"resource"},
+       "renew and release it the same way.\n"
+       "\n"
+       "--resources=A,B,C (instead of --resource) takes several at once, all\n"
+       "exclusive or all --shared: granted all together or not at all (with\n"
+       "--wait, queued in every one's queue at once: no deadlock with callers\n"
+       "naming them in another order). It prints one token per resource.",
+       {"lockservice", "resource", "resources", "holder", "ttl", "wait", "request_id",
+        "shared", "permits"},
+       {},
        &RunAcquire},
       {"renew",
        "extend a lease to now + --ttl",

@@ -1,8 +1,14 @@
 #include "fencegate/client/lock_client.h"
 
 #include <algorithm>
+#include <memory>
+#include <utility>
+#include <vector>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/functional/any_invocable.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "client/channel.h"
 #include "client/lease_watches.h"
@@ -160,21 +166,10 @@ absl::StatusOr<AcquireOutcome> LockClient::Acquire(const std::string& resource,
   request.set_mode(static_cast<v1::LeaseMode>(options.mode));
   request.set_permits(options.permits);
   v1::AcquireResponse response;
-  Clock& clock = *options_.clock;
-  const absl::Time wait_until = clock.Now() + options.wait;
-  const absl::Time deadline =
-      CallDeadline(options_, options.wait + options_.rpc_timeout, clock);
-  absl::Status status = Retry(deadline, [&] {
-    // A retry waits only what is left of the wait: the server never holds
-    // the call longer than asked. Once nothing is left it is a try-lock,
-    // which still takes back a place the first attempt had in the queue
-    // (and ends it), or the lease granted to an attempt whose answer was
-    // lost (same request_id).
-    const absl::Duration wait = absl::Ceil(
-        std::max(wait_until - clock.Now(), absl::ZeroDuration()), absl::Milliseconds(1));
+  absl::Status status = RetryAcquire(options, [&](absl::Duration wait,
+                                                  absl::Duration timeout) {
     request.set_wait_ms(absl::ToInt64Milliseconds(wait));
-    return stub_->Attempt(&v1::LockService::Stub::Acquire, request, &response,
-                          AttemptTimeout(deadline, wait + options_.rpc_timeout, clock));
+    return stub_->Attempt(&v1::LockService::Stub::Acquire, request, &response, timeout);
   });
   if (!status.ok()) return status;
   AcquireOutcome outcome;
@@ -185,12 +180,122 @@ absl::StatusOr<AcquireOutcome> LockClient::Acquire(const std::string& resource,
   outcome.token = response.token();
   outcome.ttl = absl::Milliseconds(response.ttl_ms());
   outcome.hold_count = response.hold_count();
-  outcome.signature = TokenSignature{response.signature().key_id(),
-                                     response.signature().mac()};
+  outcome.signature =
+      TokenSignature{response.signature().key_id(), response.signature().mac()};
   outcome.lock_delay = response.reason() == v1::AcquireResponse::LOCK_DELAY;
   outcome.holder_token = response.holder_token();
   outcome.retry_after = absl::Milliseconds(response.retry_after_ms());
   return outcome;
+}
+
+absl::Status LockClient::RetryAcquire(
+    const AcquireOptions& options,
+    absl::FunctionRef<absl::Status(absl::Duration wait, absl::Duration timeout)>
+        attempt) {
+  Clock& clock = *options_.clock;
+  const absl::Time wait_until = clock.Now() + options.wait;
+  const absl::Time deadline =
+      CallDeadline(options_, options.wait + options_.rpc_timeout, clock);
+  return Retry(deadline, [&] {
+    // A retry waits only what is left of the wait: the server never holds
+    // the call longer than asked. Once nothing is left it is a try-lock,
+    // which still takes back a place the first attempt had in the queue
+    // (and ends it), or the lease granted to an attempt whose answer was
+    // lost (same request_id).
+    const absl::Duration wait = absl::Ceil(
+        std::max(wait_until - clock.Now(), absl::ZeroDuration()), absl::Milliseconds(1));
+    return attempt(wait, AttemptTimeout(deadline, wait + options_.rpc_timeout, clock));
+  });
+}
+
+absl::StatusOr<MultiAcquireOutcome> LockClient::AcquireMany(
+    const std::vector<std::string>& resources, const std::string& holder,
+    const AcquireOptions& options) {
+  v1::AcquireRequest request;
+  for (const std::string& resource : resources) request.add_resources(resource);
+  request.set_holder(holder);
+  request.set_ttl_ms(absl::ToInt64Milliseconds(options.ttl));
+  request.set_request_id(options.request_id.empty() ? NewRequestId()
+                                                    : options.request_id);
+  request.set_mode(static_cast<v1::LeaseMode>(options.mode));
+  request.set_permits(options.permits);
+  v1::AcquireResponse response;
+  absl::Status status = RetryAcquire(options, [&](absl::Duration wait,
+                                                  absl::Duration timeout) {
+    request.set_wait_ms(absl::ToInt64Milliseconds(wait));
+    return stub_->Attempt(&v1::LockService::Stub::Acquire, request, &response, timeout);
+  });
+  if (!status.ok()) return status;
+  MultiAcquireOutcome outcome;
+  outcome.acquired = response.acquired();
+  for (const v1::GrantedLease& granted : response.leases()) {
+    AcquireOutcome lease;
+    lease.acquired = true;
+    lease.mode = static_cast<LeaseMode>(response.mode());
+    lease.token = granted.token();
+    lease.ttl = absl::Milliseconds(granted.ttl_ms());
+    lease.hold_count = granted.hold_count();
+    lease.signature =
+        TokenSignature{granted.signature().key_id(), granted.signature().mac()};
+    outcome.leases.push_back(std::move(lease));
+  }
+  outcome.busy_resource = response.busy_resource();
+  outcome.lock_delay = response.reason() == v1::AcquireResponse::LOCK_DELAY;
+  outcome.holder_token = response.holder_token();
+  outcome.retry_after = absl::Milliseconds(response.retry_after_ms());
+  return outcome;
+}
+
+absl::StatusOr<std::unique_ptr<MultiLease>> LockClient::AcquireMultiLease(
+    const std::vector<std::string>& resources, const std::string& holder,
+    const AcquireOptions& options, LeaseOptions lease_options) {
+  // Valid from when the request was first sent, as AcquireLease's.
+  if (lease_options.clock == nullptr) lease_options.clock = options_.clock;
+  const absl::Time sent = lease_options.clock->Now();
+  absl::StatusOr<MultiAcquireOutcome> outcome = AcquireMany(resources, holder, options);
+  if (!outcome.ok()) return outcome.status();
+  if (!outcome->acquired || outcome->leases.size() != resources.size()) {
+    absl::Status status = absl::FailedPreconditionError(absl::StrCat(
+        "resources were not acquired: '", outcome->busy_resource, "' is ",
+        outcome->lock_delay ? "held back by a lock-delay after an expiry"
+                            : absl::StrCat("held with token ", outcome->holder_token),
+        "; retry in ", absl::FormatDuration(outcome->retry_after),
+        " or acquire with a wait"));
+    ErrorInfo info;
+    info.current_token = outcome->holder_token;
+    SetErrorInfo(status, info);
+    return status;
+  }
+  // One loss callback for the set, told once, by whichever lease is lost
+  // first.
+  struct OnLost {
+    absl::Mutex mu;
+    absl::AnyInvocable<void(const absl::Status&)> fn ABSL_GUARDED_BY(mu);
+  };
+  auto on_lost = std::make_shared<OnLost>();
+  {
+    absl::MutexLock lock(&on_lost->mu);
+    on_lost->fn = std::move(lease_options.on_lost);
+  }
+  std::vector<std::unique_ptr<Lease>> leases;
+  for (size_t i = 0; i < resources.size(); ++i) {
+    AcquireOutcome& granted = outcome->leases[i];
+    LeaseOptions each;
+    each.renew_fraction = lease_options.renew_fraction;
+    each.clock = lease_options.clock;
+    each.on_lost = [on_lost](const absl::Status& why) {
+      absl::AnyInvocable<void(const absl::Status&)> fn;
+      {
+        absl::MutexLock lock(&on_lost->mu);
+        fn = std::move(on_lost->fn);
+      }
+      if (fn) fn(why);
+    };
+    leases.push_back(std::make_unique<Lease>(
+        this, resources[i], granted.mode, granted.token, std::move(granted.signature),
+        options.ttl, sent + granted.ttl, std::move(each)));
+  }
+  return std::make_unique<MultiLease>(std::move(leases));
 }
 
 absl::StatusOr<std::unique_ptr<Lease>> LockClient::AcquireLease(

@@ -137,6 +137,64 @@ absl::StatusOr<AcquireArgs> AcquireArgsFor(const v1::AcquireRequest& request,
   return args;
 }
 
+absl::StatusOr<MultiAcquireArgs> MultiAcquireArgsFor(const v1::AcquireRequest& request,
+                                                     const TokenSigner* signer,
+                                                     const Caller& caller) {
+  if (!request.resource().empty()) {
+    return InvalidFieldError(
+        "resource",
+        "resource: set either resource or resources (several at once), not "
+        "both");
+  }
+  if (request.permits() != 0) {
+    return InvalidFieldError(
+        "permits", absl::StrCat("permits: an Acquire of several resources takes no "
+                                "permits (send 0), not ",
+                                request.permits()));
+  }
+  // The fields they share, checked and mapped as for one resource.
+  v1::AcquireRequest one = request;
+  one.clear_resources();
+  absl::StatusOr<AcquireArgs> shared = AcquireArgsFor(one, signer, caller);
+  if (!shared.ok()) return shared.status();
+  MultiAcquireArgs args;
+  args.resources.assign(request.resources().begin(), request.resources().end());
+  args.holder = std::move(shared->holder);
+  args.ttl = shared->ttl;
+  args.wait = shared->wait;
+  args.request_id = std::move(shared->request_id);
+  args.mode = shared->mode;
+  return args;
+}
+
+absl::Status FillMultiAcquireResponse(const TokenSigner* signer,
+                                      const std::vector<std::string>& resources,
+                                      const MultiAcquireResult& result,
+                                      v1::AcquireResponse* response) {
+  response->set_acquired(result.acquired);
+  if (!result.acquired) {
+    response->set_busy_resource(result.busy_resource);
+    response->set_reason(ToProto(result.busy.reason));
+    response->set_holder_token(result.busy.holder_token);
+    response->set_retry_after_ms(Ms(result.busy.retry_after));
+    return absl::OkStatus();
+  }
+  for (size_t i = 0; i < result.leases.size() && i < resources.size(); ++i) {
+    const AcquireResult& lease = result.leases[i];
+    v1::AcquireResponse one;
+    absl::Status filled = FillAcquireResponse(signer, resources[i], lease, &one);
+    if (!filled.ok()) return filled;
+    v1::GrantedLease* granted = response->add_leases();
+    granted->set_resource(resources[i]);
+    granted->set_token(one.token());
+    granted->set_ttl_ms(one.ttl_ms());
+    granted->set_hold_count(one.hold_count());
+    *granted->mutable_signature() = one.signature();
+    response->set_mode(one.mode());
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<RenewArgs> RenewArgsFor(const v1::RenewRequest& request,
                                        const TokenSigner* signer, const LockLimits& limits,
                                        const Caller& caller) {

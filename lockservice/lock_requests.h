@@ -22,10 +22,11 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
-#include "common/token_mode.h"
 #include "absl/status/statusor.h"
+#include "common/token_mode.h"
 #include "common/token_signer.h"
 #include "fencegate/v1/lock.pb.h"
 #include "lockservice/lock_limits.h"
@@ -53,6 +54,19 @@ absl::StatusOr<RenewArgs> RenewArgsFor(const fencegate::v1::RenewRequest& reques
 absl::StatusOr<ReleaseArgs> ReleaseArgsFor(const fencegate::v1::ReleaseRequest& request,
                                            const TokenSigner* signer,
                                            const LockLimits& limits, const Caller& caller);
+
+// A multi-resource Acquire (request.resources set): its args, as
+// AcquireArgsFor's; INVALID_ARGUMENT naming `resource` when `resource` is
+// set too, or `permits` when it is not 0.
+absl::StatusOr<MultiAcquireArgs> MultiAcquireArgsFor(
+    const fencegate::v1::AcquireRequest& request, const TokenSigner* signer,
+    const Caller& caller);
+// Fills `response` from a multi-resource Acquire: each lease signed as
+// FillAcquireResponse signs one; `resources` are the request's, in order.
+absl::Status FillMultiAcquireResponse(const TokenSigner* signer,
+                                      const std::vector<std::string>& resources,
+                                      const MultiAcquireResult& result,
+                                      fencegate::v1::AcquireResponse* response);
 
 // The mode a lease's token is signed with (the same values).
 TokenMode TokenModeOf(LeaseMode mode);

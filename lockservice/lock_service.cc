@@ -65,6 +65,10 @@ grpc::ServerUnaryReactor* LockServiceImpl::Acquire(
     return reactor;
   }
   absl::StatusOr<Caller> caller = CallerOf(context);
+  if (request->resources_size() > 0 && caller.ok()) {
+    AcquireMany(context, id, reactor, *request, *caller, response);
+    return reactor;
+  }
   absl::StatusOr<AcquireArgs> args =
       caller.ok() ? AcquireArgsFor(*request, signer_, *caller) : caller.status();
   if (!args.ok()) {
@@ -86,6 +90,31 @@ grpc::ServerUnaryReactor* LockServiceImpl::Acquire(
   // nothing to cancel.
   if (context->IsCancelled()) manager_->CancelAcquire(id);
   return reactor;
+}
+
+void LockServiceImpl::AcquireMany(grpc::CallbackServerContext* context,
+                                  LockManager::CallId id,
+                                  grpc::ServerUnaryReactor* reactor,
+                                  const v1::AcquireRequest& request, const Caller& caller,
+                                  v1::AcquireResponse* response) {
+  absl::StatusOr<MultiAcquireArgs> args = MultiAcquireArgsFor(request, signer_, caller);
+  if (!args.ok()) {
+    reactor->Finish(ToGrpcStatus(args.status()));
+    return;
+  }
+  const TokenSigner* signer = signer_;
+  std::vector<std::string> resources = args->resources;
+  manager_->AcquireMany(
+      id, *std::move(args),
+      [reactor, response, signer,
+       resources = std::move(resources)](absl::StatusOr<MultiAcquireResult> result) {
+        absl::Status status = result.status();
+        if (status.ok()) {
+          status = FillMultiAcquireResponse(signer, resources, *result, response);
+        }
+        reactor->Finish(ToGrpcStatus(status));
+      });
+  if (context->IsCancelled()) manager_->CancelAcquire(id);
 }
 
 grpc::ServerUnaryReactor* LockServiceImpl::Renew(

@@ -96,6 +96,12 @@ class LockServiceImpl final : public LockServiceBase {
   // a peer forwarded, the subject it names. PERMISSION_DENIED for a
   // forwarded call that names none.
   absl::StatusOr<std::string> CallerSubject(grpc::CallbackServerContext* context) const;
+  // Acquire with `resources` set (several at once): answers on `reactor`,
+  // cancelled as the single Acquire's call `id` is.
+  void AcquireMany(grpc::CallbackServerContext* context, LockManager::CallId id,
+                   grpc::ServerUnaryReactor* reactor,
+                   const fencegate::v1::AcquireRequest& request, const Caller& caller,
+                   fencegate::v1::AcquireResponse* response);
 
   const std::shared_ptr<LockManager> manager_;
   LockStore* const store_;

@@ -73,6 +73,7 @@ void LockSession::Refuse(uint64_t request_id, const absl::Status& status) {
 
 void LockSession::Acquire(LockManager& manager, uint64_t request_id,
                           const v1::AcquireRequest& request) {
+  if (request.resources_size() > 0) return AcquireMany(manager, request_id, request);
   absl::StatusOr<AcquireArgs> args = AcquireArgsFor(request, signer_, caller_);
   if (!args.ok()) return Refuse(request_id, args.status());
   args->listener = this;
@@ -96,6 +97,34 @@ void LockSession::Acquire(LockManager& manager, uint64_t request_id,
                   });
   // The stream may have been cancelled before the call was parked: then
   // OnCancelled() found nothing to cancel.
+  if (cancelled()) manager.CancelAcquire(id);
+}
+
+void LockSession::AcquireMany(LockManager& manager, uint64_t request_id,
+                              const v1::AcquireRequest& request) {
+  absl::StatusOr<MultiAcquireArgs> args = MultiAcquireArgsFor(request, signer_, caller_);
+  if (!args.ok()) return Refuse(request_id, args.status());
+  args->listener = this;
+  const LockManager::CallId id = manager.NewCallId();
+  {
+    absl::MutexLock lock(&calls_mu_);
+    acquires_[request_id] = id;
+  }
+  Ref();  // the call's, until it is answered
+  std::vector<std::string> resources = args->resources;
+  manager.AcquireMany(id, *std::move(args),
+                      [this, request_id, resources = std::move(resources),
+                       signer = signer_](absl::StatusOr<MultiAcquireResult> result) {
+                        {
+                          absl::MutexLock lock(&calls_mu_);
+                          acquires_.erase(request_id);
+                        }
+                        Complete(request_id, [&](std::string* out) {
+                          AppendMultiAcquireResult(request_id, signer, resources, result,
+                                                   out);
+                        });
+                        Unref();
+                      });
   if (cancelled()) manager.CancelAcquire(id);
 }
 

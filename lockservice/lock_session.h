@@ -96,6 +96,9 @@ class LockSession final : public StreamSession, public LeaseListener {
   void Dispatch(LockManager& manager, const LockIncomingCall& in);
   void Acquire(LockManager& manager, uint64_t request_id,
                const fencegate::v1::AcquireRequest& request);
+  // An Acquire with `resources` set (several at once).
+  void AcquireMany(LockManager& manager, uint64_t request_id,
+                   const fencegate::v1::AcquireRequest& request);
   void Renew(LockManager& manager, uint64_t request_id,
              const fencegate::v1::RenewRequest& request);
   void Release(LockManager& manager, uint64_t request_id,

@@ -37,6 +37,19 @@ void AppendAcquireResult(uint64_t request_id, const TokenSigner* signer,
   Append(answer, out);
 }
 
+void AppendMultiAcquireResult(uint64_t request_id, const TokenSigner* signer,
+                              const std::vector<std::string>& resources,
+                              const absl::StatusOr<MultiAcquireResult>& result,
+                              std::string* out) {
+  if (!result.ok()) return AppendLockError(request_id, result.status(), out);
+  v1::LockResult answer;
+  answer.set_request_id(request_id);
+  absl::Status filled =
+      FillMultiAcquireResponse(signer, resources, *result, answer.mutable_acquire());
+  if (!filled.ok()) return AppendLockError(request_id, filled, out);
+  Append(answer, out);
+}
+
 void AppendRenewResult(uint64_t request_id, const TokenSigner* signer,
                        const std::string& resource, uint64_t token, int mode,
                        const absl::StatusOr<RenewResult>& result, std::string* out) {

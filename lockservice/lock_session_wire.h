@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -34,6 +35,11 @@ using LockIncomingMessage =
 void AppendAcquireResult(uint64_t request_id, const TokenSigner* signer,
                          const std::string& resource,
                          const absl::StatusOr<AcquireResult>& result, std::string* out);
+// A multi-resource Acquire's (FillMultiAcquireResponse).
+void AppendMultiAcquireResult(uint64_t request_id, const TokenSigner* signer,
+                              const std::vector<std::string>& resources,
+                              const absl::StatusOr<MultiAcquireResult>& result,
+                              std::string* out);
 void AppendRenewResult(uint64_t request_id, const TokenSigner* signer,
                        const std::string& resource, uint64_t token, int mode,
                        const absl::StatusOr<RenewResult>& result, std::string* out);

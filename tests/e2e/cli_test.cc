@@ -109,6 +109,24 @@ TEST_F(CliTest, ExitCodesForUsageErrors) {
   EXPECT_THAT(last_.stdout_text, HasSubstr("\"code\":\"INVALID_ARGUMENT\""));
 }
 
+TEST_F(CliTest, AcquireOfSeveralResourcesPrintsATokenEachOrNamesTheBusyOne) {
+  ASSERT_EQ(Run({"acquire", "--resources=a,b,c", "--holder=x", "--ttl=60s", "--json"}),
+            kOk)
+      << Output();
+  EXPECT_THAT(last_.stdout_text, HasSubstr("\"leases\":["));
+  EXPECT_THAT(last_.stdout_text, HasSubstr("\"resource\":\"c\""));
+  // The holder again: reentrant, the same tokens.
+  ASSERT_EQ(Run({"acquire", "--resources=a,b", "--holder=x"}), kOk) << Output();
+  EXPECT_THAT(last_.stdout_text, HasSubstr("acquired 'b' (exclusive): token"));
+  ASSERT_EQ(Run({"acquire", "--resources=d,c", "--holder=z", "--json"}), kNotAcquired)
+      << Output();
+  EXPECT_THAT(Output(), HasSubstr("'c' is held"));
+  EXPECT_EQ(Run({"describe", "--resource=d", "--json"}), kOk);
+  EXPECT_THAT(last_.stdout_text, HasSubstr("\"held\":false"));
+  EXPECT_EQ(Run({"acquire", "--resource=e", "--resources=f,g"}), kUsage);
+  EXPECT_EQ(Run({"acquire", "--resources=f,g", "--permits=2"}), kUsage);
+}
+
 TEST_F(CliTest, ExitCodeForUnreachableServer) {
   const std::string nowhere = absl::StrCat("127.0.0.1:", UnusedPort());
   // --timeout bounds the whole call, retries of the unreachable server

@@ -7,11 +7,14 @@
 
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "fencegate/client/errors.h"
 #include "fencegate/client/gateway_client.h"
@@ -70,6 +73,59 @@ TEST_P(LockClientTest, LeaseRenewsItselfAcrossManyTtls) {
     ++polls;
   }
   EXPECT_GT(lease->valid_until(), SteadyClock().Now());
+}
+
+// Several resources at once, through the client: all or nothing, one
+// token each, the set renewed and released together.
+TEST_P(LockClientTest, AMultiLeaseHoldsItsResourcesTogetherAndReleasesThemTogether) {
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<MultiLease> set,
+                       client_->AcquireMultiLease({"a", "b", "c"}, "alice"));
+  ASSERT_EQ(set->size(), 3u);
+  EXPECT_EQ(set->lease(1).resource(), "b");
+  EXPECT_GT(set->lease(2).token(), set->lease(1).token());
+  EXPECT_EQ(client_->Describe("c")->token, set->lease(2).token());
+  ASSERT_THAT(set->Renew(), IsOk());
+  ASSERT_THAT(set->Check(), IsOk());
+  // One of them busy: none is granted, and the answer names it.
+  ASSERT_OK_AND_ASSIGN(MultiAcquireOutcome busy, client_->AcquireMany({"d", "b"}, "bob"));
+  EXPECT_FALSE(busy.acquired);
+  EXPECT_EQ(busy.busy_resource, "b");
+  EXPECT_EQ(busy.holder_token, set->lease(1).token());
+  EXPECT_FALSE(client_->Describe("d")->held);
+  ASSERT_THAT(set->Release(), IsOk());
+  EXPECT_TRUE(set->lost());
+  for (const char* name : {"a", "b", "c"}) EXPECT_FALSE(client_->Describe(name)->held);
+  // Bad lists are the service's to refuse, naming the field.
+  EXPECT_THAT(
+      client_->AcquireMany({"a", "a"}, "bob").status(),
+      StatusIs(absl::StatusCode::kInvalidArgument, ::testing::HasSubstr("resources")));
+}
+
+// A waiting multi-resource Acquire is granted when the last of its
+// resources frees, over the wire as in the manager.
+TEST_P(LockClientTest, AWaitingMultiAcquireIsGrantedWhenItsLastResourceFrees) {
+  ASSERT_OK_AND_ASSIGN(auto held, client_->AcquireLease("b", "bob"));
+  AcquireOptions wait;
+  wait.wait = absl::Seconds(30);
+  std::optional<absl::StatusOr<MultiAcquireOutcome>> got;
+  absl::Notification done;
+  std::thread waiter([&] {
+    got = client_->AcquireMany({"a", "b"}, "alice", wait);
+    done.Notify();
+  });
+  // Parked once a's queue has it (Describe counts it).
+  const absl::Time until = absl::Now() + absl::Seconds(10);
+  while (absl::Now() < until && client_->Describe("a")->waiters == 0) {
+  }
+  EXPECT_EQ(client_->Describe("a")->waiters, 1u);
+  EXPECT_FALSE(done.HasBeenNotified());
+  ASSERT_THAT(held->Release(), IsOk());
+  waiter.join();
+  ASSERT_TRUE(got.has_value());
+  ASSERT_THAT(*got, IsOk());
+  EXPECT_TRUE((*got)->acquired);
+  ASSERT_EQ((*got)->leases.size(), 2u);
+  EXPECT_GT((*got)->leases[1].token, held->token());
 }
 
 TEST_P(LockClientTest, DestroyingALeaseReleasesIt) {

@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
@@ -33,6 +34,7 @@
 #include "fencegate/client/client_options.h"
 #include "fencegate/client/lease.h"
 #include "fencegate/client/lease_mode.h"
+#include "fencegate/client/multi_lease.h"
 #include "fencegate/token_signature.h"
 #include "grpcpp/channel.h"
 
@@ -71,6 +73,19 @@ struct AcquireOutcome {
   // When not acquired:
   bool lock_delay = false;    // held back after an expiry, not held
   uint64_t holder_token = 0;  // 0: nobody holds it
+  absl::Duration retry_after;
+};
+
+// A multi-resource Acquire's answer (LockClient::AcquireMany).
+struct MultiAcquireOutcome {
+  bool acquired = false;
+  // When acquired: one per resource, in the order asked.
+  std::vector<AcquireOutcome> leases;
+  // When not: the first resource that held it back, and why (as in
+  // AcquireOutcome).
+  std::string busy_resource;
+  bool lock_delay = false;
+  uint64_t holder_token = 0;
   absl::Duration retry_after;
 };
 
@@ -121,6 +136,22 @@ class LockClient {
       const std::string& resource, const std::string& holder,
       const AcquireOptions& options = AcquireOptions());
 
+  // Several resources at once (docs/semantics.md, "Several resources at
+  // once"): 1 to the server's --max_multi_resources (8) distinct names,
+  // granted all together or not at all, each its own lease; options.mode
+  // kExclusive or kShared. Retries as Acquire does, with one request id for
+  // the whole set, so a retry is applied once.
+  absl::StatusOr<MultiAcquireOutcome> AcquireMany(
+      const std::vector<std::string>& resources, const std::string& holder,
+      const AcquireOptions& options = AcquireOptions());
+  // AcquireMany, each grant wrapped in a self-renewing Lease, the set in a
+  // MultiLease. Not acquired: FAILED_PRECONDITION (IsNotAcquired) naming
+  // the resource that held it back.
+  absl::StatusOr<std::unique_ptr<MultiLease>> AcquireMultiLease(
+      const std::vector<std::string>& resources, const std::string& holder,
+      const AcquireOptions& options = AcquireOptions(),
+      LeaseOptions lease_options = LeaseOptions());
+
   // Acquires and wraps the grant, of any kind, in a self-renewing Lease
   // (Lease::mode() says which). When the resource was not acquired:
   // FAILED_PRECONDITION (IsNotAcquired), CurrentToken() = the holder's token.
@@ -161,6 +192,13 @@ class LockClient {
   // RetryUnavailable over this client's channel until `deadline`, on
   // options_.clock (client/retry.h).
   absl::Status Retry(absl::Time deadline, absl::FunctionRef<absl::Status()> attempt);
+  // An Acquire's attempts (one or several resources): Retry until the
+  // call's deadline, each attempt sent with what is left of options.wait
+  // (`wait`) and its own timeout.
+  absl::Status RetryAcquire(
+      const AcquireOptions& options,
+      absl::FunctionRef<absl::Status(absl::Duration wait, absl::Duration timeout)>
+          attempt);
   // Where a Lease listens to what the Session stream pushes; null when the
   // client's calls are unary.
   LeaseWatches* lease_watches() const { return watches_.get(); }
