@@ -101,7 +101,7 @@ HOW_TO_RUN = """\
 ```
 ./scripts/bench                       # full run, ~11 minutes: every system, 3 runs per point
 ./scripts/bench --systems=fencegate,etcd,redis --workloads=shared_cycle,rw_mix,multi_cycle
-                                      # only the lock kinds' points (~2 min)
+                                      # only the lock kinds' points (~3 min)
 ./scripts/bench --quick               # 1 run of 0.5 s per point, < 2 minutes (smoke, not for comparison)
 ./scripts/bench --systems=fencegate,etcd --runs=5 --duration=5s
 ./scripts/bench --profile             # + ~2 min: perf profiles of fencegate, fsyncs per op of all
