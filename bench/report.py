@@ -23,11 +23,13 @@ Standard library only. The results schema (each entry of "results"):
   durability  fsync (acknowledged only after fsync) | everysec (Redis,
               NOT durable) | none (the empty call)
   workload    lock_cycle | fenced_write | handoff | pipelined_write (one
-              client, 32 writes in flight) | rpc
+              client, 32 writes in flight) | shared_cycle | rw_mix |
+              multi_cycle (the lock kinds, issue 21) | rpc
   resources, clients
   ops_per_s, p50_us, p99_us   medians over the runs
   runs        every run's own figures, in the order they ran
-  detail      handoff: waiting-time percentiles and fairness (medians)
+  detail      handoff: waiting-time percentiles and fairness (medians);
+              rw_mix: writes/s and the writers' waiting-time percentiles
 The key "scale" (bench/scale.py) is kept when aggregate rewrites the file.
 """
 
@@ -84,6 +86,12 @@ RUN_FIELDS = ["ops_per_s", "p50_us", "p99_us", "max_us", "ops", "errors",
               "not_acquired", "abandoned", "client_cpu_us_per_op", "server_cpu_us_per_op",
               "other_cpu_share"]
 CPU_FIELDS = ["client_cpu_us_per_op", "server_cpu_us_per_op", "other_cpu_share"]
+RW_MIX_FIELDS = ["writes_per_s", "wait_p50_us", "wait_p99_us", "wait_max_us"]
+# The lock kinds' points (issue 21), all at 32 clients: (workload, resources, title).
+KINDS_POINTS = [("shared_cycle", 1, "shared cycle, hot resource"),
+                ("rw_mix", 4, "rw_mix 90/10, 4 hot resources"),
+                ("multi_cycle", 1000, "multi-acquire of 4, own sets (1,000 resources)"),
+                ("multi_cycle", 8, "multi-acquire of 4, overlapping (8 resources)")]
 HANDOFF_FIELDS = ["holder_changes_per_s", "wait_p50_us", "wait_p99_us", "wait_max_us", "jain_fairness",
                   "client_ops_min", "client_ops_max"]
 
@@ -91,7 +99,9 @@ HOW_TO_RUN = """\
 ## How to run
 
 ```
-./scripts/bench                       # full run, ~8 minutes: every system, 3 runs per point
+./scripts/bench                       # full run, ~11 minutes: every system, 3 runs per point
+./scripts/bench --systems=fencegate,etcd,redis --workloads=shared_cycle,rw_mix,multi_cycle
+                                      # only the lock kinds' points (~3 min)
 ./scripts/bench --quick               # 1 run of 0.5 s per point, < 2 minutes (smoke, not for comparison)
 ./scripts/bench --systems=fencegate,etcd --runs=5 --duration=5s
 ./scripts/bench --profile             # + ~2 min: perf profiles of fencegate, fsyncs per op of all
@@ -157,6 +167,19 @@ point as well as on its own, a 1 s fsync loop after every point), so one burst
 of someone else's disk or CPU use cannot set them: an empty unary call to a
 gRPC callback server (`bench/echo_server.cc`) and a 4 KiB pwrite + fdatasync
 loop on the data's file system.
+
+The kinds of lock (issue 21, docs/semantics.md "Kinds of lock"), at 32 clients,
+every acquire waiting unless said otherwise (the loops are in
+`bench/loadgen/kinds_workloads.h`):
+
+| | fencegate | etcd | Redis |
+|---|---|---|---|
+| shared (read) lock | `Acquire(mode=SHARED)`: its own lease and token, granted at once beside other readers | the `RWMutex` recipe (`client/v3/experimental/recipes`): put `rw/<r>/read/<lease>` under the session lease, wait for the newest `write` key below its revision | Redisson's `RedissonReadWriteLock` recipe, in Lua written here: a hash with `mode` = read and a hold count per holder, a timeout key per read hold; the release scans every holder's timeouts for the hash's TTL, as Redisson does |
+| exclusive (write) lock | `Acquire` (EXCLUSIVE): FIFO with the readers, no writer starvation | the same recipe's `Lock`: put `rw/<r>/write/<lease>`, wait for the newest key of either kind below it | Redisson's write lock (`mode` = write), plus an INCR'd fencing token; **not fair**: readers keep entering while writers wait |
+| 4 resources at once | one `Acquire(resources=[4])`: all or nothing in one decision | 4 `concurrency.Mutex` locks in sorted order | `RedissonMultiLock`: `SET NX PX` each in sorted order, waiting on each, releasing all on a failure |
+
+Redis' waiters poll (as its mutex's do, every ~1 ms) where Redisson would wait for
+an unlock message; the fenced write under a write lock is the one above.
 
 With `--storage postgres`, the fenced-write points also run against a second
 gateway whose storage is a PostgreSQL server started in the same temp dir
@@ -242,6 +265,11 @@ def aggregate(args):
                                     for k in HANDOFF_FIELDS})
             for run, r in zip(per_run, group):
                 run.update({k: r[k] for k in HANDOFF_FIELDS})
+        if workload == "rw_mix":
+            entry["detail"].update({k: round(median([r.get(k, 0) for r in group]), 4)
+                                    for k in RW_MIX_FIELDS})
+            for run, r in zip(per_run, group):
+                run.update({k: r.get(k, 0) for k in RW_MIX_FIELDS})
         if workload == "fsync":
             entry.pop("system")
             entry.pop("workload")
@@ -250,7 +278,8 @@ def aggregate(args):
         else:
             results.append(entry)
 
-    order = {"rpc": 0, "lock_cycle": 1, "fenced_write": 2, "handoff": 3, "pipelined_write": 4}
+    order = {"rpc": 0, "lock_cycle": 1, "fenced_write": 2, "handoff": 3, "pipelined_write": 4,
+             "shared_cycle": 5, "rw_mix": 6, "multi_cycle": 7}
     sys_order = {s: i for i, s in enumerate(SYSTEM_ORDER + [("grpc-empty", "none")])}
     results.sort(key=lambda e: (order.get(e["workload"], 9), -e["resources"], e["clients"],
                                 sys_order.get((e["system"], e["durability"]), 9)))
@@ -491,6 +520,71 @@ def sql_fencing_table(doc):
                                     ("sql-fenced", "fenced in SQL", "fenced"))
 
 
+def kinds_targets(doc):
+    """Issue 21's one stated expectation: shared leases on one hot resource run at the
+    lock-cycle rate of distinct resources (within 10%, our reading of "at the rate")."""
+    out = []
+    for system, name in [("fencegate", "fencegate"), ("fencegate-stream", "streams")]:
+        sys_of = system_of(doc, system)
+        out.append((f"shared cycle, 32 clients, hot resource: {name} / its own lock cycle on "
+                    "1,000 resources", ratio(sys_of("shared_cycle", 1, 32),
+                                             sys_of("lock_cycle", 1000, 32)), 0.9, True,
+                    "ops/s"))
+    return out
+
+
+def kinds_section(doc):
+    """The lock kinds' points: each system's figures, then fencegate over each peer."""
+    systems = [s for s in SYSTEM_ORDER if any(find(doc, s[0], s[1], w, r, 32)
+                                              for w, r, _ in KINDS_POINTS)]
+    if not systems:
+        return []
+    out = ["", "### Kinds of lock (issue 21): 32 clients", "",
+           "Each cell: ops/s (p50 / p99 latency in ms). One op: shared cycle = a shared "
+           "acquire (waiting) + its release, every client on the same resource; rw_mix = "
+           "a cycle on one of 4 hot resources, 90% a shared acquire + release, 10% an "
+           "exclusive acquire + one 1 KiB fenced write + release, all waiting (writes/s: the "
+           "exclusive cycles; writer wait: asking to holding); multi-acquire = 4 resources "
+           "at once + 4 releases, on sets no other client names (try-locks) or on 4 of 8 "
+           "resources (waiting). The peers' recipes are under \"What is measured\".", "",
+           "| system | " + " | ".join(t for _, _, t in KINDS_POINTS)
+           + " | rw_mix writes/s | rw_mix writer wait p50 / p99 ms |",
+           "|---|" + "---:|" * (len(KINDS_POINTS) + 2)]
+    for s in systems:
+        cells = []
+        for w, r, _ in KINDS_POINTS:
+            e = find(doc, s[0], s[1], w, r, 32)
+            cells.append(f"{fmt_ops(e['ops_per_s'])} ({fmt_ms(e['p50_us'])} / "
+                         f"{fmt_ms(e['p99_us'])})" if e else "-")
+        rw = find(doc, s[0], s[1], "rw_mix", 4, 32)
+        d = rw.get("detail", {}) if rw else {}
+        cells.append(fmt_ops(d.get("writes_per_s", 0)) if rw else "-")
+        cells.append(f"{fmt_ms(d.get('wait_p50_us', 0))} / {fmt_ms(d.get('wait_p99_us', 0))}"
+                     if rw else "-")
+        out.append(f"| {LABEL[s]} | " + " | ".join(cells) + " |")
+    peers = [(s, LABEL[s]) for s in [("etcd", "fsync"), ("redis", "fsync"), ("redis", "everysec")]
+             if s in systems]
+    ours = [s for s in [("fencegate", "fsync"), ("fencegate-stream", "fsync")] if s in systems]
+    if peers and ours:
+        out += ["", "Ratios in the same run (ops/s; above 1: fencegate is faster):", "",
+                "| workload | " + " | ".join(f"{LABEL[a]} / {name}" for a in ours
+                                            for _, name in peers) + " |",
+                "|---|" + "---:|" * (len(ours) * len(peers))]
+        for w, r, title in KINDS_POINTS:
+            cells = []
+            for a in ours:
+                for p, _ in peers:
+                    x = ratio(find(doc, a[0], a[1], w, r, 32), find(doc, p[0], p[1], w, r, 32))
+                    cells.append(f"{x:.2f}x" if x is not None else "-")
+            out.append(f"| {title} | " + " | ".join(cells) + " |")
+    rows = kinds_targets(doc)
+    if any(measured is not None for _, measured, _, _, _ in rows):
+        out += ["", "Issue 21 expects shared leases on one hot resource to need no hand-off and "
+                "run at the lock-cycle rate of distinct resources:", ""]
+        out += targets_table(rows)
+    return out
+
+
 def render_markdown(doc, analysis, old_scale=""):
     m = doc["machine"]
     cfg = doc["config"]
@@ -610,6 +704,7 @@ def render_markdown(doc, analysis, old_scale=""):
                     f"{fmt_ops(d.get('holder_changes_per_s', 0))} | {fmt_ms(d['wait_p50_us'])} | "
                     f"{fmt_ms(d['wait_p99_us'])} | {fmt_ms(d['wait_max_us'])} | "
                     f"{d['jain_fairness']:.3f} | {d['client_ops_min']:.0f} / {d['client_ops_max']:.0f} |")
+    lines.extend(kinds_section(doc))
     measured = [s for s in SYSTEM_ORDER
                 if any((e["system"], e["durability"]) == s for e in doc["results"])]
     cpu_rows = []
@@ -617,7 +712,7 @@ def render_markdown(doc, analysis, old_scale=""):
                                       ("lock_cycle", 1, "lock cycle, hot resource"),
                                       ("fenced_write", 1000, "fenced write, 1,000 resources"),
                                       ("fenced_write", 1, "fenced write, hot resource"),
-                                      ("handoff", 1, "hand-off")]:
+                                      ("handoff", 1, "hand-off")] + KINDS_POINTS:
         cells = []
         for s in measured:
             e = find(doc, s[0], s[1], workload, resources, 32)

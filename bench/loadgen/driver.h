@@ -21,6 +21,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
@@ -30,6 +31,14 @@
 
 namespace fencegate::bench {
 
+// Which lock an Acquire takes. kExclusive: the system's mutex (fencegate's
+// EXCLUSIVE lease, etcd's concurrency.Mutex, Redis' SET NX PX). kShared and
+// kWrite: the two sides of its read-write lock (fencegate: SHARED and
+// EXCLUSIVE leases, so kWrite is kExclusive there; etcd: the RWMutex
+// recipe's RLock and Lock; Redis: Redisson's read and write lock). A driver
+// without a read-write lock answers kShared and kWrite with UNIMPLEMENTED.
+enum class LockMode { kExclusive, kShared, kWrite };
+
 // A lock held through a driver: what it needs to fence writes and release.
 struct HeldLock {
   std::string resource;
@@ -38,9 +47,11 @@ struct HeldLock {
   uint64_t token = 0;
   // etcd: the lock key (prefix/lease-id). Redis: the random owner value.
   std::string owner;
+  LockMode mode = LockMode::kExclusive;  // as asked; Release needs it
 };
 
 struct AcquireOptions {
+  LockMode mode = LockMode::kExclusive;
   absl::Duration ttl = absl::Seconds(10);
   // false: try-lock, answer at once. true: wait (queue, watch or spin, as the
   // system does it) until granted or `give_up`.
@@ -67,6 +78,17 @@ class Driver {
   // nullopt: not acquired (held by another, or the wait ran out).
   virtual absl::StatusOr<std::optional<HeldLock>> Acquire(
       const std::string& resource, const AcquireOptions& options) = 0;
+  // Several resources at once, all in `options.mode` (kExclusive or
+  // kShared), all granted or none (nullopt, and nothing held): one lock per
+  // resource, in the order given. fencegate: one Acquire naming them all
+  // (AcquireRequest.resources). Peers without such a call take them one by
+  // one in the order given (AcquireEachInOrder, acquire_in_order.h): callers
+  // that may overlap pass them sorted. UNIMPLEMENTED where the driver has
+  // neither.
+  virtual absl::StatusOr<std::optional<std::vector<HeldLock>>> AcquireMany(
+      const std::vector<std::string>& resources, const AcquireOptions& options) {
+    return absl::UnimplementedError("this system's driver cannot acquire several locks");
+  }
   // Owner-checked: a lock not held by `lock` any more is an error.
   virtual absl::Status Release(const HeldLock& lock) = 0;
   // Writes `value` under (lock.resource, key), accepted only if `lock` is

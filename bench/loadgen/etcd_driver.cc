@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "bench/loadgen/acquire_in_order.h"
 #include "bench/loadgen/grpc_util.h"
 
 namespace fencegate::bench {
@@ -116,6 +117,7 @@ absl::Status EtcdDriver::KeepAliveIfDue() {
 absl::StatusOr<std::optional<HeldLock>> EtcdDriver::Acquire(
     const std::string& resource, const AcquireOptions& options) {
   if (absl::Status alive = KeepAliveIfDue(); !alive.ok()) return alive;
+  if (options.mode != LockMode::kExclusive) return RwAcquire(resource, options);
   const std::string prefix = absl::StrCat("lock/", resource, "/");
   std::string my_key = absl::StrFormat("%s%x", prefix, lease_id_);
 
@@ -175,6 +177,71 @@ absl::StatusOr<std::optional<HeldLock>> EtcdDriver::Acquire(
   if (!status.ok()) return status;
   if (got.kvs().empty()) return absl::AbortedError("etcd session expired while waiting");
   return HeldLock{resource, static_cast<uint64_t>(my_revision), std::move(my_key)};
+}
+
+absl::StatusOr<std::optional<HeldLock>> EtcdDriver::RwAcquire(
+    const std::string& resource, const AcquireOptions& options) {
+  const std::string prefix = absl::StrCat("rw/", resource, "/");
+  const bool read = options.mode == LockMode::kShared;
+  std::string my_key =
+      absl::StrFormat("%s%s/%x", prefix, read ? "read" : "write", lease_id_);
+
+  // newUniqueEphemeralKey: put my key under the session lease if absent.
+  etcdserverpb::TxnRequest put_txn;
+  Compare* absent = put_txn.add_compare();
+  absent->set_result(Compare::EQUAL);
+  absent->set_target(Compare::VERSION);
+  absent->set_key(my_key);
+  absent->set_version(0);
+  etcdserverpb::PutRequest* put = put_txn.add_success()->mutable_request_put();
+  put->set_key(my_key);
+  put->set_lease(lease_id_);
+  {
+    grpc::ClientContext context;
+    SetDeadline(context, absl::Now() + kCallTimeout);
+    absl::Status status =
+        FromGrpc("Txn(rw key)", kv_->Txn(&context, put_txn, &txn_response_));
+    if (!status.ok()) return status;
+  }
+  if (!txn_response_.succeeded()) {
+    return absl::InternalError(absl::StrCat("Txn(rw key): ", my_key, " exists already"));
+  }
+  const int64_t my_revision = txn_response_.header().revision();
+
+  // waitOnLastRev: a reader waits for the newest writer below it, a writer
+  // for the newest key of either kind below it; again until none is left.
+  etcdserverpb::RangeRequest last;
+  const std::string blockers = read ? absl::StrCat(prefix, "write") : prefix;
+  last.set_key(blockers);
+  last.set_range_end(PrefixEnd(blockers));
+  last.set_sort_target(RangeRequest::MOD);
+  last.set_sort_order(RangeRequest::DESCEND);
+  last.set_limit(1);
+  last.set_max_mod_revision(my_revision - 1);
+  for (;;) {
+    etcdserverpb::RangeResponse found;
+    grpc::ClientContext context;
+    SetDeadline(context, absl::Now() + kCallTimeout);
+    absl::Status status = FromGrpc("Range(last rev)", kv_->Range(&context, last, &found));
+    if (!status.ok()) return status;
+    if (found.kvs().empty()) break;
+    absl::Status waited =
+        options.wait ? WaitDelete(found.kvs(0).key(), found.kvs(0).create_revision(),
+                                  options.give_up)
+                     : GiveUp();
+    if (!waited.ok()) {
+      if (absl::Status deleted = DeleteKey(my_key); !deleted.ok()) return deleted;
+      if (absl::IsDeadlineExceeded(waited)) return std::nullopt;  // gave up
+      return waited;
+    }
+  }
+  return HeldLock{resource, static_cast<uint64_t>(my_revision), std::move(my_key),
+                  options.mode};
+}
+
+absl::StatusOr<std::optional<std::vector<HeldLock>>> EtcdDriver::AcquireMany(
+    const std::vector<std::string>& resources, const AcquireOptions& options) {
+  return AcquireEachInOrder(*this, resources, options);
 }
 
 absl::Status EtcdDriver::WaitDeletes(const std::string& prefix,

@@ -22,6 +22,20 @@
 //                session's own.
 //   FencedWrite  one Txn: if create_revision(my key) == token, put
 //                "data/<resource>/<key>" (Mutex.IsOwner() as the guard).
+//   kShared, kWrite  the RWMutex recipe of etcd's
+//                client/v3/experimental/recipes (rwmutex.go), step for
+//                step: a Txn puts my key "rw/<r>/read/<lease hex>" or
+//                ".../write/<lease hex>" under the session lease if absent
+//                (newUniqueEphemeralKey; the lease id instead of the time in
+//                ns makes it unique, as a client holds one lock per
+//                resource); then a reader waits for the newest write key
+//                below its revision, a writer for the newest key of either
+//                kind below it, and again until none is left
+//                (waitOnLastRev; the watch as above, from now, then a
+//                re-read). Token: my key's revision. Release deletes it.
+//   AcquireMany  several Mutex locks one by one in the order given (the
+//                callers sort them), each waiting; if one is not granted
+//                the others are released (acquire_in_order.h).
 //
 // Every write is a raft proposal that etcd fsyncs to its WAL before it
 // answers (the server runs without --unsafe-no-fsync).
@@ -31,7 +45,9 @@
 #define FENCEGATE_BENCH_LOADGEN_ETCD_DRIVER_H_
 
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "bench/loadgen/driver.h"
 #include "etcdserverpb/rpc.grpc.pb.h"
@@ -47,11 +63,16 @@ class EtcdDriver final : public Driver {
   void Close() override;
   absl::StatusOr<std::optional<HeldLock>> Acquire(
       const std::string& resource, const AcquireOptions& options) override;
+  absl::StatusOr<std::optional<std::vector<HeldLock>>> AcquireMany(
+      const std::vector<std::string>& resources, const AcquireOptions& options) override;
   absl::Status Release(const HeldLock& lock) override;
   absl::Status FencedWrite(const HeldLock& lock, absl::string_view key,
                            absl::string_view value) override;
 
  private:
+  // kShared, kWrite: the RWMutex recipe.
+  absl::StatusOr<std::optional<HeldLock>> RwAcquire(const std::string& resource,
+                                                    const AcquireOptions& options);
   // Renews the session lease when a third of its TTL has passed.
   absl::Status KeepAliveIfDue();
   // Returns once no key under `prefix` created at or before

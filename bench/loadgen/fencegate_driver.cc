@@ -25,6 +25,13 @@ absl::Status OutcomeOf(const v1::GatewayResult& result) {
                       absl::StrCat("Session write: ", result.error().message()));
 }
 
+// The wait to ask for: 0 for a try-lock, nullopt when the wait has run out.
+std::optional<int64_t> WaitMs(absl::Time now, const AcquireOptions& options) {
+  if (!options.wait) return 0;
+  if (now >= options.give_up) return std::nullopt;
+  return std::max<int64_t>(1, absl::ToInt64Milliseconds(options.give_up - now));
+}
+
 }  // namespace
 
 FencegateDriver::FencegateDriver(std::string lock_target, std::string gateway_target,
@@ -128,41 +135,82 @@ absl::StatusOr<const v1::LockResult*> FencegateDriver::LockStreamCall() {
   }
 }
 
-absl::StatusOr<std::optional<HeldLock>> FencegateDriver::Acquire(
-    const std::string& resource, const AcquireOptions& options) {
-  const absl::Time now = absl::Now();
-  int64_t wait_ms = 0;
-  if (options.wait) {
-    if (now >= options.give_up) return std::nullopt;
-    wait_ms = std::max<int64_t>(1, absl::ToInt64Milliseconds(options.give_up - now));
-  }
+v1::AcquireRequest& FencegateDriver::NextAcquire(const AcquireOptions& options,
+                                                 int64_t wait_ms) {
+  v1::AcquireRequest* acquire = &acquire_;
   if (transport_ == Transport::kStream) {
     if (lock_out_.calls_size() == 0) lock_out_.add_calls();
     v1::LockCall& call = *lock_out_.mutable_calls(0);
     call.set_request_id(next_id_++);
-    v1::AcquireRequest* acquire = call.mutable_acquire();
-    acquire->set_resource(resource);
-    acquire->set_holder(holder_);
-    acquire->set_ttl_ms(absl::ToInt64Milliseconds(options.ttl));
-    acquire->set_wait_ms(wait_ms);
-    acquire->set_request_id(options.request_id);
+    acquire = call.mutable_acquire();
+  }
+  acquire->Clear();
+  acquire->set_holder(holder_);
+  acquire->set_ttl_ms(absl::ToInt64Milliseconds(options.ttl));
+  acquire->set_wait_ms(wait_ms);
+  acquire->set_request_id(options.request_id);
+  acquire->set_mode(options.mode == LockMode::kShared ? v1::LEASE_MODE_SHARED
+                                                      : v1::LEASE_MODE_EXCLUSIVE);
+  return *acquire;
+}
+
+absl::StatusOr<const v1::AcquireResponse*> FencegateDriver::SendAcquire(absl::Time now,
+                                                                        int64_t wait_ms) {
+  if (transport_ == Transport::kStream) {
     absl::StatusOr<const v1::LockResult*> result = LockStreamCall();
     if (!result.ok()) return result.status();
-    if (!(*result)->acquire().acquired()) return std::nullopt;
-    return HeldLock{resource, (*result)->acquire().token(), holder_};
+    return &(*result)->acquire();
   }
-  acquire_.set_resource(resource);
-  acquire_.set_holder(holder_);
-  acquire_.set_ttl_ms(absl::ToInt64Milliseconds(options.ttl));
-  acquire_.set_wait_ms(wait_ms);
-  acquire_.set_request_id(options.request_id);
   grpc::ClientContext context;
   SetDeadline(context, now + absl::Milliseconds(wait_ms) + kCallTimeout);
   absl::Status status =
       FromGrpc("Acquire", locks_->Acquire(&context, acquire_, &acquired_));
   if (!status.ok()) return status;
-  if (!acquired_.acquired()) return std::nullopt;
-  return HeldLock{resource, acquired_.token(), holder_};
+  return &acquired_;
+}
+
+absl::StatusOr<std::optional<HeldLock>> FencegateDriver::Acquire(
+    const std::string& resource, const AcquireOptions& options) {
+  const absl::Time now = absl::Now();
+  const std::optional<int64_t> wait_ms = WaitMs(now, options);
+  if (!wait_ms) return std::nullopt;
+  NextAcquire(options, *wait_ms).set_resource(resource);
+  absl::StatusOr<const v1::AcquireResponse*> acquired = SendAcquire(now, *wait_ms);
+  if (!acquired.ok()) return acquired.status();
+  if (!(*acquired)->acquired()) return std::nullopt;
+  return HeldLock{resource, (*acquired)->token(), holder_, options.mode};
+}
+
+absl::StatusOr<std::optional<std::vector<HeldLock>>> FencegateDriver::AcquireMany(
+    const std::vector<std::string>& resources, const AcquireOptions& options) {
+  if (options.mode == LockMode::kWrite) {
+    return absl::InvalidArgumentError("AcquireMany: kExclusive or kShared");
+  }
+  const absl::Time now = absl::Now();
+  const std::optional<int64_t> wait_ms = WaitMs(now, options);
+  if (!wait_ms) return std::nullopt;
+  v1::AcquireRequest& request = NextAcquire(options, *wait_ms);
+  for (const std::string& resource : resources) request.add_resources(resource);
+  absl::StatusOr<const v1::AcquireResponse*> acquired = SendAcquire(now, *wait_ms);
+  if (!acquired.ok()) return acquired.status();
+  if (!(*acquired)->acquired()) return std::nullopt;
+  const auto& leases = (*acquired)->leases();
+  if (leases.size() != static_cast<int>(resources.size())) {
+    return absl::InternalError(absl::StrCat("Acquire(resources): ", leases.size(),
+                                            " leases for ", resources.size(),
+                                            " resources (does the server know "
+                                            "AcquireRequest.resources?)"));
+  }
+  std::vector<HeldLock> held;
+  held.reserve(leases.size());
+  for (int i = 0; i < leases.size(); ++i) {
+    if (leases[i].resource() != resources[i]) {
+      return absl::InternalError(
+          "Acquire(resources): the leases are not in the order asked");
+    }
+    held.push_back(HeldLock{resources[i], leases[i].token(), holder_, options.mode});
+  }
+  return held;
 }
 
 absl::Status FencegateDriver::Release(const HeldLock& lock) {

@@ -3,9 +3,13 @@
 // one to the gateway.
 //
 //   Acquire      kUnary: LockService.Acquire(resource, holder, ttl_ms,
-//                wait_ms). A wait parks the call in the server's FIFO queue
-//                (no polling). kStream: the same AcquireRequest as one call
-//                on the driver's Session stream to the lock service.
+//                wait_ms, mode). A wait parks the call in the server's FIFO
+//                queue (no polling). kStream: the same AcquireRequest as one
+//                call on the driver's Session stream to the lock service.
+//                LockMode kShared asks for a SHARED lease; kExclusive and
+//                kWrite for the EXCLUSIVE one (the same lease).
+//   AcquireMany  one Acquire naming every resource (AcquireRequest.resources):
+//                granted together or not at all, one lease (token) each.
 //   Release      LockService.Release(resource, token): owner-checked; as
 //                Acquire, unary or on the stream.
 //   FencedWrite  kUnary: Gateway.Write(resource, token, key, value), one call
@@ -25,7 +29,9 @@
 #define FENCEGATE_BENCH_LOADGEN_FENCEGATE_DRIVER_H_
 
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "bench/loadgen/driver.h"
 #include "fencegate/v1/gateway.grpc.pb.h"
@@ -50,6 +56,8 @@ class FencegateDriver final : public Driver {
   void Close() override;
   absl::StatusOr<std::optional<HeldLock>> Acquire(
       const std::string& resource, const AcquireOptions& options) override;
+  absl::StatusOr<std::optional<std::vector<HeldLock>>> AcquireMany(
+      const std::vector<std::string>& resources, const AcquireOptions& options) override;
   absl::Status Release(const HeldLock& lock) override;
   absl::Status FencedWrite(const HeldLock& lock, absl::string_view key,
                            absl::string_view value) override;
@@ -63,6 +71,11 @@ class FencegateDriver final : public Driver {
   using LockSession =
       grpc::ClientReaderWriter<v1::LockSessionRequest, v1::LockSessionResponse>;
 
+  // The AcquireRequest of the next Acquire, cleared and filled but for its
+  // resource(s): the stream's next call or the unary request.
+  v1::AcquireRequest& NextAcquire(const AcquireOptions& options, int64_t wait_ms);
+  // Sends that request (asked at `now`): its response, or the call's error.
+  absl::StatusOr<const v1::AcquireResponse*> SendAcquire(absl::Time now, int64_t wait_ms);
   // Connects to the gateway (if it has a target) and opens its stream.
   absl::Status OpenGateway();
   // Fills `call` as the write of `value` under (lock.resource, key).

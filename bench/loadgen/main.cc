@@ -62,11 +62,11 @@ ABSL_FLAG(std::string, target, "",
 ABSL_FLAG(std::string, gateway_target, "", "fencegate only: host:port of its gateway");
 ABSL_FLAG(std::string, postgres, "",
           "sql-fenced, sql-plain: the libpq URI of a schema holding the SQL fencing API");
-ABSL_FLAG(
-    std::string, workload, "lock_cycle",
-    "lock_cycle, fenced_write, pipelined_write, handoff, rpc, hold (leases left held: "
-    "--scale), fill (one key on every resource of the gateway: --scale), park "
-    "(waiters kept parked: --scale), or fsync (the disk ceiling)");
+ABSL_FLAG(std::string, workload, "lock_cycle",
+          "lock_cycle, fenced_write, pipelined_write, handoff, shared_cycle, rw_mix, "
+          "multi_cycle (the lock kinds), rpc, hold (leases left held: "
+          "--scale), fill (one key on every resource of the gateway: --scale), park "
+          "(waiters kept parked: --scale), or fsync (the disk ceiling)");
 ABSL_FLAG(int, depth, 32,
           "pipelined_write, fill: writes in flight per client; park: calls per stream "
           "message");

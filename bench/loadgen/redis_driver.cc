@@ -12,6 +12,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "bench/loadgen/acquire_in_order.h"
 
 namespace fencegate::bench {
 namespace {
@@ -45,6 +46,107 @@ end
 redis.call('SET', KEYS[2], ARGV[2])
 return 1
 )lua";
+
+// The read-write lock, written for this benchmark from the recipe of
+// Redisson's RedissonReadWriteLock (RedissonReadLock / RedissonWriteLock):
+// one hash per lock, field "mode" = read or write, one field per holder
+// counting its holds (a writer's field is "<holder>:write"); each read hold
+// has a timeout key of its own and the hash lives as long as the longest.
+
+// KEYS[1] hash, KEYS[2] this holder's timeout key prefix; ARGV[1] ttl ms,
+// ARGV[2] holder, ARGV[3] holder's write field. 1 = granted, 0 = not.
+constexpr char kReadAcquireScript[] = R"lua(
+local mode = redis.call('HGET', KEYS[1], 'mode')
+if mode == false then
+  redis.call('HSET', KEYS[1], 'mode', 'read', ARGV[2], 1)
+  redis.call('SET', KEYS[2] .. ':1', 1, 'PX', ARGV[1])
+  redis.call('PEXPIRE', KEYS[1], ARGV[1])
+  return 1
+end
+if mode == 'read' or (mode == 'write' and redis.call('HEXISTS', KEYS[1], ARGV[3]) == 1) then
+  local holds = redis.call('HINCRBY', KEYS[1], ARGV[2], 1)
+  redis.call('SET', KEYS[2] .. ':' .. holds, 1, 'PX', ARGV[1])
+  local left = redis.call('PTTL', KEYS[1])
+  redis.call('PEXPIRE', KEYS[1], math.max(left, tonumber(ARGV[1])))
+  return 1
+end
+return 0
+)lua";
+
+// KEYS[1] hash, KEYS[2] this holder's timeout key prefix, KEYS[3] the
+// prefix of every holder's; ARGV[1] holder. 1 = released, 0 = not held.
+constexpr char kReadReleaseScript[] = R"lua(
+local mode = redis.call('HGET', KEYS[1], 'mode')
+if mode == false or redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then
+  return 0
+end
+local holds = redis.call('HINCRBY', KEYS[1], ARGV[1], -1)
+if holds == 0 then
+  redis.call('HDEL', KEYS[1], ARGV[1])
+end
+redis.call('DEL', KEYS[2] .. ':' .. (holds + 1))
+if redis.call('HLEN', KEYS[1]) > 1 then
+  local longest = -3
+  for _, field in ipairs(redis.call('HKEYS', KEYS[1])) do
+    local n = tonumber(redis.call('HGET', KEYS[1], field))
+    if type(n) == 'number' then
+      for i = n, 1, -1 do
+        local left = redis.call('PTTL', KEYS[3] .. ':' .. field .. ':rwlock_timeout:' .. i)
+        longest = math.max(longest, left)
+      end
+    end
+  end
+  if longest > 0 then
+    redis.call('PEXPIRE', KEYS[1], longest)
+    return 1
+  end
+  if mode == 'write' then
+    return 1
+  end
+end
+redis.call('DEL', KEYS[1])
+return 1
+)lua";
+
+// KEYS[1] hash, KEYS[2] token counter; ARGV[1] ttl ms, ARGV[2] the write
+// field. The token (INCR'd, as the mutex's fenced acquire) or 0.
+constexpr char kWriteAcquireScript[] = R"lua(
+local mode = redis.call('HGET', KEYS[1], 'mode')
+if mode == false then
+  redis.call('HSET', KEYS[1], 'mode', 'write', ARGV[2], 1)
+  redis.call('PEXPIRE', KEYS[1], ARGV[1])
+  return redis.call('INCR', KEYS[2])
+end
+if mode == 'write' and redis.call('HEXISTS', KEYS[1], ARGV[2]) == 1 then
+  redis.call('HINCRBY', KEYS[1], ARGV[2], 1)
+  redis.call('PEXPIRE', KEYS[1], redis.call('PTTL', KEYS[1]) + tonumber(ARGV[1]))
+  return redis.call('INCR', KEYS[2])
+end
+return 0
+)lua";
+
+// KEYS[1] hash; ARGV[1] the write field, ARGV[2] ttl ms. 1 = released.
+constexpr char kWriteReleaseScript[] = R"lua(
+if redis.call('HGET', KEYS[1], 'mode') ~= 'write' or
+    redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then
+  return 0
+end
+if redis.call('HINCRBY', KEYS[1], ARGV[1], -1) > 0 then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return 1
+end
+redis.call('HDEL', KEYS[1], ARGV[1])
+if redis.call('HLEN', KEYS[1]) == 1 then
+  redis.call('DEL', KEYS[1])
+else
+  redis.call('HSET', KEYS[1], 'mode', 'read')
+end
+return 1
+)lua";
+
+// The TTL a write release leaves on a write lock still held (re-entered);
+// Redisson's is its lease time. No workload re-enters.
+constexpr char kReentrantWriteTtlMs[] = "10000";
 
 constexpr char kTokenCounter[] = "fencegate-bench:token";
 
@@ -91,6 +193,15 @@ absl::Status RedisDriver::Open(absl::Duration /*session_ttl*/) {
   redisSetTimeout(context_, timeout);
   if (absl::Status s = LoadScript(kAcquireScript, &acquire_sha_); !s.ok()) return s;
   if (absl::Status s = LoadScript(kReleaseScript, &release_sha_); !s.ok()) return s;
+  if (absl::Status s = LoadScript(kReadAcquireScript, &read_acquire_sha_); !s.ok())
+    return s;
+  if (absl::Status s = LoadScript(kReadReleaseScript, &read_release_sha_); !s.ok())
+    return s;
+  if (absl::Status s = LoadScript(kWriteAcquireScript, &write_acquire_sha_); !s.ok())
+    return s;
+  if (absl::Status s = LoadScript(kWriteReleaseScript, &write_release_sha_); !s.ok()) {
+    return s;
+  }
   return LoadScript(kFencedSetScript, &fenced_set_sha_);
 }
 
@@ -119,34 +230,68 @@ absl::Status RedisDriver::ReplyError(absl::string_view what,
   return absl::InternalError(absl::StrCat(what, ": unexpected reply type ", reply->type));
 }
 
+absl::StatusOr<std::optional<uint64_t>> RedisDriver::TryAcquire(
+    const std::string& resource, const std::string& owner,
+    const AcquireOptions& options) {
+  const std::string ttl_ms = absl::StrCat(absl::ToInt64Milliseconds(options.ttl));
+  const std::string write_field = absl::StrCat(owner, ":write");
+  if (options.mode == LockMode::kShared) {
+    const std::string hash = absl::StrCat("rwlock:", resource);
+    const std::string timeouts = absl::StrCat("{", hash, "}:", owner, ":rwlock_timeout");
+    Reply reply = Command(context_, "EVALSHA %s 2 %s %s %s %s %s",
+                          read_acquire_sha_.c_str(), hash.c_str(), timeouts.c_str(),
+                          ttl_ms.c_str(), owner.c_str(), write_field.c_str());
+    if (reply == nullptr || reply->type != REDIS_REPLY_INTEGER) {
+      return ReplyError("EVALSHA(read acquire)", reply.get());
+    }
+    if (reply->integer == 0) return std::nullopt;
+    return 0;
+  }
+  if (options.mode == LockMode::kWrite) {
+    const std::string hash = absl::StrCat("rwlock:", resource);
+    Reply reply =
+        Command(context_, "EVALSHA %s 2 %s %s %s %s", write_acquire_sha_.c_str(),
+                hash.c_str(), kTokenCounter, ttl_ms.c_str(), write_field.c_str());
+    if (reply == nullptr || reply->type != REDIS_REPLY_INTEGER) {
+      return ReplyError("EVALSHA(write acquire)", reply.get());
+    }
+    if (reply->integer == 0) return std::nullopt;
+    return static_cast<uint64_t>(reply->integer);
+  }
+  const std::string lock_key = absl::StrCat("lock:", resource);
+  if (options.need_token) {
+    Reply reply = Command(context_, "EVALSHA %s 2 %s %s %s %s", acquire_sha_.c_str(),
+                          lock_key.c_str(), kTokenCounter, owner.c_str(), ttl_ms.c_str());
+    if (reply == nullptr || reply->type != REDIS_REPLY_INTEGER) {
+      return ReplyError("EVALSHA(acquire)", reply.get());
+    }
+    if (reply->integer == 0) return std::nullopt;
+    return static_cast<uint64_t>(reply->integer);
+  }
+  Reply reply = Command(context_, "SET %s %s NX PX %s", lock_key.c_str(), owner.c_str(),
+                        ttl_ms.c_str());
+  if (reply == nullptr ||
+      (reply->type != REDIS_REPLY_STATUS && reply->type != REDIS_REPLY_NIL)) {
+    return ReplyError("SET NX PX", reply.get());
+  }
+  if (reply->type == REDIS_REPLY_NIL) return std::nullopt;
+  return 0;
+}
+
 absl::StatusOr<std::optional<HeldLock>> RedisDriver::Acquire(
     const std::string& resource, const AcquireOptions& options) {
-  const std::string lock_key = absl::StrCat("lock:", resource);
-  std::string owner = absl::StrCat(client_id_, "-", ++sequence_);
-  const std::string ttl_ms = absl::StrCat(absl::ToInt64Milliseconds(options.ttl));
+  // The mutex's owner is new per lock; the read-write lock's holder is the
+  // client (Redisson's "<uuid>:<thread id>"), whose holds it counts.
+  std::string owner = options.mode == LockMode::kExclusive
+                          ? absl::StrCat(client_id_, "-", ++sequence_)
+                          : client_id_;
   std::uniform_int_distribution<int64_t> jitter(
       absl::ToInt64Microseconds(retry_) / 2, absl::ToInt64Microseconds(retry_) * 3 / 2);
   while (true) {
-    uint64_t token = 0;
-    bool acquired = false;
-    if (options.need_token) {
-      Reply reply = Command(context_, "EVALSHA %s 2 %s %s %s %s", acquire_sha_.c_str(),
-                            lock_key.c_str(), kTokenCounter, owner.c_str(), ttl_ms.c_str());
-      if (reply == nullptr || reply->type != REDIS_REPLY_INTEGER) {
-        return ReplyError("EVALSHA(acquire)", reply.get());
-      }
-      token = static_cast<uint64_t>(reply->integer);
-      acquired = token != 0;
-    } else {
-      Reply reply = Command(context_, "SET %s %s NX PX %s", lock_key.c_str(),
-                            owner.c_str(), ttl_ms.c_str());
-      if (reply == nullptr ||
-          (reply->type != REDIS_REPLY_STATUS && reply->type != REDIS_REPLY_NIL)) {
-        return ReplyError("SET NX PX", reply.get());
-      }
-      acquired = reply->type == REDIS_REPLY_STATUS;
-    }
-    if (acquired) return HeldLock{resource, token, std::move(owner)};
+    absl::StatusOr<std::optional<uint64_t>> token = TryAcquire(resource, owner, options);
+    if (!token.ok()) return token.status();
+    if (token->has_value())
+      return HeldLock{resource, **token, std::move(owner), options.mode};
     if (!options.wait) return std::nullopt;
     const absl::Duration pause = absl::Microseconds(jitter(random_));
     if (absl::Now() + pause >= options.give_up) return std::nullopt;
@@ -154,10 +299,29 @@ absl::StatusOr<std::optional<HeldLock>> RedisDriver::Acquire(
   }
 }
 
+absl::StatusOr<std::optional<std::vector<HeldLock>>> RedisDriver::AcquireMany(
+    const std::vector<std::string>& resources, const AcquireOptions& options) {
+  return AcquireEachInOrder(*this, resources, options);
+}
+
 absl::Status RedisDriver::Release(const HeldLock& lock) {
-  const std::string lock_key = absl::StrCat("lock:", lock.resource);
-  Reply reply = Command(context_, "EVALSHA %s 1 %s %s", release_sha_.c_str(),
-                        lock_key.c_str(), lock.owner.c_str());
+  Reply reply;
+  if (lock.mode == LockMode::kShared) {
+    const std::string hash = absl::StrCat("rwlock:", lock.resource);
+    const std::string all = absl::StrCat("{", hash, "}");
+    const std::string timeouts = absl::StrCat(all, ":", lock.owner, ":rwlock_timeout");
+    reply = Command(context_, "EVALSHA %s 3 %s %s %s %s", read_release_sha_.c_str(),
+                    hash.c_str(), timeouts.c_str(), all.c_str(), lock.owner.c_str());
+  } else if (lock.mode == LockMode::kWrite) {
+    const std::string hash = absl::StrCat("rwlock:", lock.resource);
+    const std::string write_field = absl::StrCat(lock.owner, ":write");
+    reply = Command(context_, "EVALSHA %s 1 %s %s %s", write_release_sha_.c_str(),
+                    hash.c_str(), write_field.c_str(), kReentrantWriteTtlMs);
+  } else {
+    const std::string lock_key = absl::StrCat("lock:", lock.resource);
+    reply = Command(context_, "EVALSHA %s 1 %s %s", release_sha_.c_str(),
+                    lock_key.c_str(), lock.owner.c_str());
+  }
   if (reply == nullptr || reply->type != REDIS_REPLY_INTEGER) {
     return ReplyError("EVALSHA(release)", reply.get());
   }

@@ -12,6 +12,23 @@
 //                Redis' hand-off rate).
 //   Release      EVALSHA compare-and-delete: DEL only if the value is still
 //                our owner value.
+//   kShared, kWrite  Redisson's read-write lock (RedissonReadWriteLock), in
+//                Lua scripts of our own written from its recipe: a hash
+//                rwlock:<r> with a field "mode" (read / write) and a hold
+//                count per holder (this client; the writer's field
+//                "<client>:write"); every read hold has its own timeout key
+//                and a read release sets the hash's TTL to the longest one
+//                left (a scan of every reader's keys, as Redisson does). A
+//                reader enters while the mode is read, even with writers
+//                waiting: Redisson's lock is not fair, and writers can
+//                starve. The write acquire also INCRs the token counter (a
+//                fencing token, which Redisson has not); fenced writes as
+//                below. Waiters poll as above (Redisson subscribes to an
+//                unlock channel: no PUBLISH here, nobody listens); no
+//                unlock latch (Redisson's retry-safe release).
+//   AcquireMany  Redisson's RedissonMultiLock: each lock in turn, in the
+//                order given, waiting on each; on a failure the ones taken
+//                are released (acquire_in_order.h).
 //   FencedWrite  EVALSHA: if token >= fence:<r> then raise the fence to the
 //                token and SET data:<r>:<key>, else refuse; atomic in Redis.
 //   PipelinedWrites  the same EVALSHA, `depth` of them in flight on the one
@@ -28,8 +45,10 @@
 #define FENCEGATE_BENCH_LOADGEN_REDIS_DRIVER_H_
 
 #include <cstdint>
+#include <optional>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "bench/loadgen/driver.h"
 
@@ -48,6 +67,8 @@ class RedisDriver final : public Driver {
   void Close() override;
   absl::StatusOr<std::optional<HeldLock>> Acquire(
       const std::string& resource, const AcquireOptions& options) override;
+  absl::StatusOr<std::optional<std::vector<HeldLock>>> AcquireMany(
+      const std::vector<std::string>& resources, const AcquireOptions& options) override;
   absl::Status Release(const HeldLock& lock) override;
   absl::Status FencedWrite(const HeldLock& lock, absl::string_view key,
                            absl::string_view value) override;
@@ -56,6 +77,11 @@ class RedisDriver final : public Driver {
                                uint64_t count, PipelineDone done) override;
 
  private:
+  // One attempt at the lock `options.mode` names: its token (0 where it has
+  // none), or nullopt if held.
+  absl::StatusOr<std::optional<uint64_t>> TryAcquire(const std::string& resource,
+                                                     const std::string& owner,
+                                                     const AcquireOptions& options);
   // Appends the fenced set of `value` under (lock, key) without sending it.
   absl::Status AppendFencedWrite(const HeldLock& lock, absl::string_view key,
                                  absl::string_view value);
@@ -73,6 +99,10 @@ class RedisDriver final : public Driver {
   std::string acquire_sha_;
   std::string release_sha_;
   std::string fenced_set_sha_;
+  std::string read_acquire_sha_;
+  std::string read_release_sha_;
+  std::string write_acquire_sha_;
+  std::string write_release_sha_;
   uint64_t sequence_ = 0;
   std::minstd_rand random_;
 };

@@ -20,11 +20,13 @@ namespace fencegate::bench {
 // One client thread's record of the measured window.
 struct ClientTally {
   std::vector<int64_t> latency_ns;  // one per completed op
-  std::vector<int64_t> wait_ns;     // handoff: time from asking to being granted
+  std::vector<int64_t> wait_ns;     // handoff, rw_mix's writers: asking to being granted
   int64_t errors = 0;
   int64_t not_acquired = 0;  // try-locks refused (completed ops, in latency_ns too)
   int64_t abandoned = 0;     // waits started in the window and cut off by its end (not ops)
   int64_t holder_changes = 0;  // handoff: grants whose previous holder was another client
+  int64_t writes =
+      0;  // rw_mix: the exclusive cycles among the ops (their waits in wait_ns)
 };
 
 struct RunSummary {
@@ -36,9 +38,12 @@ struct RunSummary {
   double p50_us = 0;
   double p99_us = 0;
   double max_us = 0;
-  // handoff only (0 otherwise): grants that moved the lock to another
-  // client, per second, and the waiting times.
+  // handoff only (0 otherwise, but see writes_per_s): grants that moved the lock to
+  // another client, per second, and the waiting times.
   double holder_changes_per_s = 0;
+  // rw_mix only (0 otherwise): exclusive cycles per second; the wait
+  // percentiles are then those of the exclusive acquires.
+  double writes_per_s = 0;
   double wait_p50_us = 0;
   double wait_p99_us = 0;
   double wait_max_us = 0;

@@ -14,6 +14,7 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "bench/loadgen/cpu_usage.h"
+#include "bench/loadgen/kinds_workloads.h"
 
 namespace fencegate::bench {
 namespace {
@@ -24,6 +25,7 @@ struct OpResult {
   Outcome outcome = Outcome::kDone;
   absl::Duration wait;  // handoff: asking to being granted
   bool changed_holder = false;  // handoff: the previous holder was another client
+  bool wrote = false;           // rw_mix: an exclusive cycle (its wait is `wait`)
   absl::Status error;
 };
 
@@ -38,10 +40,6 @@ OpResult Ended(Outcome outcome) {
   OpResult result;
   result.outcome = outcome;
   return result;
-}
-
-std::string ResourceName(const RunConfig& config, int index) {
-  return absl::StrCat(config.run_id, "-r", index);
 }
 
 // Keeps the first error message of the run.
@@ -146,9 +144,9 @@ class HeldLeases {
 
 class Client {
  public:
-  Client(const RunConfig& config, int index, Driver& driver,
-         const HeldLeases& leases, const std::string& value, absl::Time end,
-         std::atomic<int>& last_holder, std::atomic<int>& holders)
+  Client(const RunConfig& config, int index, Driver& driver, const HeldLeases& leases,
+         const std::string& value, absl::Time end, std::atomic<int>& last_holder,
+         std::atomic<int>& holders, ExclusionCheck& check)
       : config_(config),
         index_(index),
         driver_(driver),
@@ -157,7 +155,8 @@ class Client {
         key_(absl::StrCat("k", index)),
         end_(end),
         last_holder_(last_holder),
-        holders_(holders) {}
+        holders_(holders),
+        kinds_(config, index, driver, check, value, end) {}
 
   // pipelined_write: the whole run on this client's connection, each write
   // recorded like an op of the closed loop.
@@ -189,6 +188,12 @@ class Client {
         return Status(driver_.FencedWrite(leases_.lock(Resource(k)), key_, value_));
       case Workload::kHandoff:
         return Handoff();
+      case Workload::kSharedCycle:
+        return Kinds(kinds_.SharedCycle(k));
+      case Workload::kRwMix:
+        return Kinds(kinds_.RwMix());
+      case Workload::kMultiCycle:
+        return Kinds(kinds_.MultiCycle(k));
       case Workload::kRpc:
         return Status(driver_.EmptyCall());
       case Workload::kPipelinedWrite:  // RunPipelined()
@@ -207,6 +212,16 @@ class Client {
 
   static OpResult Status(absl::Status status) {
     return status.ok() ? OpResult{} : Failed(std::move(status));
+  }
+
+  static OpResult Kinds(absl::StatusOr<KindsOp> op) {
+    if (!op.ok()) return Failed(op.status());
+    if (op->abandoned) return Ended(Outcome::kAbandoned);
+    if (op->not_acquired) return Ended(Outcome::kNotAcquired);
+    OpResult result;
+    result.wrote = op->wrote;
+    result.wait = op->wait;
+    return result;
   }
 
   OpResult LockCycle(int resource) {
@@ -272,6 +287,7 @@ class Client {
   // grant, lowered before the release is sent, so more than one at a time
   // means the system granted the lock twice.
   std::atomic<int>& holders_;
+  KindsClient kinds_;
 };
 
 // hold: every resource's lease taken by the clients, and left held.
@@ -342,19 +358,26 @@ absl::StatusOr<RunSummary> FillResources(const RunConfig& config,
 
 }  // namespace
 
+std::string ResourceName(const RunConfig& config, int index) {
+  return absl::StrCat(config.run_id, "-r", index);
+}
+
 absl::StatusOr<Workload> ParseWorkload(absl::string_view name) {
   if (name == "lock_cycle") return Workload::kLockCycle;
   if (name == "fenced_write") return Workload::kFencedWrite;
   if (name == "pipelined_write") return Workload::kPipelinedWrite;
   if (name == "handoff") return Workload::kHandoff;
+  if (name == "shared_cycle") return Workload::kSharedCycle;
+  if (name == "rw_mix") return Workload::kRwMix;
+  if (name == "multi_cycle") return Workload::kMultiCycle;
   if (name == "rpc") return Workload::kRpc;
   if (name == "hold") return Workload::kHold;
   if (name == "fill") return Workload::kFill;
   if (name == "park") return Workload::kPark;
   return absl::InvalidArgumentError(absl::StrCat(
       "--workload: unknown '", name,
-      "'; one of lock_cycle, fenced_write, pipelined_write, handoff, rpc, hold, fill, "
-      "park, fsync"));
+      "'; one of lock_cycle, fenced_write, pipelined_write, handoff, shared_cycle, "
+      "rw_mix, multi_cycle, rpc, hold, fill, park, fsync"));
 }
 
 absl::Status ValidateRunConfig(const RunConfig& config) {
@@ -368,6 +391,11 @@ absl::Status ValidateRunConfig(const RunConfig& config) {
   }
   if (config.workload == Workload::kHandoff && config.resources != 1) {
     return absl::InvalidArgumentError("--resources must be 1 for handoff (one hot resource)");
+  }
+  if (config.workload == Workload::kMultiCycle && config.resources < kMultiResources) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--resources must be at least ", kMultiResources, " for multi_cycle (",
+        kMultiResources, " distinct resources per acquire)"));
   }
   if (config.duration <= absl::ZeroDuration() || config.warmup < absl::ZeroDuration()) {
     return absl::InvalidArgumentError("--duration must be > 0 and --warmup >= 0");
@@ -420,6 +448,7 @@ absl::StatusOr<RunSummary> RunWorkload(const RunConfig& config,
   FirstError errors;
   std::atomic<int> last_holder{-1};
   std::atomic<int> holders{0};
+  ExclusionCheck check(config.resources);
   std::vector<std::thread> threads;
   for (int c = 0; c < config.clients; ++c) {
     threads.emplace_back([&, c] {
@@ -433,7 +462,7 @@ absl::StatusOr<RunSummary> RunWorkload(const RunConfig& config,
       ready.DecrementCount();
       go.WaitForNotification();
       if (!opened[c].ok()) return;
-      Client client(config, c, *driver, leases, value, end, last_holder, holders);
+      Client client(config, c, *driver, leases, value, end, last_holder, holders, check);
       ClientTally& tally = tallies[c];
       if (config.workload == Workload::kPipelinedWrite) {
         client.RunPipelined(start, tally, errors);
@@ -464,6 +493,10 @@ absl::StatusOr<RunSummary> RunWorkload(const RunConfig& config,
         if (config.workload == Workload::kHandoff) {
           tally.wait_ns.push_back(absl::ToInt64Nanoseconds(op.wait));
           if (op.changed_holder) ++tally.holder_changes;
+        }
+        if (op.wrote) {
+          ++tally.writes;
+          tally.wait_ns.push_back(absl::ToInt64Nanoseconds(op.wait));
         }
       }
       driver->Close();

@@ -25,6 +25,9 @@
 //                 as each answer comes: Driver::PipelinedWrites), so one
 //                 client can keep the disk busy. Latency: from a write's
 //                 send to its answer.
+//   shared_cycle, rw_mix, multi_cycle
+//                 the lock kinds: shared leases, readers and writers, four
+//                 resources at once (kinds_workloads.h).
 //   rpc           an empty call (grpc-empty only): the ceiling.
 //   hold          state, not speed (./scripts/bench --scale): the clients
 //                 take a lease (TTL hold_ttl) on every resource, one
@@ -73,6 +76,9 @@ enum class Workload {
   kFencedWrite,
   kPipelinedWrite,
   kHandoff,
+  kSharedCycle,
+  kRwMix,
+  kMultiCycle,
   kRpc,
   kHold,
   kFill,
@@ -89,13 +95,16 @@ struct RunConfig {
   absl::Duration duration = absl::Seconds(5);
   size_t value_bytes = 1024;
   std::string run_id = "run";
-  absl::Duration lock_ttl = absl::Seconds(10);  // lock_cycle, handoff
+  absl::Duration lock_ttl = absl::Seconds(10);  // lock_cycle, handoff, the kinds
   absl::Duration hold_ttl = absl::Seconds(60);  // fenced_write's setup leases; hold's
   int depth = 32;  // pipelined_write: writes in flight per client
   int setup_threads = 16;
   // The servers under test, for the CPU figures of the summary (optional).
   std::vector<pid_t> server_pids;
 };
+
+// Resource `index` of the run: "<run_id>-r<index>".
+std::string ResourceName(const RunConfig& config, int index);
 
 // Checks the config's bounds; INVALID_ARGUMENT naming the field otherwise.
 absl::Status ValidateRunConfig(const RunConfig& config);
