@@ -42,6 +42,12 @@ absl::Status CheckLimits(const LockLimits& limits) {
       return absl::InvalidArgumentError(absl::StrCat(n.flag, " must be at least 1"));
     }
   }
+  if (limits.max_multi_resources < 1 ||
+      limits.max_multi_resources > LockManager::kMaxMultiResources) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--max_multi_resources must be 1 to ", LockManager::kMaxMultiResources,
+        " (a multi-resource grant is one commit, which must fit one etcd transaction)"));
+  }
   return absl::OkStatus();
 }
 

@@ -56,6 +56,9 @@ ABSL_FLAG(size_t, max_waiters_per_resource, kLimits.max_waiters_per_resource,
           "parked Acquire calls per resource before RESOURCE_EXHAUSTED");
 ABSL_FLAG(size_t, max_waiters_total, kLimits.max_waiters_total,
           "parked Acquire calls in all before RESOURCE_EXHAUSTED");
+ABSL_FLAG(size_t, max_multi_resources, kLimits.max_multi_resources,
+          "resources one Acquire may name at once (`resources`, all granted "
+          "together or none), 1 to 8");
 ABSL_FLAG(size_t, max_holders_per_resource, kLimits.max_holders_per_resource,
           "shared leases held on one resource at once (one more waits, or a "
           "try-lock is not acquired), and the most permits a semaphore may have "
@@ -116,6 +119,7 @@ int main(int argc, char** argv) {
   limits.max_waiters_per_resource = absl::GetFlag(FLAGS_max_waiters_per_resource);
   limits.max_waiters_total = absl::GetFlag(FLAGS_max_waiters_total);
   limits.max_holders_per_resource = absl::GetFlag(FLAGS_max_holders_per_resource);
+  limits.max_multi_resources = absl::GetFlag(FLAGS_max_multi_resources);
   limits.max_resources = absl::GetFlag(FLAGS_max_resources);
   limits.lock_delay = absl::GetFlag(FLAGS_lock_delay);
   limits.max_hold = absl::GetFlag(FLAGS_max_hold);
@@ -143,17 +147,18 @@ int main(int argc, char** argv) {
   fencegate::LogInfo(
       "%s serving on port %d (listen=%s store=%s ttl=[%s, %s] "
       "max_wait=%s lock_delay=%s max_hold=%s max_waiters_per_resource=%d "
-      "max_waiters_total=%d max_holders_per_resource=%d max_resources=%d max_batch=%d "
+      "max_waiters_total=%d max_holders_per_resource=%d max_multi_resources=%d "
+      "max_resources=%d max_batch=%d "
       "max_pending=%d max_stream_in_flight=%d "
       "max_sessions=%d max_fence_watchers=%d transport=%s signing=%s metrics=%s)",
       fencegate::VersionLine(), (*server)->port(), options.serving.listen, store,
       absl::FormatDuration(limits.min_ttl), absl::FormatDuration(limits.max_ttl),
       absl::FormatDuration(limits.max_wait), absl::FormatDuration(limits.lock_delay),
       absl::FormatDuration(limits.max_hold), limits.max_waiters_per_resource,
-      limits.max_waiters_total, limits.max_holders_per_resource, limits.max_resources,
-      (*server)->max_batch(), limits.max_pending, options.session_limits.max_in_flight,
-      options.max_sessions, options.max_fence_watchers,
-      fencegate::DescribeTls(options.serving.tls), (*server)->DescribeSigning(),
-      (*server)->DescribeMetrics());
+      limits.max_waiters_total, limits.max_holders_per_resource,
+      limits.max_multi_resources, limits.max_resources, (*server)->max_batch(),
+      limits.max_pending, options.session_limits.max_in_flight, options.max_sessions,
+      options.max_fence_watchers, fencegate::DescribeTls(options.serving.tls),
+      (*server)->DescribeSigning(), (*server)->DescribeMetrics());
   return fencegate::ServeUntilShutdownSignal("fencegate-lockservice", **server);
 }

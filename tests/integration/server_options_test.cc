@@ -65,6 +65,8 @@ std::vector<LockCase> LockCases() {
       {"--max_holder_bytes", [](O& o) { o.limits.max_holder_bytes = 0; }},
       {"--max_resources", [](O& o) { o.limits.max_resources = 0; }},
       {"--max_holders_per_resource", [](O& o) { o.limits.max_holders_per_resource = 0; }},
+      {"--max_multi_resources", [](O& o) { o.limits.max_multi_resources = 0; }},
+      {"--max_multi_resources", [](O& o) { o.limits.max_multi_resources = 9; }},
       {"--max_batch", [](O& o) { o.limits.max_batch = 0; }},
       {"--max_pending", [](O& o) { o.limits.max_pending = 0; }},
       {"--max_stream_in_flight", [](O& o) { o.session_limits.max_in_flight = 0; }},

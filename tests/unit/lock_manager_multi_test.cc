@@ -210,6 +210,16 @@ TEST_P(LockManagerMultiTest, BadListsAreRefusedNamingTheField) {
   EXPECT_FALSE(Describe("a").held);
 }
 
+TEST_P(LockManagerMultiTest, TheFlagLowersTheLongestList) {
+  limits_.max_multi_resources = 2;
+  Restart();
+  EXPECT_THAT(AcquireMany(Many({"a", "b", "c"}, "alice")),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("1 to 2 resources (--max_multi_resources), not 3")));
+  ASSERT_OK_AND_ASSIGN(MultiAcquireResult two, AcquireMany(Many({"a", "b"}, "alice")));
+  EXPECT_TRUE(two.acquired);
+}
+
 TEST_P(LockManagerMultiTest, ShutdownEndsParkedCallsAndLeavesNothingQueued) {
   MustAcquire("b", "bob");
   auto many = StartMany(Many({"a", "b"}, "alice", Seconds(30)));
