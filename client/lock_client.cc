@@ -158,20 +158,9 @@ absl::StatusOr<AcquireOutcome> LockClient::Acquire(const std::string& resource,
                                                    const AcquireOptions& options) {
   v1::AcquireRequest request;
   request.set_resource(resource);
-  request.set_holder(holder);
-  request.set_ttl_ms(absl::ToInt64Milliseconds(options.ttl));
-  request.set_request_id(options.request_id.empty() ? NewRequestId() : options.request_id);
-  // As asked: the service, not the client, refuses a mode or permits out
-  // of range (INVALID_ARGUMENT naming the field).
-  request.set_mode(static_cast<v1::LeaseMode>(options.mode));
-  request.set_permits(options.permits);
   v1::AcquireResponse response;
-  absl::Status status = RetryAcquire(options, [&](absl::Duration wait,
-                                                  absl::Duration timeout) {
-    request.set_wait_ms(absl::ToInt64Milliseconds(wait));
-    return stub_->Attempt(&v1::LockService::Stub::Acquire, request, &response, timeout);
-  });
-  if (!status.ok()) return status;
+  if (absl::Status status = SendAcquire(holder, options, request, response); !status.ok())
+    return status;
   AcquireOutcome outcome;
   outcome.acquired = response.acquired();
   // The grant's kind, as the service says; the one asked for otherwise.
@@ -188,10 +177,18 @@ absl::StatusOr<AcquireOutcome> LockClient::Acquire(const std::string& resource,
   return outcome;
 }
 
-absl::Status LockClient::RetryAcquire(
-    const AcquireOptions& options,
-    absl::FunctionRef<absl::Status(absl::Duration wait, absl::Duration timeout)>
-        attempt) {
+absl::Status LockClient::SendAcquire(const std::string& holder,
+                                     const AcquireOptions& options,
+                                     v1::AcquireRequest& request,
+                                     v1::AcquireResponse& response) {
+  request.set_holder(holder);
+  request.set_ttl_ms(absl::ToInt64Milliseconds(options.ttl));
+  request.set_request_id(options.request_id.empty() ? NewRequestId()
+                                                    : options.request_id);
+  // As asked: the service, not the client, refuses a mode or permits out
+  // of range (INVALID_ARGUMENT naming the field).
+  request.set_mode(static_cast<v1::LeaseMode>(options.mode));
+  request.set_permits(options.permits);
   Clock& clock = *options_.clock;
   const absl::Time wait_until = clock.Now() + options.wait;
   const absl::Time deadline =
@@ -204,7 +201,9 @@ absl::Status LockClient::RetryAcquire(
     // lost (same request_id).
     const absl::Duration wait = absl::Ceil(
         std::max(wait_until - clock.Now(), absl::ZeroDuration()), absl::Milliseconds(1));
-    return attempt(wait, AttemptTimeout(deadline, wait + options_.rpc_timeout, clock));
+    request.set_wait_ms(absl::ToInt64Milliseconds(wait));
+    return stub_->Attempt(&v1::LockService::Stub::Acquire, request, &response,
+                          AttemptTimeout(deadline, wait + options_.rpc_timeout, clock));
   });
 }
 
@@ -213,19 +212,9 @@ absl::StatusOr<MultiAcquireOutcome> LockClient::AcquireMany(
     const AcquireOptions& options) {
   v1::AcquireRequest request;
   for (const std::string& resource : resources) request.add_resources(resource);
-  request.set_holder(holder);
-  request.set_ttl_ms(absl::ToInt64Milliseconds(options.ttl));
-  request.set_request_id(options.request_id.empty() ? NewRequestId()
-                                                    : options.request_id);
-  request.set_mode(static_cast<v1::LeaseMode>(options.mode));
-  request.set_permits(options.permits);
   v1::AcquireResponse response;
-  absl::Status status = RetryAcquire(options, [&](absl::Duration wait,
-                                                  absl::Duration timeout) {
-    request.set_wait_ms(absl::ToInt64Milliseconds(wait));
-    return stub_->Attempt(&v1::LockService::Stub::Acquire, request, &response, timeout);
-  });
-  if (!status.ok()) return status;
+  if (absl::Status status = SendAcquire(holder, options, request, response); !status.ok())
+    return status;
   MultiAcquireOutcome outcome;
   outcome.acquired = response.acquired();
   for (const v1::GrantedLease& granted : response.leases()) {

@@ -38,6 +38,11 @@
 #include "fencegate/token_signature.h"
 #include "grpcpp/channel.h"
 
+namespace fencegate::v1 {
+class AcquireRequest;  // generated (proto/fencegate/v1/lock.proto)
+class AcquireResponse;
+}  // namespace fencegate::v1
+
 namespace fencegate::client {
 
 class LeaseWatches;  // client/lease_watches.h
@@ -192,13 +197,13 @@ class LockClient {
   // RetryUnavailable over this client's channel until `deadline`, on
   // options_.clock (client/retry.h).
   absl::Status Retry(absl::Time deadline, absl::FunctionRef<absl::Status()> attempt);
-  // An Acquire's attempts (one or several resources): Retry until the
-  // call's deadline, each attempt sent with what is left of options.wait
-  // (`wait`) and its own timeout.
-  absl::Status RetryAcquire(
-      const AcquireOptions& options,
-      absl::FunctionRef<absl::Status(absl::Duration wait, absl::Duration timeout)>
-          attempt);
+  // Sends an Acquire (`request` names its resource or resources): fills the
+  // fields every Acquire shares from `holder` and `options`, then retries
+  // (Retry) until the call's deadline, each attempt with what is left of
+  // options.wait.
+  absl::Status SendAcquire(const std::string& holder, const AcquireOptions& options,
+                           fencegate::v1::AcquireRequest& request,
+                           fencegate::v1::AcquireResponse& response);
   // Where a Lease listens to what the Session stream pushes; null when the
   // client's calls are unary.
   LeaseWatches* lease_watches() const { return watches_.get(); }
