@@ -50,7 +50,8 @@ absl::StatusOr<SignedToken> ParseFencingToken(absl::string_view text,
   } else if (absl::ConsumePrefix(&text, kPermitPrefix)) {
     parsed.mode = LeaseMode::kPermit;
   } else if (!absl::ConsumePrefix(&text, kExclusivePrefix) &&
-             whole.find(':') != absl::string_view::npos) {
+             text.substr(0, text.find('.')).find(':') != absl::string_view::npos) {
+    // A mode comes before the token; a ':' after it is the key id's.
     return invalid("the mode before ':' is not exclusive, shared or permit");
   }
   const size_t first_dot = text.find('.');

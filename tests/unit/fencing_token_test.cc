@@ -44,6 +44,22 @@ TEST(FencingTokenTest, SharedAndPermitTokensCarryTheirModeBothWays) {
   }
 }
 
+// Found by the fuzzer: a ':' in the key id (after the token) is the key
+// id's, not a mode, so an exclusive token whose key id has one formats
+// (without a prefix) into text that parses back the same.
+TEST(FencingTokenTest, AColonInTheKeyIdIsNotAMode) {
+  ASSERT_OK_AND_ASSIGN(SignedToken parsed,
+                       ParseFencingToken("exclusive:7.shared:k.e.EA"));
+  EXPECT_EQ(parsed.mode, LeaseMode::kExclusive);
+  EXPECT_EQ(parsed.signature.key_id, "shared:k.e");
+  const std::string text = FormatFencingToken(7, parsed.signature, parsed.mode);
+  EXPECT_EQ(text, "7.shared:k.e.EA");
+  ASSERT_OK_AND_ASSIGN(SignedToken again, ParseFencingToken(text));
+  EXPECT_EQ(again.mode, LeaseMode::kExclusive);
+  EXPECT_EQ(again.signature.key_id, "shared:k.e");
+  EXPECT_EQ(again.signature.mac, parsed.signature.mac);
+}
+
 TEST(FencingTokenTest, AnUnknownModeIsRefusedNamingTheField) {
   EXPECT_THAT(ParseFencingToken("reader:42", "--token"),
               StatusIs(absl::StatusCode::kInvalidArgument,
