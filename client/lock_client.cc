@@ -24,6 +24,21 @@
 namespace fencegate::client {
 namespace {
 
+// AcquireLease's and AcquireMultiLease's FAILED_PRECONDITION (IsNotAcquired)
+// when `what` was not granted, CurrentToken() = the holder's token.
+absl::Status NotAcquiredError(absl::string_view what, bool lock_delay,
+                              uint64_t holder_token, absl::Duration retry_after) {
+  absl::Status status = absl::FailedPreconditionError(absl::StrCat(
+      what, ": ",
+      lock_delay ? "held back by a lock-delay after an expiry"
+                 : absl::StrCat("held with token ", holder_token),
+      "; retry in ", absl::FormatDuration(retry_after), " or acquire with a wait"));
+  ErrorInfo info;
+  info.current_token = holder_token;
+  SetErrorInfo(status, info);
+  return status;
+}
+
 namespace v1 = ::fencegate::v1;
 
 // LeaseMode goes on the wire as its number (both are never renumbered).
@@ -244,16 +259,10 @@ absl::StatusOr<std::unique_ptr<MultiLease>> LockClient::AcquireMultiLease(
   absl::StatusOr<MultiAcquireOutcome> outcome = AcquireMany(resources, holder, options);
   if (!outcome.ok()) return outcome.status();
   if (!outcome->acquired || outcome->leases.size() != resources.size()) {
-    absl::Status status = absl::FailedPreconditionError(absl::StrCat(
-        "resources were not acquired: '", outcome->busy_resource, "' is ",
-        outcome->lock_delay ? "held back by a lock-delay after an expiry"
-                            : absl::StrCat("held with token ", outcome->holder_token),
-        "; retry in ", absl::FormatDuration(outcome->retry_after),
-        " or acquire with a wait"));
-    ErrorInfo info;
-    info.current_token = outcome->holder_token;
-    SetErrorInfo(status, info);
-    return status;
+    return NotAcquiredError(absl::StrCat("none of the resources was acquired: '",
+                                         outcome->busy_resource, "'"),
+                            outcome->lock_delay, outcome->holder_token,
+                            outcome->retry_after);
   }
   // One loss callback for the set, told once, by whichever lease is lost
   // first.
@@ -300,16 +309,9 @@ absl::StatusOr<std::unique_ptr<Lease>> LockClient::AcquireLease(
   absl::StatusOr<AcquireOutcome> outcome = Acquire(resource, holder, options);
   if (!outcome.ok()) return outcome.status();
   if (!outcome->acquired) {
-    absl::Status status = absl::FailedPreconditionError(absl::StrCat(
-        "resource '", resource, "' was not acquired: ",
-        outcome->lock_delay ? "held back by a lock-delay after an expiry"
-                            : absl::StrCat("held with token ", outcome->holder_token),
-        "; retry in ", absl::FormatDuration(outcome->retry_after),
-        " or acquire with a wait"));
-    ErrorInfo info;
-    info.current_token = outcome->holder_token;
-    SetErrorInfo(status, info);
-    return status;
+    return NotAcquiredError(absl::StrCat("resource '", resource, "' was not acquired"),
+                            outcome->lock_delay, outcome->holder_token,
+                            outcome->retry_after);
   }
   return std::make_unique<Lease>(this, resource, outcome->mode, outcome->token,
                                  std::move(outcome->signature), options.ttl,
