@@ -115,6 +115,7 @@ const std::vector<absl::string_view>& PlantedBugNames() {
       "gateway_fence_only_in_memory",
       "gateway_fence_check_separate_transaction",
       "gateway_fenced_read_no_raise",
+      "gateway_shared_read_unfenced",
       "lock_token_replied_before_commit",
       "lock_leases_forgotten_on_restart",
       // Kinds of lease (lockservice/lock_manager_kinds.cc):
@@ -163,15 +164,15 @@ void FailpointOn(absl::string_view name,
 
 bool PlantedBug(absl::string_view bug) { return GetSettings().planted_bug == bug; }
 
-void LeaseEvent(absl::string_view kind, absl::string_view resource,
-                uint64_t token, absl::Duration ttl) {
+void LeaseEvent(absl::string_view kind, absl::string_view resource, uint64_t token,
+                absl::Duration ttl, absl::string_view holder) {
   const Settings& settings = GetSettings();
   if (settings.history_fd < 0) return;
   struct timespec now;
   clock_gettime(CLOCK_MONOTONIC, &now);
   const int64_t ns = int64_t{now.tv_sec} * 1000000000 + now.tv_nsec;
-  std::string line = absl::StrFormat("%d\t%s\t%s\t%d\t%d\n", ns, kind, resource,
-                                     token, absl::ToInt64Milliseconds(ttl));
+  std::string line = absl::StrFormat("%d\t%s\t%s\t%d\t%d\t%s\n", ns, kind, resource,
+                                     token, absl::ToInt64Milliseconds(ttl), holder);
   (void)!write(settings.history_fd, line.data(), line.size());
 }
 

@@ -22,10 +22,12 @@
 //       on the commit that carries one resource's lease.
 //   --planted_bug=NAME     switches on one deliberate bug (PlantedBugNames()).
 //   --lease_history_file=PATH  the lock service appends one line per lease
-//       event: "<CLOCK_MONOTONIC ns>\t<kind>\t<resource>\t<token>\t<ttl ms>",
-//       kind = load (state about to be (re)loaded from the store), restore
-//       (a lease loaded), grant, release, expire. One write(2) per line on
-//       an O_APPEND file, so a kill -9 loses no line already written.
+//       event: "<CLOCK_MONOTONIC ns>\t<kind>\t<resource>\t<token>\t<ttl ms>
+//       \t<holder>", kind = load (state about to be (re)loaded from the
+//       store), restore (a lease loaded), grant, release, expire; a grant or
+//       restore of a shared lease or a permit says so: grant-shared,
+//       restore-permit. One write(2) per line on an O_APPEND file, so a
+//       kill -9 loses no line already written.
 //
 // Thread safety: every function is thread-safe.
 #ifndef FENCEGATE_COMMON_TEST_HOOKS_H_
@@ -57,9 +59,10 @@ bool PlantedBug(absl::string_view bug);
 // Every name --planted_bug accepts.
 const std::vector<absl::string_view>& PlantedBugNames();
 
-// Appends one line to --lease_history_file, if set.
-void LeaseEvent(absl::string_view kind, absl::string_view resource,
-                uint64_t token, absl::Duration ttl);
+// Appends one line to --lease_history_file, if set: time, kind, resource,
+// token, TTL in ms, holder (tests/torture/history_log.h reads it).
+void LeaseEvent(absl::string_view kind, absl::string_view resource, uint64_t token,
+                absl::Duration ttl, absl::string_view holder);
 
 }  // namespace fencegate::test_hooks
 
@@ -68,13 +71,13 @@ void LeaseEvent(absl::string_view kind, absl::string_view resource,
 #define FENCEGATE_FAILPOINT_ON(name, has_subject) \
   ::fencegate::test_hooks::FailpointOn(name, has_subject)
 #define FENCEGATE_PLANTED_BUG(name) ::fencegate::test_hooks::PlantedBug(name)
-#define FENCEGATE_LEASE_EVENT(kind, resource, token, ttl) \
-  ::fencegate::test_hooks::LeaseEvent(kind, resource, token, ttl)
+#define FENCEGATE_LEASE_EVENT(kind, resource, token, ttl, holder) \
+  ::fencegate::test_hooks::LeaseEvent(kind, resource, token, ttl, holder)
 #else
 #define FENCEGATE_FAILPOINT(name) static_cast<void>(0)
 #define FENCEGATE_FAILPOINT_ON(name, has_subject) static_cast<void>(0)
 #define FENCEGATE_PLANTED_BUG(name) false
-#define FENCEGATE_LEASE_EVENT(kind, resource, token, ttl) static_cast<void>(0)
+#define FENCEGATE_LEASE_EVENT(kind, resource, token, ttl, holder) static_cast<void>(0)
 #endif
 
 #endif  // FENCEGATE_COMMON_TEST_HOOKS_H_

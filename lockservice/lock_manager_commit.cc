@@ -226,7 +226,7 @@ class LockManager::Restorer final : public LoadSink {
     // The first row: the store answered (with etcd, after all of Load()).
     // The torture checker takes this event as the state's reload, so it
     // must not be written for a load that fails before any row.
-    FENCEGATE_LEASE_EVENT("load", "", 0, absl::ZeroDuration());  // test builds only
+    FENCEGATE_LEASE_EVENT("load", "", 0, absl::ZeroDuration(), "");  // test builds only
     m_.last_token_ = last_token;
   }
   void ExpectLeases(size_t count) override {
@@ -287,8 +287,11 @@ void LockManager::ForgetLeases() {
 }
 
 void LockManager::RestoreLease(LeaseRecord& record, absl::Time now) {
-  FENCEGATE_LEASE_EVENT("restore", record.resource, record.token,
-                        record.ttl);  // test builds only
+  // test builds only: "restore", or "restore-shared", "restore-permit".
+  FENCEGATE_LEASE_EVENT(record.mode == LeaseMode::kExclusive
+                            ? std::string("restore")
+                            : absl::StrCat("restore-", LeaseModeName(record.mode)),
+                        record.resource, record.token, record.ttl, record.holder);
   HeldLease lease;
   lease.holder = std::move(record.holder);
   lease.token = record.token;

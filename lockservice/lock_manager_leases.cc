@@ -28,7 +28,7 @@ void LockManager::Grant(const std::string& name, Resource& r, const std::string&
   FENCEGATE_LEASE_EVENT(mode == LeaseMode::kExclusive
                             ? std::string("grant")
                             : absl::StrCat("grant-", LeaseModeName(mode)),
-                        name, granted.token, ttl);
+                        name, granted.token, ttl, holder);
   HeldLease& lease = mode == LeaseMode::kExclusive
                          ? r.lease.emplace(std::move(granted))
                          : SharedOf(r).leases.emplace_back(std::move(granted));
@@ -87,7 +87,7 @@ void LockManager::EndLease(const std::string& name, Resource& r, HeldLease& leas
   const bool expired = why == LeaseEnd::kExpired;
   const bool exclusive = lease.mode == LeaseMode::kExclusive;
   FENCEGATE_LEASE_EVENT(expired ? "expire" : "release", name, lease.token,
-                        lease.ttl.get());  // test builds only
+                        lease.ttl.get(), lease.holder);  // test builds only
   expiries_.Remove(lease.expiry, lease.token);
   DisarmIfEmpty(expiry_timer_, expiries_);  // nothing left to expire
   for (LeaseListener* listener : listeners_.End(lease.token, lease.first_listener)) {

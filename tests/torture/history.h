@@ -24,7 +24,11 @@
 #include <string>
 #include <vector>
 
+#include "fencegate/client/lease_mode.h"
+
 namespace fencegate::torture {
+
+using client::LeaseMode;
 
 // The completion time of a call whose process died before it returned.
 inline constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
@@ -37,6 +41,8 @@ inline constexpr char kSqlPath[] = "sql";
 
 enum class Outcome { kOk, kRefused, kUnknown };
 const char* OutcomeName(Outcome outcome);
+// "exclusive", "shared", "permit": as the histories write it.
+const char* LeaseModeName(LeaseMode mode);
 
 // What every call has: who made it, when it was invoked and when it
 // returned, and its outcome.
@@ -47,16 +53,22 @@ struct Call {
   Outcome outcome = Outcome::kUnknown;
 };
 
-// Acquire of a lease. kRefused: not acquired.
+// Acquire of a lease. kRefused: not acquired. A multi-resource Acquire is
+// one AcquireOp per resource, with the same times, holder and outcome.
 struct AcquireOp : Call {
   std::string resource;
-  uint64_t token = 0;  // kOk: the token granted
+  std::string holder;
+  LeaseMode mode = LeaseMode::kExclusive;
+  uint32_t permits = 0;  // kPermit: the semaphore's size
+  uint64_t token = 0;    // kOk: the token granted
 };
 
-// A fenced read of the resource's counter with a lease's token.
+// A fenced read of the resource's counter with a lease's token: an
+// exclusive lease's, or a shared one's (which moves no fence).
 struct FencedReadOp : Call {
   std::string resource;
   std::string gateway;  // the address it was sent to, or kSqlPath
+  LeaseMode mode = LeaseMode::kExclusive;
   uint64_t token = 0;
   uint64_t value = 0;      // kOk: the counter (0 when absent)
   uint64_t max_token = 0;  // kOk or kRefused: the fence the gateway reported
@@ -87,6 +99,8 @@ struct LeaseEvent {
   // replicated lock service. A load is a start, a recovery, or a new term
   // of a leader.
   std::string instance = "lockservice";
+  LeaseMode mode = LeaseMode::kExclusive;  // of a grant or restore
+  std::string holder;                      // of a grant or restore
 };
 
 // A resource as read after the run, once every fault was healed and both

@@ -63,12 +63,22 @@ std::string Text(const absl::flat_hash_map<std::string, std::string>& fields,
   return it == fields.end() ? "" : it->second;
 }
 
+// "shared", "permit"; anything else (and no field) is exclusive.
+LeaseMode ModeNamed(absl::string_view name) {
+  if (name == "shared") return LeaseMode::kShared;
+  if (name == "permit") return LeaseMode::kPermit;
+  return LeaseMode::kExclusive;
+}
+
 void AddOp(PendingOp& op, History* history) {
   const auto& f = op.fields;
   if (op.kind == "acquire") {
     AcquireOp a;
     static_cast<Call&>(a) = op.call;
     a.resource = Text(f, "resource");
+    a.holder = Text(f, "holder");
+    a.mode = ModeNamed(Text(f, "mode"));
+    a.permits = static_cast<uint32_t>(Number(f, "permits"));
     a.token = Number(f, "token");
     history->acquires.push_back(std::move(a));
   } else if (op.kind == "read") {
@@ -76,6 +86,7 @@ void AddOp(PendingOp& op, History* history) {
     static_cast<Call&>(r) = op.call;
     r.resource = Text(f, "resource");
     r.gateway = Text(f, "gateway");
+    r.mode = ModeNamed(Text(f, "mode"));
     r.token = Number(f, "token");
     r.value = Number(f, "value");
     r.max_token = Number(f, "max_token");
@@ -102,6 +113,18 @@ std::string ReadWholeFile(const std::string& path) {
 }
 
 }  // namespace
+
+const char* LeaseModeName(LeaseMode mode) {
+  switch (mode) {
+    case LeaseMode::kExclusive:
+      return "exclusive";
+    case LeaseMode::kShared:
+      return "shared";
+    case LeaseMode::kPermit:
+      return "permit";
+  }
+  return "?";
+}
 
 const char* OutcomeName(Outcome outcome) {
   switch (outcome) {
@@ -198,13 +221,23 @@ absl::Status ParseLeaseHistory(absl::string_view text, History* history,
   for (absl::string_view line : CompleteLines(text)) {
     std::vector<absl::string_view> parts = absl::StrSplit(line, '\t');
     LeaseEvent event;
-    auto kind = parts.size() == 5 ? kinds->find(parts[1]) : kinds->end();
+    // "grant-shared", "restore-permit": a grant or restore of that kind.
+    std::pair<absl::string_view, absl::string_view> kind_mode =
+        parts.size() >= 2 ? absl::StrSplit(parts[1], absl::MaxSplits('-', 1))
+                          : std::pair<absl::string_view, absl::string_view>();
+    auto kind = parts.size() == 5 || parts.size() == 6 ? kinds->find(kind_mode.first)
+                                                       : kinds->end();
     if (kind == kinds->end() || !absl::SimpleAtoi(parts[0], &event.time_ns) ||
         !absl::SimpleAtoi(parts[3], &event.token) || !absl::SimpleAtoi(parts[4], &event.ttl_ms)) {
       return LineError("malformed lease history line", line);
     }
     event.kind = kind->second;
+    event.mode = ModeNamed(kind_mode.second);
+    if (event.mode == LeaseMode::kExclusive && !kind_mode.second.empty()) {
+      return LineError("unknown lease mode in lease history line", line);
+    }
     event.resource = std::string(parts[2]);
+    if (parts.size() == 6) event.holder = std::string(parts[5]);
     event.instance = instance;
     history->lease_events.push_back(std::move(event));
   }

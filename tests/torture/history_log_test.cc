@@ -55,6 +55,24 @@ TEST(HistoryLogTest, WorkerOpsRoundTrip) {
   EXPECT_EQ(history.writes[1].complete_ns, kNever);
 }
 
+TEST(HistoryLogTest, LeaseKindsParse) {
+  History history;
+  ASSERT_TRUE(ParseWorkerHistory(
+                  "1\tw1\t1\tinvoke\tacquire\tresource=sem\tholder=w1-2\tmode=permit"
+                  "\tpermits=3\n"
+                  "2\tw1\t1\tok\tacquire\ttoken=8\n"
+                  "3\tw1\t2\tinvoke\tread\tresource=r0\ttoken=9\tmode=shared\n"
+                  "4\tw1\t2\tok\tread\tvalue=2\tmax_token=7\n",
+                  &history)
+                  .ok());
+  ASSERT_EQ(history.acquires.size(), 1u);
+  EXPECT_EQ(history.acquires[0].holder, "w1-2");
+  EXPECT_EQ(history.acquires[0].mode, LeaseMode::kPermit);
+  EXPECT_EQ(history.acquires[0].permits, 3u);
+  ASSERT_EQ(history.reads.size(), 1u);
+  EXPECT_EQ(history.reads[0].mode, LeaseMode::kShared);
+}
+
 TEST(HistoryLogTest, MalformedLineIsAnError) {
   History history;
   absl::Status status = ParseWorkerHistory("12\tw1\tx\tinvoke\tacquire\n", &history);
@@ -71,6 +89,22 @@ TEST(HistoryLogTest, LeaseHistoryAndFinalStateParse) {
   EXPECT_EQ(history.lease_events[1].kind, LeaseEvent::Kind::kGrant);
   EXPECT_EQ(history.lease_events[1].resource, "r0");
   EXPECT_EQ(history.lease_events[1].ttl_ms, 1500);
+
+  history = History();
+  ASSERT_TRUE(ParseLeaseHistory("10\tgrant-shared\tr0\t4\t900\tw1-3\n"
+                                "20\trestore-permit\tsem\t5\t800\tw2-1\n"
+                                "30\tgrant\tr1\t6\t700\tw3-9\n",
+                                &history)
+                  .ok());
+  ASSERT_EQ(history.lease_events.size(), 3u);
+  EXPECT_EQ(history.lease_events[0].kind, LeaseEvent::Kind::kGrant);
+  EXPECT_EQ(history.lease_events[0].mode, LeaseMode::kShared);
+  EXPECT_EQ(history.lease_events[0].holder, "w1-3");
+  EXPECT_EQ(history.lease_events[1].kind, LeaseEvent::Kind::kRestore);
+  EXPECT_EQ(history.lease_events[1].mode, LeaseMode::kPermit);
+  EXPECT_EQ(history.lease_events[2].mode, LeaseMode::kExclusive);
+  EXPECT_EQ(ParseLeaseHistory("10\tgrant-sideways\tr0\t4\t900\tw1\n", &history).code(),
+            absl::StatusCode::kInvalidArgument);
 
   std::map<std::string, FinalState> final_state;
   final_state["r0"] = FinalState{99, 12, 2, {{"w1-1", 1}, {"w2-4", 2}}};
