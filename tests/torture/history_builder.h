@@ -57,16 +57,39 @@ class Builder {
   }
   Builder& Lease(LeaseEvent::Kind kind, int64_t at_ms, const std::string& resource = "",
                  uint64_t token = 0, int64_t ttl_ms = 1000) {
-    h_.lease_events.push_back(LeaseEvent{at_ms * kMs, kind, resource, token, ttl_ms});
-    return *this;
+    return LeaseOn("lockservice", kind, at_ms, resource, token, ttl_ms);
   }
   // A lease event of instance `instance` of a replicated lock service
   // (events must be added in time order, as LoadRunDirectory merges them).
   Builder& LeaseOn(const std::string& instance, LeaseEvent::Kind kind, int64_t at_ms,
                    const std::string& resource = "", uint64_t token = 0,
                    int64_t ttl_ms = 1000) {
-    h_.lease_events.push_back(
-        LeaseEvent{at_ms * kMs, kind, resource, token, ttl_ms, instance});
+    LeaseEvent event;
+    event.time_ns = at_ms * kMs;
+    event.kind = kind;
+    event.resource = resource;
+    event.token = token;
+    event.ttl_ms = ttl_ms;
+    event.instance = instance;
+    h_.lease_events.push_back(std::move(event));
+    return *this;
+  }
+  // The last Acquire added was of this kind, by `holder`.
+  Builder& AcquiredAs(LeaseMode mode, const std::string& holder, uint32_t permits = 0) {
+    h_.acquires.back().mode = mode;
+    h_.acquires.back().holder = holder;
+    h_.acquires.back().permits = permits;
+    return *this;
+  }
+  // The last read added was with a lease of this kind.
+  Builder& ReadAs(LeaseMode mode) {
+    h_.reads.back().mode = mode;
+    return *this;
+  }
+  // The last lease event added was of a lease of this kind, held by `holder`.
+  Builder& LeaseAs(LeaseMode mode, const std::string& holder = "") {
+    h_.lease_events.back().mode = mode;
+    h_.lease_events.back().holder = holder;
     return *this;
   }
   // The last read and write added went through `gateway`.

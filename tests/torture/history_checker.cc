@@ -34,6 +34,8 @@ class Checker {
       CheckData(resource, final_state);
     }
     CheckLeases();
+    CheckReads();
+    CheckSharedReads();
     CheckStaleWritesAcrossGateways();
     if (h_.grant_time_fencing) CheckGrantTimeFences();
     return std::move(result_);
@@ -76,6 +78,10 @@ class Checker {
       ++(op.outcome == Outcome::kOk        ? s.reads_ok
          : op.outcome == Outcome::kRefused ? s.reads_refused
                                            : s.reads_unknown);
+      if (op.mode == LeaseMode::kShared) {
+        s.shared_reads_ok += op.outcome == Outcome::kOk;
+        s.shared_reads_refused += op.outcome == Outcome::kRefused;
+      }
     }
     for (const WriteOp& op : h_.writes) {
       ++(op.outcome == Outcome::kOk        ? s.writes_ok
@@ -161,7 +167,10 @@ class Checker {
     for (const FencedReadOp& op : h_.reads) {
       if (op.resource != resource || op.outcome == Outcome::kUnknown) continue;
       const std::string what = Describe(op, "fenced read", op.token);
-      if (op.outcome == Outcome::kOk) evidence.push_back({op.complete_ns, op.token, what});
+      // A shared token's read moves no fence (docs/gateway.md, "Shared tokens").
+      if (op.outcome == Outcome::kOk && op.mode == LeaseMode::kExclusive) {
+        evidence.push_back({op.complete_ns, op.token, what});
+      }
       observations.push_back({op.invoke_ns, op.max_token,
                               absl::StrCat(what, ", ", OutcomeName(op.outcome))});
     }
@@ -278,32 +287,51 @@ class Checker {
   // "the lease with token 7 (lockservice-1, deposed)".
   static std::string Lease(const LeaseInterval& lease) {
     return absl::StrCat(
-        "the lease with token ", lease.token, " (", lease.instance,
+        "the ", LeaseModeName(lease.mode), " lease with token ", lease.token, " (",
+        lease.instance,
+        lease.holder.empty() ? std::string() : absl::StrCat(", holder ", lease.holder),
         lease.deposed ? ", granted while another instance led" : "",
         lease.forgotten ? ", acknowledged, then forgotten by a restart" : "", ")");
   }
 
-  // leases-do-not-overlap and tokens-increase-across-leaders.
+  // leases-do-not-overlap, permits-at-most-n, refused-acquire-holds-nothing
+  // and tokens-increase-across-leaders.
   void CheckLeases() {
     std::vector<LeaseInterval> leases = BuildLeaseIntervals(h_.lease_events, h_.acquires);
     result_.stats.leases = static_cast<int>(leases.size());
-    for (const LeaseInterval& lease : leases)
+    for (const LeaseInterval& lease : leases) {
       result_.stats.deposed_leases += lease.deposed;
+      result_.stats.shared_leases += lease.mode == LeaseMode::kShared;
+      result_.stats.permit_leases += lease.mode == LeaseMode::kPermit;
+    }
     std::stable_sort(leases.begin(), leases.end(), [](const auto& a, const auto& b) {
       return std::tie(a.resource, a.start_ns) < std::tie(b.resource, b.start_ns);
     });
-    const LeaseInterval* latest = nullptr;  // of the resource: the one that ends last
+    // Of the resource, the lease that ends last: of any kind, and exclusive.
+    const LeaseInterval* latest = nullptr;
+    const LeaseInterval* latest_exclusive = nullptr;
     for (const LeaseInterval& lease : leases) {
-      if (latest != nullptr && latest->resource != lease.resource) latest = nullptr;
-      if (latest != nullptr && lease.start_ns < latest->end_ns) {
+      if (latest != nullptr && latest->resource != lease.resource) {
+        latest = latest_exclusive = nullptr;
+      }
+      // Shared leases and permits may overlap each other, nothing else may.
+      const LeaseInterval* other =
+          lease.mode == LeaseMode::kExclusive ? latest : latest_exclusive;
+      if (other != nullptr && lease.start_ns < other->end_ns) {
         Report(kLeasesDoNotOverlap, lease.resource,
                absl::StrCat("resource '", lease.resource, "': ", Lease(lease),
                             " was granted at ", At(lease.start_ns), " while ",
-                            Lease(*latest), " [", At(latest->start_ns), " .. ",
-                            At(latest->end_ns), "] was still held"));
+                            Lease(*other), " [", At(other->start_ns), " .. ",
+                            At(other->end_ns), "] was still held"));
       }
       if (latest == nullptr || lease.end_ns > latest->end_ns) latest = &lease;
+      if (lease.mode == LeaseMode::kExclusive &&
+          (latest_exclusive == nullptr || lease.end_ns > latest_exclusive->end_ns)) {
+        latest_exclusive = &lease;
+      }
     }
+    CheckPermits(leases);
+    CheckRefusedAcquires(leases);
     // Grants in the order the service made them, whoever led.
     std::vector<const LeaseInterval*> grants;
     for (const LeaseInterval& lease : leases) {
@@ -328,6 +356,139 @@ class Checker {
     }
   }
 
+  // permits-at-most-n: per semaphore, at most N permits held at any moment,
+  // N as its Acquires named it (the service refuses another N while it is
+  // in use). `leases` is sorted by resource and start.
+  void CheckPermits(const std::vector<LeaseInterval>& leases) {
+    std::map<std::string, uint32_t> size;  // by resource
+    for (const AcquireOp& op : h_.acquires) {
+      if (op.mode == LeaseMode::kPermit && op.outcome == Outcome::kOk) {
+        size[op.resource] = op.permits;
+      }
+    }
+    std::map<std::string, std::vector<const LeaseInterval*>> held;  // by resource
+    for (const LeaseInterval& lease : leases) {
+      if (lease.mode != LeaseMode::kPermit) continue;
+      std::vector<const LeaseInterval*>& now = held[lease.resource];
+      // Those still held when this one began (an end at the same moment
+      // frees its permit first).
+      now.erase(std::remove_if(
+                    now.begin(), now.end(),
+                    [&](const LeaseInterval* l) { return l->end_ns <= lease.start_ns; }),
+                now.end());
+      now.push_back(&lease);
+      auto n = size.find(lease.resource);
+      if (n == size.end() || now.size() <= n->second) continue;
+      std::string holders;
+      for (const LeaseInterval* l : now) {
+        absl::StrAppend(&holders, holders.empty() ? "" : ", ", l->token, " [",
+                        At(l->start_ns), " .. ", At(l->end_ns), "]");
+      }
+      Report(
+          kPermitsAtMostN, lease.resource,
+          absl::StrCat("semaphore '", lease.resource, "' of ", n->second,
+                       " permits: ", Lease(lease), " was granted at ", At(lease.start_ns),
+                       ", making ", now.size(), " held at once (tokens ", holders, ")"));
+    }
+  }
+
+  // refused-acquire-holds-nothing: when an Acquire is answered "not
+  // acquired", its holder holds no lease on the resource (a multi-resource
+  // Acquire is granted all together or not at all). Holders are fresh each
+  // round, so any lease of theirs came from this Acquire.
+  void CheckRefusedAcquires(const std::vector<LeaseInterval>& leases) {
+    std::map<std::pair<std::string, std::string>, std::vector<const LeaseInterval*>>
+        by_holder;
+    for (const LeaseInterval& lease : leases) {
+      if (!lease.holder.empty())
+        by_holder[{lease.resource, lease.holder}].push_back(&lease);
+    }
+    for (const AcquireOp& op : h_.acquires) {
+      if (op.outcome != Outcome::kRefused || op.holder.empty()) continue;
+      auto it = by_holder.find({op.resource, op.holder});
+      if (it == by_holder.end()) continue;
+      for (const LeaseInterval* lease : it->second) {
+        if (lease->start_ns > op.complete_ns || lease->end_ns <= op.complete_ns) continue;
+        Report(kRefusedAcquireHoldsNothing, op.resource,
+               absl::StrCat("resource '", op.resource, "': ",
+                            Describe(op, absl::StrCat("acquire by ", op.holder), 0),
+                            " was answered 'not acquired' while ", Lease(*lease), " [",
+                            At(lease->start_ns), " .. ", At(lease->end_ns),
+                            "] was held for that holder"));
+      }
+    }
+  }
+
+  // reads-see-no-overwritten-value: an accepted fenced read, exclusive or
+  // shared, returns no value older than one an acknowledged write had
+  // stored before the read was sent. (A reader that paused past its lease
+  // must be refused, not served the old value.)
+  void CheckReads() {
+    std::map<std::string, std::vector<const WriteOp*>> writes;  // by resource
+    for (const WriteOp& op : h_.writes) {
+      if (op.outcome == Outcome::kOk) writes[op.resource].push_back(&op);
+    }
+    for (auto& [resource, list] : writes) {
+      std::sort(list.begin(), list.end(),
+                [](auto* a, auto* b) { return a->complete_ns < b->complete_ns; });
+    }
+    std::vector<const FencedReadOp*> reads;
+    for (const FencedReadOp& op : h_.reads) {
+      if (op.outcome == Outcome::kOk) reads.push_back(&op);
+    }
+    std::sort(reads.begin(), reads.end(),
+              [](auto* a, auto* b) { return a->invoke_ns < b->invoke_ns; });
+    std::map<std::string, size_t> next;             // by resource
+    std::map<std::string, const WriteOp*> largest;  // by resource
+    for (const FencedReadOp* read : reads) {
+      const std::vector<const WriteOp*>& list = writes[read->resource];
+      size_t& i = next[read->resource];
+      const WriteOp*& best = largest[read->resource];
+      for (; i < list.size() && list[i]->complete_ns < read->invoke_ns; ++i) {
+        if (best == nullptr || list[i]->value > best->value) best = list[i];
+      }
+      if (best == nullptr || read->value >= best->value) continue;
+      Report(kReadsSeeNoOverwrittenValue, read->resource,
+             absl::StrCat(
+                 "resource '", read->resource, "': ",
+                 Describe(*read, absl::StrCat(LeaseModeName(read->mode), " fenced read"),
+                          read->token),
+                 " returned ", read->value, ", but ",
+                 Describe(*best, absl::StrCat("write of ", best->log_id), best->token),
+                 " had stored ", best->value, " before it was sent"));
+    }
+  }
+
+  // shared-read-sees-no-newer-write: an accepted read with a shared token t
+  // returns no value a write with a token above t stored. Such a writer was
+  // granted after the reader's lease ended (no exclusive lease overlaps a
+  // shared one): the reader paused past its lease, and the gateway must
+  // have refused it (its fence was at least the writer's token).
+  void CheckSharedReads() {
+    // By resource and value: the smallest token of an applied write of it.
+    std::map<std::pair<std::string, uint64_t>, const WriteOp*> writer;
+    for (const WriteOp& op : h_.writes) {
+      const bool applied = op.outcome == Outcome::kOk ||
+                           (op.outcome == Outcome::kUnknown && InFinalLog(op));
+      if (!applied) continue;
+      const WriteOp*& w = writer[{op.resource, op.value}];
+      if (w == nullptr || op.token < w->token) w = &op;
+    }
+    for (const FencedReadOp& read : h_.reads) {
+      if (read.outcome != Outcome::kOk || read.mode != LeaseMode::kShared) continue;
+      auto it = writer.find({read.resource, read.value});
+      if (it == writer.end() || it->second->token <= read.token) continue;
+      const WriteOp& w = *it->second;
+      Report(kSharedReadSeesNoNewerWrite, read.resource,
+             absl::StrCat("resource '", read.resource,
+                          "': ", Describe(read, "shared fenced read", read.token),
+                          " returned ", read.value, ", which ",
+                          Describe(w, absl::StrCat("write of ", w.log_id), w.token),
+                          " stored: a writer that came after the reader's lease, whose "
+                          "read should have been refused"));
+    }
+  }
+
   // stale-write-through-another-gateway.
   void CheckStaleWritesAcrossGateways() {
     struct Ack {  // `gateway` acknowledged `token` on `resource` at `at`
@@ -338,7 +499,8 @@ class Checker {
     };
     std::map<std::string, std::vector<Ack>> acks;  // by resource
     for (const FencedReadOp& op : h_.reads) {
-      if (op.outcome == Outcome::kOk && !op.gateway.empty()) {
+      if (op.outcome == Outcome::kOk && !op.gateway.empty() &&
+          op.mode == LeaseMode::kExclusive) {  // a shared read moves no fence
         acks[op.resource].push_back({op.complete_ns, op.token, &op, &op.gateway});
       }
     }
@@ -385,7 +547,8 @@ class Checker {
   // grant-time-fence-reaches-gateways.
   void CheckGrantTimeFences() {
     for (const AcquireOp& op : h_.acquires) {
-      if (op.outcome != Outcome::kOk) continue;
+      // Only an exclusive grant moves a fence position.
+      if (op.outcome != Outcome::kOk || op.mode != LeaseMode::kExclusive) continue;
       auto it = h_.feed_fences.find(op.resource);
       if (it == h_.feed_fences.end()) {
         Report(kGrantTimeFenceReachesGateways, op.resource,

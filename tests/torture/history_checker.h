@@ -8,7 +8,9 @@
 //                                 no gateway answer, accepted or refused,
 //                                 reports a fence below a token the gateway
 //                                 had acknowledged (or applied) on that
-//                                 resource before the call was sent. So no
+//                                 resource before the call was sent (an
+//                                 exclusive token's: a shared one's read
+//                                 moves no fence). So no
 //                                 accepted write or fenced read carries a
 //                                 token older than one already acknowledged,
 //                                 and the fence never goes back, not even
@@ -24,8 +26,10 @@
 //   append-log-exact              the log holds no id whose write was
 //                                 refused and no id nobody wrote;
 //   leases-do-not-overlap         on the lock service's own monotonic clock,
-//                                 no two leases on one resource are held at
-//                                 once, across restarts: a lease alive at a
+//                                 no exclusive lease on a resource is held
+//                                 at once with any other lease on it
+//                                 (shared leases, and permits, may overlap
+//                                 each other), across restarts: a lease alive at a
 //                                 crash continues if the restarted service
 //                                 restores it; one it forgets ends at the
 //                                 restart, unless it had been acknowledged
@@ -37,6 +41,29 @@
 //                                 was told of is a lease of its TTL that
 //                                 no other instance may overlap
 //                                 (lease_intervals.h);
+//   permits-at-most-n             on that clock too, a semaphore of N
+//                                 permits (N as its Acquires named it)
+//                                 never has more than N held at once;
+//   refused-acquire-holds-nothing when an Acquire is answered "not
+//                                 acquired", no lease of its holder on that
+//                                 resource is held: a multi-resource
+//                                 Acquire is granted whole or not at all
+//                                 (holders are fresh each round);
+//   reads-see-no-overwritten-value
+//                                 no accepted fenced read, with an
+//                                 exclusive or a shared token, returns a
+//                                 value older than one an acknowledged
+//                                 write had stored before the read was
+//                                 sent (a stale copy served);
+//   shared-read-sees-no-newer-write
+//                                 no accepted fenced read with a shared
+//                                 token t returns a value that a write
+//                                 with a token above t stored: that writer
+//                                 came after the reader's lease, so a
+//                                 reader paused past its lease is refused,
+//                                 never served what a newer writer wrote
+//                                 (the reads of one shared lease all see
+//                                 one state);
 //   tokens-increase-across-leaders
 //                                 on the lock service's timeline, every
 //                                 grant's token exceeds every acknowledged
@@ -55,9 +82,9 @@
 //                                 once the gateways had time to catch up
 //                                 with the fence feed after the run (before
 //                                 the last crash), the fence of every
-//                                 resource was at least every token
-//                                 acknowledged for it: the feed missed no
-//                                 grant (fence_feed_wait.h).
+//                                 resource was at least every exclusive
+//                                 token acknowledged for it: the feed
+//                                 missed no grant (fence_feed_wait.h).
 //
 // Unknown outcomes are maybe-applied, never failures: an unknown write
 // widens the counter's range, may or may not be in the log, and counts as
@@ -83,6 +110,10 @@ inline constexpr char kAcknowledgedWritesSurvive[] = "acknowledged-writes-surviv
 inline constexpr char kNoLostUpdate[] = "no-lost-update";
 inline constexpr char kAppendLogExact[] = "append-log-exact";
 inline constexpr char kLeasesDoNotOverlap[] = "leases-do-not-overlap";
+inline constexpr char kPermitsAtMostN[] = "permits-at-most-n";
+inline constexpr char kRefusedAcquireHoldsNothing[] = "refused-acquire-holds-nothing";
+inline constexpr char kReadsSeeNoOverwrittenValue[] = "reads-see-no-overwritten-value";
+inline constexpr char kSharedReadSeesNoNewerWrite[] = "shared-read-sees-no-newer-write";
 inline constexpr char kTokensIncreaseAcrossLeaders[] = "tokens-increase-across-leaders";
 inline constexpr char kStaleWriteThroughAnotherGateway[] =
     "stale-write-through-another-gateway";
@@ -101,6 +132,8 @@ struct CheckStats {
   int reads_ok = 0;
   int reads_refused = 0;
   int reads_unknown = 0;
+  int shared_reads_ok = 0;  // of the reads, those with a shared lease's token
+  int shared_reads_refused = 0;
   int writes_ok = 0;
   int writes_refused = 0;  // stale writes the gateway refused
   int writes_unknown = 0;
@@ -111,6 +144,8 @@ struct CheckStats {
   int sql_writes_unknown = 0;
   int leases = 0;                  // lease intervals on the server's clock
   int deposed_leases = 0;          // ... granted by a deposed leader, acknowledged
+  int shared_leases = 0;           // ... of them shared
+  int permit_leases = 0;           // ... of them permits
   int lock_service_loads = 0;      // starts, recoveries and terms of the lock service
   int leaders = 0;                 // loads by another instance than the one before
 };

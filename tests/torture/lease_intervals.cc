@@ -44,6 +44,8 @@ std::vector<LeaseInterval> BuildLeaseIntervals(const std::vector<LeaseEvent>& al
     LeaseInterval lease;
     lease.resource = event.resource;
     lease.token = event.token;
+    lease.mode = event.mode;
+    lease.holder = event.holder;
     lease.start_ns = event.time_ns;
     lease.ttl_ms = event.ttl_ms;
     lease.instance = event.instance;
@@ -119,6 +121,8 @@ std::vector<LeaseInterval> BuildLeaseIntervals(const std::vector<LeaseEvent>& al
     LeaseInterval lease;
     lease.resource = grant->resource;
     lease.token = grant->token;
+    lease.mode = grant->mode;
+    lease.holder = grant->holder;
     lease.start_ns = grant->time_ns;
     lease.end_ns = grant->time_ns + grant->ttl_ms * 1000000;
     lease.ttl_ms = grant->ttl_ms;

@@ -40,6 +40,8 @@ namespace fencegate::torture {
 struct LeaseInterval {
   std::string resource;
   uint64_t token = 0;
+  LeaseMode mode = LeaseMode::kExclusive;
+  std::string holder;
   int64_t start_ns = 0;
   int64_t end_ns = kNever;  // kNever: still held when the history ends
   bool forgotten = false;   // acknowledged, then not restored by a restart
