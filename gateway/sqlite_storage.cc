@@ -131,7 +131,10 @@ absl::Status SqliteStorage::Decide(const FencedOp& op, OpResult* result) {
     fence = op.token;  // test builds only
   }
   result->max_token = fence;
-  if (op.token < fence) {
+  const bool unfenced =  // test builds only
+      FENCEGATE_PLANTED_BUG("gateway_shared_read_unfenced") &&
+      op.kind == OpKind::kSharedRead;
+  if (op.token < fence && !unfenced) {
     result->outcome = Outcome::kStaleToken;
     return absl::OkStatus();
   }

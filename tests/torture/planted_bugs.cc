@@ -42,6 +42,25 @@ std::vector<PlantedBugCase> MakeCases() {
                    "a restarted lock service forgets the leases it had granted",
                    {kLeasesDoNotOverlap},
                    Profile("lock-restarts", "lock_leases_forgotten_on_restart")});
+  // The kinds of lock (docs/semantics.md, "Kinds of lock").
+  cases.push_back({"lock_shared_beside_exclusive",
+                   "a shared lease is granted while an exclusive one is held",
+                   {kLeasesDoNotOverlap},
+                   Profile("kinds-contention", "lock_shared_beside_exclusive")});
+  cases.push_back({"lock_permit_past_n",
+                   "a semaphore of N permits grants one more than N",
+                   {kPermitsAtMostN},
+                   Profile("kinds-contention", "lock_permit_past_n")});
+  cases.push_back({"lock_multi_partial_grant",
+                   "a multi-resource try-lock that finds one resource taken grants "
+                   "the free ones before it anyway, and answers 'not acquired'",
+                   {kRefusedAcquireHoldsNothing, kLeasesDoNotOverlap},
+                   Profile("kinds-contention", "lock_multi_partial_grant")});
+  cases.push_back({"gateway_shared_read_unfenced",
+                   "the gateway serves a shared token's fenced read without checking "
+                   "the fence",
+                   {kSharedReadSeesNoNewerWrite},
+                   Profile("kinds-paused-readers", "gateway_shared_read_unfenced")});
   // A SQL worker's, not a server's (topology postgres-two-gateways).
   cases.push_back(
       {"sql_worker_skips_fence",

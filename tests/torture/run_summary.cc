@@ -12,19 +12,23 @@ void RunSummary::Add(const Schedule& schedule, const RunResult& result,
   gateways_ = schedule.profile.topology.gateways;
   replicated_ = schedule.profile.topology.replicated();
   sql_workers_ = schedule.profile.sql_workers > 0;
+  kinds_ = schedule.profile.shared_rounds + schedule.profile.permit_rounds +
+               schedule.profile.multi_rounds >
+           0;
   const FaultTally& f = result.faults;
   const CheckStats& s = result.check.stats;
   out_ << absl::StrFormat(
               "schedule seed %d (%s): %d/%d faults delivered: %d pauses (%d past TTL, %d "
               "before a write), %d races (%d with a rival%s), %d kills, %d stops, %d "
               "failpoint crashes, %d clock jumps%s; acquires %d ok; writes %d ok, %d "
-              "refused, %d unknown (%d applied)%s; %d violations, %d errors [%s] %.0fs",
+              "refused, %d unknown (%d applied)%s%s; %d violations, %d errors [%s] %.0fs",
               schedule.seed, schedule.secure ? "signed, grant-time fencing" : "plain",
               f.delivered, f.promised, f.pauses, f.pauses_past_ttl, f.pauses_before_write,
               f.stale_writer_races, f.races_with_rival, AcrossGateways(f), f.kills,
               f.server_stops, f.failpoint_crashes, f.clock_jumps, Replicated(f),
               s.acquires_ok, s.writes_ok, s.writes_refused, s.writes_unknown,
-              s.writes_unknown_applied, SqlWrites(s), result.check.violations.size(),
+              s.writes_unknown_applied, SqlWrites(s), Kinds(s),
+              result.check.violations.size(),
               result.errors.size() + f.errors.size() + f.undelivered.size(),
               result.passed() ? "PASS" : "FAIL", absl::ToDoubleSeconds(took))
        << std::endl;
@@ -67,6 +71,10 @@ void RunSummary::Add(const Schedule& schedule, const RunResult& result,
   stats_.sql_writes_unknown += s.sql_writes_unknown;
   stats_.acquires_ok += s.acquires_ok;
   stats_.leases += s.leases;
+  stats_.shared_leases += s.shared_leases;
+  stats_.permit_leases += s.permit_leases;
+  stats_.shared_reads_ok += s.shared_reads_ok;
+  stats_.shared_reads_refused += s.shared_reads_refused;
   stats_.lock_service_loads += s.lock_service_loads;
   stats_.leaders += s.leaders;
   violations_ += static_cast<int>(result.check.violations.size());
@@ -83,6 +91,13 @@ std::string RunSummary::SqlWrites(const CheckStats& s) const {
   if (!sql_workers_) return "";
   return absl::StrFormat("; SQL increments: %d ok, %d refused, %d unknown",
                          s.sql_writes_ok, s.sql_writes_refused, s.sql_writes_unknown);
+}
+
+std::string RunSummary::Kinds(const CheckStats& s) const {
+  if (!kinds_) return "";
+  return absl::StrFormat(
+      "; kinds: %d shared leases (%d shared reads ok, %d refused), %d permits",
+      s.shared_leases, s.shared_reads_ok, s.shared_reads_refused, s.permit_leases);
 }
 
 std::string RunSummary::Replicated(const FaultTally& f) const {
@@ -122,7 +137,8 @@ std::string RunSummary::Line(const std::string& profile, bool passed) const {
                             "%d leader changes)",
                             stats_.leases, stats_.lock_service_loads, stats_.leaders)
           : "",
-      SqlWrites(stats_), violations_, errors_, passed ? "PASS" : "FAIL");
+      absl::StrCat(SqlWrites(stats_), Kinds(stats_)), violations_, errors_,
+      passed ? "PASS" : "FAIL");
 }
 
 }  // namespace fencegate::torture

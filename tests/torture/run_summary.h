@@ -42,12 +42,16 @@ class RunSummary {
   std::string Replicated(const FaultTally& faults) const;
   // "; SQL increments: N ok, N refused, N unknown" with SQL workers; "" else.
   std::string SqlWrites(const CheckStats& stats) const;
+  // "; kinds: N shared leases (N shared reads ok, N refused), N permits"
+  // when the profile mixes kinds of lock; "" else.
+  std::string Kinds(const CheckStats& stats) const;
 
   std::ostream& out_;
   int schedules_ = 0;
   int gateways_ = 1;  // of the topology: more than one also counts races across them
   bool replicated_ = false;  // the topology has etcd: its faults are counted too
   bool sql_workers_ = false;  // the profile has SQL workers: their writes are counted
+  bool kinds_ = false;        // the profile mixes kinds of lock: their leases are counted
   uint64_t first_seed_ = 0, last_seed_ = 0;
   FaultTally faults_;
   CheckStats stats_;

@@ -218,6 +218,8 @@ std::string WorkerName(const ScheduleProfile& profile, int index) {
 
 std::string ResourceName(int index) { return absl::StrCat("hot-", index); }
 
+std::string SemaphoreName() { return "semaphore"; }
+
 std::string GatewayName(const Topology& topology, int index) {
   return topology.gateways == 1 ? "gateway" : absl::StrCat("gateway-", index);
 }
@@ -333,6 +335,18 @@ absl::StatusOr<ScheduleProfile> ProfileNamed(const std::string& name) {
     profile.replicated.etcd_quorum_losses = 1;
     return profile;
   }
+  if (name == "kinds") {
+    // Half the rounds read with a shared lease, pausing between their two
+    // reads; some take a permit or two resources at once. No stale-writer
+    // races: they stall a gateway commit under a writer, which the pauses
+    // at the worst moment already reach for readers and writers alike.
+    profile.workers = 8;
+    profile.shared_rounds = 0.5;
+    profile.permit_rounds = 0.15;
+    profile.multi_rounds = 0.15;
+    profile.stale_writer_races = 0;
+    return profile;
+  }
   if (name == "quick") {
     profile.traffic = absl::Seconds(8);
     profile.holder_pauses = 1;
@@ -357,6 +371,32 @@ absl::StatusOr<ScheduleProfile> ProfileNamed(const std::string& name) {
     profile.max_ttl = absl::Seconds(2);
     profile.stale_writer_races = 3;
     profile.release_by_operator = 1;
+    return profile;
+  }
+  if (name == "kinds-contention") {
+    // Eight workers on four hot resources and a semaphore of 2, every kind
+    // of round, no faults: a shared lease beside an exclusive one, a
+    // permit past N or a partial multi-resource grant shows at once. (On
+    // two resources their queues are seldom empty, and a multi-resource
+    // try-lock then rarely finds its first resource free and its second
+    // taken, the partial grant's moment.)
+    profile.workers = 8;
+    profile.resources = 4;
+    profile.traffic = absl::Seconds(8);
+    profile.shared_rounds = 0.4;
+    profile.permit_rounds = 0.25;
+    profile.multi_rounds = 0.25;
+    return profile;
+  }
+  if (name == "kinds-paused-readers") {
+    // Readers paused at their worst moment, past their TTL, between their
+    // two reads, while writers go on: the second read must be refused.
+    profile.workers = 6;
+    profile.resources = 2;
+    profile.traffic = absl::Seconds(12);
+    profile.max_ttl = absl::Seconds(2);
+    profile.shared_rounds = 0.6;
+    profile.pauses_before_write = 4;
     return profile;
   }
   if (name == "sql-pauses") {

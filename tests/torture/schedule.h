@@ -198,6 +198,14 @@ struct ScheduleProfile {
   // Each gateway gets these.
   ServerFaults gateway{1, 1, 1, 1, {"gateway.before_commit", "gateway.after_commit"}};
   ReplicatedFaults replicated;  // only on a replicated topology
+  // The kinds of lock (docs/semantics.md): the share of each gateway
+  // worker's rounds that read with a shared lease, take one of the
+  // semaphore's `permits` permits (SemaphoreName()), or take two hot
+  // resources in one Acquire (worker.h); the rest are writer rounds.
+  double shared_rounds = 0;
+  double permit_rounds = 0;
+  double multi_rounds = 0;
+  uint32_t permits = 2;
   std::string planted_bug;  // empty: the correct system
 };
 
@@ -216,6 +224,8 @@ std::string WorkerName(const ScheduleProfile& profile, int index);
 
 // The name of hot resource `index`: "hot-<index>".
 std::string ResourceName(int index);
+// The semaphore of the permit rounds: "semaphore".
+std::string SemaphoreName();
 
 // The name of gateway `index` of a topology: "gateway" when it is the only
 // one, else "gateway-<index>". Names its ServerNode and its files.
@@ -242,9 +252,15 @@ std::string DescribeFault(const Schedule& schedule, const Fault& fault);
 // schedules of the SQL worker's planted bug. "etcd-cluster": the replicated
 // topology (below) under every fault of "postgres-two-gateways", the lock
 // service's faults on its leader and standbys, etcd's faults and the
-// partitions. "etcd-quick": a few of those, for a smoke run.
-// "etcd-leader-partitions", "etcd-leader-pauses", "etcd-standbys",
-// "etcd-fence-feed-cuts": the schedules of the etcd planted bugs.
+// partitions. "etcd-quick": a few of those, for a smoke run. "kinds": the
+// kinds of lock: readers with shared leases among the writers, permit
+// holders of a semaphore and multi-resource Acquires, under holder pauses
+// (past the TTL, and at each round's worst moment) and the servers'
+// faults. "kinds-contention": the same rounds on two hot resources with no
+// faults, the schedules of the kinds' planted bugs. "kinds-paused-readers":
+// readers paused between their two reads among writers, the schedules of
+// the gateway's shared-read planted bug. "etcd-leader-partitions", "etcd-leader-pauses",
+// "etcd-standbys", "etcd-fence-feed-cuts": the schedules of the etcd planted bugs.
 absl::StatusOr<ScheduleProfile> ProfileNamed(const std::string& name);
 
 // "sqlite" (one gateway on its own SQLite file, what every profile but

@@ -110,6 +110,13 @@ RunResult RunSchedule(const Schedule& schedule, const RunOptions& options) {
     // Half the workers, as many on each gateway, call over the Session
     // streams; the others make one unary call each.
     w.streams = (i / topology.gateways) % 2 == 1;
+    if (i < profile.workers) {  // the kinds of lock: gateway workers only
+      w.shared_rounds = profile.shared_rounds;
+      w.permit_rounds = profile.permit_rounds;
+      w.multi_rounds = profile.multi_rounds;
+      w.semaphore = SemaphoreName();
+      w.permits = profile.permits;
+    }
     absl::StatusOr<std::unique_ptr<WorkerProcess>> worker = WorkerProcess::Start(w);
     if (!worker.ok()) {
       result.errors.push_back(worker.status().ToString());

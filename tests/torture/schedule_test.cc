@@ -233,10 +233,27 @@ TEST(ScheduleTest, OneGatewayKeepsItsNameAndTwoAreNumbered) {
   EXPECT_EQ(LockServiceName(*TopologyNamed("etcd-cluster"), 2), "lockservice-2");
 }
 
+TEST(ScheduleTest, KindsProfilesMixEveryKindOfRound) {
+  for (const char* name : {"kinds", "kinds-contention"}) {
+    const ScheduleProfile profile = *ProfileNamed(name);
+    EXPECT_GT(profile.shared_rounds, 0) << name;
+    EXPECT_GT(profile.permit_rounds, 0) << name;
+    EXPECT_GT(profile.multi_rounds, 0) << name;
+    EXPECT_LT(profile.shared_rounds + profile.permit_rounds + profile.multi_rounds, 1)
+        << name;
+    EXPECT_GE(profile.resources, 2) << name;  // a multi round takes two
+    EXPECT_GT(profile.workers, static_cast<int>(profile.permits)) << name;
+  }
+  const ScheduleProfile kinds = *ProfileNamed("kinds");
+  EXPECT_GT(kinds.holder_pauses + kinds.pauses_before_write, 0);
+  EXPECT_EQ(ProfileNamed("default")->shared_rounds, 0);  // the writers' profiles stay
+}
+
 TEST(ScheduleTest, PlantedBugProfilesRunPlainFencing) {
   for (const char* name :
        {"races", "lock-crashes", "lock-restarts", "gateway-restart", "sql-pauses",
-        "etcd-leader-pauses", "etcd-leader-partitions", "etcd-standbys"}) {
+        "kinds-contention", "kinds-paused-readers", "etcd-leader-pauses",
+        "etcd-leader-partitions", "etcd-standbys"}) {
     absl::StatusOr<ScheduleProfile> profile = ProfileNamed(name);
     ASSERT_TRUE(profile.ok()) << name;
     EXPECT_FALSE(MakeSchedule(*profile, 7).secure) << name;

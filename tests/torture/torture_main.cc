@@ -44,7 +44,8 @@ ABSL_FLAG(int, shard, 0,
           "each other");
 ABSL_FLAG(std::string, profile, "default",
           "schedule profile: default, quick, races, lock-crashes, lock-restarts, "
-          "gateway-restart, postgres-two-gateways, sql-pauses, etcd-cluster, etcd-quick");
+          "gateway-restart, postgres-two-gateways, sql-pauses, kinds, kinds-contention, "
+          "etcd-cluster, etcd-quick");
 ABSL_FLAG(std::string, topology, "",
           "the servers, overriding the profile's (or the planted bug's): sqlite (one "
           "gateway on a SQLite file), postgres-two-gateways (two gateways on one "

@@ -8,9 +8,11 @@
 #include "absl/random/distributions.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "client/channel.h"
 #include "fencegate/client/errors.h"
+#include "fencegate/client/multi_lease.h"
 #include "grpcpp/security/credentials.h"
 
 namespace fencegate::torture {
@@ -101,8 +103,30 @@ void Worker::Backoff() {
 void Worker::Round() {
   ++round_;
   control().rounds.store(round_);
-  const size_t index = absl::Uniform<size_t>(random_, 0, options_.resources.size());
-  const std::string& resource = options_.resources[index];
+  // A fresh holder name each round: a lease whose release was lost is never
+  // taken again reentrantly (same token) by a later round.
+  const std::string holder = absl::StrCat(options_.name, "-", round_);
+  // Drawn only when the profile mixes kinds, so that the other profiles'
+  // seeds make the choices they always made.
+  const double kind =
+      options_.shared_rounds + options_.permit_rounds + options_.multi_rounds > 0
+          ? absl::Uniform(random_, 0.0, 1.0)
+          : 1.0;
+  if (kind < options_.shared_rounds) {
+    ReaderRound(holder);
+  } else if (kind < options_.shared_rounds + options_.permit_rounds) {
+    PermitRound(holder);
+  } else if (kind < options_.shared_rounds + options_.permit_rounds +
+                        options_.multi_rounds &&
+             options_.resources.size() >= 2) {
+    MultiRound(holder);
+  } else {
+    WriterRound(holder);
+  }
+  SetPhase(WorkerPhase::kIdle);
+}
+
+client::AcquireOptions Worker::DrawAcquireOptions() {
   client::AcquireOptions acquire;
   acquire.ttl = absl::Milliseconds(absl::Uniform<int64_t>(
       random_, absl::ToInt64Milliseconds(options_.min_ttl),
@@ -110,56 +134,173 @@ void Worker::Round() {
   const int64_t max_wait_ms = absl::ToInt64Milliseconds(options_.max_wait);
   acquire.wait = absl::Milliseconds(
       absl::Uniform<int64_t>(random_, std::min<int64_t>(100, max_wait_ms), max_wait_ms + 1));
-  // A fresh holder name each round: a lease whose release was lost is never
-  // taken again reentrantly (same token) by a later round.
-  const std::string holder = absl::StrCat(options_.name, "-", round_);
+  return acquire;
+}
 
+size_t Worker::DrawResource() {
+  return absl::Uniform<size_t>(random_, 0, options_.resources.size());
+}
+
+Fields Worker::AcquireFields(const std::string& resource, const std::string& holder,
+                             const client::AcquireOptions& acquire) const {
+  Fields fields = {{"resource", resource},
+                   {"holder", holder},
+                   {"ttl_ms", Str(absl::ToInt64Milliseconds(acquire.ttl))},
+                   {"wait_ms", Str(absl::ToInt64Milliseconds(acquire.wait))}};
+  if (acquire.mode != LeaseMode::kExclusive) {
+    fields.push_back({"mode", LeaseModeName(acquire.mode)});
+  }
+  if (acquire.mode == LeaseMode::kPermit)
+    fields.push_back({"permits", Str(acquire.permits)});
+  return fields;
+}
+
+void Worker::RecordNotAcquired(const std::vector<uint64_t>& ops,
+                               const absl::Status& status) {
+  const bool refused = client::IsNotAcquired(status);
+  for (uint64_t op : ops) {
+    if (refused) {
+      history_->Complete(op, "acquire", Outcome::kRefused,
+                         {{"holder_token", Str(client::CurrentToken(status))}});
+    } else {
+      history_->Complete(op, "acquire", Outcome::kUnknown,
+                         {{"error", ErrorText(status)}});
+    }
+  }
+  if (!refused) Backoff();
+}
+
+std::unique_ptr<client::Lease> Worker::Acquire(size_t index, const std::string& holder,
+                                               const client::AcquireOptions& acquire) {
+  const std::string& resource =
+      index < options_.resources.size() ? options_.resources[index] : options_.semaphore;
   SetPhase(WorkerPhase::kAcquiring);
-  const uint64_t op = history_->Invoke(
-      "acquire", {{"resource", resource},
-                  {"holder", holder},
-                  {"ttl_ms", Str(absl::ToInt64Milliseconds(acquire.ttl))}});
+  const uint64_t op =
+      history_->Invoke("acquire", AcquireFields(resource, holder, acquire));
   absl::StatusOr<std::unique_ptr<client::Lease>> lease =
       lock_->AcquireLease(resource, holder, acquire);
   if (!lease.ok()) {
-    if (client::IsNotAcquired(lease.status())) {
-      history_->Complete(op, "acquire", Outcome::kRefused,
-                         {{"holder_token", Str(client::CurrentToken(lease.status()))}});
-    } else {
-      history_->Complete(op, "acquire", Outcome::kUnknown,
-                         {{"error", ErrorText(lease.status())}});
-      Backoff();
-    }
-    SetPhase(WorkerPhase::kIdle);
-    return;
+    RecordNotAcquired({op}, lease.status());
+    return nullptr;
   }
-  const uint64_t token = (*lease)->token();
-  history_->Complete(op, "acquire", Outcome::kOk, {{"token", Str(token)}});
-  control().token.store(token);
-  control().ttl_ms.store(static_cast<uint32_t>(absl::ToInt64Milliseconds(acquire.ttl)));
+  history_->Complete(op, "acquire", Outcome::kOk, {{"token", Str((*lease)->token())}});
+  Holding(**lease, index, acquire.ttl);
+  return *std::move(lease);
+}
+
+void Worker::Holding(const client::Lease& lease, size_t index, absl::Duration ttl) {
+  control().token.store(lease.token());
+  control().ttl_ms.store(static_cast<uint32_t>(absl::ToInt64Milliseconds(ttl)));
   control().resource.store(static_cast<uint32_t>(index));
   control().holding.store(1);
+}
 
-  if (std::optional<uint64_t> value = ReadCounter(**lease)) {
-    SetPhase(WorkerPhase::kThinking);
-    absl::SleepFor(absl::Milliseconds(absl::Uniform<int64_t>(
-        random_, 0, absl::ToInt64Milliseconds(options_.max_think) + 1)));
-    absl::Status valid = (*lease)->Check();
+void Worker::WriterRound(const std::string& holder) {
+  const size_t index = DrawResource();
+  std::unique_ptr<client::Lease> lease = Acquire(index, holder, DrawAcquireOptions());
+  if (lease == nullptr) return;
+  Increment(*lease);
+  Release(std::move(lease));
+}
+
+void Worker::Increment(client::Lease& lease) {
+  std::optional<uint64_t> value = ReadCounter(lease);
+  if (!value) return;
+  Think();
+  absl::Status valid = lease.Check();
+  if (valid.ok()) {
+    StopIfAsked();  // the worst moment: after the check, before the write
+    WriteIncrement(lease, *value);
+  } else {
+    history_->Note("lease-lost-before-write",
+                   {{"token", Str(lease.token())}, {"why", ErrorText(valid)}});
+  }
+}
+
+void Worker::ReaderRound(const std::string& holder) {
+  client::AcquireOptions acquire = DrawAcquireOptions();
+  acquire.mode = LeaseMode::kShared;
+  std::unique_ptr<client::Lease> lease = Acquire(DrawResource(), holder, acquire);
+  if (lease == nullptr) return;
+  if (ReadCounter(*lease)) {
+    Think();
+    absl::Status valid = lease->Check();
     if (valid.ok()) {
-      StopIfAsked();  // the worst moment: after the check, before the write
-      WriteIncrement(**lease, *value);
-    } else {
-      history_->Note("lease-lost-before-write",
-                     {{"token", Str(token)}, {"why", ErrorText(valid)}});
+      // The reader's worst moment: paused here past its TTL, its second
+      // read must be refused if a writer came in meanwhile.
+      StopIfAsked();
+      ReadCounter(*lease);
     }
   }
-  Release(*std::move(lease));
+  Release(std::move(lease));
+}
+
+void Worker::PermitRound(const std::string& holder) {
+  client::AcquireOptions acquire = DrawAcquireOptions();
+  acquire.mode = LeaseMode::kPermit;
+  acquire.permits = options_.permits;
+  std::unique_ptr<client::Lease> lease =
+      Acquire(options_.resources.size(), holder, acquire);  // the semaphore
+  if (lease == nullptr) return;
+  SetPhase(WorkerPhase::kThinking);
+  Think();
+  if (lease->Check().ok()) StopIfAsked();
+  Release(std::move(lease));
+}
+
+void Worker::MultiRound(const std::string& holder) {
+  // Two distinct hot resources, in a random order; a try-lock half the time.
+  const size_t first = DrawResource();
+  size_t second = absl::Uniform<size_t>(random_, 0, options_.resources.size() - 1);
+  if (second >= first) ++second;
+  const std::vector<std::string> resources = {options_.resources[first],
+                                              options_.resources[second]};
+  client::AcquireOptions acquire = DrawAcquireOptions();
+  if (absl::Bernoulli(random_, 0.5)) acquire.wait = absl::ZeroDuration();
+  SetPhase(WorkerPhase::kAcquiring);
+  std::vector<uint64_t> ops;
+  for (const std::string& resource : resources) {
+    ops.push_back(history_->Invoke("acquire", AcquireFields(resource, holder, acquire)));
+  }
+  absl::StatusOr<std::unique_ptr<client::MultiLease>> set =
+      lock_->AcquireMultiLease(resources, holder, acquire);
+  if (!set.ok()) {
+    RecordNotAcquired(ops, set.status());
+    return;
+  }
+  for (size_t i = 0; i < ops.size(); ++i) {
+    history_->Complete(ops[i], "acquire", Outcome::kOk,
+                       {{"token", Str((*set)->lease(i).token())}});
+  }
+  Holding((*set)->lease(0), first, acquire.ttl);
+  for (size_t i = 0; i < (*set)->size(); ++i) Increment((*set)->lease(i));
+  SetPhase(WorkerPhase::kReleasing);
+  std::string tokens;
+  for (size_t i = 0; i < (*set)->size(); ++i) {
+    absl::StrAppend(&tokens, i == 0 ? "" : ",", (*set)->lease(i).token());
+  }
+  const uint64_t op = history_->Invoke(
+      "release", {{"resources", absl::StrJoin(resources, ",")}, {"tokens", tokens}});
+  absl::Status released = (*set)->Release();
+  history_->Complete(op, "release", released.ok() ? Outcome::kOk : Outcome::kUnknown,
+                     {{"error", released.ok() ? "" : ErrorText(released)}});
+  control().holding.store(0);
+  control().token.store(0);
+}
+
+void Worker::Think() {
+  SetPhase(WorkerPhase::kThinking);
+  absl::SleepFor(absl::Milliseconds(absl::Uniform<int64_t>(
+      random_, 0, absl::ToInt64Milliseconds(options_.max_think) + 1)));
 }
 
 std::optional<uint64_t> Worker::ReadCounter(client::Lease& lease) {
   SetPhase(WorkerPhase::kReading);
-  const Fields call = {
+  Fields call = {
       {"resource", lease.resource()}, {"token", Str(lease.token())}, {"gateway", path_}};
+  if (lease.mode() != LeaseMode::kExclusive) {
+    call.push_back({"mode", LeaseModeName(lease.mode())});
+  }
   const uint64_t op = history_->Invoke("read", call);
   absl::StatusOr<client::ReadResult> read = sql_ != nullptr
                                                 ? sql_->Read(lease, kCounterKey)
@@ -229,7 +370,6 @@ void Worker::Release(std::unique_ptr<client::Lease> lease) {
   lease.reset();
   control().holding.store(0);
   control().token.store(0);
-  SetPhase(WorkerPhase::kIdle);
 }
 
 }  // namespace fencegate::torture

@@ -9,6 +9,18 @@
 //   counter = read + 1 and log/<id> = read + 1 with the lease's token ->
 //   release.
 //
+// A profile that mixes the kinds of lock (WorkerOptions::shared_rounds and
+// the like) makes some rounds of another kind instead:
+//
+//   reader  a shared lease -> fenced read -> think -> check -> [stop here
+//           if asked] -> a second fenced read (a paused reader's: it must
+//           be refused once a writer came in) -> release;
+//   permit  one of the semaphore's `permits` -> think -> check -> [stop
+//           here if asked] -> release (no gateway call: a permit fences
+//           nothing);
+//   multi   two distinct hot resources in one Acquire (a try-lock half the
+//           time) -> the increment above on each -> release both.
+//
 // A SQL worker (WorkerOptions::postgres set) does the same with the same
 // lease, but its fenced read and its MultiWrite are PostgreSQL transactions
 // of its own on the gateways' rows, fenced with fencegate_fence
@@ -66,6 +78,13 @@ struct WorkerOptions {
   // Lock-service and gateway calls on the servers' Session streams instead
   // of one unary call each (client::Transport).
   bool streams = false;
+  // The share of rounds of each other kind (the rest are writer rounds).
+  double shared_rounds = 0;
+  double permit_rounds = 0;
+  double multi_rounds = 0;
+  // The semaphore the permit rounds use, and its size.
+  std::string semaphore = "semaphore";
+  uint32_t permits = 2;
 };
 
 class Worker {
@@ -78,6 +97,25 @@ class Worker {
 
  private:
   void Round();
+  void WriterRound(const std::string& holder);
+  void ReaderRound(const std::string& holder);
+  void PermitRound(const std::string& holder);
+  void MultiRound(const std::string& holder);
+  client::AcquireOptions DrawAcquireOptions();
+  size_t DrawResource();
+  Fields AcquireFields(const std::string& resource, const std::string& holder,
+                       const client::AcquireOptions& acquire) const;
+  // Records and makes an Acquire of hot resource `index` (the semaphore when
+  // index == resources.size()); null when it was not granted.
+  std::unique_ptr<client::Lease> Acquire(size_t index, const std::string& holder,
+                                         const client::AcquireOptions& acquire);
+  // Completes `ops` (one Acquire) as refused or unknown by `status`.
+  void RecordNotAcquired(const std::vector<uint64_t>& ops, const absl::Status& status);
+  // Tells the harness what this worker holds (worker_control.h).
+  void Holding(const client::Lease& lease, size_t index, absl::Duration ttl);
+  // Fenced read, think, check, [stop if asked], write the read + 1.
+  void Increment(client::Lease& lease);
+  void Think();
   // The fenced read; the counter's value, or nullopt when the round ends.
   std::optional<uint64_t> ReadCounter(client::Lease& lease);
   void WriteIncrement(client::Lease& lease, uint64_t value);

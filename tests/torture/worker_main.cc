@@ -37,6 +37,15 @@ ABSL_FLAG(absl::Duration, gateway_timeout, absl::Seconds(15),
           "deadline of each gateway call; past it the call's outcome is unknown");
 ABSL_FLAG(bool, streams, false,
           "lock-service and gateway calls on the Session streams, not one unary call each");
+ABSL_FLAG(double, shared_rounds, 0,
+          "share of rounds that read with a shared lease (twice, around a pause)");
+ABSL_FLAG(double, permit_rounds, 0,
+          "share of rounds that take one of --semaphore's permits");
+ABSL_FLAG(
+    double, multi_rounds, 0,
+    "share of rounds that take two hot resources in one Acquire and increment both");
+ABSL_FLAG(std::string, semaphore, "semaphore", "the permit rounds' semaphore");
+ABSL_FLAG(uint32_t, permits, 2, "the semaphore's size");
 ABSL_FLAG(std::string, history, "", "history file to append to");
 ABSL_FLAG(std::string, control, "", "the control page the harness created");
 
@@ -60,6 +69,11 @@ int main(int argc, char** argv) {
   options.max_think = absl::GetFlag(FLAGS_max_think);
   options.gateway_timeout = absl::GetFlag(FLAGS_gateway_timeout);
   options.streams = absl::GetFlag(FLAGS_streams);
+  options.shared_rounds = absl::GetFlag(FLAGS_shared_rounds);
+  options.permit_rounds = absl::GetFlag(FLAGS_permit_rounds);
+  options.multi_rounds = absl::GetFlag(FLAGS_multi_rounds);
+  options.semaphore = absl::GetFlag(FLAGS_semaphore);
+  options.permits = absl::GetFlag(FLAGS_permits);
   if (options.lockservice.empty() ||
       (options.gateway.empty() && options.postgres.empty()) ||
       options.resources.empty() || absl::GetFlag(FLAGS_history).empty() ||
@@ -81,6 +95,17 @@ int main(int argc, char** argv) {
     fencegate::LogError("--min_ttl must be > 0, <= --max_ttl and > --max_wait");
     return EXIT_FAILURE;
   }
+  const double other_rounds =
+      options.shared_rounds + options.permit_rounds + options.multi_rounds;
+  if (options.shared_rounds < 0 || options.permit_rounds < 0 ||
+      options.multi_rounds < 0 || other_rounds > 1 || options.permits == 0 ||
+      (!options.postgres.empty() && other_rounds > 0)) {
+    fencegate::LogError(
+        "--shared_rounds, --permit_rounds and --multi_rounds must be >= 0, sum to at "
+        "most "
+        "1, and be 0 for a SQL worker; --permits must be >= 1");
+    return EXIT_FAILURE;
+  }
   auto history = fencegate::torture::HistoryWriter::Open(absl::GetFlag(FLAGS_history),
                                                          options.name);
   auto control =
@@ -90,12 +115,15 @@ int main(int argc, char** argv) {
     return EXIT_FAILURE;
   }
   fencegate::LogInfo(
-      "worker %s: lockservice=%s %s resources=%d seed=%d ttl=[%s, %s]%s", options.name,
-      options.lockservice,
+      "worker %s: lockservice=%s %s resources=%d seed=%d ttl=[%s, %s] rounds: shared "
+      "%.2f "
+      "permit %.2f (of %d) multi %.2f%s",
+      options.name, options.lockservice,
       options.postgres.empty() ? "gateway=" + options.gateway
                                : std::string("through SQL on PostgreSQL"),
       static_cast<int>(options.resources.size()), options.seed,
       absl::FormatDuration(options.min_ttl), absl::FormatDuration(options.max_ttl),
+      options.shared_rounds, options.permit_rounds, options.permits, options.multi_rounds,
       options.planted_bug.empty() ? "" : " planted bug " + options.planted_bug);
   fencegate::torture::Worker worker(options, *std::move(history), *std::move(control));
   worker.Run();

@@ -39,6 +39,13 @@ absl::StatusOr<std::unique_ptr<WorkerProcess>> WorkerProcess::Start(
     child.argv.push_back(absl::StrCat("--planted_bug=", options.planted_bug));
   }
   if (options.streams) child.argv.push_back("--streams");
+  if (options.shared_rounds + options.permit_rounds + options.multi_rounds > 0) {
+    child.argv.push_back(absl::StrCat("--shared_rounds=", options.shared_rounds));
+    child.argv.push_back(absl::StrCat("--permit_rounds=", options.permit_rounds));
+    child.argv.push_back(absl::StrCat("--multi_rounds=", options.multi_rounds));
+    child.argv.push_back(absl::StrCat("--semaphore=", options.semaphore));
+    child.argv.push_back(absl::StrCat("--permits=", options.permits));
+  }
   child.stderr_path = prefix + ".log";
   child.network_namespace = options.network_namespace;
   absl::StatusOr<std::unique_ptr<testing::ChildProcess>> process =

@@ -38,6 +38,12 @@ struct WorkerProcessOptions {
   absl::Duration max_think;
   absl::Duration gateway_timeout;
   bool streams = false;  // lock and gateway calls on the Session streams
+  // The kinds of lock (WorkerOptions): shares of rounds, the semaphore.
+  double shared_rounds = 0;
+  double permit_rounds = 0;
+  double multi_rounds = 0;
+  std::string semaphore;
+  uint32_t permits = 2;
 };
 
 class WorkerProcess {
