@@ -421,8 +421,8 @@ class Checker {
 
   // reads-see-no-overwritten-value: an accepted fenced read, exclusive or
   // shared, returns no value older than one an acknowledged write had
-  // stored before the read was sent. (A reader that paused past its lease
-  // must be refused, not served the old value.)
+  // stored before the read was sent (no stale copy is served: the counter
+  // only grows, as every accepted increment read the value before it).
   void CheckReads() {
     std::map<std::string, std::vector<const WriteOp*>> writes;  // by resource
     for (const WriteOp& op : h_.writes) {

@@ -242,7 +242,6 @@ void Worker::PermitRound(const std::string& holder) {
   std::unique_ptr<client::Lease> lease =
       Acquire(options_.resources.size(), holder, acquire);  // the semaphore
   if (lease == nullptr) return;
-  SetPhase(WorkerPhase::kThinking);
   Think();
   if (lease->Check().ok()) StopIfAsked();
   Release(std::move(lease));
