@@ -335,6 +335,18 @@ absl::StatusOr<ScheduleProfile> ProfileNamed(const std::string& name) {
     profile.replicated.etcd_quorum_losses = 1;
     return profile;
   }
+  if (name == "etcd-kinds") {
+    // The kinds of lock on the replicated topology: etcd-quick's faults
+    // (the holds and waiters' kinds in etcd, across failovers and losses of
+    // quorum) with the rounds of "kinds" below.
+    profile = *ProfileNamed("etcd-quick");
+    profile.name = name;
+    profile.pauses_before_write = 1;
+    profile.shared_rounds = 0.5;
+    profile.permit_rounds = 0.15;
+    profile.multi_rounds = 0.15;
+    return profile;
+  }
   if (name == "kinds") {
     // Half the rounds read with a shared lease, pausing between their two
     // reads; some take a permit or two resources at once. No stale-writer
@@ -464,8 +476,9 @@ absl::StatusOr<ScheduleProfile> ProfileNamed(const std::string& name) {
   return absl::InvalidArgumentError(absl::StrCat(
       "unknown --profile '", name,
       "'; one of: default, quick, races, lock-crashes, lock-restarts, gateway-restart, "
-      "postgres-two-gateways, sql-pauses, etcd-cluster, etcd-quick, "
-      "etcd-leader-partitions, etcd-leader-pauses, etcd-standbys, etcd-fence-feed-cuts"));
+      "postgres-two-gateways, sql-pauses, kinds, kinds-contention, kinds-paused-readers, "
+      "etcd-cluster, etcd-quick, etcd-kinds, etcd-leader-partitions, etcd-leader-pauses, "
+      "etcd-standbys, etcd-fence-feed-cuts"));
 }
 
 absl::StatusOr<Topology> TopologyNamed(const std::string& name) {

@@ -259,7 +259,8 @@ std::string DescribeFault(const Schedule& schedule, const Fault& fault);
 // faults. "kinds-contention": the same rounds on two hot resources with no
 // faults, the schedules of the kinds' planted bugs. "kinds-paused-readers":
 // readers paused between their two reads among writers, the schedules of
-// the gateway's shared-read planted bug. "etcd-leader-partitions", "etcd-leader-pauses",
+// the gateway's shared-read planted bug. "etcd-kinds": etcd-quick's faults
+// with the rounds of "kinds". "etcd-leader-partitions", "etcd-leader-pauses",
 // "etcd-standbys", "etcd-fence-feed-cuts": the schedules of the etcd planted bugs.
 absl::StatusOr<ScheduleProfile> ProfileNamed(const std::string& name);
 

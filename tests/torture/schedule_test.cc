@@ -234,7 +234,7 @@ TEST(ScheduleTest, OneGatewayKeepsItsNameAndTwoAreNumbered) {
 }
 
 TEST(ScheduleTest, KindsProfilesMixEveryKindOfRound) {
-  for (const char* name : {"kinds", "kinds-contention"}) {
+  for (const char* name : {"kinds", "kinds-contention", "etcd-kinds"}) {
     const ScheduleProfile profile = *ProfileNamed(name);
     EXPECT_GT(profile.shared_rounds, 0) << name;
     EXPECT_GT(profile.permit_rounds, 0) << name;

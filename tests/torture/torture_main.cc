@@ -45,7 +45,7 @@ ABSL_FLAG(int, shard, 0,
 ABSL_FLAG(std::string, profile, "default",
           "schedule profile: default, quick, races, lock-crashes, lock-restarts, "
           "gateway-restart, postgres-two-gateways, sql-pauses, kinds, kinds-contention, "
-          "etcd-cluster, etcd-quick");
+          "kinds-paused-readers, etcd-cluster, etcd-quick, etcd-kinds");
 ABSL_FLAG(std::string, topology, "",
           "the servers, overriding the profile's (or the planted bug's): sqlite (one "
           "gateway on a SQLite file), postgres-two-gateways (two gateways on one "
