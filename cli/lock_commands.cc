@@ -23,6 +23,7 @@ namespace {
 using client::AcquireOptions;
 using client::AcquireOutcome;
 using client::LeaseMode;
+using client::LeaseModeName;
 using client::LockClient;
 using client::LockState;
 
@@ -48,19 +49,6 @@ std::string DefaultHolder() {
 }
 
 std::string Seconds(absl::Duration d) { return absl::FormatDuration(d); }
-
-// As --json gives it: "exclusive", "shared", "permit".
-const char* ModeName(LeaseMode mode) {
-  switch (mode) {
-    case LeaseMode::kShared:
-      return "shared";
-    case LeaseMode::kPermit:
-      return "permit";
-    case LeaseMode::kExclusive:
-      break;
-  }
-  return "exclusive";
-}
 
 // The kind of lease --shared and --permits ask for (default: exclusive).
 absl::Status LeaseKindFromFlags(const CommandContext& ctx, AcquireOptions& options) {
@@ -106,7 +94,7 @@ std::string HowHeld(const AcquireOptions& options) {
   if (options.mode == LeaseMode::kPermit) {
     return absl::StrCat("(a permit of ", options.permits, ")");
   }
-  return absl::StrCat("(", ModeName(options.mode), ")");
+  return absl::StrCat("(", LeaseModeName(options.mode), ")");
 }
 
 // What the token is good for, by the kind of lease.
@@ -163,7 +151,7 @@ absl::Status AcquireMany(CommandContext& ctx, const std::vector<std::string>& re
   }
   ctx.out->fields()
       .AddString("holder", holder)
-      .AddString("mode", ModeName(options.mode))
+      .AddString("mode", LeaseModeName(options.mode))
       .AddArray("leases", leases);
   return absl::OkStatus();
 }
@@ -224,7 +212,7 @@ absl::Status RunAcquire(CommandContext& ctx) {
   ctx.out->fields()
       .AddString("resource", resource)
       .AddString("holder", holder)
-      .AddString("mode", ModeName(outcome->mode))
+      .AddString("mode", LeaseModeName(outcome->mode))
       .AddUint("permits", options.permits)
       .AddUint("token", outcome->token)
       .AddString("fencing_token", fencing_token)
@@ -322,7 +310,7 @@ absl::Status RunDescribe(CommandContext& ctx) {
   ctx.out->fields()
       .AddString("resource", resource)
       .AddBool("held", state->held)
-      .AddString("mode", ModeName(state->mode))
+      .AddString("mode", LeaseModeName(state->mode))
       .AddUint("permits", state->permits)
       .AddUint("holders", state->holders)
       .AddString("holder", state->holder)

@@ -29,6 +29,7 @@
 namespace fencegate::torture {
 
 using client::LeaseMode;
+using client::LeaseModeName;
 
 // The completion time of a call whose process died before it returned.
 inline constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
@@ -41,8 +42,6 @@ inline constexpr char kSqlPath[] = "sql";
 
 enum class Outcome { kOk, kRefused, kUnknown };
 const char* OutcomeName(Outcome outcome);
-// "exclusive", "shared", "permit": as the histories write it.
-const char* LeaseModeName(LeaseMode mode);
 
 // What every call has: who made it, when it was invoked and when it
 // returned, and its outcome.

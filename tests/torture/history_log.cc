@@ -114,18 +114,6 @@ std::string ReadWholeFile(const std::string& path) {
 
 }  // namespace
 
-const char* LeaseModeName(LeaseMode mode) {
-  switch (mode) {
-    case LeaseMode::kExclusive:
-      return "exclusive";
-    case LeaseMode::kShared:
-      return "shared";
-    case LeaseMode::kPermit:
-      return "permit";
-  }
-  return "?";
-}
-
 const char* OutcomeName(Outcome outcome) {
   switch (outcome) {
     case Outcome::kOk:

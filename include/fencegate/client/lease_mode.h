@@ -15,6 +15,20 @@ namespace fencegate::client {
 
 enum class LeaseMode { kExclusive = 0, kShared = 1, kPermit = 2 };
 
+// "exclusive", "shared", "permit": as the CLI's --json and the torture
+// histories write it.
+inline const char* LeaseModeName(LeaseMode mode) {
+  switch (mode) {
+    case LeaseMode::kShared:
+      return "shared";
+    case LeaseMode::kPermit:
+      return "permit";
+    case LeaseMode::kExclusive:
+      break;
+  }
+  return "exclusive";
+}
+
 }  // namespace fencegate::client
 
 #endif  // FENCEGATE_CLIENT_LEASE_MODE_H_
