@@ -338,7 +338,7 @@ absl::StatusOr<ScheduleProfile> ProfileNamed(const std::string& name) {
   if (name == "etcd-kinds") {
     // The kinds of lock on the replicated topology: etcd-quick's faults
     // (the holds and waiters' kinds in etcd, across failovers and losses of
-    // quorum) with the rounds of "kinds" below.
+    // quorum) with the rounds of "kinds" below; torture.etcd_cluster.kinds.
     profile = *ProfileNamed("etcd-quick");
     profile.name = name;
     profile.pauses_before_write = 1;

@@ -256,12 +256,13 @@ std::string DescribeFault(const Schedule& schedule, const Fault& fault);
 // kinds of lock: readers with shared leases among the writers, permit
 // holders of a semaphore and multi-resource Acquires, under holder pauses
 // (past the TTL, and at each round's worst moment) and the servers'
-// faults. "kinds-contention": the same rounds on two hot resources with no
+// faults. "kinds-contention": the same rounds on four hot resources with no
 // faults, the schedules of the kinds' planted bugs. "kinds-paused-readers":
 // readers paused between their two reads among writers, the schedules of
 // the gateway's shared-read planted bug. "etcd-kinds": etcd-quick's faults
-// with the rounds of "kinds". "etcd-leader-partitions", "etcd-leader-pauses",
-// "etcd-standbys", "etcd-fence-feed-cuts": the schedules of the etcd planted bugs.
+// with the rounds of "kinds" (torture.etcd_cluster.kinds). "etcd-leader-partitions",
+// "etcd-leader-pauses", "etcd-standbys", "etcd-fence-feed-cuts": the schedules of the
+// etcd planted bugs.
 absl::StatusOr<ScheduleProfile> ProfileNamed(const std::string& name);
 
 // "sqlite" (one gateway on its own SQLite file, what every profile but
