@@ -101,9 +101,8 @@ int main(int argc, char** argv) {
       options.multi_rounds < 0 || other_rounds > 1 || options.permits == 0 ||
       (!options.postgres.empty() && other_rounds > 0)) {
     fencegate::LogError(
-        "--shared_rounds, --permit_rounds and --multi_rounds must be >= 0, sum to at "
-        "most "
-        "1, and be 0 for a SQL worker; --permits must be >= 1");
+        "--shared_rounds, --permit_rounds and --multi_rounds must be >= 0, sum to "
+        "at most 1, and be 0 for a SQL worker; --permits must be >= 1");
     return EXIT_FAILURE;
   }
   auto history = fencegate::torture::HistoryWriter::Open(absl::GetFlag(FLAGS_history),
@@ -115,9 +114,8 @@ int main(int argc, char** argv) {
     return EXIT_FAILURE;
   }
   fencegate::LogInfo(
-      "worker %s: lockservice=%s %s resources=%d seed=%d ttl=[%s, %s] rounds: shared "
-      "%.2f "
-      "permit %.2f (of %d) multi %.2f%s",
+      "worker %s: lockservice=%s %s resources=%d seed=%d ttl=[%s, %s] "
+      "rounds: shared %.2f permit %.2f (of %d) multi %.2f%s",
       options.name, options.lockservice,
       options.postgres.empty() ? "gateway=" + options.gateway
                                : std::string("through SQL on PostgreSQL"),
