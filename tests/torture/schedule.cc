@@ -350,8 +350,9 @@ absl::StatusOr<ScheduleProfile> ProfileNamed(const std::string& name) {
   if (name == "kinds") {
     // Half the rounds read with a shared lease, pausing between their two
     // reads; some take a permit or two resources at once. No stale-writer
-    // races: they stall a gateway commit under a writer, which the pauses
-    // at the worst moment already reach for readers and writers alike.
+    // races: a race resumes a worker stopped before its write to meet its
+    // successor's read in a stalled commit, and a worker stopped at its
+    // worst moment here is as often a reader or a permit holder.
     profile.workers = 8;
     profile.shared_rounds = 0.5;
     profile.permit_rounds = 0.15;
