@@ -45,6 +45,12 @@ absl::StatusOr<std::unique_ptr<GatewayServer>> GatewayServer::Start(
   server->lockservice_ = options.lockservice;
   server->observability_ = std::make_unique<ServerObservability>(
       options.serving, std::vector<std::string>{"fencegate.v1.Gateway"});
+  if (options.storage.empty()) {
+    absl::StatusOr<StateLock> state_lock =
+        StateLock::Acquire(options.db_path, "fencegate-gateway");
+    if (!state_lock.ok()) return state_lock.status();
+    server->state_lock_.emplace(*std::move(state_lock));
+  }
   absl::StatusOr<std::unique_ptr<StorageBackend>> storage =
       OpenStorage(options, &server->storage_description_);
   if (!storage.ok()) return storage.status();

@@ -17,12 +17,14 @@
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "common/server_observability.h"
 #include "common/server_setup.h"
+#include "common/state_lock.h"
 #include "common/token_signer.h"
 #include "gateway/fence_follower.h"
 #include "gateway/fenced_store.h"
@@ -68,6 +70,9 @@ class GatewayServer : public ServerControl {
   // The gauges read at each scrape: queue, feed, PostgreSQL readers.
   void AddGauges(metrics::Registry& registry);
 
+  // SQLite: one process per database (state_lock.h); taken before the
+  // database is opened, released after everything else is gone.
+  std::optional<StateLock> state_lock_;
   int port_ = 0;
   // Before everything that reports to it, after everything it reads.
   std::unique_ptr<ServerObservability> observability_;

@@ -97,6 +97,10 @@ std::string LockServer::Role() const {
 
 absl::Status LockServer::StartSqlite(const LockServerOptions& options,
                                      std::shared_ptr<grpc::ServerCredentials> credentials) {
+  absl::StatusOr<StateLock> state_lock =
+      StateLock::Acquire(options.db_path, "fencegate-lockservice");
+  if (!state_lock.ok()) return state_lock.status();
+  state_lock_.emplace(*std::move(state_lock));
   absl::StatusOr<std::unique_ptr<SqliteLockStore>> store =
       SqliteLockStore::Open(options.db_path);
   if (!store.ok()) return store.status();

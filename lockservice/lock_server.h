@@ -21,12 +21,14 @@
 #define FENCEGATE_LOCKSERVICE_LOCK_SERVER_H_
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "common/server_observability.h"
 #include "common/server_setup.h"
+#include "common/state_lock.h"
 #include "common/stream_quota.h"
 #include "common/stream_reactor.h"
 #include "common/token_signer.h"
@@ -79,6 +81,9 @@ class LockServer : public ServerControl {
   std::shared_ptr<LockManager> CurrentManager() const;
   std::string Role() const;
 
+  // sqlite: one process per database (state_lock.h); taken before the
+  // database is opened, released after everything else is gone.
+  std::optional<StateLock> state_lock_;
   int port_ = 0;
   size_t max_batch_ = 0;
   // Before everything that reports to it, after everything it reads.

@@ -324,7 +324,7 @@ TEST_F(MaintainerScriptTest, PurgeDeletesOnlyThisPackagesState) {
   EXPECT_THAT(lock, HasSubstr("deb-systemd-helper purge fencegate-lockservice.service"));
   EXPECT_THAT(
       lock, HasSubstr("rm -f /var/lib/fencegate/locks.db /var/lib/fencegate/locks.db-wal "
-                      "/var/lib/fencegate/locks.db-shm"));
+                      "/var/lib/fencegate/locks.db-shm /var/lib/fencegate/locks.db.lock"));
   EXPECT_THAT(lock, Not(HasSubstr("objects.db")));
   EXPECT_THAT(lock, HasSubstr("rmdir --ignore-fail-on-non-empty /var/lib/fencegate"));
   EXPECT_THAT(lock, Not(HasSubstr("deluser")));
