@@ -29,7 +29,8 @@ ABSL_FLAG(std::string, signing_keys, kServingDefaults.signing_keys_path,
 ABSL_FLAG(std::string, metrics_listen, kServingDefaults.metrics_listen,
           "host:port of the HTTP listener for Prometheus' /metrics and the status page "
           "at / (TLS as the gRPC port); 'auto': 127.0.0.1 at the server's metrics port "
-          "(lock service 9464, gateway 9465), or a free port when --listen's port is 0; "
+          "(lock service 9464, gateway 9465) when it is free, else a free port (always "
+          "when --listen's port is 0); the start-up line says which; "
           "empty: metrics off (docs/observability.md)");
 ABSL_FLAG(std::string, metrics_port_file, kServingDefaults.metrics_port_file,
           "if set, write the bound metrics port to this file once serving");

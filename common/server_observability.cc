@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "common/build_info.h"
 #include "common/metrics/process_metrics.h"
@@ -54,7 +55,17 @@ absl::Status ServerObservability::StartListener(StatusPageFn status_page) {
   };
   routes["/"] = std::move(status_page);
   absl::StatusOr<std::unique_ptr<HttpListener>> listener =
-      HttpListener::Start(std::move(options), std::move(routes));
+      HttpListener::Start(options, routes);
+  // "auto" takes its default port when it is free, a free port otherwise:
+  // two servers of a host never share one port (nor its scrapes).
+  const std::string auto_port_only = "127.0.0.1:0";
+  if (!listener.ok() && absl::IsUnavailable(listener.status()) &&
+      serving_.metrics_listen == ServingOptions::kMetricsListenAuto &&
+      options.listen != auto_port_only) {
+    auto_port_taken_ = options.listen;
+    options.listen = auto_port_only;
+    listener = HttpListener::Start(std::move(options), std::move(routes));
+  }
   if (!listener.ok()) return listener.status();
   listener_ = *std::move(listener);
   return WritePortFile(serving_.metrics_port_file, listener_->port());
@@ -63,8 +74,13 @@ absl::Status ServerObservability::StartListener(StatusPageFn status_page) {
 std::string ServerObservability::DescribeListener() const {
   if (listener_ == nullptr) return "off";
   const std::string address = serving_.MetricsAddress();
-  return absl::StrCat(serving_.tls.enabled() ? "https://" : "http://",
-                      address.substr(0, address.rfind(':')), ":", listener_->port(), "/");
+  std::string description =
+      absl::StrCat(serving_.tls.enabled() ? "https://" : "http://",
+                   address.substr(0, address.rfind(':')), ":", listener_->port(), "/");
+  if (!auto_port_taken_.empty()) {
+    absl::StrAppend(&description, " (auto: ", auto_port_taken_, " was taken)");
+  }
+  return description;
 }
 
 void ServerObservability::StopListener() {

@@ -59,12 +59,16 @@ class ServerObservability {
   NewRpcInterceptorFactory();
 
   // Listens (if metrics are on) and serves /metrics and `status_page` at
-  // /; writes --metrics_port_file. UNAVAILABLE naming --metrics_listen if
-  // it cannot listen; INVALID_ARGUMENT if the TLS files do not load.
+  // /; writes --metrics_port_file. With --metrics_listen=auto, the
+  // server's default port when it is free and a free port otherwise
+  // (DescribeListener() says which). UNAVAILABLE naming --metrics_listen if
+  // it cannot listen (port reuse is off: a port another process listens on
+  // is refused); INVALID_ARGUMENT if the TLS files do not load.
   absl::Status StartListener(StatusPageFn status_page);
   // The bound metrics port; 0 when off or not started.
   int metrics_port() const { return listener_ == nullptr ? 0 : listener_->port(); }
-  // "http://127.0.0.1:9464/" (https with TLS), or "off", for logs.
+  // "http://127.0.0.1:9464/" (https with TLS), or "off", for logs; with
+  // " (auto: 127.0.0.1:9464 was taken)" when auto fell back to a free port.
   std::string DescribeListener() const;
   // Stops the listener: a scrape or page in flight ends first. Idempotent.
   void StopListener();
@@ -72,6 +76,7 @@ class ServerObservability {
  private:
   const ServingOptions serving_;
   const std::unique_ptr<metrics::Registry> registry_;  // null: metrics off
+  std::string auto_port_taken_;  // the auto address that was taken, if any
   std::unique_ptr<RpcMetrics> rpc_;
   ServerInfoService info_;
   std::unique_ptr<HttpListener> listener_;

@@ -68,6 +68,9 @@ absl::StatusOr<std::unique_ptr<grpc::Server>> StartGrpcServer(
   builder.AddListeningPort(
       listen, credentials ? credentials : grpc::InsecureServerCredentials(), port);
   if (max_receive_bytes > 0) builder.SetMaxReceiveMessageSize(max_receive_bytes);
+  // gRPC sets SO_REUSEPORT on Linux by default: a second server on a taken
+  // port would then start and share the port's connections with the first.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   // Long-lived streams (WatchFences) are kept alive by client pings every
   // 10 s; gRPC's default would treat those as abuse (one per 5 minutes).
   builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 5000);

@@ -45,9 +45,10 @@ struct ServingOptions {
   ServerTlsFiles tls;
   // --metrics_listen: host:port of the HTTP listener for /metrics and the
   // status page (server_observability.h), with TLS as the gRPC port when
-  // `tls` is on. kMetricsListenAuto: on loopback, at metrics_auto_port, or
-  // at a free port when `listen` asks for one (port 0), so servers started
-  // on free ports never collide. Empty: metrics off altogether (no listener,
+  // `tls` is on. kMetricsListenAuto: on loopback, at metrics_auto_port when
+  // it is free and at a free port otherwise (ServerObservability), or at a
+  // free port at once when `listen` asks for one (port 0), so servers on one
+  // host never share a metrics port. Empty: metrics off altogether (no listener,
   // no counting; ServerInfo.GetMetrics answers FAILED_PRECONDITION).
   std::string metrics_listen = kMetricsListenAuto;
   // The port kMetricsListenAuto means; each server's Options sets its own.
@@ -93,7 +94,9 @@ class ServerObservability;
 // the bound port and publishes it in `port_file` (if not empty). With
 // `observability`, its ServerInfo (with the server's metrics) and its
 // per-RPC metrics; without, a ServerInfo with metrics off.
-// UNAVAILABLE naming --listen if it cannot listen. `service` and
+// UNAVAILABLE naming --listen if it cannot listen, a port another process
+// listens on included (port reuse is off: no two servers share a port).
+// `service` and
 // `observability` must outlive the server.
 absl::StatusOr<std::unique_ptr<grpc::Server>> StartGrpcServer(
     const std::string& listen, grpc::Service* service, int* port,

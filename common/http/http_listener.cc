@@ -265,6 +265,13 @@ absl::Status HttpListener::Impl::Start() {
       [this](const httplib::Request& req, httplib::Response& res) {
         return Route(req, res);
       });
+  // httplib's default also sets SO_REUSEPORT, which lets a second process
+  // listen on the same port and take half of its scrapes. SO_REUSEADDR
+  // alone lets a restart bind while old connections are in TIME_WAIT.
+  server_.set_socket_options([](socket_t sock) {
+    int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+  });
   server_.set_payload_max_length(options_.max_request_bytes);
   server_.set_keep_alive_max_count(1);
   const auto io = absl::ToChronoMicroseconds(options_.io_timeout);

@@ -92,7 +92,8 @@ using HttpHandler = std::function<HttpResponse(const HttpRequest&)>;
 class HttpListener {
  public:
   // Listens and starts serving `routes` (exact path -> handler). UNAVAILABLE
-  // if it cannot listen; INVALID_ARGUMENT for options that cannot work or
+  // if it cannot listen, a port another process listens on included (no
+  // SO_REUSEPORT: two listeners never share a port); INVALID_ARGUMENT for options that cannot work or
   // TLS files that do not load (naming the file).
   static absl::StatusOr<std::unique_ptr<HttpListener>> Start(
       HttpListenerOptions options, std::map<std::string, HttpHandler> routes);
