@@ -1,0 +1,318 @@
+// A second server started by mistake on what a first one serves (the same
+// SQLite state, the same gRPC port, the same metrics port) fails to start
+// and says why; the first serves on, untouched. Started as an operator
+// would: the real binaries, twice (docs/operations.md, "A second instance
+// by mistake"). Also StateLock itself, in-process.
+#include <unistd.h>
+
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "common/state_lock.h"
+#include "fencegate/client/gateway_client.h"
+#include "fencegate/client/lock_client.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/testing/free_port.h"
+#include "tests/testing/run_program.h"
+#include "tests/testing/server_process.h"
+#include "tests/testing/status_matchers.h"
+#include "tests/testing/temp_dir.h"
+
+namespace fencegate {
+namespace {
+
+using ::fencegate::testing::IsOk;
+using ::fencegate::testing::StatusIs;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+constexpr char kLockService[] = FENCEGATE_LOCKSERVICE_BIN;
+constexpr char kGateway[] = FENCEGATE_GATEWAY_BIN;
+
+client::Fencing Fenced(uint64_t token) {
+  client::Fencing fencing;
+  fencing.resource = "orders";
+  fencing.token = token;
+  return fencing;
+}
+
+client::AcquireOptions WithTtl(absl::Duration ttl) {
+  client::AcquireOptions options;
+  options.ttl = ttl;
+  return options;
+}
+
+std::string ReadFile(const std::string& path) {
+  std::stringstream text;
+  text << std::ifstream(path).rdbuf();
+  return text.str();
+}
+
+// Runs a server that is expected not to start; its output (stderr) and
+// exit code.
+testing::ProgramResult RunToEnd(std::vector<std::string> argv) {
+  absl::StatusOr<testing::ProgramResult> result =
+      testing::RunProgram(argv, absl::Seconds(60));
+  EXPECT_THAT(result, IsOk());
+  return result.ok() ? *result : testing::ProgramResult{};
+}
+
+// --- StateLock, in-process -------------------------------------------------
+
+TEST(StateLockTest, ASecondLockOnTheSameStateIsRefusedNamingThePid) {
+  testing::TempDir dir;
+  const std::string db = dir.File("locks.db");
+  absl::StatusOr<StateLock> first = StateLock::Acquire(db, "fencegate-lockservice");
+  ASSERT_THAT(first, IsOk());
+  EXPECT_EQ(first->path(), db + ".lock");
+  EXPECT_EQ(ReadFile(db + ".lock"), absl::StrCat(getpid(), "\n"));
+
+  // flock belongs to the open file description: the same process is
+  // refused too.
+  absl::StatusOr<StateLock> second = StateLock::Acquire(db, "fencegate-lockservice");
+  EXPECT_THAT(second, StatusIs(absl::StatusCode::kFailedPrecondition,
+                               HasSubstr(absl::StrCat("PID ", getpid()))));
+  EXPECT_THAT(second.status().message(), HasSubstr(db + ".lock"));
+
+  // Another database is another state.
+  EXPECT_THAT(StateLock::Acquire(dir.File("other.db"), "fencegate-lockservice"), IsOk());
+
+  // Released with its owner; the file stays.
+  { StateLock gone = *std::move(first); }
+  EXPECT_THAT(StateLock::Acquire(db, "fencegate-lockservice"), IsOk());
+}
+
+TEST(StateLockTest, AnUnwritableDirectoryIsAnErrorNamingTheLockFile) {
+  const std::string db = "/proc/fencegate-no-such-dir/locks.db";
+  absl::StatusOr<StateLock> lock = StateLock::Acquire(db, "fencegate-lockservice");
+  EXPECT_THAT(lock, Not(IsOk()));
+  EXPECT_THAT(lock.status().message(), HasSubstr(db + ".lock"));
+}
+
+// --- two servers on one state ----------------------------------------------
+
+// The reproduction of the bug: the second lock service on the same database
+// (and the same port, as a restart script that does not wait would start
+// it) exits non-zero naming the state, its lock file and the first's PID;
+// the first keeps serving, and a lock taken through it is held once over
+// fresh connections, each of which might have reached a second process.
+TEST(SecondInstanceTest, ASecondLockServiceOnOneDatabaseExitsAndTheFirstServesOn) {
+  testing::TempDir dir;
+  const std::string db = dir.File("locks.db");
+  absl::StatusOr<std::unique_ptr<testing::ServerProcess>> first =
+      testing::ServerProcess::Start(kLockService, {"--db=" + db}, dir.path(), "first");
+  ASSERT_THAT(first, IsOk());
+  absl::StatusOr<std::unique_ptr<client::LockClient>> lock =
+      client::LockClient::Connect((*first)->address());
+  ASSERT_THAT(lock, IsOk());
+  absl::StatusOr<client::AcquireOutcome> held =
+      (*lock)->Acquire("dup", "h0", WithTtl(absl::Seconds(60)));
+  ASSERT_THAT(held, IsOk());
+  ASSERT_TRUE(held->acquired);
+
+  for (const std::string& listen :
+       {(*first)->address(), std::string("127.0.0.1:0")}) {
+    SCOPED_TRACE(listen);
+    const testing::ProgramResult second =
+        RunToEnd({kLockService, "--listen=" + listen, "--db=" + db, "--metrics_listen="});
+    EXPECT_EQ(second.exit_code, 1);
+    EXPECT_THAT(second.stderr_text, HasSubstr("failed to start"));
+    EXPECT_THAT(second.stderr_text, HasSubstr("the state " + db + " is in use"));
+    EXPECT_THAT(second.stderr_text, HasSubstr(db + ".lock"));
+    EXPECT_THAT(second.stderr_text, HasSubstr(absl::StrCat("PID ", (*first)->pid())));
+  }
+
+  for (int i = 1; i <= 12; ++i) {
+    absl::StatusOr<std::unique_ptr<client::LockClient>> fresh =
+        client::LockClient::Connect((*first)->address());
+    ASSERT_THAT(fresh, IsOk());
+    absl::StatusOr<client::AcquireOutcome> outcome =
+        (*fresh)->Acquire("dup", absl::StrCat("h", i), WithTtl(absl::Seconds(60)));
+    ASSERT_THAT(outcome, IsOk());
+    EXPECT_FALSE(outcome->acquired) << "h" << i << " got token " << outcome->token;
+    EXPECT_EQ(outcome->holder_token, held->token);
+  }
+  absl::StatusOr<client::LockState> state = (*lock)->Describe("dup");
+  ASSERT_THAT(state, IsOk());
+  EXPECT_EQ(state->holder, "h0");
+  EXPECT_EQ(state->holders, 1u);
+  EXPECT_THAT((*first)->Terminate(), IsOk());
+}
+
+TEST(SecondInstanceTest, ASecondGatewayOnOneDatabaseExitsAndTheFirstServesOn) {
+  testing::TempDir dir;
+  const std::string db = dir.File("objects.db");
+  absl::StatusOr<std::unique_ptr<testing::ServerProcess>> first =
+      testing::ServerProcess::Start(kGateway, {"--db=" + db}, dir.path(), "first");
+  ASSERT_THAT(first, IsOk());
+  absl::StatusOr<std::unique_ptr<client::GatewayClient>> gateway =
+      client::GatewayClient::Connect((*first)->address());
+  ASSERT_THAT(gateway, IsOk());
+  ASSERT_THAT((*gateway)->Put(Fenced(5), "count", "1"), IsOk());
+
+  const testing::ProgramResult second =
+      RunToEnd({kGateway, "--listen=127.0.0.1:0", "--db=" + db, "--metrics_listen="});
+  EXPECT_EQ(second.exit_code, 1);
+  EXPECT_THAT(second.stderr_text, HasSubstr("the state " + db + " is in use"));
+  EXPECT_THAT(second.stderr_text, HasSubstr(db + ".lock"));
+  EXPECT_THAT(second.stderr_text, HasSubstr(absl::StrCat("PID ", (*first)->pid())));
+
+  // The first still fences: its fence for "orders" is 5.
+  EXPECT_THAT((*gateway)->Put(Fenced(4), "count", "2"),
+              StatusIs(absl::StatusCode::kAborted));
+  absl::StatusOr<client::WriteResult> newer = (*gateway)->Put(Fenced(6), "count", "3");
+  EXPECT_THAT(newer, IsOk());
+  EXPECT_THAT((*first)->Terminate(), IsOk());
+}
+
+// kill -9 leaves no lock behind: the next server on the state serves at
+// once, with every lease the first had granted.
+TEST(SecondInstanceTest, AfterAKillNineTheNextLockServiceServesAtOnceWithEveryLease) {
+  testing::TempDir dir;
+  const std::string db = dir.File("locks.db");
+  absl::StatusOr<std::unique_ptr<testing::ServerProcess>> first =
+      testing::ServerProcess::Start(kLockService, {"--db=" + db}, dir.path(), "first");
+  ASSERT_THAT(first, IsOk());
+  std::vector<uint64_t> tokens;
+  {
+    absl::StatusOr<std::unique_ptr<client::LockClient>> lock =
+        client::LockClient::Connect((*first)->address());
+    ASSERT_THAT(lock, IsOk());
+    for (const char* resource : {"a", "b", "c"}) {
+      absl::StatusOr<client::AcquireOutcome> outcome =
+          (*lock)->Acquire(resource, "holder", WithTtl(absl::Seconds(120)));
+      ASSERT_THAT(outcome, IsOk());
+      ASSERT_TRUE(outcome->acquired);
+      tokens.push_back(outcome->token);
+    }
+  }
+  (*first)->Kill();
+
+  absl::StatusOr<std::unique_ptr<testing::ServerProcess>> next =
+      testing::ServerProcess::Start(kLockService, {"--db=" + db}, dir.path(), "next");
+  ASSERT_THAT(next, IsOk());
+  EXPECT_EQ(ReadFile(db + ".lock"), absl::StrCat((*next)->pid(), "\n"));
+  absl::StatusOr<std::unique_ptr<client::LockClient>> lock =
+      client::LockClient::Connect((*next)->address());
+  ASSERT_THAT(lock, IsOk());
+  const char* resources[] = {"a", "b", "c"};
+  for (int i = 0; i < 3; ++i) {
+    absl::StatusOr<client::LockState> state = (*lock)->Describe(resources[i]);
+    ASSERT_THAT(state, IsOk());
+    EXPECT_TRUE(state->held) << resources[i];
+    EXPECT_EQ(state->holder, "holder");
+    EXPECT_EQ(state->token, tokens[i]);
+  }
+  EXPECT_THAT((*next)->Terminate(), IsOk());
+}
+
+TEST(SecondInstanceTest, AfterAKillNineTheNextGatewayServesAtOnce) {
+  testing::TempDir dir;
+  const std::string db = dir.File("objects.db");
+  absl::StatusOr<std::unique_ptr<testing::ServerProcess>> first =
+      testing::ServerProcess::Start(kGateway, {"--db=" + db}, dir.path(), "first");
+  ASSERT_THAT(first, IsOk());
+  {
+    absl::StatusOr<std::unique_ptr<client::GatewayClient>> gateway =
+        client::GatewayClient::Connect((*first)->address());
+    ASSERT_THAT(gateway, IsOk());
+    ASSERT_THAT((*gateway)->Put(Fenced(7), "count", "1"), IsOk());
+  }
+  (*first)->Kill();
+  absl::StatusOr<std::unique_ptr<testing::ServerProcess>> next =
+      testing::ServerProcess::Start(kGateway, {"--db=" + db}, dir.path(), "next");
+  ASSERT_THAT(next, IsOk());
+  EXPECT_EQ(ReadFile(db + ".lock"), absl::StrCat((*next)->pid(), "\n"));
+  absl::StatusOr<std::unique_ptr<client::GatewayClient>> gateway =
+      client::GatewayClient::Connect((*next)->address());
+  ASSERT_THAT(gateway, IsOk());
+  EXPECT_THAT((*gateway)->Put(Fenced(6), "count", "2"),
+              StatusIs(absl::StatusCode::kAborted));
+  EXPECT_THAT((*next)->Terminate(), IsOk());
+}
+
+// --- no shared ports -------------------------------------------------------
+
+TEST(SecondInstanceTest, ASecondServerOnATakenGrpcPortFailsNamingThePort) {
+  for (const char* binary : {kLockService, kGateway}) {
+    SCOPED_TRACE(binary);
+    testing::TempDir dir;
+    absl::StatusOr<std::unique_ptr<testing::ServerProcess>> first =
+        testing::ServerProcess::Start(binary, {"--db=" + dir.File("first.db")}, dir.path(),
+                                      "first");
+    ASSERT_THAT(first, IsOk());
+    const testing::ProgramResult second =
+        RunToEnd({binary, "--listen=" + (*first)->address(),
+                  "--db=" + dir.File("second.db"), "--metrics_listen="});
+    EXPECT_EQ(second.exit_code, 1);
+    EXPECT_THAT(second.stderr_text,
+                HasSubstr("cannot listen on " + (*first)->address()));
+    EXPECT_THAT(second.stderr_text, HasSubstr("--listen"));
+    EXPECT_THAT((*first)->Terminate(), IsOk());
+  }
+}
+
+TEST(SecondInstanceTest, ASecondServerOnATakenMetricsPortFailsNamingThePort) {
+  for (const char* binary : {kLockService, kGateway}) {
+    SCOPED_TRACE(binary);
+    testing::TempDir dir;
+    absl::StatusOr<std::unique_ptr<testing::ServerProcess>> first =
+        testing::ServerProcess::Start(binary, {"--db=" + dir.File("first.db")}, dir.path(),
+                                      "first");
+    ASSERT_THAT(first, IsOk());
+    absl::StatusOr<int> metrics_port = (*first)->MetricsPort();
+    ASSERT_THAT(metrics_port, IsOk());
+    const std::string taken = absl::StrCat("127.0.0.1:", *metrics_port);
+    const testing::ProgramResult second =
+        RunToEnd({binary, "--listen=127.0.0.1:0", "--db=" + dir.File("second.db"),
+                  "--metrics_listen=" + taken});
+    EXPECT_EQ(second.exit_code, 1);
+    EXPECT_THAT(second.stderr_text, HasSubstr("cannot listen on " + taken));
+    EXPECT_THAT(second.stderr_text, HasSubstr("--metrics_listen"));
+    EXPECT_THAT((*first)->Terminate(), IsOk());
+  }
+}
+
+// --metrics_listen=auto on a fixed gRPC port asks for the server's default
+// metrics port (9464, 9465); two servers of one kind on one host then get
+// two ports, and the second's start-up line and port file say which.
+TEST(SecondInstanceTest, MetricsListenAutoTakesAFreePortWhenTheDefaultIsTaken) {
+  for (const char* binary : {kLockService, kGateway}) {
+    SCOPED_TRACE(binary);
+    testing::TempDir dir;
+    std::vector<std::unique_ptr<testing::ServerProcess>> servers;
+    for (const char* name : {"first", "second"}) {
+      absl::StatusOr<int> port = testing::PickFreePort();
+      ASSERT_THAT(port, IsOk());
+      absl::StatusOr<std::unique_ptr<testing::ServerProcess>> server =
+          testing::ServerProcess::Start(
+              binary, {"--db=" + dir.File(absl::StrCat(name, ".db")), "--metrics_listen=auto"},
+              dir.path(), name, *port);
+      ASSERT_THAT(server, IsOk());
+      servers.push_back(*std::move(server));
+    }
+    absl::StatusOr<int> first_port = servers[0]->MetricsPort();
+    absl::StatusOr<int> second_port = servers[1]->MetricsPort();
+    ASSERT_THAT(first_port, IsOk());
+    ASSERT_THAT(second_port, IsOk());
+    EXPECT_NE(*first_port, *second_port);
+    // Whoever has the default port now (the first, or another process),
+    // the second did not get it and says so.
+    const std::string auto_port =
+        absl::EndsWith(binary, "gateway") ? "127.0.0.1:9465" : "127.0.0.1:9464";
+    EXPECT_THAT(servers[1]->WaitForLog(absl::StrCat(
+                    "metrics=http://127.0.0.1:", *second_port, "/ (auto: ", auto_port,
+                    " was taken)")),
+                IsOk());
+    for (auto& server : servers) EXPECT_THAT(server->Terminate(), IsOk());
+  }
+}
+
+}  // namespace
+}  // namespace fencegate
