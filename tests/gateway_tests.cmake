@@ -1,11 +1,5 @@
 # The gateway: fenced storage (see ../shared/DESIGN.md, "Gateway semantics").
 
-# A PostgreSQL server of the test's own (Debian's binaries, temp dir); no
-# gtest, so the demo's act on a PostgreSQL table runs one too.
-add_library(fencegate_testing_postgres testing/postgres_server.cc)
-target_link_libraries(fencegate_testing_postgres PUBLIC
-  fencegate_process_harness PkgConfig::PQXX)
-
 # The core on each storage backend (a SQLite file; a PostgreSQL server
 # started by the test): semantics, group commit, bad input, and what only
 # PostgreSQL has (several gateways on one database, lost connections).
@@ -21,7 +15,7 @@ fencegate_cc_test(gateway_unit_tests
     unit/gateway_validation_test.cc
     unit/group_commit_queue_test.cc
     unit/session_harness.cc
-  DEPS fencegate_gatewaycore fencegate_gateway_postgres fencegate_testing_postgres
+  DEPS fencegate_gatewaycore fencegate_gateway_postgres fencegate_postgres_harness
     fencegate_stream_harness
   LABELS unit
   TEST_PREFIX "gateway.")
@@ -34,7 +28,7 @@ fencegate_cc_test(gateway_integration_tests
     integration/gateway_durability_test.cc
     integration/gateway_postgres_durability_test.cc
     integration/gateway_postgres_test.cc
-  DEPS fencegate_grpc_common fencegate_testing_postgres
+  DEPS fencegate_grpc_common fencegate_postgres_harness
   LABELS integration
   TEST_PREFIX "gateway.")
 target_compile_definitions(gateway_integration_tests PRIVATE
@@ -53,7 +47,7 @@ fencegate_cc_test(sql_fencing_tests
     integration/sql_fencing_race_test.cc
     integration/sql_fencing_test.cc
   DEPS fencegate_client fencegate_grpc_common fencegate_common fencegate_sql_api
-    fencegate_testing_postgres
+    fencegate_postgres_harness
   LABELS integration
   TEST_PREFIX "sql.")
 target_compile_definitions(sql_fencing_tests PRIVATE

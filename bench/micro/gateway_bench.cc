@@ -21,7 +21,7 @@
 #include "benchmark/benchmark.h"
 #include "gateway/fenced_store.h"
 #include "gateway/sqlite_storage.h"
-#include "tests/testing/temp_dir.h"
+#include "harness/temp_dir.h"
 
 namespace fencegate::gateway {
 namespace {

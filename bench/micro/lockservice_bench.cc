@@ -20,7 +20,7 @@
 #include "fencegate/clock.h"
 #include "lockservice/lock_manager.h"
 #include "lockservice/sqlite_lock_store.h"
-#include "tests/testing/temp_dir.h"
+#include "harness/temp_dir.h"
 
 namespace fencegate::lockservice {
 namespace {

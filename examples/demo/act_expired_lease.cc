@@ -1,7 +1,7 @@
 // Act 2: an expired lease, with fencing (acts.h).
 #include "absl/strings/str_cat.h"
 #include "examples/demo/acts.h"
-#include "tests/testing/tcp_proxy.h"
+#include "harness/tcp_proxy.h"
 
 namespace fencegate::demo {
 

@@ -6,8 +6,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
-#include "examples/demo/counter_store.h"
-#include "examples/demo/interrupt.h"
+#include "harness/counter_store.h"
+#include "harness/interrupt.h"
 
 namespace fencegate::demo {
 namespace {

@@ -14,7 +14,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "examples/demo/client_process.h"
+#include "harness/client_process.h"
 #include "examples/demo/timeline.h"
 #include "fencegate/client/gateway_client.h"
 #include "fencegate/client/lock_client.h"

@@ -17,8 +17,8 @@
 #include "absl/time/clock.h"
 #include "common/build_info.h"
 #include "common/channel_credentials.h"
-#include "examples/demo/client_protocol.h"
-#include "examples/demo/counter_store.h"
+#include "harness/client_protocol.h"
+#include "harness/counter_store.h"
 #include "fencegate/client/errors.h"
 #include "fencegate/client/lock_client.h"
 #include "fencegate/clock.h"
@@ -302,7 +302,7 @@ int main(int argc, char** argv) {
   fencegate::InitBuildInfo("fencegate-demo-client");
   absl::SetProgramUsageMessage(
       "fencegate-demo-client: a lock holder driven over stdin; see "
-      "examples/demo/client_protocol.h");
+      "harness/client_protocol.h");
   absl::ParseCommandLine(argc, argv);
   return fencegate::demo::Main();
 }

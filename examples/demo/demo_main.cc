@@ -36,10 +36,10 @@
 #include "common/metrics/key_figures.h"
 #include "common/signing_keys.h"
 #include "examples/demo/acts.h"
-#include "examples/demo/counter_store.h"
-#include "examples/demo/interrupt.h"
+#include "harness/counter_store.h"
+#include "harness/interrupt.h"
 #include "examples/demo/sequence_svg.h"
-#include "examples/demo/test_certificates.h"
+#include "harness/test_certificates.h"
 #include "examples/demo/timeline.h"
 #include "fencegate/client/gateway_client.h"
 #include "fencegate/client/lock_client.h"
@@ -47,8 +47,8 @@
 #include "fencegate/v1/server_info.grpc.pb.h"
 #include "gateway/postgres_sql_api.h"
 #include "grpcpp/create_channel.h"
-#include "tests/testing/postgres_server.h"
-#include "tests/testing/server_process.h"
+#include "harness/postgres_server.h"
+#include "harness/server_process.h"
 
 ABSL_FLAG(std::string, out, FENCEGATE_DEMO_DEFAULT_OUT,
           "where to write the SVG sequence diagram of the run");

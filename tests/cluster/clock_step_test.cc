@@ -23,10 +23,10 @@
 #include "gtest/gtest.h"
 #include "tests/testing/etcd_cluster.h"
 #include "tests/testing/health_check.h"
-#include "tests/testing/log_file.h"
-#include "tests/testing/server_process.h"
+#include "harness/log_file.h"
+#include "harness/server_process.h"
 #include "tests/testing/status_matchers.h"
-#include "tests/testing/temp_dir.h"
+#include "harness/temp_dir.h"
 
 namespace fencegate::testing {
 namespace {

@@ -26,7 +26,7 @@
 #include "tests/cluster/load_history.h"
 #include "tests/cluster/lockservice_cluster.h"
 #include "tests/testing/status_matchers.h"
-#include "tests/testing/temp_dir.h"
+#include "harness/temp_dir.h"
 
 namespace fencegate::testing {
 namespace {

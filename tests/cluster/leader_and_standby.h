@@ -15,7 +15,7 @@
 #include "tests/cluster/cluster_client.h"
 #include "tests/cluster/lockservice_cluster.h"
 #include "tests/testing/status_matchers.h"
-#include "tests/testing/temp_dir.h"
+#include "harness/temp_dir.h"
 
 namespace fencegate::testing {
 

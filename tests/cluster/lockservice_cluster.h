@@ -20,7 +20,7 @@
 #include "absl/time/time.h"
 #include "fencegate/client_tls_files.h"
 #include "tests/testing/etcd_cluster.h"
-#include "tests/testing/server_process.h"
+#include "harness/server_process.h"
 
 namespace fencegate::testing {
 

@@ -23,7 +23,7 @@
 #include "tests/cluster/leader_and_standby.h"
 #include "tests/cluster/lockservice_cluster.h"
 #include "tests/testing/status_matchers.h"
-#include "tests/testing/temp_dir.h"
+#include "harness/temp_dir.h"
 
 namespace fencegate::testing {
 namespace {

@@ -21,9 +21,9 @@
 #include "tests/cluster/leader_and_standby.h"
 #include "tests/cluster/lockservice_cluster.h"
 #include "tests/testing/lock_session_calls.h"
-#include "tests/testing/poll.h"
+#include "harness/poll.h"
 #include "tests/testing/status_matchers.h"
-#include "tests/testing/temp_dir.h"
+#include "harness/temp_dir.h"
 
 namespace fencegate::testing {
 namespace {

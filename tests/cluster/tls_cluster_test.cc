@@ -11,7 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/channel_credentials.h"
 #include "common/grpc_status.h"
-#include "examples/demo/test_certificates.h"
+#include "harness/test_certificates.h"
 #include "fencegate/client/lock_client.h"
 #include "fencegate/v1/lock.grpc.pb.h"
 #include "gmock/gmock.h"
@@ -21,7 +21,7 @@
 #include "tests/cluster/lockservice_cluster.h"
 #include "tests/testing/lock_session_calls.h"
 #include "tests/testing/status_matchers.h"
-#include "tests/testing/temp_dir.h"
+#include "harness/temp_dir.h"
 
 namespace fencegate::testing {
 namespace {

@@ -25,7 +25,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/e2e/e2e_fixture.h"
-#include "tests/testing/poll.h"
+#include "harness/poll.h"
 #include "tests/testing/status_matchers.h"
 
 namespace fencegate::e2e {

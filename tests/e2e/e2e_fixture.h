@@ -17,13 +17,13 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "examples/demo/client_process.h"
+#include "harness/client_process.h"
 #include "fencegate/client/gateway_client.h"
 #include "fencegate/client/lock_client.h"
 #include "gtest/gtest.h"
-#include "tests/testing/run_program.h"
-#include "tests/testing/server_process.h"
-#include "tests/testing/temp_dir.h"
+#include "harness/run_program.h"
+#include "harness/server_process.h"
+#include "harness/temp_dir.h"
 
 namespace fencegate::e2e {
 

@@ -10,13 +10,13 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "examples/demo/counter_store.h"
+#include "harness/counter_store.h"
 #include "fencegate/client/errors.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/e2e/e2e_fixture.h"
 #include "tests/testing/status_matchers.h"
-#include "tests/testing/tcp_proxy.h"
+#include "harness/tcp_proxy.h"
 
 namespace fencegate::e2e {
 namespace {

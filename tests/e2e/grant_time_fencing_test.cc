@@ -19,11 +19,11 @@
 #include "fencegate/client/lock_client.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tests/testing/poll.h"
-#include "tests/testing/server_process.h"
+#include "harness/poll.h"
+#include "harness/server_process.h"
 #include "tests/testing/status_matchers.h"
-#include "tests/testing/tcp_proxy.h"
-#include "tests/testing/temp_dir.h"
+#include "harness/tcp_proxy.h"
+#include "harness/temp_dir.h"
 
 namespace fencegate::e2e {
 namespace {

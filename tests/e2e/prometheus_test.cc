@@ -18,9 +18,9 @@
 #include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
 #include "tests/e2e/e2e_fixture.h"
-#include "tests/testing/free_port.h"
+#include "harness/free_port.h"
 #include "tests/testing/http_get.h"
-#include "tests/testing/poll.h"
+#include "harness/poll.h"
 #include "tests/testing/status_matchers.h"
 
 namespace fencegate::e2e {

@@ -6,16 +6,16 @@
 #include <memory>
 #include <string>
 
-#include "examples/demo/test_certificates.h"
+#include "harness/test_certificates.h"
 #include "fencegate/client/errors.h"
 #include "fencegate/client/gateway_client.h"
 #include "fencegate/client/lock_client.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tests/testing/run_program.h"
-#include "tests/testing/server_process.h"
+#include "harness/run_program.h"
+#include "harness/server_process.h"
 #include "tests/testing/status_matchers.h"
-#include "tests/testing/temp_dir.h"
+#include "harness/temp_dir.h"
 
 namespace fencegate::e2e {
 namespace {

@@ -23,10 +23,10 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/testing/must_run.h"
-#include "tests/testing/run_program.h"
-#include "tests/testing/server_process.h"
+#include "harness/run_program.h"
+#include "harness/server_process.h"
 #include "tests/testing/status_matchers.h"
-#include "tests/testing/temp_dir.h"
+#include "harness/temp_dir.h"
 
 namespace fencegate::testing {
 namespace {

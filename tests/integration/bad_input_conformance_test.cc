@@ -35,9 +35,9 @@
 #include "tests/testing/health_check.h"
 #include "tests/testing/own_channel.h"
 #include "tests/testing/raw_call.h"
-#include "tests/testing/server_process.h"
+#include "harness/server_process.h"
 #include "tests/testing/status_matchers.h"
-#include "tests/testing/temp_dir.h"
+#include "harness/temp_dir.h"
 
 namespace fencegate::conformance {
 namespace {

@@ -18,7 +18,7 @@
 #include "lockservice/lock_server.h"
 #include "tests/testing/own_channel.h"
 #include "tests/testing/status_matchers.h"
-#include "tests/testing/temp_dir.h"
+#include "harness/temp_dir.h"
 
 namespace fencegate::lockservice {
 namespace {

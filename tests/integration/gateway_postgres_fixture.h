@@ -13,7 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "tests/integration/gateway_process_fixture.h"
-#include "tests/testing/postgres_server.h"
+#include "harness/postgres_server.h"
 #include "tests/testing/status_matchers.h"
 
 namespace fencegate {

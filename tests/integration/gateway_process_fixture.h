@@ -20,8 +20,8 @@
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "tests/testing/own_channel.h"
-#include "tests/testing/server_process.h"
-#include "tests/testing/temp_dir.h"
+#include "harness/server_process.h"
+#include "harness/temp_dir.h"
 
 namespace fencegate {
 

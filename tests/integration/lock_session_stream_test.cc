@@ -20,9 +20,9 @@
 #include "gtest/gtest.h"
 #include "tests/testing/lock_session_calls.h"
 #include "tests/testing/pipelined_stream.h"
-#include "tests/testing/server_process.h"
+#include "harness/server_process.h"
 #include "tests/testing/status_matchers.h"
-#include "tests/testing/temp_dir.h"
+#include "harness/temp_dir.h"
 
 namespace fencegate {
 namespace {

@@ -22,9 +22,9 @@
 #include "gtest/gtest.h"
 #include "tests/testing/health_check.h"
 #include "tests/testing/own_channel.h"
-#include "tests/testing/server_process.h"
+#include "harness/server_process.h"
 #include "tests/testing/status_matchers.h"
-#include "tests/testing/temp_dir.h"
+#include "harness/temp_dir.h"
 
 namespace fencegate {
 namespace {

@@ -1,9 +1,9 @@
-// VirtualNetwork (tests/testing/network_namespaces.h): hosts in namespaces
+// VirtualNetwork (harness/network_namespaces.h): hosts in namespaces
 // of their own reach each other over the bridge; a cut drops frames in the
 // directions asked for, and healing lets them through again; a run removes
 // its namespaces, and stale ones of dead runs, never others. Needs root
 // (CI runs as root); skipped otherwise.
-#include "tests/testing/network_namespaces.h"
+#include "harness/network_namespaces.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -21,7 +21,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tests/testing/run_program.h"
+#include "harness/run_program.h"
 #include "tests/testing/status_matchers.h"
 
 namespace fencegate::testing {

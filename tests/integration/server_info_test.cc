@@ -10,8 +10,8 @@
 #include "gmock/gmock.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
-#include "tests/testing/server_process.h"
-#include "tests/testing/temp_dir.h"
+#include "harness/server_process.h"
+#include "harness/temp_dir.h"
 
 namespace fencegate {
 namespace {

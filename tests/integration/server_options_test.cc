@@ -22,10 +22,10 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "lockservice/lock_server.h"
-#include "tests/testing/child_process.h"
-#include "tests/testing/server_process.h"
+#include "harness/child_process.h"
+#include "harness/server_process.h"
 #include "tests/testing/status_matchers.h"
-#include "tests/testing/temp_dir.h"
+#include "harness/temp_dir.h"
 
 namespace fencegate {
 namespace {

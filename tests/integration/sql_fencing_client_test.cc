@@ -14,12 +14,12 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/integration/sql_fencing_fixture.h"
-#include "tests/testing/log_file.h"
+#include "harness/log_file.h"
 #include "tests/testing/must_run.h"
-#include "tests/testing/poll.h"
-#include "tests/testing/postgres_server.h"
+#include "harness/poll.h"
+#include "harness/postgres_server.h"
 #include "tests/testing/status_matchers.h"
-#include "tests/testing/temp_dir.h"
+#include "harness/temp_dir.h"
 
 namespace fencegate {
 namespace {

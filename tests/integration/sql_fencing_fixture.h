@@ -16,7 +16,7 @@
 #include "pqxx/except"
 #include "pqxx/nontransaction"
 #include "tests/testing/must_run.h"
-#include "tests/testing/postgres_server.h"
+#include "harness/postgres_server.h"
 #include "tests/testing/status_matchers.h"
 
 namespace fencegate::testing {

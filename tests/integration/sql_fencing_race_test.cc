@@ -28,8 +28,8 @@
 #include "pqxx/pqxx"
 #include "tests/integration/sql_fencing_fixture.h"
 #include "tests/testing/must_run.h"
-#include "tests/testing/poll.h"
-#include "tests/testing/postgres_server.h"
+#include "harness/poll.h"
+#include "harness/postgres_server.h"
 #include "tests/testing/status_matchers.h"
 
 namespace fencegate {

@@ -16,10 +16,10 @@
 #include "pqxx/pqxx"
 #include "tests/integration/gateway_postgres_fixture.h"
 #include "tests/integration/sql_fencing_fixture.h"
-#include "tests/testing/log_file.h"
+#include "harness/log_file.h"
 #include "tests/testing/must_run.h"
-#include "tests/testing/poll.h"
-#include "tests/testing/run_program.h"
+#include "harness/poll.h"
+#include "harness/run_program.h"
 #include "tests/testing/status_matchers.h"
 
 namespace fencegate {

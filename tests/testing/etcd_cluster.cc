@@ -8,8 +8,8 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "common/channel_credentials.h"
-#include "tests/testing/free_port.h"
-#include "tests/testing/log_file.h"
+#include "harness/free_port.h"
+#include "harness/log_file.h"
 
 namespace fencegate::testing {
 namespace {

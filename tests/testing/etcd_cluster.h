@@ -32,7 +32,7 @@
 #include "absl/time/time.h"
 #include "common/tls.h"
 #include "lockservice/etcd/etcd_client.h"
-#include "tests/testing/server_process.h"
+#include "harness/server_process.h"
 
 namespace fencegate::testing {
 

@@ -13,7 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "google/protobuf/util/json_util.h"
-#include "tests/testing/run_program.h"
+#include "harness/run_program.h"
 
 namespace fencegate::testing {
 namespace {

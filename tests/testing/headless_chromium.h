@@ -20,7 +20,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "google/protobuf/struct.pb.h"
-#include "tests/testing/child_process.h"
+#include "harness/child_process.h"
 
 namespace fencegate::testing {
 

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "absl/time/time.h"
-#include "tests/testing/run_program.h"
+#include "harness/run_program.h"
 
 namespace fencegate::testing {
 

@@ -1,5 +1,5 @@
 // NetworkCuts: the partitions of one torture run over its VirtualNetwork
-// (tests/testing/network_namespaces.h), counted, so that faults on
+// (harness/network_namespaces.h), counted, so that faults on
 // different timelines may cut the same link at once: a link is cut while
 // any fault holds it, and healed when the last one lets go. Every cut is
 // both ways.
@@ -16,7 +16,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
-#include "tests/testing/network_namespaces.h"
+#include "harness/network_namespaces.h"
 
 namespace fencegate::torture {
 

@@ -52,7 +52,7 @@ enum class Target { kLockService, kGateway, kWorker, kEtcd };
 enum class Role { kOnly, kLeader, kStandby };
 
 // The network cuts of the etcd-cluster topology (every server and worker on
-// a host of its own, tests/testing/network_namespaces.h). Each is cut both
+// a host of its own, harness/network_namespaces.h). Each is cut both
 // ways and healed after the fault's duration.
 enum class Partition {
   kNone,
@@ -108,7 +108,7 @@ struct ServerFaults {
 
 // Where the gateways keep fences and objects: each in a SQLite file of its
 // own (then there is one gateway), or all in one PostgreSQL database, which
-// the run starts (tests/testing/postgres_server.h) and never faults.
+// the run starts (harness/postgres_server.h) and never faults.
 enum class GatewayStorage { kSqlite, kPostgres };
 
 // The servers of a run: the lock service and `gateways` gateways on

@@ -26,7 +26,7 @@
 #include <string>
 #include <vector>
 
-#include "tests/testing/network_namespaces.h"
+#include "harness/network_namespaces.h"
 #include "tests/torture/fault_tally.h"
 #include "tests/torture/history_checker.h"
 #include "tests/torture/schedule.h"

@@ -6,8 +6,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "tests/testing/free_port.h"
-#include "tests/testing/log_file.h"
+#include "harness/free_port.h"
+#include "harness/log_file.h"
 
 namespace fencegate::torture {
 

@@ -1,11 +1,11 @@
 // ServerNode: one server of a torture run (a test build of the lock service
-// or the gateway) as a ServerProcess (tests/testing/server_process.h), and
+// or the gateway) as a ServerProcess (harness/server_process.h), and
 // the faults that can be done to it.
 //
 // It keeps one address for the whole run, so the workers find it again
 // after every restart: on loopback, a free port picked below the kernel's
-// ephemeral range (tests/testing/free_port.h) at the first start; on a host
-// of the run's VirtualNetwork (tests/testing/network_namespaces.h), the
+// ephemeral range (harness/free_port.h) at the first start; on a host
+// of the run's VirtualNetwork (harness/network_namespaces.h), the
 // host's address and a fixed port, in the host's namespace. Its log, failpoint
 // file and libfaketime timestamp file live in the run directory; where it
 // keeps its data is up to the caller's arguments (a SQLite file there, or a
@@ -16,7 +16,7 @@
 // and leaves CLOCK_MONOTONIC (its lease clock) alone.
 //
 // Only the process this node started is ever signalled, by its PID; it
-// dies with the harness (tests/testing/child_process.h).
+// dies with the harness (harness/child_process.h).
 //
 // Thread safety: thread-safe; the faults of one node are meant to be driven
 // from one thread at a time (FaultInjector does).
@@ -34,7 +34,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "tests/testing/server_process.h"
+#include "harness/server_process.h"
 
 namespace fencegate::torture {
 

@@ -17,8 +17,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
-#include "tests/testing/log_file.h"
-#include "tests/testing/poll.h"
+#include "harness/log_file.h"
+#include "harness/poll.h"
 
 ABSL_DECLARE_FLAG(std::string, failpoint_file);
 

@@ -29,7 +29,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "common/build_info.h"
-#include "tests/testing/network_namespaces.h"
+#include "harness/network_namespaces.h"
 #include "tests/torture/cluster.h"
 #include "tests/torture/history_log.h"
 #include "tests/torture/planted_bugs.h"

@@ -17,7 +17,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "tests/testing/child_process.h"
+#include "harness/child_process.h"
 #include "tests/torture/worker_control.h"
 
 namespace fencegate::torture {

@@ -39,7 +39,7 @@
 #include "gateway/sqlite_storage.h"
 #include "tests/testing/faulty_storage_backend.h"
 #include "tests/testing/random_sequences.h"
-#include "tests/testing/temp_dir.h"
+#include "harness/temp_dir.h"
 #include "tests/unit/fence_model.h"
 #include "tests/unit/fenced_store_calls.h"
 

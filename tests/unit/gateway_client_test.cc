@@ -27,7 +27,7 @@
 #include "gtest/gtest.h"
 #include "lockservice/lock_server.h"
 #include "tests/testing/status_matchers.h"
-#include "tests/testing/temp_dir.h"
+#include "harness/temp_dir.h"
 
 namespace fencegate::client {
 namespace {

@@ -13,7 +13,7 @@
 #include "gateway/store_metrics.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tests/testing/temp_dir.h"
+#include "harness/temp_dir.h"
 
 namespace fencegate::gateway {
 namespace {

@@ -20,7 +20,7 @@
 #include "gtest/gtest.h"
 #include "pqxx/connection"
 #include "pqxx/nontransaction"
-#include "tests/testing/postgres_server.h"
+#include "harness/postgres_server.h"
 #include "tests/unit/gateway_store_fixture.h"
 
 namespace fencegate::gateway {

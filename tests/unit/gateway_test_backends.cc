@@ -7,8 +7,8 @@
 #include "gateway/postgres_connection.h"
 #include "gateway/postgres_storage.h"
 #include "gateway/sqlite_storage.h"
-#include "tests/testing/postgres_server.h"
-#include "tests/testing/temp_dir.h"
+#include "harness/postgres_server.h"
+#include "harness/temp_dir.h"
 
 namespace fencegate::gateway {
 namespace {

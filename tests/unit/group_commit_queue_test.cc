@@ -13,7 +13,7 @@
 #include "common/group_commit.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tests/testing/poll.h"
+#include "harness/poll.h"
 #include "tests/testing/status_matchers.h"
 
 namespace fencegate {

@@ -20,7 +20,7 @@
 #include "tests/testing/fake_clock.h"
 #include "tests/testing/faulty_lock_store.h"
 #include "tests/testing/status_matchers.h"
-#include "tests/testing/temp_dir.h"
+#include "harness/temp_dir.h"
 #include "tests/unit/store_under_test.h"
 
 namespace fencegate::lockservice {

@@ -23,7 +23,7 @@
 #include "lockservice/lock_server.h"
 #include "tests/testing/fake_clock.h"
 #include "tests/testing/status_matchers.h"
-#include "tests/testing/temp_dir.h"
+#include "harness/temp_dir.h"
 
 namespace fencegate::client {
 namespace {

@@ -15,7 +15,7 @@
 #include "lockservice/lock_manager.h"
 #include "lockservice/sqlite_lock_store.h"
 #include "tests/testing/fake_clock.h"
-#include "tests/testing/temp_dir.h"
+#include "harness/temp_dir.h"
 
 namespace fencegate::lockservice {
 namespace {

@@ -45,7 +45,7 @@
 #include "tests/testing/faulty_lock_store.h"
 #include "tests/testing/random_sequences.h"
 #include "tests/testing/reply.h"
-#include "tests/testing/temp_dir.h"
+#include "harness/temp_dir.h"
 #include "tests/unit/lock_model.h"
 
 namespace fencegate::lockservice {

@@ -13,7 +13,7 @@
 #include "gtest/gtest.h"
 #include "lockservice/lock_store.h"
 #include "tests/testing/status_matchers.h"
-#include "tests/testing/temp_dir.h"
+#include "harness/temp_dir.h"
 #include "tests/unit/store_under_test.h"
 
 namespace fencegate::lockservice {

@@ -1,4 +1,4 @@
-// The process harness (tests/testing/child_process.h, server_process.h):
+// The process harness (harness/child_process.h, server_process.h):
 // what every test, the demo and the torture suite rely on when they start
 // a process. The children are /bin/sh one-liners.
 #include <signal.h>
@@ -11,13 +11,13 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tests/testing/child_process.h"
-#include "tests/testing/log_file.h"
-#include "tests/testing/poll.h"
-#include "tests/testing/run_program.h"
-#include "tests/testing/server_process.h"
+#include "harness/child_process.h"
+#include "harness/log_file.h"
+#include "harness/poll.h"
+#include "harness/run_program.h"
+#include "harness/server_process.h"
 #include "tests/testing/status_matchers.h"
-#include "tests/testing/temp_dir.h"
+#include "harness/temp_dir.h"
 
 namespace fencegate::testing {
 namespace {

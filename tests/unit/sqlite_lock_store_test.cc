@@ -10,7 +10,7 @@
 #include "gtest/gtest.h"
 #include "lockservice/sqlite_lock_store.h"
 #include "tests/testing/status_matchers.h"
-#include "tests/testing/temp_dir.h"
+#include "harness/temp_dir.h"
 
 namespace fencegate::lockservice {
 namespace {

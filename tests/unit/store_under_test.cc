@@ -7,7 +7,7 @@
 #include "absl/time/clock.h"
 #include "lockservice/etcd/etcd_lock_store.h"
 #include "lockservice/sqlite_lock_store.h"
-#include "tests/testing/temp_dir.h"
+#include "harness/temp_dir.h"
 
 namespace fencegate::testing {
 namespace {
