@@ -120,7 +120,9 @@ absl::Status LockManager::AcquireManyLocked(CallId id, const MultiAcquireArgs& a
       }
       r = &resources_[name];
     }
-    AcquireArgs one{name, args.holder};
+    AcquireArgs one;
+    one.resource = name;
+    one.holder = args.holder;
     one.mode = args.mode;
     if (absl::Status kind = CheckKind(one, *r); !kind.ok()) {
       forget_all();
