@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "fencegate_build_values.h"  // generated (cmake/build_info.cmake)
 
 namespace fencegate {
@@ -24,6 +25,13 @@ absl::string_view GitSha() { return FENCEGATE_GIT_SHA; }
 void InitBuildInfo(absl::string_view program, absl::FlagsUsageConfig usage) {
   RecordedProgram() = std::string(program);
   usage.version_string = [] { return VersionLine() + "\n"; };
+  // --help's "Flags from lockservice/main.cc:", not the build machine's
+  // path. A main's own contains_help_flags sees the same short name.
+  usage.normalize_filename = [](absl::string_view file) {
+    absl::ConsumePrefix(&file, FENCEGATE_SOURCE_DIR "/");
+    absl::ConsumePrefix(&file, "/");
+    return std::string(file);
+  };
   absl::SetFlagsUsageConfig(std::move(usage));
 }
 

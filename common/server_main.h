@@ -4,7 +4,7 @@
 //
 //   ABSL_FLAG(std::string, listen, kDefaults.serving.listen, fencegate::kListenFlagHelp);
 //   int main(int argc, char** argv) {
-//     fencegate::InitServerMain("fencegate-x", argc, argv, "fencegate-x: ...\nUsage: ...");
+//     fencegate::InitServerMain("fencegate-x", argc, argv, "what it does.\nUsage: ...");
 //     Options options;
 //     options.serving =
 //         fencegate::ServingOptionsFromFlags(absl::GetFlag(FLAGS_listen), options.serving);
@@ -34,6 +34,8 @@ namespace fencegate {
 inline constexpr char kListenFlagHelp[] =
     "host:port to serve gRPC on; port 0 picks a free port";
 
+// `usage` is what --help prints after "<program>: ": what the server does,
+// then "Usage: ..." lines.
 // Blocks SIGTERM, SIGINT and SIGHUP (before any thread starts, so every
 // thread inherits the mask), records `program` for --version and the logs
 // (InitBuildInfo, build_info.h), sets `usage`, parses the command line

@@ -60,7 +60,7 @@ ABSL_FLAG(std::string, lockservice_tls_key, "", "private key of --lockservice_tl
 int main(int argc, char** argv) {
   fencegate::InitServerMain(
       "fencegate-gateway", argc, argv,
-      "fencegate-gateway: fenced storage over gRPC.\n"
+      "fenced storage over gRPC.\n"
       "Usage: fencegate-gateway [--listen=127.0.0.1:7071] [--db=FILE | "
       "--storage=postgres://...] ...");
 

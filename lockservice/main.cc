@@ -92,7 +92,7 @@ ABSL_FLAG(size_t, max_fence_watchers, kDefaults.max_fence_watchers,
 int main(int argc, char** argv) {
   fencegate::InitServerMain(
       "fencegate-lockservice", argc, argv,
-      "fencegate-lockservice: leases with monotonic fencing tokens over gRPC.\n"
+      "leases with monotonic fencing tokens over gRPC.\n"
       "Usage: fencegate-lockservice [--listen=127.0.0.1:7070] [--db=FILE] ...\n"
       "   or: fencegate-lockservice --store=etcd://host:port[,host:port...] ...");
 
