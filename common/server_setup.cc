@@ -7,6 +7,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "common/grpc_shutdown.h"
 #include "common/malformed_request_interceptor.h"
 #include "common/server_info_service.h"
 #include "common/server_observability.h"
@@ -62,7 +63,7 @@ absl::StatusOr<std::unique_ptr<grpc::Server>> StartGrpcServer(
     const std::string& listen, grpc::Service* service, int* port,
     const std::string& port_file, int max_receive_bytes,
     std::shared_ptr<grpc::ServerCredentials> credentials,
-    ServerObservability* observability) {
+    ServerObservability* observability, UnaryCallCounter* unary_calls) {
   EnableHealthAndReflection();
   grpc::ServerBuilder builder;
   builder.AddListeningPort(
@@ -81,6 +82,7 @@ absl::StatusOr<std::unique_ptr<grpc::Server>> StartGrpcServer(
   std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>
       interceptors;
   interceptors.push_back(std::make_unique<MalformedRequestInterceptorFactory>());
+  if (unary_calls != nullptr) interceptors.push_back(unary_calls->NewFactory());
   // After it: a status it replaces is counted as replaced.
   if (observability != nullptr) {
     if (auto rpc = observability->NewRpcInterceptorFactory()) {

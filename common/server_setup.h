@@ -77,8 +77,10 @@ class ServerControl {
   virtual absl::Status ReloadSigningKeys() = 0;
   // The keys in use, for logs ("k1 (sign), k2"), or "off".
   virtual std::string DescribeSigning() const = 0;
-  // Stops taking calls, lets calls in flight finish (up to the shutdown
-  // grace). Idempotent.
+  // Stops taking calls, answers what waits (streams, parked Acquires) with
+  // UNAVAILABLE, lets unary calls in flight finish (up to the shutdown
+  // grace) and returns as soon as none is left: clients' idle connections
+  // do not hold it (grpc_shutdown.h). Idempotent.
   virtual void Shutdown() = 0;
 };
 
@@ -87,6 +89,7 @@ class ServerControl {
 void EnableHealthAndReflection();
 
 class ServerObservability;
+class UnaryCallCounter;
 
 // Builds and starts a server on `listen` serving `service`, with health,
 // reflection and ServerInfo, `credentials` (null: plaintext; see common/tls.h) and a
@@ -97,12 +100,14 @@ class ServerObservability;
 // UNAVAILABLE naming --listen if it cannot listen, a port another process
 // listens on included (port reuse is off: no two servers share a port).
 // `service` and
-// `observability` must outlive the server.
+// `observability` must outlive the server. With `unary_calls`, the
+// server's unary calls are counted there, for ShutdownGrpcServer()
+// (grpc_shutdown.h); it must outlive the server too.
 absl::StatusOr<std::unique_ptr<grpc::Server>> StartGrpcServer(
     const std::string& listen, grpc::Service* service, int* port,
     const std::string& port_file, int max_receive_bytes = 0,
     std::shared_ptr<grpc::ServerCredentials> credentials = nullptr,
-    ServerObservability* observability = nullptr);
+    ServerObservability* observability = nullptr, UnaryCallCounter* unary_calls = nullptr);
 
 // Writes "<port>\n" to `path` atomically (temp file + rename), so a reader
 // never sees a partial number. No-op when `path` is empty.

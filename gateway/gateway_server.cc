@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/channel_credentials.h"
+#include "common/grpc_shutdown.h"
 #include "common/server_setup.h"
 #include "gateway/gateway_status_page.h"
 #include "gateway/postgres_connection.h"
@@ -94,7 +95,7 @@ absl::StatusOr<std::unique_ptr<GatewayServer>> GatewayServer::Start(
   absl::StatusOr<std::unique_ptr<grpc::Server>> grpc_server =
       StartGrpcServer(options.serving.listen, server->service_.get(), &server->port_,
                       options.serving.port_file, MaxReceiveMessageBytes(options.limits),
-                      *credentials, server->observability_.get());
+                      *credentials, server->observability_.get(), &server->unary_calls_);
   if (!grpc_server.ok()) return grpc_server.status();
   server->server_ = *std::move(grpc_server);
   if (registry != nullptr) {
@@ -215,7 +216,7 @@ void GatewayServer::Shutdown() {
   // received still reach the store and wait for their commit.
   const absl::Time deadline = absl::Now() + shutdown_grace_;
   service_->CloseSessions(deadline);
-  server_->Shutdown(absl::ToChronoTime(deadline));
+  ShutdownGrpcServer(*server_, unary_calls_, deadline);
   server_.reset();
   store_.reset();  // commits and answers anything still queued
   storage_.reset();

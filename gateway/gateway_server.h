@@ -22,6 +22,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "common/grpc_shutdown.h"
 #include "common/server_observability.h"
 #include "common/server_setup.h"
 #include "common/state_lock.h"
@@ -88,6 +89,8 @@ class GatewayServer : public ServerControl {
   std::unique_ptr<FencedStore> store_;
   std::unique_ptr<FenceFollower> follower_;
   std::unique_ptr<GatewayServiceImpl> service_;
+  // Its unary calls in flight, which a shutdown waits for; outlives server_.
+  UnaryCallCounter unary_calls_;
   std::unique_ptr<grpc::Server> server_;
 };
 

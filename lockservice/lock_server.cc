@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/channel_credentials.h"
+#include "common/grpc_shutdown.h"
 #include "common/server_setup.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "lockservice/etcd/etcd_client.h"
@@ -117,7 +118,7 @@ absl::Status LockServer::StartSqlite(const LockServerOptions& options,
       &sessions_, &fence_watchers_);
   absl::StatusOr<std::unique_ptr<grpc::Server>> grpc_server = StartGrpcServer(
       options.serving.listen, service_.get(), &port_, options.serving.port_file,
-      /*max_receive_bytes=*/0, std::move(credentials), observability_.get());
+      /*max_receive_bytes=*/0, std::move(credentials), observability_.get(), &unary_calls_);
   if (!grpc_server.ok()) return grpc_server.status();
   server_ = *std::move(grpc_server);
   return absl::OkStatus();
@@ -177,7 +178,7 @@ absl::Status LockServer::StartEtcd(const LockServerOptions& options) {
   router_ = std::make_unique<RoutingLockService>(std::move(peer_credentials));
   absl::StatusOr<std::unique_ptr<grpc::Server>> grpc_server = StartGrpcServer(
       options.serving.listen, router_.get(), &port_, options.serving.port_file,
-      /*max_receive_bytes=*/0, *std::move(credentials), observability_.get());
+      /*max_receive_bytes=*/0, *std::move(credentials), observability_.get(), &unary_calls_);
   if (!grpc_server.ok()) return grpc_server.status();
   server_ = *std::move(grpc_server);
   server_->GetHealthCheckService()->SetServingStatus(false);  // until a leader is known
@@ -236,7 +237,7 @@ void LockServer::Shutdown() {
   if (router_ != nullptr) router_->SetLeader("");  // ends forwarded streams
   const absl::Time deadline = absl::Now() + shutdown_grace_;
   sessions_.AwaitEnded(deadline);  // why: StreamRegistry::AwaitEnded()
-  server_->Shutdown(absl::ToChronoTime(deadline));
+  ShutdownGrpcServer(*server_, unary_calls_, deadline);
   server_.reset();
   node_.reset();
   service_.reset();

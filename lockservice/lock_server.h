@@ -26,6 +26,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "common/grpc_shutdown.h"
 #include "common/server_observability.h"
 #include "common/server_setup.h"
 #include "common/state_lock.h"
@@ -107,6 +108,8 @@ class LockServer : public ServerControl {
   std::unique_ptr<RoutingLockService> router_;
   std::unique_ptr<EtcdLockNode> node_;
 
+  // Its unary calls in flight, which a shutdown waits for; outlives server_.
+  UnaryCallCounter unary_calls_;
   std::unique_ptr<grpc::Server> server_;
   absl::Duration shutdown_grace_;
 };
