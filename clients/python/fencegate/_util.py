@@ -1,0 +1,159 @@
+"""Helpers shared by the clients: argument conversion, channels, retries.
+
+The client checks types only; values (ranges, lengths, UTF-8) are the
+server's to check, so there is one source of truth (InvalidArgument names
+the field). Internal.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import random
+import time
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Callable, Optional, TypeVar, Union
+
+import grpc
+
+from fencegate.errors import DeadlineExceeded, FencegateError, Unavailable
+
+Duration = Union[float, int, timedelta]
+T = TypeVar("T")
+
+
+def seconds(value: Duration, name: str) -> float:
+    """A duration (float seconds or timedelta) as float seconds."""
+    if isinstance(value, timedelta):
+        return value.total_seconds()
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{name} must be seconds (int or float) or a timedelta, "
+                        f"not {type(value).__name__}")
+    return float(value)
+
+
+def to_ms(value: Duration, name: str, *, ceil: bool = False) -> int:
+    """A duration as whole milliseconds (rounded, or rounded up)."""
+    s = seconds(value, name)
+    if math.isnan(s) or math.isinf(s):
+        # No such millisecond count: send one the server refuses by name.
+        return -1
+    ms = s * 1000.0
+    return int(math.ceil(ms)) if ceil else int(round(ms))
+
+
+def name_bytes(value: str, name: str) -> bytes:
+    """A name (resource, holder, key) as UTF-8 bytes.
+
+    Lone surrogates pass through (surrogatepass), so that a name that is
+    not valid UTF-8 reaches the server, which refuses it naming the field.
+    """
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a str, not {type(value).__name__}")
+    return value.encode("utf-8", "surrogatepass")
+
+
+def value_bytes(value: Union[bytes, bytearray, memoryview], name: str) -> bytes:
+    """A stored value: bytes-like only (encode text yourself)."""
+    if not isinstance(value, (bytes, bytearray, memoryview)):
+        raise TypeError(f"{name} must be bytes, not {type(value).__name__}")
+    return bytes(value)
+
+
+def new_request_id() -> bytes:
+    """A fresh idempotency key: 32 hex digits, as the C++ client's."""
+    return os.urandom(16).hex().encode()
+
+
+@dataclass(frozen=True)
+class TLS:
+    """TLS for a client's channel, as the C++ ClientTlsFiles.
+
+    ``ca``: PEM of the CA that signed the server's certificate (TLS on).
+    ``cert`` and ``key``: the client's certificate and key, PEM, for mutual
+    TLS (the lock service then records the certificate's subject as the
+    holder). Either bytes (the PEM) or a path to a file holding it.
+    ``server_name``: the name to check the server's certificate against,
+    when it is not the target's host.
+    """
+
+    ca: Union[bytes, str, None] = None
+    cert: Union[bytes, str, None] = None
+    key: Union[bytes, str, None] = None
+    server_name: Optional[str] = None
+
+    def credentials(self) -> grpc.ChannelCredentials:
+        if (self.cert is None) != (self.key is None):
+            raise ValueError("TLS: give both cert and key (mutual TLS), or neither")
+        return grpc.ssl_channel_credentials(
+            root_certificates=_pem(self.ca), private_key=_pem(self.key),
+            certificate_chain=_pem(self.cert))
+
+
+def _pem(value: Union[bytes, str, None]) -> Optional[bytes]:
+    if value is None or isinstance(value, bytes):
+        return value
+    with open(value, "rb") as f:
+        return f.read()
+
+
+def make_channel(target: str, tls: Optional[TLS],
+                 options: Optional[list] = None) -> grpc.Channel:
+    """A channel to "host:port": plaintext, or TLS when ``tls`` is given.
+
+    Create channels (and so clients) after fork(): gRPC's do not survive it.
+    """
+    if not isinstance(target, str):
+        raise TypeError(f"target must be a str 'host:port', not {type(target).__name__}")
+    options = list(options or [])
+    if tls is None:
+        return grpc.insecure_channel(target, options=options)
+    if tls.server_name:
+        options.append(("grpc.ssl_target_name_override", tls.server_name))
+    return grpc.secure_channel(target, tls.credentials(), options=options)
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How UNAVAILABLE is retried (as the C++ client's RetryPolicy).
+
+    ``call_timeout``: a whole call's deadline, attempts and pauses included
+    (enough to ride out a restart of a server). ``rpc_timeout``: one
+    attempt's. ``max_attempts``: 0 = until the deadline; 1 = never retry.
+    Pauses: jittered, from ``initial_backoff`` doubling to ``max_backoff``.
+    """
+
+    call_timeout: float = 15.0
+    rpc_timeout: float = 5.0
+    max_attempts: int = 0
+    initial_backoff: float = 0.05
+    max_backoff: float = 1.0
+
+
+def retry_unavailable(policy: RetryPolicy, deadline: float,
+                      attempt: Callable[[float], T],
+                      retryable: Callable[[FencegateError], bool] = lambda e: True) -> T:
+    """Runs attempt(deadline_of_attempt) until it returns, retrying
+    Unavailable (when ``retryable`` agrees) with backoff until ``deadline``
+    (time.monotonic()). Anything else is raised at once. The caller reuses
+    its request id across attempts; that is what makes retries safe.
+    """
+    backoff = policy.initial_backoff
+    attempts = 0
+    while True:
+        attempts += 1
+        try:
+            return attempt(deadline)
+        except Unavailable as e:
+            if isinstance(e, DeadlineExceeded) or not retryable(e):
+                raise
+            if policy.max_attempts and attempts >= policy.max_attempts:
+                raise
+            left = deadline - time.monotonic()
+            if left <= 0:
+                e.message = f"{e.message} (gave up after {attempts} attempts)"
+                e.args = (e.message,)
+                raise
+            time.sleep(min(left, backoff * random.uniform(0.5, 1.0)))
+            backoff = min(backoff * 2, policy.max_backoff)
