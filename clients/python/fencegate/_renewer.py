@@ -101,7 +101,11 @@ class Renewer:
         with self.lock:
             now = time.monotonic()
             for lease in self._leases:
-                lease._next_renew = min(lease._next_renew, now)
+                # Not a lease whose renewal just failed: it retries on its
+                # own schedule (renewing at once would loop while the
+                # service is down, each new stream failing at once).
+                if lease._renewal is None and not lease._renewal_failed:
+                    lease._next_renew = min(lease._next_renew, now)
             self.lock.notify_all()
 
     def renewed(self, lease: Lease, sent: float, response, error: Optional[Exception]) -> None:
@@ -109,6 +113,7 @@ class Renewer:
         with self.lock:
             if lease._renewal == sent:
                 lease._renewal = None
+            lease._renewal_failed = error is not None and not isinstance(error, NotHolder)
             if error is None:
                 granted = response.ttl_ms / 1000.0
                 lease._valid_until = max(lease._valid_until, sent + granted)

@@ -59,17 +59,22 @@ class _Stream:
 class SessionStream:
     """Many calls in flight on one stream, each answered by its id.
 
-    ``method`` is the stub's Session multicallable; ``make_request`` wraps a
-    list of calls in the stream's request message; ``name`` names the
-    stream in errors ("the lock service's Session stream").
+    ``method()`` returns the current stub's Session multicallable;
+    ``make_request`` wraps a list of calls in the stream's request message;
+    ``name`` names the stream in errors ("the lock service's Session
+    stream"); ``reconnect()`` is called before a stream is opened after one
+    broke (Connection.renew).
     """
 
-    def __init__(self, method: Callable[..., Any], make_request: Callable[[list], Any],
-                 name: str, *, max_in_flight: int = 256,
+    def __init__(self, method: Callable[[], Callable[..., Any]],
+                 make_request: Callable[[list], Any], name: str, *,
+                 reconnect: Optional[Callable[[], None]] = None, max_in_flight: int = 256,
                  on_message: Optional[Callable[[Any], None]] = None,
                  on_end: Optional[Callable[[], None]] = None,
                  answered_unavailable_maybe_applied: bool = False) -> None:
         self._method = method
+        self._reconnect = reconnect
+        self._broken = False  # the last stream ended with an error
         self._make_request = make_request
         self._name = name
         self._max_in_flight = max(1, max_in_flight)
@@ -131,8 +136,11 @@ class SessionStream:
     def _open_locked(self) -> _Stream:
         if self._stream is not None and not self._stream.ended:
             return self._stream
+        if self._broken and self._reconnect is not None:
+            self._reconnect()
+        self._broken = False
         stream = _Stream()
-        stream.call = self._method(stream.requests())
+        stream.call = self._method()(stream.requests())
         stream.reader = threading.Thread(target=self._read, args=(stream,),
                                          name=f"fencegate {self._name} reader", daemon=True)
         self._stream = stream
@@ -168,6 +176,7 @@ class SessionStream:
         finally:
             with self._lock:
                 stream.ended = True
+                self._broken = why != "it ended"
                 waiting = list(stream.waiting.values())
                 stream.waiting.clear()
                 self._in_flight -= len(waiting)

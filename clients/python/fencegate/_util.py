@@ -10,10 +10,11 @@ from __future__ import annotations
 import math
 import os
 import random
+import threading
 import time
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Callable, Optional, TypeVar, Union
+from typing import Any, Callable, Optional, TypeVar, Union
 
 import grpc
 
@@ -112,6 +113,69 @@ def make_channel(target: str, tls: Optional[TLS],
     if tls.server_name:
         options.append(("grpc.ssl_target_name_override", tls.server_name))
     return grpc.secure_channel(target, tls.credentials(), options=options)
+
+
+def close_channel(channel: grpc.Channel) -> None:
+    """Closes ``channel`` once its connectivity polling thread has stopped.
+
+    grpc 1.51 polls a channel's state on a thread of its own while anyone
+    subscribed (channel_ready_future does), and for up to 0.2 s after; a
+    channel closed meanwhile makes that thread die with "Channel closed!".
+    So wait (at most a second) for it to notice it has nobody to tell.
+    """
+    state = getattr(channel, "_connectivity_state", None)
+    give_up = time.monotonic() + 1.0
+    while (state is not None and getattr(state, "polling", False)
+           and time.monotonic() < give_up):
+        time.sleep(0.01)
+    channel.close()
+
+
+class Connection:
+    """A client's channel and stub, made afresh after a broken stream.
+
+    grpc 1.51 in Python cannot reset a channel's reconnection backoff (the
+    C++ client calls ResetConnectionBackoff): a channel whose calls failed
+    while its server was down may wait many seconds to reconnect after the
+    server is back. So after a stream broke the client takes a new channel
+    (a distinct argument gives it subchannels of its own, without that
+    backoff) and closes the old one once no call can still be using it
+    (``linger`` seconds: longer than any attempt). Thread-safe.
+    """
+
+    def __init__(self, target: str, tls: Optional[TLS], options: list,
+                 make_stub: Callable[[grpc.Channel], Any], linger: float) -> None:
+        self._target = target
+        self._tls = tls
+        self._options = options
+        self._make_stub = make_stub
+        self._linger = linger
+        self._lock = threading.Lock()
+        self._generation = 0
+        self._closed = False
+        self.channel = make_channel(target, tls, options)
+        self.stub = make_stub(self.channel)
+
+    def renew(self) -> None:
+        """Replaces the channel by a fresh one; the old one closes later."""
+        with self._lock:
+            if self._closed:
+                return
+            self._generation += 1
+            old = self.channel
+            self.channel = make_channel(
+                self._target, self._tls,
+                self._options + [("fencegate.channel_generation", self._generation)])
+            self.stub = self._make_stub(self.channel)
+        timer = threading.Timer(self._linger, close_channel, args=(old,))
+        timer.daemon = True
+        timer.start()
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            channel = self.channel
+        close_channel(channel)
 
 
 @dataclass(frozen=True)

@@ -138,14 +138,17 @@ class GatewayClient:
         if transport not in ("stream", "unary"):
             raise ValueError(f"transport must be 'stream' or 'unary', not {transport!r}")
         self._retry = retry
-        self._channel = _util.make_channel(target, tls, _CHANNEL_OPTIONS)
-        self._stub = gateway_pb2_grpc.GatewayStub(self._channel)
+        self._connection = _util.Connection(target, tls, _CHANNEL_OPTIONS,
+                                            gateway_pb2_grpc.GatewayStub,
+                                            linger=retry.rpc_timeout + 1.0)
         self._unary = transport == "unary"
         # A write the gateway itself answers UNAVAILABLE may still have
         # committed (PostgreSQL storage, a COMMIT whose connection broke).
         self._session = SessionStream(
-            self._stub.Session, lambda calls: gateway_pb2.GatewaySessionRequest(calls=calls),
-            "the gateway's Session stream", max_in_flight=max_in_flight,
+            lambda: self._connection.stub.Session,
+            lambda calls: gateway_pb2.GatewaySessionRequest(calls=calls),
+            "the gateway's Session stream", reconnect=self._connection.renew,
+            max_in_flight=max_in_flight,
             answered_unavailable_maybe_applied=True)
 
     # -- fenced calls ------------------------------------------------------------
@@ -177,7 +180,7 @@ class GatewayClient:
             signature=_signature(lease), mode=lease.mode,
             mutations=[_mutation(m.key, m.value, m.value is None, m.expected_version)
                        for m in mutations])
-        r = self._send("multi_write", request, self._stub.MultiWrite, write=True)
+        r = self._send("multi_write", request, "MultiWrite", write=True)
         return MultiWriteResult(versions=tuple(r.versions), max_token=r.max_token)
 
     def get(self, lease: Fenced, key: str) -> ReadResult:
@@ -188,13 +191,13 @@ class GatewayClient:
             resource=_util.name_bytes(lease.resource, "resource"),
             key=_util.name_bytes(key, "key"), token=lease.token, signature=_signature(lease),
             mode=lease.mode)
-        return _read_result(self._send("read", request, self._stub.Read, write=False))
+        return _read_result(self._send("read", request, "Read", write=False))
 
     def get_unfenced(self, resource: str, key: str) -> ReadResult:
         """A plain read (no token): the latest committed value; checks nothing."""
         request = gateway_pb2.ReadRequest(resource=_util.name_bytes(resource, "resource"),
                                           key=_util.name_bytes(key, "key"))
-        return _read_result(self._send("read", request, self._stub.Read, write=False))
+        return _read_result(self._send("read", request, "Read", write=False))
 
     def fence(self, lease: Fenced) -> int:
         """Raises the resource's fence to the lease's token without writing
@@ -202,7 +205,7 @@ class GatewayClient:
         request = gateway_pb2.FenceRequest(
             resource=_util.name_bytes(lease.resource, "resource"), token=lease.token,
             signature=_signature(lease), mode=lease.mode)
-        return self._send("fence", request, self._stub.Fence, write=False).max_token
+        return self._send("fence", request, "Fence", write=False).max_token
 
     def put_async(self, lease: Fenced, key: str, value: bytes, *,
                   expected_version: Optional[int] = None) -> "Future[WriteResult]":
@@ -237,7 +240,7 @@ class GatewayClient:
         """The resource's fence, key count and total size (zeros if unknown)."""
         request = gateway_pb2.DescribeResourceRequest(
             resource=_util.name_bytes(resource, "resource"))
-        r = self._unary_call(self._stub.Describe, request, write=False)
+        r = self._unary_call("Describe", request, write=False)
         return ResourceSummary(max_token=r.max_token, key_count=r.key_count,
                                total_bytes=r.total_bytes)
 
@@ -246,14 +249,14 @@ class GatewayClient:
         request = gateway_pb2.ListRequest(resource=_util.name_bytes(resource, "resource"),
                                           page_size=_int(page_size, "page_size"),
                                           page_token=_util.name_bytes(page_token, "page_token"))
-        r = self._unary_call(self._stub.List, request, write=False)
+        r = self._unary_call("List", request, write=False)
         return ListPage(keys=tuple(KeyInfo(k.key, k.version, k.size_bytes) for k in r.keys),
                         next_page_token=r.next_page_token)
 
     def close(self) -> None:
         """Ends the stream and the channel. Idempotent."""
         self._session.close()
-        self._channel.close()
+        self._connection.close()
 
     def __enter__(self) -> "GatewayClient":
         return self
@@ -271,10 +274,10 @@ class GatewayClient:
             mutation=_mutation(key, value, delete, expected_version))
 
     def _write(self, request) -> WriteResult:
-        r = self._send("write", request, self._stub.Write, write=True)
+        r = self._send("write", request, "Write", write=True)
         return WriteResult(version=r.version, max_token=r.max_token)
 
-    def _send(self, kind: str, request, unary: Callable, *, write: bool) -> Any:
+    def _send(self, kind: str, request, unary: str, *, write: bool) -> Any:
         if self._unary:
             return self._unary_call(unary, request, write=write)
         deadline = time.monotonic() + self._retry.call_timeout
@@ -295,15 +298,18 @@ class GatewayClient:
         return _util.retry_unavailable(self._retry, deadline, attempt,
                                        _retryable if write else _always)
 
-    def _unary_call(self, method: Callable, request, *, write: bool) -> Any:
+    def _unary_call(self, method: str, request, *, write: bool) -> Any:
         deadline = time.monotonic() + self._retry.call_timeout
 
         def attempt(deadline: float):
             timeout = min(self._retry.rpc_timeout, deadline - time.monotonic())
             self._connect(time.monotonic() + timeout)
             try:
-                return method(request, timeout=max(0.0, timeout))
+                return getattr(self._connection.stub, method)(request,
+                                                              timeout=max(0.0, timeout))
             except grpc.RpcError as e:
+                if e.code() == grpc.StatusCode.UNAVAILABLE:
+                    self._connection.renew()  # reconnect without grpc's backoff
                 raise from_rpc_error(e, maybe_applied=write) from None
 
         return _util.retry_unavailable(self._retry, deadline, attempt,
@@ -315,10 +321,11 @@ class GatewayClient:
         (Unavailable(maybe_applied=False)) and can be retried safely."""
         if not self._unary and self._session.is_open():
             return
+        ready = grpc.channel_ready_future(self._connection.channel)
         try:
-            grpc.channel_ready_future(self._channel).result(
-                timeout=max(0.0, deadline - time.monotonic()))
+            ready.result(timeout=max(0.0, deadline - time.monotonic()))
         except FutureTimeout:
+            ready.cancel()
             raise Unavailable("could not connect to the gateway; the call was not sent",
                               maybe_applied=False) from None
 

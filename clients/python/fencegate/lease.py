@@ -85,6 +85,7 @@ class Lease:
         self._valid_until = sent + granted_ttl
         self._next_renew = sent + granted_ttl * renew_fraction
         self._renewal: Optional[float] = None  # send time of the renewal in flight
+        self._renewal_failed = False  # the last renewal failed: retrying soon
         self._ended: Optional[LeaseLost] = None
         self._heard: Optional[LeaseLost] = None  # pushed, or a refused renewal
         self._released = False

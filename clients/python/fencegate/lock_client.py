@@ -102,12 +102,15 @@ class LockClient:
             f"{socket.gethostname()}/{os.getpid()}/{uuid.uuid4().hex[:8]}")
         _util.name_bytes(self.holder, "holder")
         self._retry = retry
-        self._channel = _util.make_channel(target, tls, _CHANNEL_OPTIONS)
-        self._stub = lock_pb2_grpc.LockServiceStub(self._channel)
+        self._connection = _util.Connection(target, tls, _CHANNEL_OPTIONS,
+                                            lock_pb2_grpc.LockServiceStub,
+                                            linger=retry.rpc_timeout + 1.0)
         self._renewer = Renewer(self, retry.rpc_timeout)
         self._session = SessionStream(
-            self._stub.Session, lambda calls: lock_pb2.LockSessionRequest(calls=calls),
-            "the lock service's Session stream", max_in_flight=max_in_flight,
+            lambda: self._connection.stub.Session,
+            lambda calls: lock_pb2.LockSessionRequest(calls=calls),
+            "the lock service's Session stream", reconnect=self._connection.renew,
+            max_in_flight=max_in_flight,
             on_message=self._on_message, on_end=self._renewer.stream_ended)
         self._closed = False
 
@@ -237,7 +240,7 @@ class LockClient:
                 pass
         self._retry = retry
         self._session.close()
-        self._channel.close()
+        self._connection.close()
 
     def __enter__(self) -> "LockClient":
         return self

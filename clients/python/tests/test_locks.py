@@ -15,12 +15,12 @@ from harness import wait_for
 
 def test_acquire_renews_past_its_ttl_and_releases(locks, resource):
     lost = []
-    lease = locks.acquire(resource, ttl=0.3, on_lost=lost.append)
+    lease = locks.acquire(resource, ttl=1.0, on_lost=lost.append)
     assert lease.token > 0 and lease.hold_count == 1
     assert lease.signature.mac, "the service signs tokens: the grant carries a signature"
     start = time.monotonic()
-    # Three TTLs: only renewals (each "extend to" now + ttl) keep it alive.
-    wait_for(lambda: time.monotonic() > start + 0.9, what="three TTLs to pass")
+    # 2.5 TTLs: only renewals (each "extend to" now + ttl) keep it alive.
+    wait_for(lambda: time.monotonic() > start + 2.5, what="2.5 TTLs to pass")
     lease.check()
     state = locks.describe(resource)
     assert state.held and state.token == lease.token and state.holder == locks.holder
