@@ -115,20 +115,33 @@ def make_channel(target: str, tls: Optional[TLS],
     return grpc.secure_channel(target, tls.credentials(), options=options)
 
 
-def close_channel(channel: grpc.Channel) -> None:
-    """Closes ``channel`` once its connectivity polling thread has stopped.
-
-    grpc 1.51 polls a channel's state on a thread of its own while anyone
-    subscribed (channel_ready_future does), and for up to 0.2 s after; a
-    channel closed meanwhile makes that thread die with "Channel closed!".
-    So wait (at most a second) for it to notice it has nobody to tell.
-    """
+def _busy(channel: grpc.Channel) -> bool:
+    """Whether grpc 1.51 still works for a call of ``channel``: its
+    connectivity polling thread, or its call-event thread (while calls are
+    managed). Closing or dropping a channel meanwhile can crash the process
+    (that thread then reads freed memory), so channels are closed only when
+    idle. Private attributes, read defensively: unknown means idle."""
     state = getattr(channel, "_connectivity_state", None)
-    give_up = time.monotonic() + 1.0
-    while (state is not None and getattr(state, "polling", False)
-           and time.monotonic() < give_up):
+    if state is not None and getattr(state, "polling", False):
+        return True
+    calls = getattr(channel, "_call_state", None)
+    return calls is not None and getattr(calls, "managed_calls", 0) > 0
+
+
+def close_channel(channel: grpc.Channel, wait: float = 1.0) -> bool:
+    """Closes ``channel`` once it is idle (see _busy), waiting at most
+    ``wait`` seconds; returns whether it closed."""
+    give_up = time.monotonic() + wait
+    while _busy(channel):
+        if time.monotonic() >= give_up:
+            _NEVER_DROPPED.append(channel)  # a leak rather than a crash
+            return False
         time.sleep(0.01)
     channel.close()
+    return True
+
+
+_NEVER_DROPPED: list = []
 
 
 class Connection:
@@ -139,43 +152,51 @@ class Connection:
     while its server was down may wait many seconds to reconnect after the
     server is back. So after a stream broke the client takes a new channel
     (a distinct argument gives it subchannels of its own, without that
-    backoff) and closes the old one once no call can still be using it
-    (``linger`` seconds: longer than any attempt). Thread-safe.
+    backoff), at most one every ``min_interval`` seconds. Old channels are
+    kept, and closed once idle, never while a call may use them.
+    Thread-safe.
     """
 
     def __init__(self, target: str, tls: Optional[TLS], options: list,
-                 make_stub: Callable[[grpc.Channel], Any], linger: float) -> None:
+                 make_stub: Callable[[grpc.Channel], Any], min_interval: float = 0.5) -> None:
         self._target = target
         self._tls = tls
         self._options = options
         self._make_stub = make_stub
-        self._linger = linger
+        self._min_interval = min_interval
         self._lock = threading.Lock()
         self._generation = 0
+        self._renewed_at = time.monotonic()
+        self._retired: list[grpc.Channel] = []
         self._closed = False
         self.channel = make_channel(target, tls, options)
         self.stub = make_stub(self.channel)
 
     def renew(self) -> None:
-        """Replaces the channel by a fresh one; the old one closes later."""
+        """Replaces the channel by a fresh one (unless one was made within
+        ``min_interval``); closes the old ones that are idle."""
         with self._lock:
-            if self._closed:
+            if self._closed or time.monotonic() - self._renewed_at < self._min_interval:
                 return
+            self._renewed_at = time.monotonic()
             self._generation += 1
-            old = self.channel
+            self._retired.append(self.channel)
             self.channel = make_channel(
                 self._target, self._tls,
                 self._options + [("fencegate.channel_generation", self._generation)])
             self.stub = self._make_stub(self.channel)
-        timer = threading.Timer(self._linger, close_channel, args=(old,))
-        timer.daemon = True
-        timer.start()
+            idle = [c for c in self._retired if not _busy(c)]
+            self._retired = [c for c in self._retired if c not in idle]
+        for channel in idle:
+            close_channel(channel, wait=0)
 
     def close(self) -> None:
+        """Closes every channel (each once idle, waiting a second at most)."""
         with self._lock:
             self._closed = True
-            channel = self.channel
-        close_channel(channel)
+            channels, self._retired = self._retired + [self.channel], []
+        for channel in channels:
+            close_channel(channel)
 
 
 @dataclass(frozen=True)

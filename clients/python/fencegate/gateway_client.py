@@ -139,8 +139,7 @@ class GatewayClient:
             raise ValueError(f"transport must be 'stream' or 'unary', not {transport!r}")
         self._retry = retry
         self._connection = _util.Connection(target, tls, _CHANNEL_OPTIONS,
-                                            gateway_pb2_grpc.GatewayStub,
-                                            linger=retry.rpc_timeout + 1.0)
+                                            gateway_pb2_grpc.GatewayStub)
         self._unary = transport == "unary"
         # A write the gateway itself answers UNAVAILABLE may still have
         # committed (PostgreSQL storage, a COMMIT whose connection broke).

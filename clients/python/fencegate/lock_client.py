@@ -103,8 +103,7 @@ class LockClient:
         _util.name_bytes(self.holder, "holder")
         self._retry = retry
         self._connection = _util.Connection(target, tls, _CHANNEL_OPTIONS,
-                                            lock_pb2_grpc.LockServiceStub,
-                                            linger=retry.rpc_timeout + 1.0)
+                                            lock_pb2_grpc.LockServiceStub)
         self._renewer = Renewer(self, retry.rpc_timeout)
         self._session = SessionStream(
             lambda: self._connection.stub.Session,
