@@ -76,30 +76,28 @@ def test_a_lease_renews_on_the_next_stream_and_hears_pushes_there(lockservice, r
 
 def test_the_clients_own_clock_decides_when_the_service_is_unreachable(
         own_lockservice, gateway, resource):
-    client = fencegate.LockClient(own_lockservice.address)
-    gw = fencegate.GatewayClient(gateway.address)
-    lost = LossRecorder()
-    lease = client.acquire(resource, ttl=1.0, on_lost=lost)
-    gw.put(lease, "k", b"first")
-    own_lockservice.signal(signal.SIGSTOP)  # no renewal is answered any more
-    try:
-        assert lost.fired.wait(10), "the lapse never reached on_lost"
-        assert lost.error.reason == "lapsed"
-        # Not before the end of validity, and promptly after it.
-        assert lease.valid_until <= lost.at < lease.valid_until + 0.2
-    finally:
-        own_lockservice.signal(signal.SIGCONT)
-    with fencegate.LockClient(own_lockservice.address) as other:
-        newer = other.acquire(resource, ttl=10, wait=10)  # once the service expired it
-        assert newer.token > lease.token
-        gw.put(newer, "k", b"newer")
-        with pytest.raises(fencegate.StaleToken) as error:
-            gw.put(lease, "k", b"late")
-        assert error.value.current_token == newer.token
-        assert gw.get(newer, "k").value == b"newer"
-        newer.release()
-    client.close()
-    gw.close()
+    with fencegate.LockClient(own_lockservice.address) as client, \
+            fencegate.GatewayClient(gateway.address) as gw:
+        lost = LossRecorder()
+        lease = client.acquire(resource, ttl=1.0, on_lost=lost)
+        gw.put(lease, "k", b"first")
+        own_lockservice.signal(signal.SIGSTOP)  # no renewal is answered any more
+        try:
+            assert lost.fired.wait(10), "the lapse never reached on_lost"
+            assert lost.error.reason == "lapsed"
+            # Not before the end of validity, and promptly after it.
+            assert lease.valid_until <= lost.at < lease.valid_until + 0.2
+        finally:
+            own_lockservice.signal(signal.SIGCONT)
+        with fencegate.LockClient(own_lockservice.address) as other:
+            newer = other.acquire(resource, ttl=10, wait=10)  # once the service expired it
+            assert newer.token > lease.token
+            gw.put(newer, "k", b"newer")
+            with pytest.raises(fencegate.StaleToken) as error:
+                gw.put(lease, "k", b"late")
+            assert error.value.current_token == newer.token
+            assert gw.get(newer, "k").value == b"newer"
+            newer.release()
 
 
 def test_a_paused_worker_process_comes_back_and_its_late_write_is_refused(
