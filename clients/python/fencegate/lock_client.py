@@ -25,6 +25,7 @@ after fork() (gRPC channels do not survive a fork). ``close()`` (or
 
 from __future__ import annotations
 
+import itertools
 import math
 import os
 import socket
@@ -88,8 +89,11 @@ class LockClient:
     Args:
         target: the lock service's address.
         tls: TLS (and mutual TLS) settings; None: plaintext.
-        holder: the holder name sent with every acquire (reentrancy is per
-            holder); default: "<host>/<pid>/<random>", unique to this client.
+        holder: the prefix of the holder names this client sends; default
+            "<host>/<pid>/<random>". Each acquire without a ``holder`` of its
+            own is sent as "<prefix>/<n>", a name no other acquire uses, so
+            two threads (or tasks) of one client exclude each other like any
+            two holders; pass the same ``holder`` to acquire reentrantly.
         retry: deadlines and backoff (RetryPolicy).
         max_in_flight: calls in flight on the Session stream (<= the
             service's --max_stream_in_flight, 256 by default).
@@ -101,6 +105,7 @@ class LockClient:
         self.holder = holder if holder is not None else (
             f"{socket.gethostname()}/{os.getpid()}/{uuid.uuid4().hex[:8]}")
         _util.name_bytes(self.holder, "holder")
+        self._acquires = itertools.count(1)
         self._retry = retry
         self._connection = _util.Connection(target, tls, _CHANNEL_OPTIONS,
                                             lock_pb2_grpc.LockServiceStub)
@@ -123,7 +128,8 @@ class LockClient:
         """Acquires ``resource`` and returns a self-renewing Lease.
 
         ``wait`` = 0 is a try-lock; otherwise the call queues FIFO behind
-        earlier waiters for up to ``wait``. ``mode``: exclusive (default),
+        earlier waiters for up to ``wait``. ``holder``: see the class (the
+        same holder acquiring again gets the same token, one more hold). ``mode``: exclusive (default),
         shared, or permit with ``permits`` = the semaphore's size.
         ``on_lost(error)`` runs once if the lease is lost (not on release).
         Raises NotAcquired when not granted (held, the wait ran out,
@@ -250,7 +256,7 @@ class LockClient:
     # -- internals ------------------------------------------------------------
 
     def _send_acquire(self, request, ttl, wait, mode, permits, holder, request_id):
-        holder = self.holder if holder is None else holder
+        holder = f"{self.holder}/{next(self._acquires)}" if holder is None else holder
         request.holder = _util.name_bytes(holder, "holder")
         request.ttl_ms = _util.to_ms(ttl, "ttl")
         request.mode = _mode(mode)
