@@ -7,7 +7,9 @@
 # Declared only when Debian's Python 3 has what the tests import (packages
 # python3-grpcio, python3-protobuf, python3-pytest; protobuf-compiler-grpc
 # for the stubs), checked at configure time; otherwise a message says why
-# the label is empty. Not in the sanitized trees: the tests measure
+# the label is empty. Its PostgreSQL tests (run_fenced) also need Debian's
+# postgresql and python3-psycopg, and skip themselves without them. Not in
+# the sanitized trees: the tests measure
 # latencies (a pushed loss within 200 ms) that a sanitized server need not
 # meet, and the servers are exercised there by the C++ suites.
 if(FENCEGATE_SANITIZE)
