@@ -170,9 +170,8 @@ class SessionStream:
                         future.set_result(result)
                 if self._on_message is not None:
                     self._on_message(response)
-        except grpc.RpcError as e:
-            code = e.code() if hasattr(e, "code") else None
-            why = f"it ended with {getattr(code, 'name', code)}: {e.details() if hasattr(e, 'details') else e}"
+        except grpc.RpcError as e:  # the stream's call: code() and details()
+            why = f"it ended with {e.code().name}: {e.details()}"
         finally:
             with self._lock:
                 stream.ended = True

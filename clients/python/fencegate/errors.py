@@ -235,16 +235,16 @@ def from_rpc_error(error: grpc.RpcError, *, maybe_applied: bool = True) -> Fence
     ``maybe_applied`` (UNAVAILABLE only): gRPC cannot tell a call that never
     left from one whose connection broke, so the caller says what it knows.
     """
-    code = error.code() if hasattr(error, "code") else grpc.StatusCode.UNKNOWN
-    message = error.details() if hasattr(error, "details") else str(error)
+    # A grpc.RpcError raised by a call is also a grpc.Call: code(),
+    # details() and trailing_metadata().
+    code = error.code()
     detail = None
-    for key, value in (error.trailing_metadata() or ()) if hasattr(
-            error, "trailing_metadata") else ():
+    for key, value in error.trailing_metadata() or ():
         if key == _DETAILS_KEY:
             status = errors_pb2.RpcStatus()
             status.ParseFromString(value)
             detail = _detail_of(status)
-    return from_status(code, message or "", detail, maybe_applied=maybe_applied)
+    return from_status(code, error.details() or "", detail, maybe_applied=maybe_applied)
 
 
 _CODES = {c.value[0]: c for c in grpc.StatusCode}

@@ -34,7 +34,7 @@ import time
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
-from typing import Any, Callable, Optional, Protocol, Sequence, Union
+from typing import Any, Optional, Protocol, Sequence
 
 import grpc
 
@@ -363,5 +363,3 @@ def _mutation(key: str, value: Optional[bytes], delete: bool,
 def _read_result(r) -> ReadResult:
     return ReadResult(found=r.found, value=r.value, version=r.version, max_token=r.max_token)
 
-
-Leaselike = Union[Fenced, Fencing]

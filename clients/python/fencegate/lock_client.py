@@ -36,14 +36,13 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from typing import Any, Optional, Sequence, Union
 
-import grpc
 
 from fencegate import _util
 from fencegate._proto import lock_pb2, lock_pb2_grpc, token_pb2
 from fencegate._renewer import Renewer
 from fencegate._session import SessionStream
 from fencegate._util import TLS, Duration, RetryPolicy
-from fencegate.errors import DeadlineExceeded, NotAcquired, NotHolder
+from fencegate.errors import DeadlineExceeded, NotAcquired
 from fencegate.lease import Lease, LeaseLost, LeaseMode, MultiLease, OnLost, Signature
 
 _CHANNEL_OPTIONS = [
@@ -129,8 +128,9 @@ class LockClient:
 
         ``wait`` = 0 is a try-lock; otherwise the call queues FIFO behind
         earlier waiters for up to ``wait``. ``holder``: see the class (the
-        same holder acquiring again gets the same token, one more hold). ``mode``: exclusive (default),
-        shared, or permit with ``permits`` = the semaphore's size.
+        same holder acquiring again gets the same token, one more hold).
+        ``mode``: exclusive (default), shared, or permit with ``permits`` =
+        the semaphore's size.
         ``on_lost(error)`` runs once if the lease is lost (not on release).
         Raises NotAcquired when not granted (held, the wait ran out,
         lock-delay), InvalidArgument (naming the field), Unavailable.
@@ -233,17 +233,13 @@ class LockClient:
         closes the stream and the channel. Idempotent."""
         if self._closed:
             return
-        self._closed = True
+        self._closed = True  # from now on, one attempt per call (_policy)
         self._renewer.stop()
-        retry, self._retry = self._retry, RetryPolicy(
-            call_timeout=self._retry.rpc_timeout, rpc_timeout=self._retry.rpc_timeout,
-            max_attempts=1)
         for lease in self._renewer.leases():
             try:
                 lease.release()
             except Exception:  # best effort; it expires after its TTL
                 pass
-        self._retry = retry
         self._session.close()
         self._connection.close()
 
@@ -284,15 +280,22 @@ class LockClient:
 
         return _util.retry_unavailable(self._retry, deadline, attempt)
 
+    def _policy(self) -> RetryPolicy:
+        """The retry policy; a single attempt once close() has begun."""
+        if not self._closed:
+            return self._retry
+        return RetryPolicy(call_timeout=self._retry.rpc_timeout,
+                           rpc_timeout=self._retry.rpc_timeout, max_attempts=1)
+
     def _call(self, kind: str, request) -> Any:
-        deadline = time.monotonic() + self._retry.call_timeout
+        policy = self._policy()
+        deadline = time.monotonic() + policy.call_timeout
 
         def attempt(deadline: float):
             call = lock_pb2.LockCall(**{kind: request})
-            return self._attempt(call, min(self._retry.rpc_timeout,
-                                           deadline - time.monotonic()))
+            return self._attempt(call, min(policy.rpc_timeout, deadline - time.monotonic()))
 
-        return _util.retry_unavailable(self._retry, deadline, attempt)
+        return _util.retry_unavailable(policy, deadline, attempt)
 
     def _attempt(self, call, timeout: float):
         future = self._session.send(call, time.monotonic() + max(timeout, 0.0))
@@ -381,4 +384,4 @@ def _not_acquired(what: str, resource: str, response) -> NotAcquired:
                        retry_after=retry_after, lock_delay=delay)
 
 
-__all__ = ["LockClient", "LockState", "NotHolder"]
+__all__ = ["LockClient", "LockState"]
