@@ -33,93 +33,24 @@ from __future__ import annotations
 import time
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
-from dataclasses import dataclass
-from typing import Any, Optional, Protocol, Sequence
+from typing import Any, Optional, Sequence
 
 import grpc
 
+from fencegate import _gateway_messages as m
 from fencegate import _util
-from fencegate._proto import gateway_pb2, gateway_pb2_grpc, token_pb2
+from fencegate._gateway_messages import (  # the public types, also importable from here
+    Fenced, Fencing, KeyInfo, ListPage, MultiWriteResult, Mutation, ReadResult,
+    ResourceSummary, WriteResult)
+from fencegate._proto import gateway_pb2, gateway_pb2_grpc
 from fencegate._session import SessionStream
 from fencegate._util import TLS, RetryPolicy
 from fencegate.errors import DeadlineExceeded, FencegateError, Unavailable, from_rpc_error
-from fencegate.lease import LeaseMode, Signature
 
 _CHANNEL_OPTIONS = [
     ("grpc.initial_reconnect_backoff_ms", 100),
     ("grpc.max_reconnect_backoff_ms", 1000),
 ]
-
-
-class Fenced(Protocol):
-    """What a fenced call needs: a Lease, or a Fencing."""
-
-    resource: str
-    token: int
-    mode: LeaseMode
-
-    @property
-    def signature(self) -> Signature: ...
-
-
-@dataclass(frozen=True)
-class Fencing:
-    """A token without its Lease (e.g. handed to another process)."""
-
-    resource: str
-    token: int
-    signature: Signature = Signature()
-    mode: LeaseMode = LeaseMode.EXCLUSIVE
-
-
-@dataclass(frozen=True)
-class Mutation:
-    """One change of a multi_write: ``value`` None deletes the key;
-    ``expected_version`` makes it a compare-and-set (0: must not exist)."""
-
-    key: str
-    value: Optional[bytes] = None
-    expected_version: Optional[int] = None
-
-
-@dataclass(frozen=True)
-class WriteResult:
-    version: int  # the key's new version (for a delete: the revision of the delete)
-    max_token: int  # the resource's fence after the write
-
-
-@dataclass(frozen=True)
-class MultiWriteResult:
-    versions: tuple[int, ...]  # in mutation order (all equal: one revision)
-    max_token: int
-
-
-@dataclass(frozen=True)
-class ReadResult:
-    found: bool
-    value: bytes
-    version: int  # 0 when not found
-    max_token: int
-
-
-@dataclass(frozen=True)
-class ResourceSummary:
-    max_token: int
-    key_count: int
-    total_bytes: int
-
-
-@dataclass(frozen=True)
-class KeyInfo:
-    key: str
-    version: int
-    size_bytes: int
-
-
-@dataclass(frozen=True)
-class ListPage:
-    keys: tuple[KeyInfo, ...]
-    next_page_token: str  # empty on the last page
 
 
 class GatewayClient:
@@ -158,53 +89,41 @@ class GatewayClient:
         (and the key's version is ``expected_version``, if given). Raises
         StaleToken, VersionMismatch, InvalidArgument, PermissionDenied,
         Unavailable (``maybe_applied`` True: not retried)."""
-        return self._write(self._write_request(lease, key, value, False, expected_version))
+        return self._write(m.write_request(lease, key, value, False, expected_version))
 
     def compare_and_set(self, lease: Fenced, key: str, value: bytes,
                         expected_version: int) -> WriteResult:
         """put() only if the key's version is ``expected_version`` (0: the
         key must not exist); VersionMismatch otherwise (nothing changed)."""
-        return self.put(lease, key, value, expected_version=_int(expected_version,
-                                                                 "expected_version"))
+        return self.put(lease, key, value,
+                        expected_version=m.check_int(expected_version, "expected_version"))
 
     def delete(self, lease: Fenced, key: str, *,
                expected_version: Optional[int] = None) -> WriteResult:
         """Deletes ``key`` (an absent key too: it still raises the fence)."""
-        return self._write(self._write_request(lease, key, None, True, expected_version))
+        return self._write(m.write_request(lease, key, None, True, expected_version))
 
     def multi_write(self, lease: Fenced, mutations: Sequence[Mutation]) -> MultiWriteResult:
         """Several puts and deletes in one resource, all or nothing."""
-        request = gateway_pb2.MultiWriteRequest(
-            resource=_util.name_bytes(lease.resource, "resource"), token=lease.token,
-            signature=_signature(lease), mode=lease.mode,
-            mutations=[_mutation(m.key, m.value, m.value is None, m.expected_version)
-                       for m in mutations])
-        r = self._send("multi_write", request, "MultiWrite", write=True)
-        return MultiWriteResult(versions=tuple(r.versions), max_token=r.max_token)
+        return m.multi_write_result(self._send(
+            "multi_write", m.multi_write_request(lease, mutations), "MultiWrite", write=True))
 
     def get(self, lease: Fenced, key: str) -> ReadResult:
         """A fenced read: refused (StaleToken) if the token is stale; with
         an exclusive lease it raises the fence, with a shared one it leaves
         it as it is."""
-        request = gateway_pb2.ReadRequest(
-            resource=_util.name_bytes(lease.resource, "resource"),
-            key=_util.name_bytes(key, "key"), token=lease.token, signature=_signature(lease),
-            mode=lease.mode)
-        return _read_result(self._send("read", request, "Read", write=False))
+        return m.read_result(self._send("read", m.read_request(lease, key), "Read",
+                                        write=False))
 
     def get_unfenced(self, resource: str, key: str) -> ReadResult:
         """A plain read (no token): the latest committed value; checks nothing."""
-        request = gateway_pb2.ReadRequest(resource=_util.name_bytes(resource, "resource"),
-                                          key=_util.name_bytes(key, "key"))
-        return _read_result(self._send("read", request, "Read", write=False))
+        return m.read_result(self._send("read", m.plain_read_request(resource, key), "Read",
+                                        write=False))
 
     def fence(self, lease: Fenced) -> int:
         """Raises the resource's fence to the lease's token without writing
         (a new holder calls it right after acquiring); returns the fence."""
-        request = gateway_pb2.FenceRequest(
-            resource=_util.name_bytes(lease.resource, "resource"), token=lease.token,
-            signature=_signature(lease), mode=lease.mode)
-        return self._send("fence", request, "Fence", write=False).max_token
+        return self._send("fence", m.fence_request(lease), "Fence", write=False).max_token
 
     def put_async(self, lease: Fenced, key: str, value: bytes, *,
                   expected_version: Optional[int] = None) -> "Future[WriteResult]":
@@ -212,7 +131,7 @@ class GatewayClient:
         future holds the WriteResult or the error. One attempt, never
         retried. Of two fenced calls sent by this client to one resource,
         the one sent first takes effect first."""
-        request = self._write_request(lease, key, value, False, expected_version)
+        request = m.write_request(lease, key, value, False, expected_version)
         deadline = time.monotonic() + self._retry.rpc_timeout
         result: Future = Future()
         try:
@@ -227,8 +146,7 @@ class GatewayClient:
             if error is not None:
                 result.set_exception(error)
             else:
-                r = f.result().write
-                result.set_result(WriteResult(version=r.version, max_token=r.max_token))
+                result.set_result(m.write_result(f.result().write))
 
         sent.add_done_callback(done)
         return result
@@ -237,20 +155,13 @@ class GatewayClient:
 
     def describe(self, resource: str) -> ResourceSummary:
         """The resource's fence, key count and total size (zeros if unknown)."""
-        request = gateway_pb2.DescribeResourceRequest(
-            resource=_util.name_bytes(resource, "resource"))
-        r = self._unary_call("Describe", request, write=False)
-        return ResourceSummary(max_token=r.max_token, key_count=r.key_count,
-                               total_bytes=r.total_bytes)
+        return m.summary(self._unary_call("Describe", m.describe_request(resource),
+                                          write=False))
 
     def list(self, resource: str, *, page_size: int = 0, page_token: str = "") -> ListPage:
         """One page of the resource's keys, in key order."""
-        request = gateway_pb2.ListRequest(resource=_util.name_bytes(resource, "resource"),
-                                          page_size=_int(page_size, "page_size"),
-                                          page_token=_util.name_bytes(page_token, "page_token"))
-        r = self._unary_call("List", request, write=False)
-        return ListPage(keys=tuple(KeyInfo(k.key, k.version, k.size_bytes) for k in r.keys),
-                        next_page_token=r.next_page_token)
+        return m.list_page(self._unary_call("List", m.list_request(resource, page_size,
+                                                                   page_token), write=False))
 
     def close(self) -> None:
         """Ends the stream and the channel. Idempotent."""
@@ -265,16 +176,8 @@ class GatewayClient:
 
     # -- internals ------------------------------------------------------------
 
-    def _write_request(self, lease: Fenced, key: str, value: Optional[bytes], delete: bool,
-                       expected_version: Optional[int]):
-        return gateway_pb2.WriteRequest(
-            resource=_util.name_bytes(lease.resource, "resource"), token=lease.token,
-            signature=_signature(lease), mode=lease.mode,
-            mutation=_mutation(key, value, delete, expected_version))
-
     def _write(self, request) -> WriteResult:
-        r = self._send("write", request, "Write", write=True)
-        return WriteResult(version=r.version, max_token=r.max_token)
+        return m.write_result(self._send("write", request, "Write", write=True))
 
     def _send(self, kind: str, request, unary: str, *, write: bool) -> Any:
         if self._unary:
@@ -295,7 +198,7 @@ class GatewayClient:
             return getattr(result, kind)
 
         return _util.retry_unavailable(self._retry, deadline, attempt,
-                                       _retryable if write else _always)
+                                       m.write_retryable if write else m.always_retryable)
 
     def _unary_call(self, method: str, request, *, write: bool) -> Any:
         deadline = time.monotonic() + self._retry.call_timeout
@@ -312,7 +215,7 @@ class GatewayClient:
                 raise from_rpc_error(e, maybe_applied=write) from None
 
         return _util.retry_unavailable(self._retry, deadline, attempt,
-                                       _retryable if write else _always)
+                                       m.write_retryable if write else m.always_retryable)
 
     def _connect(self, deadline: float) -> None:
         """Waits for a connection before a stream is opened or a unary call
@@ -329,37 +232,5 @@ class GatewayClient:
                               maybe_applied=False) from None
 
 
-def _retryable(error: FencegateError) -> bool:
-    return isinstance(error, Unavailable) and not error.maybe_applied
-
-
-def _always(error: FencegateError) -> bool:
-    return True
-
-
-def _int(value: int, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an int, not {type(value).__name__}")
-    return value
-
-
-def _signature(lease: Fenced) -> token_pb2.TokenSignature:
-    signature = lease.signature
-    return token_pb2.TokenSignature(key_id=signature.key_id, mac=signature.mac)
-
-
-def _mutation(key: str, value: Optional[bytes], delete: bool,
-              expected_version: Optional[int]) -> Any:
-    mutation = gateway_pb2.Mutation(key=_util.name_bytes(key, "key"))
-    if delete:
-        mutation.delete = True
-    else:
-        mutation.value = _util.value_bytes(value, "value")  # type: ignore[arg-type]
-    if expected_version is not None:
-        mutation.expected_version = _int(expected_version, "expected_version")
-    return mutation
-
-
-def _read_result(r) -> ReadResult:
-    return ReadResult(found=r.found, value=r.value, version=r.version, max_token=r.max_token)
-
+__all__ = ["Fenced", "Fencing", "GatewayClient", "KeyInfo", "ListPage", "MultiWriteResult",
+           "Mutation", "ReadResult", "ResourceSummary", "WriteResult"]

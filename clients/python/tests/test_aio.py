@@ -1,6 +1,7 @@
-"""fencegate.aio against the real lock service: renewal, release, 100
-concurrent tasks on one client, the pushed loss as an asyncio.Event, and
-cancel_on_loss. Each test runs its own event loop (asyncio.run)."""
+"""fencegate.aio against the real servers: renewal, release, 100 concurrent
+tasks on one client, the pushed loss as an asyncio.Event, cancel_on_loss,
+the gateway's calls over both transports, pipelining, a lost answer. Each
+test runs its own event loop (asyncio.run)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pytest
 
 import fencegate
 import fencegate.aio
+from harness import Proxy, wait_for
 
 
 def run(coroutine):
@@ -104,3 +106,69 @@ def test_async_bad_input_names_the_field(lockservice, resource):
             assert not (await locks.describe(resource)).held
 
     run(main())
+
+
+@pytest.mark.parametrize("transport", ["stream", "unary"])
+def test_async_gateway_calls_and_a_stale_token(lockservice, gateway, resource, transport):
+    async def main():
+        async with fencegate.aio.LockClient(lockservice.address) as locks, \
+                fencegate.aio.GatewayClient(gateway.address, transport=transport) as gw:
+            old = await locks.acquire(resource, ttl=10)
+            first = await gw.put(old, "k", b"1")
+            assert (await gw.get(old, "k")).value == b"1"
+            with pytest.raises(fencegate.VersionMismatch):
+                await gw.compare_and_set(old, "k", b"2", expected_version=0)
+            await old.release()
+            async with locks.lock(resource, ttl=10) as newer:
+                assert await gw.fence(newer) == newer.token
+                with pytest.raises(fencegate.StaleToken) as error:
+                    await gw.put(old, "k", b"late")
+                assert error.value.current_token == newer.token
+                result = await gw.multi_write(newer, [fencegate.Mutation("k", b"2"),
+                                                      fencegate.Mutation("j", b"3")])
+                assert result.versions[0] > first.version
+                assert (await gw.get_unfenced(resource, "k")).value == b"2"
+                assert (await gw.describe(resource)).key_count == 2
+                assert [k.key for k in (await gw.list(resource)).keys] == ["j", "k"]
+
+    run(main())
+
+
+def test_async_pipelined_puts_take_effect_in_order(lockservice, gateway, resource):
+    async def main():
+        async with fencegate.aio.LockClient(lockservice.address) as locks, \
+                fencegate.aio.GatewayClient(gateway.address) as gw:
+            async with locks.lock(resource, ttl=10) as lease:
+                results = await asyncio.gather(
+                    *(gw.put(lease, "k", str(i).encode()) for i in range(50)))
+                versions = [r.version for r in results]
+                assert versions == sorted(versions) and len(set(versions)) == 50
+                assert (await gw.get(lease, "k")).value == b"49"
+
+    run(main())
+
+
+def test_an_async_write_whose_answer_was_lost_may_have_been_applied(lockservice, gateway,
+                                                                     gw, resource):
+    proxy = Proxy(lambda: gateway.port)
+
+    async def main():
+        async with fencegate.aio.LockClient(lockservice.address) as locks, \
+                fencegate.aio.GatewayClient(proxy.address) as through_proxy:
+            async with locks.lock(resource, ttl=10) as lease:
+                await through_proxy.fence(lease)  # the stream is up, through the proxy
+                proxy.drop_answers()
+                put = asyncio.ensure_future(through_proxy.put(lease, "k", b"v"))
+                loop = asyncio.get_running_loop()
+                await loop.run_in_executor(None, lambda: wait_for(
+                    lambda: gw.describe(resource).key_count == 1, what="the put applied"))
+                proxy.cut()
+                with pytest.raises(fencegate.Unavailable) as error:
+                    await put
+                assert error.value.maybe_applied
+                assert gw.describe(resource).key_count == 1, "applied once, not sent again"
+
+    try:
+        run(main())
+    finally:
+        proxy.close()

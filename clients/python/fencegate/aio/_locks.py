@@ -1,4 +1,5 @@
-"""The lock service from asyncio (grpc.aio): the same concepts as LockClient.
+"""fencegate.aio.LockClient: the lock service from asyncio (grpc.aio), with
+the concepts of fencegate.LockClient.
 
     async with fencegate.aio.LockClient("127.0.0.1:7070") as locks:
         async with locks.lock("orders", ttl=10) as lease:
@@ -31,17 +32,13 @@ import time
 import uuid
 from typing import Any, Callable, Optional, Sequence
 
-import grpc
-import grpc.aio
-
 from fencegate import _util
 from fencegate._proto import lock_pb2, lock_pb2_grpc
 from fencegate._util import TLS, Duration, RetryPolicy
-from fencegate.errors import (DeadlineExceeded, FencegateError, LeaseLost, NotHolder,
-                              Unavailable, from_rpc_error, from_rpc_status)
+from fencegate.aio._session import AioSession, retrying
+from fencegate.errors import FencegateError, LeaseLost, NotHolder
 from fencegate.lease import LeaseMode, Signature
-from fencegate.lock_client import (_CHANNEL_OPTIONS, LockState, ModeLike, _int, _mode,
-                                   _not_acquired, _signature)
+from fencegate.lock_client import LockState, ModeLike, _int, _mode, _not_acquired, _signature
 
 _log = logging.getLogger("fencegate")
 OnLost = Callable[[LeaseLost], None]
@@ -152,25 +149,21 @@ class LockClient:
     def __init__(self, target: str, *, tls: Optional[TLS] = None,
                  holder: Optional[str] = None, retry: RetryPolicy = RetryPolicy(),
                  max_in_flight: int = 256) -> None:
-        self._target, self._tls, self._retry = target, tls, retry
+        self._retry = retry
         self.holder = holder if holder is not None else (
             f"{socket.gethostname()}/{os.getpid()}/{uuid.uuid4().hex[:8]}")
         _util.name_bytes(self.holder, "holder")
         self._acquires = itertools.count(1)
-        self._generation = 0
-        self._channel = self._new_channel()
-        self._channels: list = []  # retired ones, closed with the client
-        self._places = asyncio.Semaphore(max(1, max_in_flight))
-        self._write_lock = asyncio.Lock()
-        self._call: Any = None  # the Session stream
-        self._pending: dict[int, asyncio.Future] = {}
-        self._ids = itertools.count(1)
-        self._broken = False
+        self._session = AioSession(
+            target, tls, lock_pb2_grpc.LockServiceStub,
+            lambda calls: lock_pb2.LockSessionRequest(calls=calls),
+            "the lock service's Session stream", max_in_flight=max_in_flight,
+            on_message=self._on_message, on_end=self._stream_ended)
         self._leases: set[Lease] = set()
         self._by_token: dict[tuple[str, int], set[Lease]] = {}
         self._wake = asyncio.Event()
         self._renewer: Optional[asyncio.Task] = None
-        self._closed = False
+        self._closing = False
         self._tasks: set[asyncio.Task] = set()  # referenced until done
 
     # -- leases ---------------------------------------------------------------
@@ -245,8 +238,9 @@ class LockClient:
     async def close(self) -> None:
         """Stops renewing, releases the leases still held (best effort),
         closes the stream and the channels. Idempotent."""
-        if self._closed:
+        if self._closing:
             return
+        self._closing = True  # from now on, one attempt per call
         if self._renewer is not None:
             self._renewer.cancel()
         for lease in list(self._leases):
@@ -254,11 +248,7 @@ class LockClient:
                 await asyncio.wait_for(lease.release(), self._retry.rpc_timeout)
             except (FencegateError, asyncio.TimeoutError):
                 pass
-        self._closed = True
-        if self._call is not None:
-            self._call.cancel()
-        for channel in self._channels + [self._channel]:
-            await channel.close()
+        await self._session.close()
 
     async def __aenter__(self) -> "LockClient":
         return self
@@ -268,111 +258,34 @@ class LockClient:
 
     # -- the stream -------------------------------------------------------------
 
-    def _new_channel(self):
-        # A distinct argument per channel: see _util.Connection (reconnect
-        # without grpc's backoff after a broken stream).
-        options = _CHANNEL_OPTIONS + [("fencegate.channel_generation", self._generation)]
-        if self._tls is None:
-            return grpc.aio.insecure_channel(self._target, options=options)
-        if self._tls.server_name:
-            options.append(("grpc.ssl_target_name_override", self._tls.server_name))
-        return grpc.aio.secure_channel(self._target, self._tls.credentials(), options=options)
+    def _on_message(self, response) -> None:
+        for lost in response.lost:
+            self._pushed(lost)
 
-    def _open(self) -> None:
-        if self._call is not None and not self._call.done():
-            return
-        if self._broken:
-            self._channels.append(self._channel)
-            self._generation += 1
-            self._channel = self._new_channel()
-            self._broken = False
-        self._call = lock_pb2_grpc.LockServiceStub(self._channel).Session()
-        self._pending = {}  # this stream's calls waiting for their answers
-        self._spawn(self._read(self._call, self._pending))
+    def _stream_ended(self) -> None:
+        now = time.monotonic()
+        for lease in self._leases:
+            # Renew at once, attaching the lease to the next stream; not a
+            # lease whose renewal just failed (it retries on its own).
+            if lease._renewal is None and not lease._renewal_failed:
+                lease._next_renew = min(lease._next_renew, now)
+        self._wake.set()
 
-    async def _read(self, call, pending: dict) -> None:
-        why = "it ended"
-        try:
-            async for response in call:
-                for result in response.results:
-                    future = pending.pop(result.request_id, None)
-                    if future is None or future.done():
-                        continue
-                    if result.WhichOneof("result") == "error":
-                        future.set_exception(from_rpc_status(result.error))
-                    else:
-                        future.set_result(result)
-                for lost in response.lost:
-                    self._pushed(lost)
-        except grpc.aio.AioRpcError as e:
-            why = f"it ended with {e.code().name}: {e.details()}"
-        except asyncio.CancelledError:
-            why = "the client closed it"
-        finally:
-            current = self._call is call
-            if current:
-                self._broken = why != "it ended"
-            for future in pending.values():
-                if not future.done():
-                    future.set_exception(Unavailable(
-                        f"the lock service's Session stream: {why} before the call's answer "
-                        "came; the call may or may not have been applied", maybe_applied=True))
-            pending.clear()
-            now = time.monotonic()
-            for lease in self._leases if current else ():
-                # Renew at once, attaching the lease to the next stream; not
-                # a lease whose renewal just failed (it retries on its own).
-                if lease._renewal is None and not lease._renewal_failed:
-                    lease._next_renew = min(lease._next_renew, now)
-            self._wake.set()
-
-    async def _attempt(self, call, timeout: float):
-        """One call on the stream, at most ``timeout`` seconds."""
-        if self._closed:
-            raise Unavailable("the client is closed", maybe_applied=False)
-        async with self._places:
-            future = asyncio.get_running_loop().create_future()
-            async with self._write_lock:  # ids and writes in one order
-                self._open()
-                call.request_id = next(self._ids)
-                self._pending[call.request_id] = future
-                try:
-                    await self._call.write(lock_pb2.LockSessionRequest(calls=[call]))
-                except (grpc.aio.AioRpcError, grpc.aio.UsageError,
-                        asyncio.InvalidStateError) as e:
-                    self._broken = True
-                    self._pending.pop(call.request_id, None)
-                    if isinstance(e, grpc.aio.AioRpcError):
-                        raise from_rpc_error(e, maybe_applied=True) from None
-                    raise Unavailable("the lock service's Session stream ended",
-                                      maybe_applied=True) from None
-            try:
-                return await asyncio.wait_for(asyncio.shield(future), max(timeout, 0.0))
-            except asyncio.TimeoutError:
-                raise DeadlineExceeded(
-                    f"no answer from the lock service within {timeout:.3f} s; the call may "
-                    "still be applied") from None
-
-    async def _retrying(self, deadline: float, attempt) -> Any:
-        backoff, attempts = self._retry.initial_backoff, 0
-        while True:
-            attempts += 1
-            try:
-                return await attempt(deadline)
-            except Unavailable as e:
-                left = deadline - time.monotonic()
-                if (isinstance(e, DeadlineExceeded) or left <= 0 or
-                        (self._retry.max_attempts and attempts >= self._retry.max_attempts)):
-                    raise
-                await asyncio.sleep(min(left, backoff * (0.5 + 0.5 * (os.urandom(1)[0] / 255))))
-                backoff = min(backoff * 2, self._retry.max_backoff)
+    def _policy(self) -> RetryPolicy:
+        """The retry policy; a single attempt once close() has begun."""
+        if not self._closing:
+            return self._retry
+        return RetryPolicy(call_timeout=self._retry.rpc_timeout,
+                           rpc_timeout=self._retry.rpc_timeout, max_attempts=1)
 
     async def _call_retrying(self, kind: str, request) -> Any:
-        async def attempt(deadline: float):
-            return await self._attempt(lock_pb2.LockCall(**{kind: request}),
-                                       min(self._retry.rpc_timeout, deadline - time.monotonic()))
+        policy = self._policy()
 
-        return await self._retrying(time.monotonic() + self._retry.call_timeout, attempt)
+        async def attempt(deadline: float):
+            return await self._session.call(lock_pb2.LockCall(**{kind: request}),
+                                            min(policy.rpc_timeout, deadline - time.monotonic()))
+
+        return await retrying(policy, time.monotonic() + policy.call_timeout, attempt)
 
     async def _send_acquire(self, request, ttl, wait, mode, permits, holder, request_id):
         holder = f"{self.holder}/{next(self._acquires)}" if holder is None else holder
@@ -395,9 +308,10 @@ class LockClient:
                                               ceil=True)
             timeout = min(request.wait_ms / 1000.0 + self._retry.rpc_timeout,
                           deadline - time.monotonic())
-            return (await self._attempt(lock_pb2.LockCall(acquire=request), timeout)).acquire
+            return (await self._session.call(lock_pb2.LockCall(acquire=request),
+                                             timeout)).acquire
 
-        return await self._retrying(deadline, attempt)
+        return await retrying(self._retry, deadline, attempt)
 
     def _spawn(self, coroutine) -> asyncio.Task:
         task = asyncio.get_running_loop().create_task(coroutine)
@@ -463,8 +377,8 @@ class LockClient:
             ttl_ms=_util.to_ms(lease.ttl, "ttl"), mode=lease.mode,
             signature=_signature(lease.signature))
         try:
-            response = (await self._attempt(lock_pb2.LockCall(renew=request),
-                                            self._retry.rpc_timeout)).renew
+            response = (await self._session.call(lock_pb2.LockCall(renew=request),
+                                                 self._retry.rpc_timeout)).renew
             error = None
         except FencegateError as e:
             error = e
