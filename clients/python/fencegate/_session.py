@@ -35,7 +35,7 @@ from typing import Any, Callable, Optional
 
 import grpc
 
-from fencegate.errors import DeadlineExceeded, Unavailable, from_rpc_status
+from fencegate.errors import DeadlineExceeded, FencegateError, Unavailable, from_rpc_status
 
 
 class _Stream:
@@ -96,8 +96,9 @@ class SessionStream:
         """Sends ``call`` (its request_id is set here); returns a Future of
         its result message. The future fails with the call's own error
         (FencegateError), ``Unavailable(maybe_applied=True)`` if the stream
-        ended first, or DeadlineExceeded when no place in flight freed up
-        by ``deadline`` (time.monotonic()).
+        ended first, DeadlineExceeded when no place in flight freed up by
+        ``deadline`` (time.monotonic()), or a FencegateError once close()
+        was called.
         """
         future: Future = Future()
         with self._lock:
@@ -109,8 +110,8 @@ class SessionStream:
                         f"({self._max_in_flight} calls in flight)"))
                     return future
                 self._lock.wait(left)
-            if self._closing:
-                future.set_exception(Unavailable("the client is closed", maybe_applied=False))
+            if self._closing:  # not Unavailable: nothing to retry
+                future.set_exception(FencegateError(f"{self._name}: the client is closed"))
                 return future
             stream = self._open_locked()
             request_id = self._next_id

@@ -89,10 +89,10 @@ class LeaseLost(FencegateError):
     """The lease no longer holds its resource: stop writing under it.
 
     ``reason`` is one of ``"expired"`` (pushed: the TTL ran out on the lock
-    service), ``"released"`` (pushed: released by a call from elsewhere),
-    ``"refused"`` (a renewal was refused), ``"lapsed"`` (no renewal was
-    confirmed within the TTL, by the client's own clock) or ``"ended"``
-    (the lease was released by this program). ``current_token`` is the
+    service), ``"released_elsewhere"`` (pushed: released by a call from
+    elsewhere), ``"refused"`` (a renewal was refused), ``"lapsed"`` (no
+    renewal was confirmed within the TTL, by the client's own clock) or
+    ``"released"`` (this program released it). ``current_token`` is the
     holder's token when the service said it (0 otherwise).
     """
 

@@ -72,6 +72,7 @@ class GatewayClient:
         self._connection = _util.Connection(target, tls, _CHANNEL_OPTIONS,
                                             gateway_pb2_grpc.GatewayStub)
         self._unary = transport == "unary"
+        self._closed = False
         # A write the gateway itself answers UNAVAILABLE may still have
         # committed (PostgreSQL storage, a COMMIT whose connection broke).
         self._session = SessionStream(
@@ -164,7 +165,9 @@ class GatewayClient:
                                                                    page_token), write=False))
 
     def close(self) -> None:
-        """Ends the stream and the channel. Idempotent."""
+        """Ends the stream and the channel; later calls raise
+        FencegateError. Idempotent."""
+        self._closed = True
         self._session.close()
         self._connection.close()
 
@@ -221,6 +224,8 @@ class GatewayClient:
         """Waits for a connection before a stream is opened or a unary call
         made, so that a call the gateway never saw says so
         (Unavailable(maybe_applied=False)) and can be retried safely."""
+        if self._closed:  # not Unavailable: nothing to retry
+            raise FencegateError("the gateway client is closed")
         if not self._unary and self._session.is_open():
             return
         ready = grpc.channel_ready_future(self._connection.channel)

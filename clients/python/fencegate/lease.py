@@ -158,8 +158,8 @@ class Lease:
                 f"lease on '{self.resource}' with token {self.token}: the lock service "
                 f"refused its renewal ({e.message}). Stop writing and acquire it again",
                 reason="refused", current_token=e.current_token))
-            self.check()
-            raise
+            self.check()  # raises that LeaseLost (and runs on_lost)
+            raise  # not reached
         self._client._renewer.renewed(self, sent, response, None)
 
     def release(self) -> None:

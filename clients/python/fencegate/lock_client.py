@@ -264,7 +264,8 @@ class LockClient:
         patience = wait_s if math.isfinite(wait_s) and wait_s > 0 else 0.0
         now = time.monotonic()
         wait_until = now + patience
-        deadline = now + max(self._retry.call_timeout, patience + self._retry.rpc_timeout)
+        policy = self._policy()
+        deadline = now + max(policy.call_timeout, patience + policy.rpc_timeout)
 
         def attempt(deadline: float):
             # A retry waits only what is left of the wait, with the SAME
@@ -274,11 +275,11 @@ class LockClient:
             else:
                 left = max(0.0, wait_until - time.monotonic())
                 request.wait_ms = _util.to_ms(left, "wait", ceil=True)
-            timeout = min(request.wait_ms / 1000.0 + self._retry.rpc_timeout,
+            timeout = min(request.wait_ms / 1000.0 + policy.rpc_timeout,
                           deadline - time.monotonic())
             return self._attempt(lock_pb2.LockCall(acquire=request), timeout).acquire
 
-        return _util.retry_unavailable(self._retry, deadline, attempt)
+        return _util.retry_unavailable(policy, deadline, attempt)
 
     def _policy(self) -> RetryPolicy:
         """The retry policy; a single attempt once close() has begun."""

@@ -154,3 +154,12 @@ def _call(fn):
         return fn()
     except Exception as e:  # the test looks at it
         return e
+
+
+def test_a_closed_client_refuses_calls_at_once(gateway, resource):
+    client = fencegate.GatewayClient(gateway.address)
+    client.get_unfenced(resource, "k")
+    client.close()
+    with pytest.raises(fencegate.FencegateError) as error:
+        client.get_unfenced(resource, "k")
+    assert not isinstance(error.value, fencegate.Unavailable), "nothing to retry"

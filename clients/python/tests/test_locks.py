@@ -197,3 +197,17 @@ def test_release_of_a_token_that_holds_nothing_is_not_holder(locks, resource):
     with pytest.raises(fencegate.NotHolder) as error:
         locks.release(resource, lease.token, signature=lease.signature)
     assert isinstance(error.value, fencegate.LeaseLost) and error.value.current_token == 0
+
+
+def test_a_closed_client_refuses_calls_at_once(lockservice, resource):
+    client = fencegate.LockClient(lockservice.address)
+    lease = client.acquire(resource, ttl=10)
+    client.close()
+    assert lease.lost, "close() released the lease"
+    start = time.monotonic()
+    with pytest.raises(fencegate.FencegateError) as error:
+        client.acquire(resource, ttl=10)
+    assert not isinstance(error.value, fencegate.Unavailable), "nothing to retry"
+    assert time.monotonic() - start < 1.0
+    with fencegate.LockClient(lockservice.address) as other:
+        assert not other.describe(resource).held

@@ -83,8 +83,8 @@ class AioSession:
         """One call on the stream, at most ``timeout`` seconds: its result
         message, or its error (FencegateError). Calls are sent in the order
         they were made."""
-        if self._closed:
-            raise Unavailable("the client is closed", maybe_applied=False)
+        if self._closed:  # not Unavailable: nothing to retry
+            raise FencegateError(f"{self._name}: the client is closed")
         give_up = time.monotonic() + max(timeout, 0.0)
         async with self._places:
             future = asyncio.get_running_loop().create_future()
@@ -113,6 +113,8 @@ class AioSession:
     async def wait_ready(self, timeout: float) -> None:
         """Waits for the channel to connect; Unavailable(maybe_applied=False)
         if it does not within ``timeout``."""
+        if self._closed:
+            raise FencegateError(f"{self._name}: the client is closed")
         try:
             await asyncio.wait_for(self.channel.channel_ready(), max(0.0, timeout))
         except asyncio.TimeoutError:
