@@ -9,7 +9,9 @@ lease's signature.
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -23,6 +25,7 @@ PACKAGE_ROOT = HERE.parent  # clients/python
 # fencegate/__init__.py extends its __path__ to every "fencegate" directory
 # on sys.path, so fencegate.v1 is found there.
 _STUBS = Path(tempfile.mkdtemp(prefix="fencegate-stubs-"))
+atexit.register(shutil.rmtree, _STUBS, True)
 sys.path.insert(0, str(PACKAGE_ROOT))
 sys.path.append(str(_STUBS))
 sys.path.insert(0, str(HERE))
