@@ -33,7 +33,7 @@ import generate_stubs  # noqa: E402
 
 generate_stubs.generate(_STUBS)
 
-from harness import SIGNING_KEYS, Server  # noqa: E402
+from harness import SIGNING_KEYS, Server, stop_all  # noqa: E402
 
 LOCKSERVICE_BIN = os.environ.get("FENCEGATE_LOCKSERVICE_BIN", "")
 GATEWAY_BIN = os.environ.get("FENCEGATE_GATEWAY_BIN", "")
@@ -47,6 +47,12 @@ def _need_binaries() -> None:
         pytest.skip(f"{' and '.join(missing)} not set to an executable: these tests run "
                     "against the real fencegate-lockservice and fencegate-gateway "
                     "(ctest sets them; see tests/python_tests.cmake)")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _stop_servers_left_running():
+    yield
+    stop_all()
 
 
 @pytest.fixture(scope="session")

@@ -2,12 +2,14 @@
 that can lose answers, and polling with deadlines (never fixed sleeps).
 
 Only processes started here are ever signalled, by their PID. Every child
-gets PR_SET_PDEATHSIG (SIGKILL), so none outlives a killed pytest. All
-traffic stays on 127.0.0.1.
+gets PR_SET_PDEATHSIG (SIGKILL), so none outlives a killed pytest, and
+every server still running at exit is stopped. All traffic stays on
+127.0.0.1.
 """
 
 from __future__ import annotations
 
+import atexit
 import ctypes
 import os
 import signal
@@ -42,6 +44,19 @@ def _die_with_parent() -> None:
     libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 
+_STARTED: list["Server"] = []  # every server started here, for stop_all()
+
+
+def stop_all() -> None:
+    """Stops every server started here that still runs (a test that failed
+    half-way, a fixture that did not finish)."""
+    for server in _STARTED:
+        server.stop()
+
+
+atexit.register(stop_all)
+
+
 class Server:
     """One fencegate server binary, on 127.0.0.1 with a port it picked."""
 
@@ -67,6 +82,8 @@ class Server:
         with open(self.log, "ab") as log:
             self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=log,
                                          stderr=log, preexec_fn=_die_with_parent)
+        if self not in _STARTED:
+            _STARTED.append(self)
 
         def serving() -> bool:
             if self.proc.poll() is not None:
