@@ -23,6 +23,7 @@ any fork(); it is for that loop's tasks only (not thread-safe).
 from __future__ import annotations
 
 import asyncio
+import collections
 import itertools
 import logging
 import math
@@ -161,6 +162,8 @@ class LockClient:
             on_message=self._on_message, on_end=self._stream_ended)
         self._leases: set[Lease] = set()
         self._by_token: dict[tuple[str, int], set[Lease]] = {}
+        self._recent_ends: collections.OrderedDict[tuple[str, int], LeaseLost] = (
+            collections.OrderedDict())
         self._wake = asyncio.Event()
         self._renewer: Optional[asyncio.Task] = None
         self._closing = False
@@ -324,6 +327,10 @@ class LockClient:
     def _add(self, lease: Lease) -> None:
         self._leases.add(lease)
         self._by_token.setdefault((lease.resource, lease.token), set()).add(lease)
+        pushed = self._recent_ends.get((lease.resource, lease.token))
+        if pushed is not None:  # its end came in the message that granted it
+            lease._lose(pushed, server_dropped=True)
+            return
         if self._renewer is None or self._renewer.done():
             self._renewer = self._spawn(self._renew_loop())
         self._wake.set()
@@ -340,11 +347,16 @@ class LockClient:
         how = ("was released by a call from elsewhere" if lost.reason == lock_pb2.LeaseLost.RELEASED
                else "expired on the lock service: its TTL ran out before a renewal reached it")
         reason = "released_elsewhere" if lost.reason == lock_pb2.LeaseLost.RELEASED else "expired"
+        why = LeaseLost(
+            f"lease on '{lost.resource}' with token {lost.token} {how} (pushed on the lock "
+            "service's Session stream). Stop writing and acquire the lock again", reason=reason)
+        # Kept a while for a lease not registered yet: a push may come in the
+        # very message whose answer grants it, before its task resumes.
+        self._recent_ends[(lost.resource, lost.token)] = why
+        while len(self._recent_ends) > 4096:
+            self._recent_ends.popitem(last=False)
         for lease in list(self._by_token.get((lost.resource, lost.token), ())):
-            lease._lose(LeaseLost(
-                f"lease on '{lease.resource}' with token {lease.token} {how} (pushed on the "
-                "lock service's Session stream). Stop writing and acquire the lock again",
-                reason=reason), server_dropped=True)
+            lease._lose(why, server_dropped=True)
 
     async def _renew_loop(self) -> None:
         while self._leases:
