@@ -178,3 +178,31 @@ def _read_line(process: subprocess.Popen, timeout: float) -> str:
     reader.join(timeout)
     assert lines and lines[0], f"no line from the worker within {timeout} s"
     return lines[0]
+
+
+def test_renew_now_and_wait_lost(locks, lockservice, resource):
+    lease = locks.acquire(resource, ttl=30)
+    before = lease.valid_until
+    lease.renew()
+    assert lease.valid_until > before
+    assert not lease.wait_lost(0.05), "a live lease is not lost"
+    with fencegate.LockClient(lockservice.address) as other:
+        other.release(resource, lease.token, signature=lease.signature)
+    assert lease.wait_lost(5)
+    with pytest.raises(fencegate.LeaseLost):
+        lease.renew()
+
+
+def test_a_multi_lease_tells_its_on_lost_once(locks, lockservice, resource):
+    lost = LossRecorder()
+    names = [resource + "/a", resource + "/b"]
+    both = locks.acquire_many(names, ttl=60, on_lost=lost)
+    with fencegate.LockClient(lockservice.address) as other:
+        for lease in both:
+            other.release(lease.resource, lease.token, signature=lease.signature)
+        assert lost.fired.wait(5)
+        wait_for(lambda: all(lease.lost for lease in both), what="both leases lost")
+    assert lost.calls == 1
+    with pytest.raises(fencegate.LeaseLost):
+        both.check()
+    both.release()  # nothing left to release
