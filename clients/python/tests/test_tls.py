@@ -20,13 +20,13 @@ def _openssl(*args: str, cwd: Path) -> None:
 
 def _certificates(directory: Path) -> Path:
     """A CA, a server certificate for 127.0.0.1 and a client one (CN=alice)."""
-    _openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
+    _openssl("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "2",
              "-subj", "/CN=fencegate test CA", "-keyout", "ca.key", "-out", "ca.pem",
              cwd=directory)
     for name, subject, extension in (
             ("server", "/CN=localhost", "subjectAltName=IP:127.0.0.1,DNS:localhost"),
             ("client", "/CN=alice", "extendedKeyUsage=clientAuth")):
-        _openssl("req", "-newkey", "rsa:2048", "-nodes", "-subj", subject,
+        _openssl("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-subj", subject,
                  "-keyout", f"{name}.key", "-out", f"{name}.csr", cwd=directory)
         (directory / f"{name}.ext").write_text(extension + "\n")
         _openssl("x509", "-req", "-in", f"{name}.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
@@ -63,7 +63,7 @@ def test_mutual_tls_records_the_certificates_subject_as_holder(mtls_lockservice,
 
 def test_a_client_without_tls_or_without_a_certificate_is_refused(mtls_lockservice, resource):
     server, certs = mtls_lockservice
-    quick = fencegate.RetryPolicy(call_timeout=1.0, rpc_timeout=1.0)
+    quick = fencegate.RetryPolicy(call_timeout=0.5, rpc_timeout=0.5)
     for tls in (None, fencegate.TLS(ca=str(certs / "ca.pem"))):
         with fencegate.LockClient(server.address, tls=tls, retry=quick) as locks:
             with pytest.raises(fencegate.Unavailable):
