@@ -1,9 +1,12 @@
-"""Generates the gRPC stubs (fencegate.v1) while building the package.
+"""Generates the gRPC stubs (fencegate.v1) while building the package, and
+takes the package's version from the project's (CMakeLists.txt), so that the
+client and the servers of one tree report one version.
 
 Everything else is in pyproject.toml. build_py runs generate_stubs.py into
 the build directory, so the stubs ship in the wheel but never enter git.
 """
 
+import re
 import sys
 from pathlib import Path
 
@@ -25,4 +28,13 @@ class BuildPyWithStubs(build_py):
         return super().find_package_modules(package, package_dir)
 
 
-setup(cmdclass={"build_py": BuildPyWithStubs})
+def project_version() -> str:
+    """The VERSION of project(fencegate ...) in the tree's CMakeLists.txt."""
+    cmake = Path(__file__).resolve().parent.parent.parent / "CMakeLists.txt"
+    found = re.search(r"project\(fencegate\s+VERSION\s+([0-9][0-9.]*)", cmake.read_text())
+    if found is None:
+        raise RuntimeError(f"no project(fencegate VERSION ...) in {cmake}")
+    return found.group(1)
+
+
+setup(version=project_version(), cmdclass={"build_py": BuildPyWithStubs})

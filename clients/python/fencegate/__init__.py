@@ -15,6 +15,7 @@ touched. docs/python.md is the guide; docs/semantics.md the contract.
 
 # The generated stubs (fencegate.v1) may live in another directory named
 # fencegate on sys.path (the tests generate them into a temporary one).
+from importlib import metadata as _metadata
 from pkgutil import extend_path
 
 __path__ = extend_path(__path__, __name__)
@@ -29,7 +30,10 @@ from fencegate.gateway_client import (  # noqa: E402
 from fencegate.lease import Lease, LeaseMode, MultiLease, Signature  # noqa: E402
 from fencegate.lock_client import LockClient, LockState  # noqa: E402
 
-__version__ = "0.1.0"
+try:  # the installed package's version: the project's (setup.py)
+    __version__ = _metadata.version("fencegate")
+except _metadata.PackageNotFoundError:  # run from the source tree
+    __version__ = "0+source"
 
 __all__ = [
     "DeadlineExceeded", "FencegateError", "Fencing", "GatewayClient", "InvalidArgument",
