@@ -135,6 +135,7 @@ class Proxy:
         self._sockets: list[socket.socket] = []
         self._dropping = False
         self._closed = False
+        self.refused = 0  # connections closed at once: the server was down
         threading.Thread(target=self._accept, daemon=True).start()
 
     @property
@@ -174,6 +175,7 @@ class Proxy:
                 server = socket.create_connection(("127.0.0.1", self._upstream()))
             except OSError:
                 client.close()
+                self.refused += 1
                 continue
             with self._lock:
                 self._sockets += [client, server]

@@ -5,6 +5,7 @@ multi-writes, pipelining, bad input, lost answers."""
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 
@@ -163,3 +164,56 @@ def test_a_closed_client_refuses_calls_at_once(gateway, resource):
     with pytest.raises(fencegate.FencegateError) as error:
         client.get_unfenced(resource, "k")
     assert not isinstance(error.value, fencegate.Unavailable), "nothing to retry"
+
+
+def test_writes_after_the_gateway_restarted_are_sent_once_it_is_back(locks, workdir, resource):
+    from conftest import GATEWAY_BIN
+    from harness import Server
+    own = Server(GATEWAY_BIN, workdir, "gateway-restarted",
+                 f"--signing_keys={workdir / 'keys.txt'}").start()
+    proxy = Proxy(lambda: own.port)
+    client = fencegate.GatewayClient(proxy.address)
+    try:
+        with locks.lock(resource, ttl=30) as lease:
+            first = client.put(lease, "k", b"1")
+            own.kill9()
+            proxy.cut()  # the stream breaks
+            own.start()  # on the same database
+            # Never sent while the gateway was down: sent once it is back.
+            second = client.put(lease, "k", b"2")
+            assert second.version == first.version + 1
+            assert client.get(lease, "k").value == b"2"
+    finally:
+        client.close()
+        proxy.close()
+        own.stop()
+
+
+def test_a_write_made_while_the_gateway_is_down_is_sent_once_it_is_back(locks, workdir,
+                                                                         resource):
+    from conftest import GATEWAY_BIN
+    from harness import Server
+    own = Server(GATEWAY_BIN, workdir, "gateway-down",
+                 f"--signing_keys={workdir / 'keys.txt'}").start()
+    proxy = Proxy(lambda: own.port)
+    client = fencegate.GatewayClient(proxy.address)
+    try:
+        with locks.lock(resource, ttl=30) as lease:
+            first = client.put(lease, "k", b"1")
+            own.kill9()
+            proxy.cut()
+            outcome: list = []
+            writer = threading.Thread(
+                target=lambda: outcome.append(_call(lambda: client.put(lease, "k", b"2"))))
+            writer.start()
+            wait_for(lambda: proxy.refused >= 3, what="the write to try while the gateway is down")
+            started = time.monotonic()
+            own.start()  # on the same database
+            writer.join(20)
+            assert isinstance(outcome[0], fencegate.WriteResult), outcome[0]
+            assert outcome[0].version == first.version + 1, "sent once"
+            assert time.monotonic() - started < 3.0, "sent soon after the gateway was back"
+    finally:
+        client.close()
+        proxy.close()
+        own.stop()
