@@ -26,9 +26,8 @@ PACKAGE_ROOT = HERE.parent  # clients/python
 # on sys.path, so fencegate.v1 is found there.
 _STUBS = Path(tempfile.mkdtemp(prefix="fencegate-stubs-"))
 atexit.register(shutil.rmtree, _STUBS, True)
-sys.path.insert(0, str(PACKAGE_ROOT))
-sys.path.append(str(_STUBS))
-sys.path.insert(0, str(HERE))
+# Before any installed fencegate, whose stubs could be of another version.
+sys.path[0:0] = [str(HERE), str(PACKAGE_ROOT), str(_STUBS)]
 import generate_stubs  # noqa: E402
 
 generate_stubs.generate(_STUBS)
