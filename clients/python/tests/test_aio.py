@@ -1,0 +1,174 @@
+"""fencegate.aio against the real servers: renewal, release, 100 concurrent
+tasks on one client, the pushed loss as an asyncio.Event, cancel_on_loss,
+the gateway's calls over both transports, pipelining, a lost answer. Each
+test runs its own event loop (asyncio.run)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+
+import fencegate
+import fencegate.aio
+from harness import Proxy, wait_for
+
+
+def run(coroutine):
+    return asyncio.run(asyncio.wait_for(coroutine, 60))
+
+
+def test_async_lock_renews_past_its_ttl_and_releases(lockservice, resource):
+    async def main():
+        async with fencegate.aio.LockClient(lockservice.address) as locks:
+            async with locks.lock(resource, ttl=1.0) as lease:
+                start = time.monotonic()
+                while time.monotonic() < start + 2.5:  # 2.5 TTLs: only renewals keep it
+                    await asyncio.sleep(0.05)
+                lease.check()
+                assert not lease.lost.is_set()
+                assert (await locks.describe(resource)).token == lease.token
+            assert lease.lost.is_set()
+            assert not (await locks.describe(resource)).held
+            with pytest.raises(fencegate.NotAcquired):
+                async with locks.lock(resource, ttl=10, wait=0) as held:
+                    await locks.acquire(resource, ttl=10)  # another holder: not acquired
+            assert held.lost.is_set()
+
+    run(main())
+
+
+def test_100_concurrent_tasks_take_turns(lockservice, resource):
+    inside = 0
+    tokens: list[int] = []
+
+    async def worker(locks) -> None:
+        nonlocal inside
+        async with locks.lock(resource, ttl=10, wait=50) as lease:
+            inside += 1
+            assert inside == 1, "two tasks held the lock at once"
+            tokens.append(lease.token)
+            await asyncio.sleep(0)  # let the others run meanwhile
+            inside -= 1
+
+    async def main():
+        async with fencegate.aio.LockClient(lockservice.address) as locks:
+            await asyncio.gather(*(worker(locks) for _ in range(100)))
+            assert not (await locks.describe(resource)).held
+
+    run(main())
+    assert len(tokens) == 100 and tokens == sorted(tokens) and len(set(tokens)) == 100
+
+
+def test_a_pushed_loss_sets_lease_lost_within_200ms(lockservice, locks, resource):
+    async def main():
+        async with fencegate.aio.LockClient(lockservice.address) as aio_locks:
+            lease = await aio_locks.acquire(resource, ttl=60)
+            # The next renewal is 20 s away: only the push can tell.
+            loop = asyncio.get_running_loop()
+            released = await loop.run_in_executor(
+                None, lambda: locks.release(resource, lease.token, signature=lease.signature))
+            decided = time.monotonic()
+            assert released == 0
+            await asyncio.wait_for(lease.lost.wait(), 5)
+            assert time.monotonic() - decided < 0.2
+            with pytest.raises(fencegate.LeaseLost) as error:
+                lease.check()
+            assert error.value.reason == "released_elsewhere"
+
+    run(main())
+
+
+def test_cancel_on_loss_cancels_the_body_and_raises_lease_lost(lockservice, locks, resource):
+    async def main():
+        async with fencegate.aio.LockClient(lockservice.address) as aio_locks:
+            with pytest.raises(fencegate.LeaseLost):
+                async with aio_locks.lock(resource, ttl=60, cancel_on_loss=True) as lease:
+                    loop = asyncio.get_running_loop()
+                    await loop.run_in_executor(None, lambda: locks.release(
+                        resource, lease.token, signature=lease.signature))
+                    await asyncio.sleep(30)  # cancelled by the loss, long before this
+                    pytest.fail("the body was not cancelled")
+            assert not asyncio.current_task().cancelling()
+
+    start = time.monotonic()
+    run(main())
+    assert time.monotonic() - start < 5
+
+
+def test_async_bad_input_names_the_field(lockservice, resource):
+    async def main():
+        async with fencegate.aio.LockClient(lockservice.address) as locks:
+            with pytest.raises(fencegate.InvalidArgument) as error:
+                await locks.acquire(resource, ttl=0.001)
+            assert error.value.field == "ttl_ms"
+            assert not (await locks.describe(resource)).held
+
+    run(main())
+
+
+@pytest.mark.parametrize("transport", ["stream", "unary"])
+def test_async_gateway_calls_and_a_stale_token(lockservice, gateway, resource, transport):
+    async def main():
+        async with fencegate.aio.LockClient(lockservice.address) as locks, \
+                fencegate.aio.GatewayClient(gateway.address, transport=transport) as gw:
+            old = await locks.acquire(resource, ttl=10)
+            first = await gw.put(old, "k", b"1")
+            assert (await gw.get(old, "k")).value == b"1"
+            with pytest.raises(fencegate.VersionMismatch):
+                await gw.compare_and_set(old, "k", b"2", expected_version=0)
+            await old.release()
+            async with locks.lock(resource, ttl=10) as newer:
+                assert await gw.fence(newer) == newer.token
+                with pytest.raises(fencegate.StaleToken) as error:
+                    await gw.put(old, "k", b"late")
+                assert error.value.current_token == newer.token
+                result = await gw.multi_write(newer, [fencegate.Mutation("k", b"2"),
+                                                      fencegate.Mutation("j", b"3")])
+                assert result.versions[0] > first.version
+                assert (await gw.get_unfenced(resource, "k")).value == b"2"
+                assert (await gw.describe(resource)).key_count == 2
+                assert [k.key for k in (await gw.list(resource)).keys] == ["j", "k"]
+
+    run(main())
+
+
+def test_async_pipelined_puts_take_effect_in_order(lockservice, gateway, resource):
+    async def main():
+        async with fencegate.aio.LockClient(lockservice.address) as locks, \
+                fencegate.aio.GatewayClient(gateway.address) as gw:
+            async with locks.lock(resource, ttl=10) as lease:
+                results = await asyncio.gather(
+                    *(gw.put(lease, "k", str(i).encode()) for i in range(50)))
+                versions = [r.version for r in results]
+                assert versions == sorted(versions) and len(set(versions)) == 50
+                assert (await gw.get(lease, "k")).value == b"49"
+
+    run(main())
+
+
+def test_an_async_write_whose_answer_was_lost_may_have_been_applied(lockservice, gateway,
+                                                                     gw, resource):
+    proxy = Proxy(lambda: gateway.port)
+
+    async def main():
+        async with fencegate.aio.LockClient(lockservice.address) as locks, \
+                fencegate.aio.GatewayClient(proxy.address) as through_proxy:
+            async with locks.lock(resource, ttl=10) as lease:
+                await through_proxy.fence(lease)  # the stream is up, through the proxy
+                proxy.drop_answers()
+                put = asyncio.ensure_future(through_proxy.put(lease, "k", b"v"))
+                loop = asyncio.get_running_loop()
+                await loop.run_in_executor(None, lambda: wait_for(
+                    lambda: gw.describe(resource).key_count == 1, what="the put applied"))
+                proxy.cut()
+                with pytest.raises(fencegate.Unavailable) as error:
+                    await put
+                assert error.value.maybe_applied
+                assert gw.describe(resource).key_count == 1, "applied once, not sent again"
+
+    try:
+        run(main())
+    finally:
+        proxy.close()

@@ -1,0 +1,41 @@
+# The Python client (label python): clients/python/tests, pytest against the
+# real fencegate-lockservice and fencegate-gateway of this build. The tests
+# generate the client's gRPC stubs into a temporary directory themselves
+# (clients/python/generate_stubs.py: protoc and grpc_python_plugin), so
+# nothing is written into the source tree.
+#
+# Declared only when Debian's Python 3 has what the tests import (packages
+# python3-grpcio, python3-protobuf, python3-pytest; protobuf-compiler-grpc
+# for the stubs), checked at configure time; otherwise a message says why
+# the label is empty. Its PostgreSQL tests (run_fenced) also need Debian's
+# postgresql and python3-psycopg, and skip themselves without them. Not in
+# the sanitized trees: the tests measure
+# latencies (a pushed loss within 200 ms) that a sanitized server need not
+# meet, and the servers are exercised there by the C++ suites.
+if(FENCEGATE_SANITIZE)
+  return()
+endif()
+
+set(fencegate_python /usr/bin/python3)
+execute_process(
+  COMMAND ${fencegate_python} -c "import grpc, google.protobuf, pytest"
+  RESULT_VARIABLE fencegate_python_missing
+  OUTPUT_QUIET ERROR_QUIET)
+find_program(fencegate_grpc_python_plugin grpc_python_plugin)
+if(NOT fencegate_python_missing EQUAL 0 OR NOT fencegate_grpc_python_plugin)
+  message(STATUS "Python client tests (label python) skipped: they need "
+    "${fencegate_python} with grpc, google.protobuf and pytest, and grpc_python_plugin "
+    "(apt-get install python3-grpcio python3-protobuf python3-pytest protobuf-compiler-grpc)")
+  return()
+endif()
+
+add_test(NAME python.client
+  COMMAND ${fencegate_python} -m pytest -q -p no:cacheprovider
+    ${PROJECT_SOURCE_DIR}/clients/python/tests)
+set_tests_properties(python.client PROPERTIES
+  LABELS python
+  # About 35 s on a quiet 2-core machine.
+  TIMEOUT 180
+  ENVIRONMENT
+    "FENCEGATE_LOCKSERVICE_BIN=$<TARGET_FILE:fencegate-lockservice>;FENCEGATE_GATEWAY_BIN=$<TARGET_FILE:fencegate-gateway>")
+fencegate_test_targets(LABELS python TARGETS fencegate-lockservice fencegate-gateway)
