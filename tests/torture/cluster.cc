@@ -152,8 +152,12 @@ absl::Status Cluster::Start() {
   }
   for (int i = 0; i < topology.lockservices; ++i) {
     const std::string name = LockServiceName(topology, i);
-    ServerNodeOptions lock{name, options_.lockservice_binary, dir, lock_args,
-                           options_.faketime_library};
+    ServerNodeOptions lock;
+    lock.name = name;
+    lock.binary = options_.lockservice_binary;
+    lock.run_dir = dir;
+    lock.extra_args = lock_args;
+    lock.faketime_library = options_.faketime_library;
     lock.extra_args.push_back(
         absl::StrCat("--lease_history_file=", dir, "/", name, ".history"));
     if (!topology.replicated()) {
@@ -174,8 +178,12 @@ absl::Status Cluster::Start() {
   }
   if (schedule_.secure) gateway_args.push_back("--lockservice=" + lockservice_target());
   for (int i = 0; i < topology.gateways; ++i) {
-    ServerNodeOptions gateway{GatewayName(topology, i), options_.gateway_binary, dir,
-                              gateway_args, options_.faketime_library};
+    ServerNodeOptions gateway;
+    gateway.name = GatewayName(topology, i);
+    gateway.binary = options_.gateway_binary;
+    gateway.run_dir = dir;
+    gateway.extra_args = gateway_args;
+    gateway.faketime_library = options_.faketime_library;
     if (topology.storage == GatewayStorage::kSqlite) {
       gateway.extra_args.push_back(absl::StrCat("--db=", dir, "/", gateway.name, ".db"));
     }

@@ -3,6 +3,7 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <vector>
 #include <utility>
 
 #include "absl/random/distributions.h"
@@ -340,14 +341,18 @@ void Worker::WriteIncrement(client::Lease& lease, uint64_t value) {
                                                  {"value", next},
                                                  {"log_id", id},
                                                  {"gateway", path_}});
-  absl::StatusOr<client::MultiWriteResult> write =
-      sql_ != nullptr
-          ? sql_->MultiWrite(lease,
-                             {{kCounterKey, next}, {absl::StrCat(kLogPrefix, id), next}})
-          : gateway_->MultiWrite(
-                lease,
-                {client::Mutation{kCounterKey, next, std::nullopt},
-                 client::Mutation{absl::StrCat(kLogPrefix, id), next, std::nullopt}});
+  absl::StatusOr<client::MultiWriteResult> write;
+  if (sql_ != nullptr) {
+    write = sql_->MultiWrite(lease,
+                             {{kCounterKey, next}, {absl::StrCat(kLogPrefix, id), next}});
+  } else {
+    std::vector<client::Mutation> mutations(2);
+    mutations[0].key = kCounterKey;
+    mutations[0].value = next;
+    mutations[1].key = absl::StrCat(kLogPrefix, id);
+    mutations[1].value = next;
+    write = gateway_->MultiWrite(lease, mutations);
+  }
   if (write.ok()) {
     history_->Complete(op, "write", Outcome::kOk, {{"max_token", Str(write->max_token)}});
     return;
