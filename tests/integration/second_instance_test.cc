@@ -21,8 +21,8 @@
 #include "harness/free_port.h"
 #include "harness/run_program.h"
 #include "harness/server_process.h"
-#include "tests/testing/status_matchers.h"
 #include "harness/temp_dir.h"
+#include "tests/testing/status_matchers.h"
 
 namespace fencegate {
 namespace {
@@ -61,6 +61,45 @@ testing::ProgramResult RunToEnd(std::vector<std::string> argv) {
       testing::RunProgram(argv, absl::Seconds(60));
   EXPECT_THAT(result, IsOk());
   return result.ok() ? *result : testing::ProgramResult{};
+}
+
+// A server on the SQLite state `db`, its files <dir>/<name>.*.
+std::unique_ptr<testing::ServerProcess> StartOnState(const char* binary,
+                                                     const testing::TempDir& dir,
+                                                     const std::string& db,
+                                                     const std::string& name) {
+  absl::StatusOr<std::unique_ptr<testing::ServerProcess>> server =
+      testing::ServerProcess::Start(binary, {"--db=" + db}, dir.path(), name);
+  EXPECT_THAT(server, IsOk());
+  return server.ok() ? *std::move(server) : nullptr;
+}
+
+// Starts `binary` on `listen` and the state `db` that `first` serves: it
+// must exit 1, naming the state, its lock file and the first's PID.
+void ExpectRefusedBeside(const testing::ServerProcess& first, const char* binary,
+                         const std::string& listen, const std::string& db) {
+  SCOPED_TRACE(listen);
+  const testing::ProgramResult second =
+      RunToEnd({binary, "--listen=" + listen, "--db=" + db, "--metrics_listen="});
+  EXPECT_EQ(second.exit_code, 1);
+  EXPECT_THAT(second.stderr_text, HasSubstr("failed to start"));
+  EXPECT_THAT(second.stderr_text, HasSubstr("the state " + db + " is in use"));
+  EXPECT_THAT(second.stderr_text, HasSubstr(db + ".lock"));
+  EXPECT_THAT(second.stderr_text, HasSubstr(absl::StrCat("PID ", first.pid())));
+}
+
+// kill -9 of `first`, then a server on the same state: it starts (nothing
+// was left locked) and its PID is in the lock file.
+std::unique_ptr<testing::ServerProcess> KillAndStartNext(testing::ServerProcess& first,
+                                                         const char* binary,
+                                                         const testing::TempDir& dir,
+                                                         const std::string& db) {
+  first.Kill();
+  std::unique_ptr<testing::ServerProcess> next = StartOnState(binary, dir, db, "next");
+  if (next != nullptr) {
+    EXPECT_EQ(ReadFile(db + ".lock"), absl::StrCat(next->pid(), "\n"));
+  }
+  return next;
 }
 
 // --- StateLock, in-process -------------------------------------------------
@@ -105,32 +144,22 @@ TEST(StateLockTest, AnUnwritableDirectoryIsAnErrorNamingTheLockFile) {
 TEST(SecondInstanceTest, ASecondLockServiceOnOneDatabaseExitsAndTheFirstServesOn) {
   testing::TempDir dir;
   const std::string db = dir.File("locks.db");
-  absl::StatusOr<std::unique_ptr<testing::ServerProcess>> first =
-      testing::ServerProcess::Start(kLockService, {"--db=" + db}, dir.path(), "first");
-  ASSERT_THAT(first, IsOk());
+  std::unique_ptr<testing::ServerProcess> first = StartOnState(kLockService, dir, db, "first");
+  ASSERT_NE(first, nullptr);
   absl::StatusOr<std::unique_ptr<client::LockClient>> lock =
-      client::LockClient::Connect((*first)->address());
+      client::LockClient::Connect(first->address());
   ASSERT_THAT(lock, IsOk());
   absl::StatusOr<client::AcquireOutcome> held =
       (*lock)->Acquire("dup", "h0", WithTtl(absl::Seconds(60)));
   ASSERT_THAT(held, IsOk());
   ASSERT_TRUE(held->acquired);
 
-  for (const std::string& listen :
-       {(*first)->address(), std::string("127.0.0.1:0")}) {
-    SCOPED_TRACE(listen);
-    const testing::ProgramResult second =
-        RunToEnd({kLockService, "--listen=" + listen, "--db=" + db, "--metrics_listen="});
-    EXPECT_EQ(second.exit_code, 1);
-    EXPECT_THAT(second.stderr_text, HasSubstr("failed to start"));
-    EXPECT_THAT(second.stderr_text, HasSubstr("the state " + db + " is in use"));
-    EXPECT_THAT(second.stderr_text, HasSubstr(db + ".lock"));
-    EXPECT_THAT(second.stderr_text, HasSubstr(absl::StrCat("PID ", (*first)->pid())));
-  }
+  ExpectRefusedBeside(*first, kLockService, first->address(), db);
+  ExpectRefusedBeside(*first, kLockService, "127.0.0.1:0", db);
 
   for (int i = 1; i <= 12; ++i) {
     absl::StatusOr<std::unique_ptr<client::LockClient>> fresh =
-        client::LockClient::Connect((*first)->address());
+        client::LockClient::Connect(first->address());
     ASSERT_THAT(fresh, IsOk());
     absl::StatusOr<client::AcquireOutcome> outcome =
         (*fresh)->Acquire("dup", absl::StrCat("h", i), WithTtl(absl::Seconds(60)));
@@ -142,33 +171,26 @@ TEST(SecondInstanceTest, ASecondLockServiceOnOneDatabaseExitsAndTheFirstServesOn
   ASSERT_THAT(state, IsOk());
   EXPECT_EQ(state->holder, "h0");
   EXPECT_EQ(state->holders, 1u);
-  EXPECT_THAT((*first)->Terminate(), IsOk());
+  EXPECT_THAT(first->Terminate(), IsOk());
 }
 
 TEST(SecondInstanceTest, ASecondGatewayOnOneDatabaseExitsAndTheFirstServesOn) {
   testing::TempDir dir;
   const std::string db = dir.File("objects.db");
-  absl::StatusOr<std::unique_ptr<testing::ServerProcess>> first =
-      testing::ServerProcess::Start(kGateway, {"--db=" + db}, dir.path(), "first");
-  ASSERT_THAT(first, IsOk());
+  std::unique_ptr<testing::ServerProcess> first = StartOnState(kGateway, dir, db, "first");
+  ASSERT_NE(first, nullptr);
   absl::StatusOr<std::unique_ptr<client::GatewayClient>> gateway =
-      client::GatewayClient::Connect((*first)->address());
+      client::GatewayClient::Connect(first->address());
   ASSERT_THAT(gateway, IsOk());
   ASSERT_THAT((*gateway)->Put(Fenced(5), "count", "1"), IsOk());
 
-  const testing::ProgramResult second =
-      RunToEnd({kGateway, "--listen=127.0.0.1:0", "--db=" + db, "--metrics_listen="});
-  EXPECT_EQ(second.exit_code, 1);
-  EXPECT_THAT(second.stderr_text, HasSubstr("the state " + db + " is in use"));
-  EXPECT_THAT(second.stderr_text, HasSubstr(db + ".lock"));
-  EXPECT_THAT(second.stderr_text, HasSubstr(absl::StrCat("PID ", (*first)->pid())));
+  ExpectRefusedBeside(*first, kGateway, "127.0.0.1:0", db);
 
   // The first still fences: its fence for "orders" is 5.
   EXPECT_THAT((*gateway)->Put(Fenced(4), "count", "2"),
               StatusIs(absl::StatusCode::kAborted));
-  absl::StatusOr<client::WriteResult> newer = (*gateway)->Put(Fenced(6), "count", "3");
-  EXPECT_THAT(newer, IsOk());
-  EXPECT_THAT((*first)->Terminate(), IsOk());
+  EXPECT_THAT((*gateway)->Put(Fenced(6), "count", "3"), IsOk());
+  EXPECT_THAT(first->Terminate(), IsOk());
 }
 
 // kill -9 leaves no lock behind: the next server on the state serves at
@@ -176,15 +198,15 @@ TEST(SecondInstanceTest, ASecondGatewayOnOneDatabaseExitsAndTheFirstServesOn) {
 TEST(SecondInstanceTest, AfterAKillNineTheNextLockServiceServesAtOnceWithEveryLease) {
   testing::TempDir dir;
   const std::string db = dir.File("locks.db");
-  absl::StatusOr<std::unique_ptr<testing::ServerProcess>> first =
-      testing::ServerProcess::Start(kLockService, {"--db=" + db}, dir.path(), "first");
-  ASSERT_THAT(first, IsOk());
+  std::unique_ptr<testing::ServerProcess> first = StartOnState(kLockService, dir, db, "first");
+  ASSERT_NE(first, nullptr);
+  const std::vector<std::string> resources = {"a", "b", "c"};
   std::vector<uint64_t> tokens;
   {
     absl::StatusOr<std::unique_ptr<client::LockClient>> lock =
-        client::LockClient::Connect((*first)->address());
+        client::LockClient::Connect(first->address());
     ASSERT_THAT(lock, IsOk());
-    for (const char* resource : {"a", "b", "c"}) {
+    for (const std::string& resource : resources) {
       absl::StatusOr<client::AcquireOutcome> outcome =
           (*lock)->Acquire(resource, "holder", WithTtl(absl::Seconds(120)));
       ASSERT_THAT(outcome, IsOk());
@@ -192,49 +214,40 @@ TEST(SecondInstanceTest, AfterAKillNineTheNextLockServiceServesAtOnceWithEveryLe
       tokens.push_back(outcome->token);
     }
   }
-  (*first)->Kill();
-
-  absl::StatusOr<std::unique_ptr<testing::ServerProcess>> next =
-      testing::ServerProcess::Start(kLockService, {"--db=" + db}, dir.path(), "next");
-  ASSERT_THAT(next, IsOk());
-  EXPECT_EQ(ReadFile(db + ".lock"), absl::StrCat((*next)->pid(), "\n"));
+  std::unique_ptr<testing::ServerProcess> next = KillAndStartNext(*first, kLockService, dir, db);
+  ASSERT_NE(next, nullptr);
   absl::StatusOr<std::unique_ptr<client::LockClient>> lock =
-      client::LockClient::Connect((*next)->address());
+      client::LockClient::Connect(next->address());
   ASSERT_THAT(lock, IsOk());
-  const char* resources[] = {"a", "b", "c"};
-  for (int i = 0; i < 3; ++i) {
+  for (size_t i = 0; i < resources.size(); ++i) {
     absl::StatusOr<client::LockState> state = (*lock)->Describe(resources[i]);
     ASSERT_THAT(state, IsOk());
     EXPECT_TRUE(state->held) << resources[i];
     EXPECT_EQ(state->holder, "holder");
     EXPECT_EQ(state->token, tokens[i]);
   }
-  EXPECT_THAT((*next)->Terminate(), IsOk());
+  EXPECT_THAT(next->Terminate(), IsOk());
 }
 
 TEST(SecondInstanceTest, AfterAKillNineTheNextGatewayServesAtOnce) {
   testing::TempDir dir;
   const std::string db = dir.File("objects.db");
-  absl::StatusOr<std::unique_ptr<testing::ServerProcess>> first =
-      testing::ServerProcess::Start(kGateway, {"--db=" + db}, dir.path(), "first");
-  ASSERT_THAT(first, IsOk());
+  std::unique_ptr<testing::ServerProcess> first = StartOnState(kGateway, dir, db, "first");
+  ASSERT_NE(first, nullptr);
   {
     absl::StatusOr<std::unique_ptr<client::GatewayClient>> gateway =
-        client::GatewayClient::Connect((*first)->address());
+        client::GatewayClient::Connect(first->address());
     ASSERT_THAT(gateway, IsOk());
     ASSERT_THAT((*gateway)->Put(Fenced(7), "count", "1"), IsOk());
   }
-  (*first)->Kill();
-  absl::StatusOr<std::unique_ptr<testing::ServerProcess>> next =
-      testing::ServerProcess::Start(kGateway, {"--db=" + db}, dir.path(), "next");
-  ASSERT_THAT(next, IsOk());
-  EXPECT_EQ(ReadFile(db + ".lock"), absl::StrCat((*next)->pid(), "\n"));
+  std::unique_ptr<testing::ServerProcess> next = KillAndStartNext(*first, kGateway, dir, db);
+  ASSERT_NE(next, nullptr);
   absl::StatusOr<std::unique_ptr<client::GatewayClient>> gateway =
-      client::GatewayClient::Connect((*next)->address());
+      client::GatewayClient::Connect(next->address());
   ASSERT_THAT(gateway, IsOk());
   EXPECT_THAT((*gateway)->Put(Fenced(6), "count", "2"),
               StatusIs(absl::StatusCode::kAborted));
-  EXPECT_THAT((*next)->Terminate(), IsOk());
+  EXPECT_THAT(next->Terminate(), IsOk());
 }
 
 // --- no shared ports -------------------------------------------------------
