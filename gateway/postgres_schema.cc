@@ -171,6 +171,7 @@ ApplyArgs ApplyArgsOf(const FencedOp& op) {
   ApplyArgs args;
   switch (op.kind) {
     case OpKind::kFence:
+      args.kind = kApplyFence;
       break;
     case OpKind::kSharedRead:  // not for fencegate_apply_v1: kSharedReadSql
       break;
