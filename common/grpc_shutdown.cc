@@ -77,6 +77,9 @@ void ShutdownGrpcServer(grpc::Server& server, const UnaryCallCounter& calls,
   // Cancelling may come before the thread's Shutdown() began (a
   // connection made in between would hold it again), so it is repeated
   // until Shutdown() returns, which it does by the deadline in any case.
+  // A unary call that arrives in that moment, after SIGTERM, is cancelled
+  // rather than finished: its client sees it fail and retries elsewhere
+  // or later (Acquire and Release with their request ids).
   absl::Notification done;
   std::thread shutdown([&server, &done, deadline] {
     server.Shutdown(absl::ToChronoTime(deadline));
