@@ -5,9 +5,7 @@
 // by mistake"). Also StateLock itself, in-process.
 #include <unistd.h>
 
-#include <fstream>
 #include <memory>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -19,6 +17,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "harness/free_port.h"
+#include "harness/log_file.h"
 #include "harness/run_program.h"
 #include "harness/server_process.h"
 #include "harness/temp_dir.h"
@@ -46,12 +45,6 @@ client::AcquireOptions WithTtl(absl::Duration ttl) {
   client::AcquireOptions options;
   options.ttl = ttl;
   return options;
-}
-
-std::string ReadFile(const std::string& path) {
-  std::stringstream text;
-  text << std::ifstream(path).rdbuf();
-  return text.str();
 }
 
 // Runs a server that is expected not to start; its output (stderr) and
@@ -97,7 +90,7 @@ std::unique_ptr<testing::ServerProcess> KillAndStartNext(testing::ServerProcess&
   first.Kill();
   std::unique_ptr<testing::ServerProcess> next = StartOnState(binary, dir, db, "next");
   if (next != nullptr) {
-    EXPECT_EQ(ReadFile(db + ".lock"), absl::StrCat(next->pid(), "\n"));
+    EXPECT_EQ(testing::ReadWholeFile(db + ".lock"), absl::StrCat(next->pid(), "\n"));
   }
   return next;
 }
@@ -110,7 +103,7 @@ TEST(StateLockTest, ASecondLockOnTheSameStateIsRefusedNamingThePid) {
   absl::StatusOr<StateLock> first = StateLock::Acquire(db, "fencegate-lockservice");
   ASSERT_THAT(first, IsOk());
   EXPECT_EQ(first->path(), db + ".lock");
-  EXPECT_EQ(ReadFile(db + ".lock"), absl::StrCat(getpid(), "\n"));
+  EXPECT_EQ(testing::ReadWholeFile(db + ".lock"), absl::StrCat(getpid(), "\n"));
 
   // flock belongs to the open file description: the same process is
   // refused too.
