@@ -178,6 +178,7 @@ def test_writes_after_the_gateway_restarted_are_sent_once_it_is_back(locks, work
             first = client.put(lease, "k", b"1")
             own.kill9()
             proxy.cut()  # the stream breaks
+            _wait_stream_ended(client)
             own.start()  # on the same database
             # Never sent while the gateway was down: sent once it is back.
             second = client.put(lease, "k", b"2")
@@ -202,6 +203,7 @@ def test_a_write_made_while_the_gateway_is_down_is_sent_once_it_is_back(locks, w
             first = client.put(lease, "k", b"1")
             own.kill9()
             proxy.cut()
+            _wait_stream_ended(client)
             outcome: list = []
             writer = threading.Thread(
                 target=lambda: outcome.append(_call(lambda: client.put(lease, "k", b"2"))))
@@ -217,3 +219,12 @@ def test_a_write_made_while_the_gateway_is_down_is_sent_once_it_is_back(locks, w
         client.close()
         proxy.close()
         own.stop()
+
+
+def _wait_stream_ended(client: fencegate.GatewayClient) -> None:
+    """Waits until the client has seen its Session stream end. A put sent
+    before that goes out on the dead stream, and its honest answer is
+    Unavailable(maybe_applied=True), never retried: these tests are about
+    writes made once the client knows the gateway is gone."""
+    wait_for(lambda: not client._session.is_open(),  # pylint: disable=protected-access
+             what="the client to see its Session stream end")
