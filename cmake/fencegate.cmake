@@ -19,21 +19,68 @@ function(fencegate_test_targets)
   endforeach()
 endfunction()
 
-# fencegate_cc_test(NAME SOURCES ... DEPS ... [LABELS ...] [TEST_PREFIX p])
+# fencegate_test_code(target): compile settings of test code (the gtest
+# binaries, the torture suite's tools, the libraries only tests link).
+# - FENCEGATE_TEST_CXX_FLAGS: in the main tree, line tables only (-g1): a
+#   failure's backtrace still names file and line, and a test file compiles
+#   in about two thirds of the time full debug information takes. The
+#   sanitized trees already compile everything so (cmake/sanitizers.cmake).
+#   Set it to -g to step through a test in a debugger.
+# - One precompiled header of gtest, gmock, gRPC, protobuf and Abseil, built
+#   once for fencegate_testing (tests/CMakeLists.txt) and reused: parsing
+#   those headers was a third of each test file's compile time. A target
+#   that reuses it must link fencegate_testing (same compile options and
+#   definitions, or the compiler refuses the header).
+if(FENCEGATE_SANITIZE STREQUAL "" AND CMAKE_BUILD_TYPE STREQUAL "RelWithDebInfo")
+  set(fencegate_test_cxx_flags_default -g1)
+else()
+  set(fencegate_test_cxx_flags_default "")
+endif()
+set(FENCEGATE_TEST_CXX_FLAGS "${fencegate_test_cxx_flags_default}" CACHE STRING
+    "Extra compile options of test code (default: -g1 in the main tree)")
+option(FENCEGATE_TEST_PCH "Test code reuses one precompiled header" ON)
+function(fencegate_test_code target)
+  target_compile_options(${target} PRIVATE ${FENCEGATE_TEST_CXX_FLAGS})
+  if(FENCEGATE_TEST_PCH AND NOT target STREQUAL "fencegate_testing")
+    target_precompile_headers(${target} REUSE_FROM fencegate_testing)
+  endif()
+endfunction()
+
+# fencegate_cc_test(NAME SOURCES ... DEPS ... [LABELS ...] [TEST_PREFIX p]
+#                   [ETCD_TESTS gtest-filter])
 # One gtest binary per area: linking gRPC is slow on 2 cores, so keep them few.
 # TEST_PREFIX is put before every discovered test name, so that
 # `ctest -R <prefix>` selects an area (e.g. "gateway."). The binary counts
-# under LABELS for fencegate_tests_<label> (above). Declare gtest binaries
-# with this function: a binary that is not built leaves an unlabelled
-# placeholder test, so `ctest -L` would skip its tests without a word.
+# under LABELS for fencegate_tests_<label> (above). The tests that
+# ETCD_TESTS selects (a --gtest_filter pattern: the etcd variants of the
+# semantic suites, which start an etcd) get the label "etcd" instead, so
+# that the fast tiers leave them out and `ctest -L etcd` runs them alone.
+# Declare gtest binaries with this function: a binary that is not built
+# leaves an unlabelled placeholder test, so `ctest -L` would skip its tests
+# without a word.
 function(fencegate_cc_test name)
-  cmake_parse_arguments(T "" "TEST_PREFIX" "SOURCES;DEPS;LABELS" ${ARGN})
+  cmake_parse_arguments(T "" "TEST_PREFIX;ETCD_TESTS" "SOURCES;DEPS;LABELS" ${ARGN})
   add_executable(${name} ${T_SOURCES})
   target_link_libraries(${name} PRIVATE ${T_DEPS} fencegate_testing GTest::gmock GTest::gtest_main)
-  gtest_discover_tests(${name}
-    TEST_PREFIX "${T_TEST_PREFIX}"
-    DISCOVERY_TIMEOUT 60
-    PROPERTIES LABELS "${T_LABELS}")
+  fencegate_test_code(${name})
+  if(T_ETCD_TESTS)
+    gtest_discover_tests(${name}
+      TEST_PREFIX "${T_TEST_PREFIX}"
+      TEST_FILTER "-${T_ETCD_TESTS}"
+      DISCOVERY_TIMEOUT 60
+      PROPERTIES LABELS "${T_LABELS}")
+    gtest_discover_tests(${name}
+      TEST_PREFIX "${T_TEST_PREFIX}"
+      TEST_FILTER "${T_ETCD_TESTS}"
+      DISCOVERY_TIMEOUT 60
+      PROPERTIES LABELS etcd)
+    fencegate_test_targets(LABELS etcd TARGETS ${name})
+  else()
+    gtest_discover_tests(${name}
+      TEST_PREFIX "${T_TEST_PREFIX}"
+      DISCOVERY_TIMEOUT 60
+      PROPERTIES LABELS "${T_LABELS}")
+  endif()
   fencegate_test_targets(LABELS ${T_LABELS} TARGETS ${name})
 endfunction()
 

@@ -2,8 +2,8 @@
 # sanitizers (docs/fuzzing-and-sanitizers.md). One build directory per value:
 #
 #   (empty)             no sanitizer: the main build (./build, gcc)
-#   address,undefined   ASan + UBSan: ./build-asan, runs the unit and
-#                       integration tests (ctest -L 'unit|integration')
+#   address,undefined   ASan + UBSan: ./build-asan, runs the unit, etcd and
+#                       integration tests (ctest -L 'unit|etcd|integration')
 #   thread              TSan: ./build-tsan, runs the concurrency tests
 #                       (ctest -L tsan); absl::Mutex is annotated for TSan
 #                       by tests/sanitizers/absl_tsan_annotations.cc

@@ -17,6 +17,7 @@ add_executable(e2e_tests
 target_link_libraries(e2e_tests PRIVATE
   fencegate_demo_harness fencegate_client fencegate_testing fencegate_testing_http
   GTest::gmock GTest::gtest_main)
+fencegate_test_code(e2e_tests)
 target_compile_definitions(e2e_tests PRIVATE
   # prometheus_test.cc loads the alert rules; status_page_browser_test.cc
   # keeps its screenshots under the build tree.

@@ -18,6 +18,7 @@ set_tests_properties(install.prefix PROPERTIES
 
 add_executable(install_tests install/install_test.cc)
 target_link_libraries(install_tests PRIVATE fencegate_testing GTest::gmock GTest::gtest_main)
+fencegate_test_code(install_tests)
 target_compile_definitions(install_tests PRIVATE
   FENCEGATE_INSTALL_PREFIX="${fencegate_install_test_dir}/prefix"
   FENCEGATE_INSTALL_LIBDIR="${CMAKE_INSTALL_LIBDIR}"

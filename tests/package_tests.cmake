@@ -19,6 +19,7 @@ set_tests_properties(package.debs PROPERTIES
 
 add_executable(package_tests package/package_test.cc)
 target_link_libraries(package_tests PRIVATE fencegate_testing GTest::gmock GTest::gtest_main)
+fencegate_test_code(package_tests)
 target_compile_definitions(package_tests PRIVATE
   FENCEGATE_PACKAGE_TEST_DIR="${fencegate_package_test_dir}"
   FENCEGATE_INSTALL_LIBDIR="${CMAKE_INSTALL_LIBDIR}"

@@ -34,6 +34,7 @@ add_executable(sequence_planted_bug_tests
 target_link_libraries(sequence_planted_bug_tests PRIVATE
   fencegate_lockcore-torture fencegate_gatewaycore-torture fencegate_testing
   GTest::gtest absl::flags_parse)
+fencegate_test_code(sequence_planted_bug_tests)
 foreach(bug lock_leases_forgotten_on_restart lock_token_replied_before_commit
     lock_shared_beside_exclusive lock_permit_past_n)
   add_test(NAME sequence.planted_bug.${bug}
