@@ -10,6 +10,7 @@ lease's signature.
 from __future__ import annotations
 
 import atexit
+import importlib.util
 import os
 import shutil
 import sys
@@ -19,7 +20,11 @@ from pathlib import Path
 import pytest
 
 HERE = Path(__file__).resolve().parent
-PACKAGE_ROOT = HERE.parent  # clients/python
+SOURCE_ROOT = HERE.parent  # clients/python
+# The directory holding the package under test (its fencegate/): this tree's,
+# or the copy named by FENCEGATE_PY_PACKAGE_DIR. planted_bugs.py points it
+# at a copy with one planted bug, to show the tests catch it.
+PACKAGE_ROOT = Path(os.environ.get("FENCEGATE_PY_PACKAGE_DIR") or SOURCE_ROOT).resolve()
 
 # The stubs go to a directory of this run (never into the source tree);
 # fencegate/__init__.py extends its __path__ to every "fencegate" directory
@@ -28,9 +33,23 @@ _STUBS = Path(tempfile.mkdtemp(prefix="fencegate-stubs-"))
 atexit.register(shutil.rmtree, _STUBS, True)
 # Before any installed fencegate, whose stubs could be of another version.
 sys.path[0:0] = [str(HERE), str(PACKAGE_ROOT), str(_STUBS)]
-import generate_stubs  # noqa: E402
-
+_spec = importlib.util.spec_from_file_location("generate_stubs",
+                                               SOURCE_ROOT / "generate_stubs.py")
+generate_stubs = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(generate_stubs)
 generate_stubs.generate(_STUBS)
+
+import fencegate  # noqa: E402
+
+# Every module of the package comes from PACKAGE_ROOT (the stubs aside).
+_strays = [f"{name} from {getattr(module, '__file__', None)}"
+           for name, module in sys.modules.items()
+           if name.split(".")[0] == "fencegate" and not name.startswith("fencegate.v1")
+           and PACKAGE_ROOT / "fencegate" not in
+           Path(getattr(module, "__file__", None) or "/").parents]
+if _strays:
+    raise RuntimeError(f"the fencegate under test must come from {PACKAGE_ROOT / 'fencegate'}, "
+                       f"not: {', '.join(_strays)}")
 
 from harness import SIGNING_KEYS, Server, stop_all  # noqa: E402
 

@@ -8,12 +8,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+from conftest import PACKAGE_ROOT
+
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples" / "python"
 
 
 def _run(example: str, *args: str) -> subprocess.CompletedProcess:
     stubs = [p for p in sys.path if Path(p, "fencegate", "v1").is_dir()][0]
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(Path(__file__).parents[1]), stubs]))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(PACKAGE_ROOT), stubs]))
     return subprocess.run([sys.executable, str(EXAMPLES / example), *args], env=env,
                           capture_output=True, text=True, timeout=60)
 

@@ -11,11 +11,13 @@ must not cross a fork().
 """
 
 import json
+import os
 import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))
+# The package under test: a copy with a planted bug (conftest.py), or this tree's.
+sys.path.insert(0, os.environ.get("FENCEGATE_PY_PACKAGE_DIR") or str(HERE.parent))
 sys.path.append(sys.argv[4])
 
 import fencegate  # noqa: E402
