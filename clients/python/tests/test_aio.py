@@ -39,6 +39,21 @@ def test_async_lock_renews_past_its_ttl_and_releases(lockservice, resource):
     run(main())
 
 
+def test_async_lock_context_manager_releases_on_exit_and_on_error(lockservice, resource):
+    async def main():
+        async with fencegate.aio.LockClient(lockservice.address) as locks:
+            async with locks.lock(resource, ttl=10) as lease:
+                assert (await locks.describe(resource)).token == lease.token
+            assert not (await locks.describe(resource)).held, "released on exit"
+            assert lease.lost.is_set()
+            with pytest.raises(ZeroDivisionError):
+                async with locks.lock(resource, ttl=10):
+                    1 / 0
+            assert not (await locks.describe(resource)).held, "released when the body raised"
+
+    run(main())
+
+
 def test_100_concurrent_tasks_take_turns(lockservice, resource):
     inside = 0
     tokens: list[int] = []
@@ -97,6 +112,41 @@ def test_cancel_on_loss_cancels_the_body_and_raises_lease_lost(lockservice, lock
     assert time.monotonic() - start < 5
 
 
+def test_an_async_retried_acquire_is_applied_once_after_the_service_was_killed_mid_call(
+        own_lockservice, resource):
+    # As test_lease_loss.py's synchronous test: the retry carries the first
+    # attempt's request id, so the service answers it with that grant.
+    proxy = Proxy(lambda: own_lockservice.port)
+
+    def kill_and_restart_once_granted() -> None:
+        with fencegate.LockClient(own_lockservice.address) as direct:
+            wait_for(lambda: direct.describe(resource).held, what="the acquire committed")
+        # Granted and durable, its answer lost: kill -9, restart on the same db.
+        own_lockservice.kill9()
+        proxy.cut()
+        proxy.heal()
+        own_lockservice.start()
+
+    async def main():
+        async with fencegate.aio.LockClient(proxy.address) as locks:
+            await locks.describe(resource)  # the stream is up, through the proxy
+            proxy.drop_answers()
+            acquire = asyncio.ensure_future(locks.acquire(resource, ttl=30))
+            await asyncio.get_running_loop().run_in_executor(None,
+                                                             kill_and_restart_once_granted)
+            lease = await asyncio.wait_for(acquire, 30)
+            state = await locks.describe(resource)
+            assert state.token == lease.token
+            assert state.hold_count == 1, "the retry must not add a second hold"
+            await lease.release()
+            assert not (await locks.describe(resource)).held
+
+    try:
+        run(main())
+    finally:
+        proxy.close()
+
+
 def test_async_bad_input_names_the_field(lockservice, resource):
     async def main():
         async with fencegate.aio.LockClient(lockservice.address) as locks:
@@ -130,6 +180,32 @@ def test_async_gateway_calls_and_a_stale_token(lockservice, gateway, resource, t
                 assert (await gw.get_unfenced(resource, "k")).value == b"2"
                 assert (await gw.describe(resource)).key_count == 2
                 assert [k.key for k in (await gw.list(resource)).keys] == ["j", "k"]
+
+    run(main())
+
+
+def test_an_async_stale_token_is_raised_at_once_never_retried(lockservice, gateway, resource):
+    # As the synchronous test: StaleToken is final, never retried as transient.
+    retry = fencegate.RetryPolicy(call_timeout=2.0, rpc_timeout=2.0)
+
+    async def main():
+        async with fencegate.aio.LockClient(lockservice.address) as locks, \
+                fencegate.aio.GatewayClient(gateway.address, retry=retry) as gw:
+            old = await locks.acquire(resource, ttl=10)
+            await old.release()
+            async with locks.lock(resource, ttl=10) as new:
+                await gw.fence(new)
+                for late_call in (lambda: gw.put(old, "k", b"late"), lambda: gw.get(old, "k")):
+                    start = time.monotonic()
+                    try:
+                        await late_call()
+                        error = None
+                    except fencegate.FencegateError as e:
+                        error = e
+                    assert isinstance(error, fencegate.StaleToken), (
+                        f"a stale token must raise StaleToken, not {error!r}")
+                    assert time.monotonic() - start < 1.5, "raised at once, not retried"
+                    assert error.current_token == new.token
 
     run(main())
 

@@ -75,6 +75,27 @@ def test_multi_write_is_all_or_nothing(locks, gws, resource):
         assert [k.key for k in page.keys] == ["a", "b"] and page.next_page_token == ""
 
 
+@pytest.mark.parametrize("transport", ["stream", "unary"])
+def test_a_stale_token_is_raised_at_once_never_retried(locks, gateway, resource, transport):
+    # StaleToken is final (docs/errors.md): a client that took it for a
+    # transient error would retry until the call's deadline (2 s here) and
+    # raise Unavailable, and the writer would not learn that its lease is gone.
+    retry = fencegate.RetryPolicy(call_timeout=2.0, rpc_timeout=2.0)
+    with fencegate.GatewayClient(gateway.address, transport=transport, retry=retry) as gw:
+        old = locks.acquire(resource, ttl=10)
+        old.release()
+        with locks.lock(resource, ttl=10) as new:
+            gw.fence(new)
+            for late_call in (lambda: gw.put(old, "k", b"late"),
+                              lambda: gw.get(old, "k")):
+                start = time.monotonic()
+                error = _call(late_call)
+                assert isinstance(error, fencegate.StaleToken), (
+                    f"a stale token must raise StaleToken, not {error!r}")
+                assert time.monotonic() - start < 1.5, "raised at once, not retried"
+                assert error.current_token == new.token
+
+
 def test_a_token_without_its_signature_is_refused(locks, gws, resource):
     with locks.lock(resource, ttl=10) as lease:
         forged = fencegate.Fencing(resource, lease.token)  # no signature
