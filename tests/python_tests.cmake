@@ -38,4 +38,33 @@ set_tests_properties(python.client PROPERTIES
   TIMEOUT 180
   ENVIRONMENT
     "FENCEGATE_LOCKSERVICE_BIN=$<TARGET_FILE:fencegate-lockservice>;FENCEGATE_GATEWAY_BIN=$<TARGET_FILE:fencegate-gateway>")
+
+# The tests must be able to fail: one entry per planted bug of
+# clients/python/tests/planted_bugs.py, which copies the package to a
+# temporary directory, plants the bug there (never in the tree) and passes
+# only if the bug applied and the tests that must catch it failed against
+# the copy. The names come from the script (--list), so a bug added there
+# gets its entry at the next configure. 1.5 to 8 s each, about 42 s for all
+# ten, one at a time on a quiet 2-core machine.
+set(fencegate_planted_bugs ${PROJECT_SOURCE_DIR}/clients/python/tests/planted_bugs.py)
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${fencegate_planted_bugs})
+execute_process(
+  COMMAND ${fencegate_python} ${fencegate_planted_bugs} --list
+  OUTPUT_VARIABLE fencegate_python_bugs
+  RESULT_VARIABLE fencegate_python_bugs_failed
+  OUTPUT_STRIP_TRAILING_WHITESPACE)
+if(NOT fencegate_python_bugs_failed EQUAL 0 OR fencegate_python_bugs STREQUAL "")
+  message(FATAL_ERROR "${fencegate_planted_bugs} --list failed: ${fencegate_python_bugs}")
+endif()
+string(REPLACE "\n" ";" fencegate_python_bugs "${fencegate_python_bugs}")
+foreach(bug IN LISTS fencegate_python_bugs)
+  add_test(NAME python.planted_bug.${bug}
+    COMMAND ${fencegate_python} ${fencegate_planted_bugs} ${bug})
+  set_tests_properties(python.planted_bug.${bug} PROPERTIES
+    LABELS python
+    TIMEOUT 120
+    ENVIRONMENT
+      "FENCEGATE_LOCKSERVICE_BIN=$<TARGET_FILE:fencegate-lockservice>;FENCEGATE_GATEWAY_BIN=$<TARGET_FILE:fencegate-gateway>")
+endforeach()
+
 fencegate_test_targets(LABELS python TARGETS fencegate-lockservice fencegate-gateway)
