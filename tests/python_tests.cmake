@@ -44,8 +44,8 @@ set_tests_properties(python.client PROPERTIES
 # temporary directory, plants the bug there (never in the tree) and passes
 # only if the bug applied and the tests that must catch it failed against
 # the copy. The names come from the script (--list), so a bug added there
-# gets its entry at the next configure. 1.5 to 8 s each, about 42 s for all
-# ten, one at a time on a quiet 2-core machine.
+# gets its entry at the next configure. 2 to 10 s each, 45 s for all ten
+# one after another on 2 cores busy with a C++ build.
 set(fencegate_planted_bugs ${PROJECT_SOURCE_DIR}/clients/python/tests/planted_bugs.py)
 set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${fencegate_planted_bugs})
 execute_process(
