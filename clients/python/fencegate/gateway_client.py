@@ -231,7 +231,7 @@ class GatewayClient:
         ready = grpc.channel_ready_future(self._connection.channel)
         try:
             ready.result(timeout=max(0.0, deadline - time.monotonic()))
-        except FutureTimeout:
+        except grpc.FutureTimeoutError:  # not concurrent.futures' TimeoutError
             ready.cancel()
             raise Unavailable("could not connect to the gateway; the call was not sent",
                               maybe_applied=False) from None

@@ -4,6 +4,7 @@ multi-writes, pipelining, bad input, lost answers."""
 
 from __future__ import annotations
 
+import socket
 import threading
 import time
 
@@ -185,6 +186,28 @@ def test_a_closed_client_refuses_calls_at_once(gateway, resource):
     with pytest.raises(fencegate.FencegateError) as error:
         client.get_unfenced(resource, "k")
     assert not isinstance(error.value, fencegate.Unavailable), "nothing to retry"
+
+
+@pytest.mark.parametrize("transport", ["stream", "unary"])
+def test_an_unreachable_gateway_raises_unavailable_saying_nothing_was_sent(locks, resource,
+                                                                          transport):
+    """No server behind the address: the call is never sent, so it raises
+    Unavailable(maybe_applied=False) once the call's deadline has passed, never
+    grpc's own timeout exception."""
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))  # bound, never listening: connections are refused
+    address = f"127.0.0.1:{closed.getsockname()[1]}"
+    client = fencegate.GatewayClient(
+        address, transport=transport,
+        retry=fencegate.RetryPolicy(call_timeout=1.0, rpc_timeout=0.3))
+    try:
+        with locks.lock(resource, ttl=10) as lease:
+            with pytest.raises(fencegate.Unavailable) as error:
+                client.put(lease, "k", b"v")
+            assert not error.value.maybe_applied
+    finally:
+        client.close()
+        closed.close()
 
 
 def test_writes_after_the_gateway_restarted_are_sent_once_it_is_back(locks, workdir, resource):
