@@ -235,10 +235,13 @@ def retry_unavailable(policy: RetryPolicy, deadline: float,
                 raise
             if policy.max_attempts and attempts >= policy.max_attempts:
                 raise
-            left = deadline - time.monotonic()
-            if left <= 0:
+            # No attempt starts without the time to make one: one begun at the
+            # deadline could only end in DeadlineExceeded ("may have been
+            # applied"), even for a call that was never sent.
+            pause = backoff * random.uniform(0.5, 1.0)
+            if deadline - time.monotonic() <= pause:
                 e.message = f"{e.message} (gave up after {attempts} attempts)"
                 e.args = (e.message,)
                 raise
-            time.sleep(min(left, backoff * random.uniform(0.5, 1.0)))
+            time.sleep(pause)
             backoff = min(backoff * 2, policy.max_backoff)

@@ -196,11 +196,14 @@ async def retrying(policy: RetryPolicy, deadline: float,
         try:
             return await attempt(deadline)
         except Unavailable as e:
-            left = deadline - time.monotonic()
-            if (isinstance(e, DeadlineExceeded) or not retryable(e) or left <= 0 or
+            # As in retry_unavailable: no attempt starts without the time to
+            # make one.
+            pause = backoff * random.uniform(0.5, 1.0)
+            if (isinstance(e, DeadlineExceeded) or not retryable(e) or
+                    deadline - time.monotonic() <= pause or
                     (policy.max_attempts and attempts >= policy.max_attempts)):
                 raise
-            await asyncio.sleep(min(left, backoff * random.uniform(0.5, 1.0)))
+            await asyncio.sleep(pause)
             backoff = min(backoff * 2, policy.max_backoff)
 
 
