@@ -31,7 +31,9 @@ endfunction()
 #   those headers was a third of each test file's compile time. A target
 #   that reuses it must link fencegate_testing (same compile options and
 #   definitions, or the compiler refuses the header).
-if(FENCEGATE_SANITIZE STREQUAL "" AND CMAKE_BUILD_TYPE STREQUAL "RelWithDebInfo")
+# (FENCEGATE_SANITIZE is set on the command line of a sanitized tree; it is
+# not defined yet here in the main tree: cmake/sanitizers.cmake comes later.)
+if(NOT FENCEGATE_SANITIZE AND CMAKE_BUILD_TYPE STREQUAL "RelWithDebInfo")
   set(fencegate_test_cxx_flags_default -g1)
 else()
   set(fencegate_test_cxx_flags_default "")
