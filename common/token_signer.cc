@@ -6,6 +6,7 @@
 
 #include <utility>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "common/errors.h"
@@ -23,7 +24,7 @@ void AppendU64(std::string& out, uint64_t value) {  // big-endian
 
 // The bytes a signature covers (see the header).
 std::string Message(absl::string_view key_id, absl::string_view resource, uint64_t token,
-                    TokenMode mode) {
+                    LeaseMode mode) {
   std::string message("fencegate.v1.token", 18);
   message.push_back('\0');
   message.push_back(static_cast<char>(key_id.size()));  // <= kMaxKeyIdBytes
@@ -32,12 +33,12 @@ std::string Message(absl::string_view key_id, absl::string_view resource, uint64
   message.append(resource.data(), resource.size());
   AppendU64(message, token);
   // Exclusive: nothing more, the bytes signed before lock kinds existed.
-  if (mode != TokenMode::kExclusive) message.push_back(static_cast<char>(mode));
+  if (mode != LeaseMode::kExclusive) message.push_back(static_cast<char>(mode));
   return message;
 }
 
 std::string Mac(const SigningKey& key, absl::string_view resource, uint64_t token,
-                TokenMode mode) {
+                LeaseMode mode) {
   const std::string message = Message(key.id, resource, token, mode);
   unsigned char mac[EVP_MAX_MD_SIZE];
   unsigned int length = 0;
@@ -96,7 +97,7 @@ absl::StatusOr<const SigningKey*> UsableSigningKey(const KeyRing& ring, absl::Ti
 }  // namespace
 
 absl::StatusOr<TokenSignature> TokenSigner::Sign(absl::string_view resource,
-                                                 uint64_t token, TokenMode mode) const {
+                                                 uint64_t token, LeaseMode mode) const {
   std::shared_ptr<const KeyRing> ring = keys();
   absl::StatusOr<const SigningKey*> key = UsableSigningKey(*ring, wall_clock_());
   if (!key.ok()) return key.status();
@@ -108,7 +109,7 @@ absl::Status TokenSigner::CheckCanSign() const {
 }
 
 absl::Status TokenSigner::Verify(absl::string_view resource, uint64_t token,
-                                 TokenMode mode, absl::string_view key_id,
+                                 LeaseMode mode, absl::string_view key_id,
                                  absl::string_view mac) const {
   if (key_id.empty() && mac.empty()) {
     return BadSignatureError(absl::StrCat(
@@ -136,7 +137,7 @@ absl::Status TokenSigner::Verify(absl::string_view resource, uint64_t token,
       CRYPTO_memcmp(expected.data(), mac.data(), kMacBytes) != 0) {
     return BadSignatureError(absl::StrCat(
         "the signature does not match token ", token, " on resource '", resource,
-        "' with mode ", TokenModeName(mode),
+        "' with mode ", absl::AsciiStrToUpper(LeaseModeName(mode)),
         ": it is forged, altered, or was made for another "
         "token, resource or lease mode. Use the token, signature and mode the lock "
         "service granted for this resource"));

@@ -41,7 +41,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "common/signing_keys.h"
-#include "common/token_mode.h"
+#include "fencegate/lease_mode.h"
 #include "fencegate/token_signature.h"
 
 namespace fencegate {
@@ -54,19 +54,19 @@ class TokenSigner {
 
   // Signs the token of a lease of `mode` on `resource`.
   absl::StatusOr<TokenSignature> Sign(absl::string_view resource, uint64_t token,
-                                      TokenMode mode) const;
+                                      LeaseMode mode) const;
   // OK if Sign() can succeed now (a `sign` key exists and has not expired),
   // so the lock service can refuse an Acquire before granting it.
   absl::Status CheckCanSign() const;
   // OK iff `signature` was made by Sign(resource, token, mode) with a key
   // of the ring that has not expired.
-  absl::Status Verify(absl::string_view resource, uint64_t token, TokenMode mode,
+  absl::Status Verify(absl::string_view resource, uint64_t token, LeaseMode mode,
                       const TokenSignature& signature) const {
     return Verify(resource, token, mode, signature.key_id, signature.mac);
   }
   // The same on views (no copy on a server's request path); an empty
   // key_id and mac mean unsigned.
-  absl::Status Verify(absl::string_view resource, uint64_t token, TokenMode mode,
+  absl::Status Verify(absl::string_view resource, uint64_t token, LeaseMode mode,
                       absl::string_view key_id, absl::string_view mac) const;
 
   void Replace(KeyRing keys);

@@ -65,7 +65,7 @@ void FencedStore::Shutdown() {
 // ------------------------------------------------------------- operations
 
 absl::Status FencedStore::CheckSignature(absl::string_view resource, uint64_t token,
-                                         TokenMode mode,
+                                         LeaseMode mode,
                                          const SignatureView& signature) const {
   if (signer_ == nullptr) return absl::OkStatus();
   return signer_->Verify(resource, token, mode, signature.key_id, signature.mac);
@@ -75,7 +75,7 @@ void FencedStore::Write(WriteArgs args, Callback<WriteResult> done) {
   absl::Status error = ValidateWrite(args, limits_);  // an EXCLUSIVE token
   if (error.ok()) {
     error =
-        CheckSignature(args.resource, args.token, TokenMode::kExclusive, args.signature);
+        CheckSignature(args.resource, args.token, LeaseMode::kExclusive, args.signature);
   }
   if (!error.ok()) {
     Count(StoreMetrics::kWrite, error);
@@ -109,10 +109,10 @@ void FencedStore::Read(ReadArgs args, Callback<ReadResult> done) {
     return;
   }
   // Valid: EXCLUSIVE or SHARED.
-  const bool shared = args.mode == static_cast<int>(TokenMode::kShared);
+  const bool shared = args.mode == static_cast<int>(LeaseMode::kShared);
   error =
       CheckSignature(args.resource, args.token,
-                     shared ? TokenMode::kShared : TokenMode::kExclusive, args.signature);
+                     shared ? LeaseMode::kShared : LeaseMode::kExclusive, args.signature);
   if (!error.ok()) {
     Count(StoreMetrics::kRead, error);
     done(std::move(error));
@@ -131,7 +131,7 @@ void FencedStore::Fence(FenceArgs args, Callback<FenceResult> done) {
   absl::Status error = ValidateFence(args, limits_);  // an EXCLUSIVE token
   if (error.ok()) {
     error =
-        CheckSignature(args.resource, args.token, TokenMode::kExclusive, args.signature);
+        CheckSignature(args.resource, args.token, LeaseMode::kExclusive, args.signature);
   }
   if (!error.ok()) {
     Count(StoreMetrics::kFence, error);

@@ -125,7 +125,7 @@ class FencedStore {
         done;
   };
 
-  absl::Status CheckSignature(absl::string_view resource, uint64_t token, TokenMode mode,
+  absl::Status CheckSignature(absl::string_view resource, uint64_t token, LeaseMode mode,
                               const SignatureView& signature) const;
   // Queues `item`, or answers it at once if the store is closed or full.
   void Submit(Item item);

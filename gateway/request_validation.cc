@@ -4,10 +4,11 @@
 #include <string>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "common/errors.h"
-#include "common/token_mode.h"
 #include "common/validation.h"
+#include "fencegate/lease_mode.h"
 
 namespace fencegate::gateway {
 namespace {
@@ -63,19 +64,19 @@ absl::Status PermitError() {
 // Write, MultiWrite, Fence: only an exclusive lease's token changes a
 // resource.
 absl::Status ValidateWriterMode(int mode) {
-  const std::optional<TokenMode> known = TokenModeFromWire(mode);
+  const std::optional<LeaseMode> known = LeaseModeFromNumber(mode);
   if (!known.has_value()) return UnknownModeError(mode);
   switch (*known) {
-    case TokenMode::kExclusive:
+    case LeaseMode::kExclusive:
       return absl::OkStatus();
-    case TokenMode::kShared:
+    case LeaseMode::kShared:
       return InvalidFieldError(
           "mode",
           "mode is SHARED: a shared lease's token cannot write; Write, "
           "MultiWrite and Fence need the token of an EXCLUSIVE lease. Read "
           "with it (a fenced Read), or acquire the lock in mode EXCLUSIVE "
           "to write");
-    case TokenMode::kPermit:
+    case LeaseMode::kPermit:
       return PermitError();
   }
   return UnknownModeError(mode);
@@ -152,16 +153,16 @@ absl::Status ValidateRead(const ReadArgs& args, const GatewayLimits& limits) {
   if (status.ok()) status = ValidateName("key", args.key, limits.max_key_bytes);
   if (status.ok() && args.token != 0) status = ValidateFencingToken(args.token);
   if (!status.ok() || args.mode == 0) return status;
-  const std::optional<TokenMode> known = TokenModeFromWire(args.mode);
+  const std::optional<LeaseMode> known = LeaseModeFromNumber(args.mode);
   if (!known.has_value()) return UnknownModeError(args.mode);
   if (args.token == 0) {
     return InvalidFieldError(
-        "mode", absl::StrCat("mode is ", TokenModeName(*known),
+        "mode", absl::StrCat("mode is ", absl::AsciiStrToUpper(LeaseModeName(*known)),
                              " but token is 0 (a plain read): a mode goes with a "
                              "token; send the lease's token for a fenced read, or "
                              "leave mode unset for a plain one"));
   }
-  if (*known == TokenMode::kPermit) return PermitError();
+  if (*known == LeaseMode::kPermit) return PermitError();
   return absl::OkStatus();
 }
 

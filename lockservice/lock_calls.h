@@ -14,8 +14,8 @@
 #include "absl/functional/any_invocable.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "fencegate/lease_mode.h"
 #include "lockservice/lease_listener.h"
-#include "lockservice/lease_mode.h"
 
 namespace fencegate::lockservice {
 
@@ -28,7 +28,7 @@ struct AcquireArgs {
   // Optional: listens to the lease this call gets (see the header). The
   // call's callback must hold a reference on it until it runs.
   LeaseListener* listener = nullptr;
-  // The kind of lease asked for (lease_mode.h); with kPermit, `permits` is
+  // The kind of lease asked for (fencegate/lease_mode.h); with kPermit, `permits` is
   // the semaphore's size (1..limits.max_holders_per_resource), 0 otherwise.
   LeaseMode mode = LeaseMode::kExclusive;
   uint32_t permits = 0;

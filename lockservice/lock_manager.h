@@ -59,7 +59,7 @@
 // decision, in queue order, as if it had arrived just then. So a holder
 // never waits behind its own lease.
 //
-// Kinds of lease (lease_mode.h, docs/semantics.md "Kinds of lock"). A
+// Kinds of lease (fencegate/lease_mode.h, docs/semantics.md "Kinds of lock"). A
 // resource is a read-write lock (one exclusive lease, or any number of
 // shared ones) or a semaphore of N permits, fixed while anything refers to
 // it. Each lease of each kind has its own token, expiry, holds and
@@ -126,11 +126,11 @@
 #include "absl/time/time.h"
 #include "common/group_commit.h"
 #include "fencegate/clock.h"
+#include "fencegate/lease_mode.h"
 #include "lockservice/deadline_index.h"
 #include "lockservice/fence_feed.h"
 #include "lockservice/lease_listener.h"
 #include "lockservice/lease_listeners.h"
-#include "lockservice/lease_mode.h"
 #include "lockservice/lock_calls.h"
 #include "lockservice/lock_limits.h"
 #include "lockservice/lock_metrics.h"

@@ -24,10 +24,10 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "fencegate/clock.h"
+#include "fencegate/lease_mode.h"
 #include "lockservice/compact_time.h"
 #include "lockservice/fence_feed.h"
 #include "lockservice/lease_listeners.h"
-#include "lockservice/lease_mode.h"
 #include "lockservice/lock_manager.h"
 #include "lockservice/lock_store.h"
 #include "lockservice/remembered_ids.h"
@@ -51,7 +51,7 @@ struct LockManager::HeldLease {
 };
 
 // A resource's shared leases, or its permits when it is a semaphore
-// (lease_mode.h). Out of line: an exclusive lease pays one pointer for it.
+// (fencegate/lease_mode.h). Out of line: an exclusive lease pays one pointer for it.
 struct LockManager::SharedHolds {
   // 0: the shared leases of a read-write lock; N: a semaphore of N permits
   // (kept while the resource has holders or waiters, so N stays fixed).

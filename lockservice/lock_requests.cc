@@ -5,8 +5,8 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "common/errors.h"
-#include "common/token_mode.h"
 #include "common/validation.h"
+#include "fencegate/lease_mode.h"
 
 namespace fencegate::lockservice {
 namespace {
@@ -30,33 +30,20 @@ v1::AcquireResponse::NotAcquiredReason ToProto(NotAcquiredReason reason) {
 // The request's mode; INVALID_ARGUMENT naming `mode` for a number that is no
 // LeaseMode (a newer client's, or garbage: proto3 keeps it as it came).
 absl::StatusOr<LeaseMode> FromProto(int mode) {
-  switch (mode) {
-    case v1::LEASE_MODE_EXCLUSIVE:
-      return LeaseMode::kExclusive;
-    case v1::LEASE_MODE_SHARED:
-      return LeaseMode::kShared;
-    case v1::LEASE_MODE_PERMIT:
-      return LeaseMode::kPermit;
-    default:
-      break;
-  }
+  const std::optional<LeaseMode> known = LeaseModeFromNumber(mode);
+  if (known.has_value()) return *known;
   return InvalidFieldError(
       "mode", absl::StrCat("mode is ", mode,
                            ", which is no lease mode; use LEASE_MODE_EXCLUSIVE (0), "
                            "LEASE_MODE_SHARED (1) or LEASE_MODE_PERMIT (2)"));
 }
 
-v1::LeaseMode ToProto(LeaseMode mode) {
-  switch (mode) {
-    case LeaseMode::kShared:
-      return v1::LEASE_MODE_SHARED;
-    case LeaseMode::kPermit:
-      return v1::LEASE_MODE_PERMIT;
-    case LeaseMode::kExclusive:
-      break;
-  }
-  return v1::LEASE_MODE_EXCLUSIVE;
-}
+static_assert(static_cast<int>(LeaseMode::kExclusive) == v1::LEASE_MODE_EXCLUSIVE &&
+                  static_cast<int>(LeaseMode::kShared) == v1::LEASE_MODE_SHARED &&
+                  static_cast<int>(LeaseMode::kPermit) == v1::LEASE_MODE_PERMIT,
+              "LeaseMode has the wire's values (fencegate/lease_mode.h)");
+
+v1::LeaseMode ToProto(LeaseMode mode) { return static_cast<v1::LeaseMode>(mode); }
 
 void SetSignature(const TokenSignature& signature, v1::TokenSignature* out) {
   out->set_key_id(signature.key_id);
@@ -77,16 +64,6 @@ absl::StatusOr<Args> Authorized(Args args, int mode, const v1::TokenSignature& s
 }
 
 }  // namespace
-
-TokenMode TokenModeOf(LeaseMode mode) {
-  static_assert(
-      static_cast<int>(LeaseMode::kExclusive) ==
-              static_cast<int>(TokenMode::kExclusive) &&
-          static_cast<int>(LeaseMode::kShared) == static_cast<int>(TokenMode::kShared) &&
-          static_cast<int>(LeaseMode::kPermit) == static_cast<int>(TokenMode::kPermit),
-      "LeaseMode and TokenMode have the same values");
-  return static_cast<TokenMode>(mode);
-}
 
 absl::StatusOr<AcquireArgs> AcquireArgsFromProto(const v1::AcquireRequest& request) {
   absl::StatusOr<LeaseMode> mode = FromProto(request.mode());
@@ -212,8 +189,8 @@ absl::StatusOr<ReleaseArgs> ReleaseArgsFor(const v1::ReleaseRequest& request,
 absl::Status CheckTokenSignature(const TokenSigner* signer, const LockLimits& limits,
                                  const std::string& resource, uint64_t token, int mode,
                                  const v1::TokenSignature& signature) {
-  const std::optional<TokenMode> token_mode = TokenModeFromWire(mode);
-  if (!token_mode.has_value()) {
+  const std::optional<LeaseMode> lease_mode = LeaseModeFromNumber(mode);
+  if (!lease_mode.has_value()) {
     return InvalidFieldError(
         "mode", absl::StrCat("mode is ", mode,
                              "; send the mode the lease was acquired with: 0 "
@@ -224,7 +201,7 @@ absl::Status CheckTokenSignature(const TokenSigner* signer, const LockLimits& li
   if (token == 0 || !ValidateName("resource", resource, limits.max_resource_bytes).ok()) {
     return absl::OkStatus();
   }
-  return signer->Verify(resource, token, *token_mode, signature.key_id(),
+  return signer->Verify(resource, token, *lease_mode, signature.key_id(),
                         signature.mac());
 }
 
@@ -233,7 +210,7 @@ absl::Status FillAcquireResponse(const TokenSigner* signer, const std::string& r
                                  v1::AcquireResponse* response) {
   if (result.acquired && signer != nullptr) {
     absl::StatusOr<TokenSignature> signature =
-        signer->Sign(resource, result.token, TokenModeOf(result.mode));
+        signer->Sign(resource, result.token, result.mode);
     if (!signature.ok()) {
       return absl::UnavailableError(
           absl::StrCat("cannot sign the grant: ", signature.status().message()));
@@ -258,7 +235,7 @@ void FillRenewResponse(const TokenSigner* signer, const std::string& resource,
   if (signer == nullptr) return;
   // The request's mode passed CheckTokenSignature, so it is the lease's.
   absl::StatusOr<TokenSignature> signature = signer->Sign(
-      resource, token, TokenModeFromWire(mode).value_or(TokenMode::kExclusive));
+      resource, token, LeaseModeFromNumber(mode).value_or(LeaseMode::kExclusive));
   if (signature.ok()) SetSignature(*signature, response->mutable_signature());
 }
 

@@ -26,8 +26,8 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "common/token_mode.h"
 #include "common/token_signer.h"
+#include "fencegate/lease_mode.h"
 #include "fencegate/v1/lock.pb.h"
 #include "lockservice/lock_limits.h"
 #include "lockservice/lock_manager.h"
@@ -67,9 +67,6 @@ absl::Status FillMultiAcquireResponse(const TokenSigner* signer,
                                       const std::vector<std::string>& resources,
                                       const MultiAcquireResult& result,
                                       fencegate::v1::AcquireResponse* response);
-
-// The mode a lease's token is signed with (the same values).
-TokenMode TokenModeOf(LeaseMode mode);
 
 // The request's fields alone: the holder is the request's. INVALID_ARGUMENT
 // naming `mode` if the request's mode is no LeaseMode.

@@ -27,7 +27,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "lockservice/lease_mode.h"
+#include "fencegate/lease_mode.h"
 
 namespace fencegate::lockservice {
 
@@ -70,21 +70,6 @@ struct WaiterRecord {
   LeaseMode mode = LeaseMode::kExclusive;  // what it waits for, as in LeaseRecord
   uint32_t permits = 0;
 };
-
-// The mode a stored row names (LeaseMode's value), or nullopt for a value
-// this version does not know (a row written by a newer one): a store
-// reports that as DATA_LOSS rather than guess.
-inline std::optional<LeaseMode> StoredLeaseMode(int64_t value) {
-  switch (value) {
-    case static_cast<int64_t>(LeaseMode::kExclusive):
-      return LeaseMode::kExclusive;
-    case static_cast<int64_t>(LeaseMode::kShared):
-      return LeaseMode::kShared;
-    case static_cast<int64_t>(LeaseMode::kPermit):
-      return LeaseMode::kPermit;
-  }
-  return std::nullopt;
-}
 
 struct LockStoreState {
   uint64_t last_token = 0;  // 0: no token was ever issued

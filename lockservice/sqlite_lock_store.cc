@@ -85,7 +85,7 @@ absl::Status CreateOrMigrate(SqliteDb& db) {
 absl::StatusOr<LeaseMode> ModeColumn(const SqliteStatement& stmt, int column,
                                      absl::string_view row, uint64_t key) {
   const int64_t value = stmt.ColumnInt(column);
-  if (std::optional<LeaseMode> mode = StoredLeaseMode(value)) return *mode;
+  if (std::optional<LeaseMode> mode = LeaseModeFromNumber(value)) return *mode;
   return absl::DataLossError(absl::StrCat(
       "SQLite lock store: ", row, " ", key, " has mode ", value,
       ", which this version does not know (0 exclusive, 1 shared, 2 permit); it was "

@@ -27,8 +27,8 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "fencegate/clock.h"
+#include "fencegate/lease_mode.h"
 #include "lockservice/compact_time.h"
-#include "lockservice/lease_mode.h"
 #include "lockservice/lock_manager.h"
 
 namespace fencegate::lockservice {

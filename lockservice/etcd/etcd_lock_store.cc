@@ -337,7 +337,7 @@ absl::Status EtcdLockStore::ParseHold(const mvccpb::KeyValue& kv,
     return absl::DataLossError(absl::StrCat(
         "etcd key ", kv.key(), " does not hold a hold row; repair or delete it"));
   }
-  const std::optional<LeaseMode> mode = StoredLeaseMode(row.mode());
+  const std::optional<LeaseMode> mode = LeaseModeFromNumber(row.mode());
   if (!mode) return UnknownMode(kv.key(), row.mode());
   LeaseRecord lease;
   lease.resource = row.resource();
@@ -366,7 +366,7 @@ absl::Status EtcdLockStore::ParseWaiter(const mvccpb::KeyValue& kv,
   waiter.holder = row.holder();
   waiter.ttl = absl::Milliseconds(row.ttl_ms());
   waiter.request_id = row.request_id();
-  const std::optional<LeaseMode> mode = StoredLeaseMode(row.mode());
+  const std::optional<LeaseMode> mode = LeaseModeFromNumber(row.mode());
   if (!mode) return UnknownMode(kv.key(), row.mode());
   waiter.mode = *mode;
   waiter.permits = row.permits();

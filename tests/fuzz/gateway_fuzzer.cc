@@ -182,7 +182,7 @@ class GatewayHarness {
     allowed.denied = signer_ != nullptr && !sign;
     if (sign && signer_ != nullptr) {
       absl::StatusOr<TokenSignature> valid =
-          signer_->Sign(request.resource(), request.token(), TokenMode::kExclusive);
+          signer_->Sign(request.resource(), request.token(), LeaseMode::kExclusive);
       FUZZ_CHECK(valid.ok(), valid.status().ToString());
       request.mutable_signature()->set_key_id(valid->key_id);
       request.mutable_signature()->set_mac(valid->mac);

@@ -46,7 +46,6 @@ namespace {
 namespace v1 = ::fencegate::v1;
 using lockservice::LockLimits;
 using lockservice::LockManager;
-using lockservice::TokenModeOf;
 
 // Small limits, so short inputs reach them.
 LockLimits FuzzLimits(uint8_t config) {
@@ -236,7 +235,7 @@ class LockHarness {
           listened_.insert(r->token);
           if (signer_ != nullptr) {
             FUZZ_CHECK(signer_
-                           ->Verify(call.acquire.resource, r->token, TokenModeOf(r->mode),
+                           ->Verify(call.acquire.resource, r->token, r->mode,
                                     result.acquire().signature().key_id(),
                                     result.acquire().signature().mac())
                            .ok(),
@@ -317,7 +316,7 @@ class LockHarness {
                    v1::TokenSignature* signature) {
     if (!sign || signer_ == nullptr) return false;
     absl::StatusOr<TokenSignature> valid = signer_->Sign(
-        resource, token, TokenModeFromWire(mode).value_or(TokenMode::kExclusive));
+        resource, token, LeaseModeFromNumber(mode).value_or(LeaseMode::kExclusive));
     FUZZ_CHECK(valid.ok(), valid.status().ToString());
     signature->set_key_id(valid->key_id);
     signature->set_mac(valid->mac);
@@ -364,7 +363,7 @@ class LockHarness {
         if (signer != nullptr && r->acquired) {
           FUZZ_CHECK(
               signer
-                  ->Verify(resource, r->token, TokenModeOf(r->mode),
+                  ->Verify(resource, r->token, r->mode,
                            response.signature().key_id(), response.signature().mac())
                   .ok(),
               "a grant's signature does not verify");
@@ -381,7 +380,7 @@ class LockHarness {
     v1::RenewRequest request;
     if (!ParseRequest(payload, request)) return;
     // A mode the server does not know is INVALID_ARGUMENT (lock_requests.h).
-    if (!TokenModeFromWire(request.mode())) request.set_mode(v1::LEASE_MODE_EXCLUSIVE);
+    if (!LeaseModeFromNumber(request.mode())) request.set_mode(v1::LEASE_MODE_EXCLUSIVE);
     const bool signed_validly = SignIfAsked(sign, request.resource(), request.token(),
                                             request.mode(), request.mutable_signature());
     lockservice::RenewArgs args = lockservice::RenewArgsFromProto(request);
@@ -417,7 +416,7 @@ class LockHarness {
   void Release(absl::string_view payload, bool sign) {
     v1::ReleaseRequest request;
     if (!ParseRequest(payload, request)) return;
-    if (!TokenModeFromWire(request.mode())) request.set_mode(v1::LEASE_MODE_EXCLUSIVE);
+    if (!LeaseModeFromNumber(request.mode())) request.set_mode(v1::LEASE_MODE_EXCLUSIVE);
     const bool signed_validly = SignIfAsked(sign, request.resource(), request.token(),
                                             request.mode(), request.mutable_signature());
     lockservice::ReleaseArgs args = lockservice::ReleaseArgsFromProto(request);

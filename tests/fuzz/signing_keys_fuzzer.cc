@@ -53,16 +53,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // A fixed wall clock, so an input behaves the same on every run.
   fencegate::TokenSigner signer(*ring, [] { return absl::FromUnixSeconds(1767225600); });
   absl::StatusOr<fencegate::TokenSignature> signature =
-      signer.Sign("orders", 42, fencegate::TokenMode::kExclusive);
+      signer.Sign("orders", 42, fencegate::LeaseMode::kExclusive);
   FUZZ_CHECK(signature.ok() == signer.CheckCanSign().ok(), "Sign and CheckCanSign disagree");
   if (signature.ok()) {
     FUZZ_CHECK(
-        signer.Verify("orders", 42, fencegate::TokenMode::kExclusive, *signature).ok(),
+        signer.Verify("orders", 42, fencegate::LeaseMode::kExclusive, *signature).ok(),
         "a fresh signature fails");
-    FUZZ_CHECK(signer.Verify("orders", 43, fencegate::TokenMode::kExclusive, *signature)
+    FUZZ_CHECK(signer.Verify("orders", 43, fencegate::LeaseMode::kExclusive, *signature)
                        .code() == absl::StatusCode::kPermissionDenied,
                "a signature verifies for another token");
-    FUZZ_CHECK(signer.Verify("orderz", 42, fencegate::TokenMode::kExclusive, *signature)
+    FUZZ_CHECK(signer.Verify("orderz", 42, fencegate::LeaseMode::kExclusive, *signature)
                        .code() == absl::StatusCode::kPermissionDenied,
                "a signature verifies for another resource");
   }

@@ -43,7 +43,7 @@ ServerSnapshot::ServerSnapshot(std::shared_ptr<grpc::Channel> lock_channel,
 v1::TokenSignature ServerSnapshot::Sign(const std::string& resource, uint64_t token) const {
   v1::TokenSignature out;
   absl::StatusOr<TokenSignature> signature =
-      signer_->Sign(resource, token, TokenMode::kExclusive);
+      signer_->Sign(resource, token, LeaseMode::kExclusive);
   if (signature.ok()) {
     out.set_key_id(signature->key_id);
     out.set_mac(signature->mac);

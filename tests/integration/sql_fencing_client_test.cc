@@ -80,7 +80,7 @@ TEST_F(RunFencedTest, SignedTokensPassAndForgedOnesAreTheGatewaysBadSignatureErr
   ASSERT_OK_AND_ASSIGN(KeyRing keys, KeyRing::Load(dir.File("keys")));
   ASSERT_OK_AND_ASSIGN(
       TokenSignature signature,
-      TokenSigner(keys).Sign("orders/1", 4, fencegate::TokenMode::kExclusive));
+      TokenSigner(keys).Sign("orders/1", 4, fencegate::LeaseMode::kExclusive));
   EXPECT_THAT(RunFenced(*db_, Fencing{"orders/1", 4, signature}, Insert(1, "four")),
               testing::IsOk());
   const absl::Status forged =

@@ -342,12 +342,12 @@ TEST_F(SqlFencingTest, WithKeysLoadedOnlyTokensSignedByTheLockServicePass) {
     });
   };
   ASSERT_OK_AND_ASSIGN(TokenSignature good,
-                       signer.Sign("orders/7", 5, fencegate::TokenMode::kExclusive));
+                       signer.Sign("orders/7", 5, fencegate::LeaseMode::kExclusive));
   EXPECT_EQ(fence("orders/7", 5, good), "");
   EXPECT_EQ(FenceOf("orders/7"), 5);
 
   ASSERT_OK_AND_ASSIGN(TokenSignature forged,
-                       forger.Sign("orders/7", 99, fencegate::TokenMode::kExclusive));
+                       forger.Sign("orders/7", 99, fencegate::LeaseMode::kExclusive));
   EXPECT_EQ(fence("orders/7", 99, forged), "ZF002");
   EXPECT_EQ(fence("orders/7", 99, std::nullopt), "ZF002");  // unsigned
   EXPECT_EQ(fence("orders/7", 99, good), "ZF002");          // token 5's signature
@@ -361,7 +361,7 @@ TEST_F(SqlFencingTest, WithKeysLoadedOnlyTokensSignedByTheLockServicePass) {
   const KeyRing only_b = *KeyRing::Parse(line_b + " sign\n", "b");
   ASSERT_OK_AND_ASSIGN(
       TokenSignature by_b,
-      TokenSigner(only_b).Sign("orders/7", 6, fencegate::TokenMode::kExclusive));
+      TokenSigner(only_b).Sign("orders/7", 6, fencegate::LeaseMode::kExclusive));
   EXPECT_EQ(fence("orders/7", 6, by_b), "");
 
   // An application's role (one that did not install the API) may fence
@@ -369,7 +369,7 @@ TEST_F(SqlFencingTest, WithKeysLoadedOnlyTokensSignedByTheLockServicePass) {
   // hand. Each attempt runs in a transaction that creates the role and is
   // rolled back.
   ASSERT_OK_AND_ASSIGN(TokenSignature seven,
-                       signer.Sign("orders/7", 7, fencegate::TokenMode::kExclusive));
+                       signer.Sign("orders/7", 7, fencegate::LeaseMode::kExclusive));
   auto as_app = [&](const std::function<void(pqxx::work&)>& then) {
     return testing::SqlStateOf([&] {
       pqxx::work txn(*db_);

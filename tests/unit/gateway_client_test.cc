@@ -147,7 +147,7 @@ TEST_P(GatewayClientTest, TheModeRidesWithTheTokenOnEveryCall) {
   const TokenSigner signer(*std::move(keys));
   const uint64_t token = writer->token() + 100;
   absl::StatusOr<TokenSignature> shared_signature =
-      signer.Sign("r", token, TokenMode::kShared);
+      signer.Sign("r", token, LeaseMode::kShared);
   ASSERT_THAT(shared_signature, IsOk());
   const Fencing shared{"r", token, *shared_signature, LeaseMode::kShared};
 

@@ -468,13 +468,13 @@ TEST_P(FencedStoreTest, TheSignatureBindsTheMode) {
   ASSERT_THAT(keys, IsOk());
   signer_ = std::make_unique<TokenSigner>(*std::move(keys));
   Reopen();
-  auto sign = [&](uint64_t token, TokenMode mode) {
+  auto sign = [&](uint64_t token, LeaseMode mode) {
     absl::StatusOr<TokenSignature> signature = signer_->Sign("r", token, mode);
     EXPECT_THAT(signature, IsOk());
     return signature.value_or(TokenSignature{});
   };
-  const TokenSignature exclusive5 = sign(5, TokenMode::kExclusive);
-  const TokenSignature shared7 = sign(7, TokenMode::kShared);
+  const TokenSignature exclusive5 = sign(5, LeaseMode::kExclusive);
+  const TokenSignature shared7 = sign(7, LeaseMode::kShared);
   ASSERT_THAT(Write("r", 5, Put("k", "from 5"), Claim{0, exclusive5}), IsOk());
   ASSERT_THAT(Read("r", "k", 7, Shared(shared7)), IsOk());
 

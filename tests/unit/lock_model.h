@@ -48,7 +48,7 @@
 
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
-#include "lockservice/lease_mode.h"
+#include "fencegate/lease_mode.h"
 #include "lockservice/lock_limits.h"
 #include "lockservice/lock_manager.h"
 

@@ -34,7 +34,7 @@ TEST(LockRequestsSigningTest, AGrantIsSignedForItsModeAndVerifiedForTheModeClaim
   v1::AcquireResponse response;
   ASSERT_THAT(FillAcquireResponse(&signer, "r", granted, &response), IsOk());
   const v1::TokenSignature& signature = response.signature();
-  EXPECT_THAT(signer.Verify("r", 42, TokenMode::kShared, signature.key_id(), signature.mac()),
+  EXPECT_THAT(signer.Verify("r", 42, LeaseMode::kShared, signature.key_id(), signature.mac()),
               IsOk());
 
   const LockLimits limits{};
@@ -79,7 +79,7 @@ TEST(LockRequestsSigningTest, AnExclusiveGrantsSignatureIsTheOneFromBeforeLockKi
   granted.token = 42;
   v1::AcquireResponse response;
   ASSERT_THAT(FillAcquireResponse(&signer, "orders", granted, &response), IsOk());
-  ASSERT_OK_AND_ASSIGN(TokenSignature old, signer.Sign("orders", 42, TokenMode::kExclusive));
+  ASSERT_OK_AND_ASSIGN(TokenSignature old, signer.Sign("orders", 42, LeaseMode::kExclusive));
   EXPECT_EQ(response.signature().mac(), old.mac);
   // A request that says no mode is an exclusive lease's, as every old
   // client's is.

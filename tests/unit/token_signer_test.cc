@@ -7,7 +7,7 @@
 #include "absl/strings/escaping.h"
 #include "common/errors.h"
 #include "common/signing_keys.h"
-#include "common/token_mode.h"
+#include "fencegate/lease_mode.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/testing/status_matchers.h"
@@ -21,9 +21,9 @@ using ::testing::AllOf;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-constexpr TokenMode kExclusive = TokenMode::kExclusive;
-constexpr TokenMode kShared = TokenMode::kShared;
-constexpr TokenMode kPermit = TokenMode::kPermit;
+constexpr LeaseMode kExclusive = LeaseMode::kExclusive;
+constexpr LeaseMode kShared = LeaseMode::kShared;
+constexpr LeaseMode kPermit = LeaseMode::kPermit;
 
 const std::string kSecret1(64, 'a');  // 32 bytes in hex
 const std::string kSecret2(64, 'b');
