@@ -19,6 +19,7 @@ fencegate_fast_test(lockservice_core lockservice_unit_tests
   "-*/Etcd:EtcdLockStoreTest.*:LeaderElectionTest.*")
 fencegate_fast_test(gateway_core gateway_unit_tests "-*/Postgres:Postgres*")
 fencegate_fast_test(client client_tests "*")
+fencegate_fast_test(monotonic_waits monotonic_wait_tests "*")
 fencegate_fast_test(history_checker torture_unit_tests "*")
 fencegate_fast_test(metrics metrics_unit_tests "*")
 fencegate_fast_test(sequences sequence_tests "*")
