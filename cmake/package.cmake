@@ -94,9 +94,10 @@ function(fencegate_package_docs component package)
     DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/${package}
     COMPONENT ${component} EXCLUDE_FROM_ALL)
   # Those of every package, then those of this one
-  # (packaging/debian/<package>.lintian-overrides), if any.
+  # (packaging/debian/<component>.lintian-overrides: by component, as the
+  # client library's package name follows its soname), if any.
   file(READ ${PROJECT_SOURCE_DIR}/packaging/debian/lintian-overrides overrides)
-  set(own ${PROJECT_SOURCE_DIR}/packaging/debian/${package}.lintian-overrides)
+  set(own ${PROJECT_SOURCE_DIR}/packaging/debian/${component}.lintian-overrides)
   if(EXISTS ${own})
     file(READ ${own} own_overrides)
     string(APPEND overrides "${own_overrides}")
