@@ -6,11 +6,11 @@
 #   gateway      fencegate-gateway         bin/fencegate-gateway
 #   cli          fencegate-cli             bin/fencegate, share/fencegate/sql/
 #                (the SQL fencing API's script, docs/sql-fencing.md)
-#   client       libfencegate-client0.1    lib/libfencegate-client.so.0.1*
+#   client       libfencegate-client0.2    lib/libfencegate-client.so.0.2*
 #   client_dev   libfencegate-client-dev   include/fencegate/ (the client's
 #                public headers, and the generated fencegate/v1/*.pb.h),
 #                lib/libfencegate-client.{so,a}, lib/cmake/fencegate/
-#                (find_package(fencegate 0.1 CONFIG) -> fencegate::client,
+#                (find_package(fencegate 0.2 CONFIG) -> fencegate::client,
 #                fencegate::client_static), lib/pkgconfig/fencegate-client.pc,
 #                share/fencegate/proto/ (the .proto files, for clients in
 #                other languages)
@@ -77,7 +77,7 @@ configure_package_config_file(
   ${PROJECT_SOURCE_DIR}/cmake/fencegate-config.cmake.in
   ${PROJECT_BINARY_DIR}/packaging/fencegate-config.cmake
   INSTALL_DESTINATION ${FENCEGATE_INSTALL_CMAKEDIR})
-# 0.x: a minor release may change the API, so 0.1 accepts 0.1.* only.
+# 0.x: a minor release may change the API, so 0.2 accepts 0.2.* only.
 write_basic_package_version_file(
   ${PROJECT_BINARY_DIR}/packaging/fencegate-config-version.cmake
   COMPATIBILITY SameMinorVersion)

@@ -9,7 +9,8 @@
 #     the `fencegate` system user and /var/lib/fencegate
 #     (packaging/debian/*.in), a man page (help2man, from --help)
 #   fencegate-cli: the CLI and its man page
-#   libfencegate-client0.1: the shared client library (its soname's package)
+#   libfencegate-client<major>.<minor> (0.2): the shared client library (its
+#     soname's package)
 #   libfencegate-client-dev: headers, the static library, the CMake package,
 #     pkg-config, the .proto files
 # and in each, /usr/share/doc/<package>/copyright and changelog.Debian.gz,
@@ -24,7 +25,7 @@
 set(FENCEGATE_PACKAGE_MAINTAINER
   "fencegate maintainers <maintainers@users.noreply.a-seed-18c98b25.example>"
   CACHE STRING "Maintainer field of the Debian packages")
-set(FENCEGATE_DEBIAN_REVISION 1 CACHE STRING "Debian revision of the packages (0.1.0-<this>)")
+set(FENCEGATE_DEBIAN_REVISION 1 CACHE STRING "Debian revision of the packages (<version>-<this>)")
 set(fencegate_deb_version ${PROJECT_VERSION}-${FENCEGATE_DEBIAN_REVISION})
 set(fencegate_packaging_dir ${PROJECT_BINARY_DIR}/packaging)
 set(fencegate_client_package
@@ -93,9 +94,10 @@ function(fencegate_package_docs component package)
     DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/${package}
     COMPONENT ${component} EXCLUDE_FROM_ALL)
   # Those of every package, then those of this one
-  # (packaging/debian/<package>.lintian-overrides), if any.
+  # (packaging/debian/<component>.lintian-overrides: by component, as the
+  # client library's package name follows its soname), if any.
   file(READ ${PROJECT_SOURCE_DIR}/packaging/debian/lintian-overrides overrides)
-  set(own ${PROJECT_SOURCE_DIR}/packaging/debian/${package}.lintian-overrides)
+  set(own ${PROJECT_SOURCE_DIR}/packaging/debian/${component}.lintian-overrides)
   if(EXISTS ${own})
     file(READ ${own} own_overrides)
     string(APPEND overrides "${own_overrides}")
@@ -241,7 +243,7 @@ set(CPACK_DEBIAN_CLIENT_DEV_DESCRIPTION "C++ client library of fencegate (develo
 ${fencegate_about}
 
 This package has what a program needs to use the C++ client: its headers,
-the static library, a CMake package (find_package(fencegate 0.1 CONFIG),
+the static library, a CMake package (find_package(fencegate ${PROJECT_VERSION_MAJOR}.${PROJECT_VERSION_MINOR} CONFIG),
 target fencegate::client), a pkg-config file (fencegate-client), and the
 definitions of fencegate's gRPC API (its .proto files), for clients in
 other languages.

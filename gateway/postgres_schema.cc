@@ -1,11 +1,15 @@
 #include "gateway/postgres_schema.h"
 
 #include <cstdint>
+#include <iterator>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/log.h"
 #include "gateway/postgres_connection.h"
 #include "pqxx/binarystring"
 #include "pqxx/nontransaction"
@@ -138,6 +142,77 @@ BEGIN
 END
 )sql";
 
+// The state format (postgres_schema.h): the row ('format', N) of
+// fencegate_meta. A table rather than, say, a comment on a table: the
+// migration's transaction reads and writes it like any row, pg_dump keeps
+// it, and every role may read it, so a role with only data rights still
+// runs gateways on a schema made earlier.
+constexpr char kMetaTable[] = R"sql(
+CREATE TABLE IF NOT EXISTS fencegate_meta(
+  key text COLLATE "C" PRIMARY KEY,
+  value bigint NOT NULL);
+GRANT SELECT ON fencegate_meta TO PUBLIC;
+)sql";
+// Whether fencegate_meta exists, and whether the gateway's tables do not
+// (a new schema).
+constexpr char kInspect[] =
+    "SELECT to_regclass('fencegate_meta') IS NOT NULL, "
+    "to_regclass('fencegate_resources') IS NULL AND "
+    "to_regclass('fencegate_objects') IS NULL";
+constexpr char kReadFormat[] = "SELECT value FROM fencegate_meta WHERE key = 'format'";
+constexpr char kWriteFormat[] =
+    "INSERT INTO fencegate_meta(key, value) VALUES ('format', $1) "
+    "ON CONFLICT (key) DO UPDATE SET value = excluded.value";
+constexpr char kWhere[] = "SELECT current_schema(), current_database()";
+
+// One step of the migrations: brings the schema from format `to - 1` to
+// `to` inside the migration's transaction (libpqxx throws on errors).
+struct PostgresMigration {
+  int64_t to;
+  void (*apply)(pqxx::transaction_base& txn);
+};
+
+// Format 1, the 0.1.0 format: the tables of kTables (0.1.0 wrote no
+// marker; the step holds on its schemas and on a new one). A later format
+// changes them in a step of its own, never in kTables. The function is not
+// part of the format: it is replaced whenever its body differs from this
+// version's (EnsurePostgresSchema()).
+void MigrateToFormat1(pqxx::transaction_base& txn) { txn.exec0(kTables); }
+
+constexpr PostgresMigration kMigrations[] = {
+    {1, &MigrateToFormat1},
+};
+static_assert(kMigrations[std::size(kMigrations) - 1].to == kPostgresStateFormat);
+
+struct Marker {
+  bool empty = false;             // none of the gateway's tables: a new schema
+  std::optional<int64_t> format;  // nullopt: no fencegate_meta, or no row
+};
+
+// The state's name in messages: its schema and database.
+std::string StateName(pqxx::transaction_base& txn) {
+  const pqxx::row where = txn.exec1(kWhere);
+  return absl::StrCat("the gateway's PostgreSQL schema ",
+                      where[0].is_null() ? "(none)" : where[0].c_str(), " of database ",
+                      where[1].c_str());
+}
+
+absl::StatusOr<Marker> ReadMarker(pqxx::transaction_base& txn) {
+  const pqxx::row inspect = txn.exec1(kInspect);
+  Marker marker;
+  marker.empty = inspect[1].as<bool>();
+  if (!inspect[0].as<bool>()) return marker;
+  const pqxx::result rows = txn.exec(kReadFormat);
+  if (rows.empty()) return marker;
+  const int64_t value = rows[0][0].as<int64_t>();
+  if (value < 1) {
+    return UnreadableStateFormatError(
+        StateName(txn), "the row 'format' of fencegate_meta", rows[0][0].c_str());
+  }
+  marker.format = value;
+  return marker;
+}
+
 // Everything is in place, with this very function body.
 constexpr char kSchemaIsCurrent[] = R"sql(
 SELECT to_regclass('fencegate_resources') IS NOT NULL
@@ -242,22 +317,50 @@ void SharedReadResultOf(const pqxx::row& row, uint64_t token, OpResult* result) 
   }
 }
 
-absl::Status EnsurePostgresSchema(pqxx::connection& connection) {
+absl::Status EnsurePostgresSchema(pqxx::connection& connection,
+                                  StateFormatAtOpen* at_open) {
   try {
     {
       pqxx::nontransaction check(connection);
-      if (SchemaIsCurrent(check)) return absl::OkStatus();
+      absl::StatusOr<Marker> marker = ReadMarker(check);
+      if (!marker.ok()) return marker.status();
+      if (marker->format.has_value() && *marker->format > kPostgresStateFormat) {
+        return NewerStateFormatError(StateName(check), *marker->format,
+                                     kPostgresStateFormat);
+      }
+      if (marker->format == kPostgresStateFormat && SchemaIsCurrent(check)) {
+        if (at_open != nullptr) *at_open = {marker->format, kPostgresStateFormat};
+        return absl::OkStatus();
+      }
     }
     pqxx::work create(connection);
     create.exec(kSchemaLockSql);
+    // Again, under the lock: another gateway may have done it meanwhile.
+    absl::StatusOr<Marker> marker = ReadMarker(create);
+    if (!marker.ok()) return marker.status();  // `create` rolls back
+    if (marker->format.has_value() && *marker->format > kPostgresStateFormat) {
+      return NewerStateFormatError(StateName(create), *marker->format,
+                                   kPostgresStateFormat);
+    }
+    const StateFormatAtOpen found{marker->format, kPostgresStateFormat, marker->empty};
+    if (marker->format != kPostgresStateFormat) {
+      for (const PostgresMigration& step : kMigrations) {
+        if (marker->format.has_value() && step.to <= *marker->format) continue;
+        step.apply(create);
+      }
+      create.exec0(kMetaTable);
+      create.exec_params0(kWriteFormat, kPostgresStateFormat);
+    }
     if (!SchemaIsCurrent(create)) {
-      create.exec0(kTables);
       create.exec0(absl::StrCat(kApplyHeader, "$fencegate$", kApplyBody, "$fencegate$"));
     }
+    const std::string state = found.migrated() ? StateName(create) : "";
     create.commit();
+    if (found.migrated()) LogInfo("%s: state now in %s", state, found.Describe());
+    if (at_open != nullptr) *at_open = found;
     return absl::OkStatus();
   } catch (const std::exception& e) {
-    return PostgresError(e, "creating the gateway's tables and function");
+    return PostgresError(e, "creating or migrating the gateway's tables and function");
   }
 }
 

@@ -7,6 +7,16 @@
 //   fencegate_objects(resource, key, value, version, PK(resource, key))
 //   fencegate_apply_v1(resource, token, kind, keys[], value_sizes[],
 //                      values, expected[]) -> one row: the decision
+//   fencegate_meta(key PK, value)     the row ('format', N): the state format
+//
+// State format (common/state_format.h, docs/upgrades.md): the tables are
+// format 1, what 0.1.0 made (without fencegate_meta: no marker). At start
+// a gateway migrates a schema of an older format, or without a marker, in
+// one transaction keeping every row, and writes the marker (fencegate_meta
+// is made readable by every role); it refuses a schema of a newer format
+// (FAILED_PRECONDITION, naming both formats) without changing anything,
+// not even the function. Migrating needs the right to create in the
+// schema, as the first start does.
 //
 // Names are text COLLATE "C" (byte order, like SQLite's BINARY: List pages
 // through keys in byte order whatever the database's locale); values are
@@ -32,11 +42,13 @@
 #ifndef FENCEGATE_GATEWAY_POSTGRES_SCHEMA_H_
 #define FENCEGATE_GATEWAY_POSTGRES_SCHEMA_H_
 
+#include <cstdint>
 #include <string>
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "common/state_format.h"
 #include "gateway/storage_backend.h"
 #include "pqxx/connection"
 #include "pqxx/row"
@@ -90,11 +102,18 @@ absl::Status ApplyResultOf(const pqxx::row& row, OpResult* result);
 // escaped, so any string reads back as itself.
 std::string PgTextArray(absl::Span<const absl::string_view> items);
 
-// Creates the tables and the function unless all of them exist already with
-// this very function body, so a role without CREATE rights can run a
+// The state format this version writes, and the newest it reads.
+inline constexpr int64_t kPostgresStateFormat = 1;
+
+// Creates the tables and the function, or migrates them (see above),
+// unless the schema is in this version's format with this very function
+// body: then it only reads, so a role without CREATE rights can run a
 // gateway on a schema made earlier. Safe when several gateways start at
-// once: creation runs in one transaction under an advisory lock.
-absl::Status EnsurePostgresSchema(pqxx::connection& connection);
+// once: creation and migration run in one transaction under an advisory
+// lock. FAILED_PRECONDITION for a newer format; `at_open` (optional) says
+// what was found and done.
+absl::Status EnsurePostgresSchema(pqxx::connection& connection,
+                                  StateFormatAtOpen* at_open = nullptr);
 
 }  // namespace fencegate::gateway
 

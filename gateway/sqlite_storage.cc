@@ -1,8 +1,11 @@
 #include "gateway/sqlite_storage.h"
 
+#include <iterator>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/log.h"
+#include "common/sqlite_state_format.h"
 #include "common/test_hooks.h"
 
 namespace fencegate::gateway {
@@ -21,6 +24,17 @@ constexpr char kSchema[] =
     "  value BLOB NOT NULL,"
     "  version INTEGER NOT NULL,"
     "  PRIMARY KEY(resource, key));";
+
+// Format 1, the 0.1.0 format: the tables of kSchema (0.1.0 wrote no
+// marker; the step holds on its files and on a new one). A later format
+// changes them in a step of its own, never in kSchema.
+absl::Status MigrateToFormat1(SqliteDb& db) { return db.Exec(kSchema); }
+
+// Every step, in order (common/sqlite_state_format.h).
+constexpr SqliteMigration kMigrations[] = {
+    {1, &MigrateToFormat1},
+};
+static_assert(kMigrations[std::size(kMigrations) - 1].to == SqliteStorage::kStateFormat);
 
 constexpr char kBegin[] = "BEGIN IMMEDIATE";
 constexpr char kCommit[] = "COMMIT";
@@ -66,8 +80,12 @@ absl::StatusOr<std::unique_ptr<SqliteStorage>> SqliteStorage::Open(
     const std::string& path, size_t readers) {
   absl::StatusOr<std::unique_ptr<SqliteDb>> writer = SqliteDb::Open(path);
   if (!writer.ok()) return writer.status();
-  absl::Status status = (*writer)->Exec(kSchema);
-  if (!status.ok()) return status;
+  absl::StatusOr<StateFormatAtOpen> format =
+      OpenSqliteStateFormat(**writer, SqliteStateFormat{path, kMigrations});
+  if (!format.ok()) return format.status();
+  if (format->migrated()) {
+    LogInfo("SQLite storage %s: state now in %s", path, format->Describe());
+  }
   if (FENCEGATE_PLANTED_BUG("gateway_fence_only_in_memory")) {  // test builds only
     (*writer)->Exec("UPDATE resources SET max_token = 0").IgnoreError();
   }
@@ -75,7 +93,7 @@ absl::StatusOr<std::unique_ptr<SqliteStorage>> SqliteStorage::Open(
       SqliteReaderPool::Open(path, readers < 1 ? 1 : readers);
   if (!pool.ok()) return pool.status();
   return std::unique_ptr<SqliteStorage>(
-      new SqliteStorage(*std::move(writer), *std::move(pool)));
+      new SqliteStorage(*std::move(writer), *std::move(pool), *format));
 }
 
 absl::Status SqliteStorage::Run(absl::string_view sql) {

@@ -17,6 +17,14 @@
 // objects(resource, key, value, version). Tokens and versions are stored as
 // SQLite INTEGERs (int64); callers keep them below 2^63.
 //
+// State format (common/state_format.h, docs/upgrades.md): the row
+// ('format', N) of a table meta(key, value), as in the lock service's file
+// (common/sqlite_state_format.h says why a row and not user_version).
+// Open() migrates a file of an older format, or without a marker (0.1.0's,
+// format 1), in one transaction keeping every row, and writes the marker;
+// it refuses a file of a newer format (FAILED_PRECONDITION, naming both
+// formats) without writing to it.
+//
 // Thread safety: as StorageBackend (one write-path thread; reads from any).
 #ifndef FENCEGATE_GATEWAY_SQLITE_STORAGE_H_
 #define FENCEGATE_GATEWAY_SQLITE_STORAGE_H_
@@ -30,6 +38,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "common/sqlite.h"
+#include "common/state_format.h"
 #include "gateway/sqlite_reader_pool.h"
 #include "gateway/storage_backend.h"
 
@@ -37,10 +46,17 @@ namespace fencegate::gateway {
 
 class SqliteStorage final : public StorageBackend {
  public:
+  // The state format this version writes, and the newest it reads.
+  static constexpr int64_t kStateFormat = 1;
+
   // Opens (creating if needed) the database at `path` with one write
-  // connection and `readers` (>= 1) read-only connections.
+  // connection and `readers` (>= 1) read-only connections, migrating an
+  // older format (see above).
   static absl::StatusOr<std::unique_ptr<SqliteStorage>> Open(
       const std::string& path, size_t readers = 4);
+
+  // What Open() found of the file's format and made of it.
+  const StateFormatAtOpen& format_at_open() const { return format_at_open_; }
 
   absl::Status BeginBatch(absl::Span<const absl::string_view> resources) override;
   absl::Status Apply(const FencedOp& op, OpResult* result) override;
@@ -57,8 +73,11 @@ class SqliteStorage final : public StorageBackend {
 
  private:
   SqliteStorage(std::unique_ptr<SqliteDb> writer,
-                std::unique_ptr<SqliteReaderPool> readers)
-      : writer_(std::move(writer)), readers_(std::move(readers)) {}
+                std::unique_ptr<SqliteReaderPool> readers,
+                StateFormatAtOpen format_at_open)
+      : writer_(std::move(writer)),
+        readers_(std::move(readers)),
+        format_at_open_(format_at_open) {}
 
   // Runs one cached statement that returns no rows.
   absl::Status Run(absl::string_view sql);
@@ -76,6 +95,7 @@ class SqliteStorage final : public StorageBackend {
 
   const std::unique_ptr<SqliteDb> writer_;  // write path only
   const std::unique_ptr<SqliteReaderPool> readers_;
+  const StateFormatAtOpen format_at_open_;
   // Set when an op could not be undone: the open batch must not commit.
   absl::Status poisoned_;
 };

@@ -6,17 +6,23 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "common/channel_credentials.h"
 #include "common/grpc_shutdown.h"
+#include "common/log.h"
 #include "common/server_setup.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "lockservice/etcd/etcd_client.h"
 #include "lockservice/etcd/etcd_lock_node.h"
+#include "lockservice/etcd/etcd_lock_store.h"
 #include "lockservice/lock_status_page.h"
 #include "lockservice/routing_lock_service.h"
 
 namespace fencegate::lockservice {
 namespace {
+
+// How long the start waits for etcd to say which state format it holds.
+constexpr absl::Duration kStartFormatCheckTimeout = absl::Seconds(2);
 
 // "host:port" of `listen` with the bound port; a wildcard host has no
 // address another machine could call.
@@ -154,6 +160,24 @@ absl::Status LockServer::StartEtcd(const LockServerOptions& options) {
   if (!etcd_credentials.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat("--etcd_tls_*: ", etcd_credentials.status().message()));
+  }
+  // State of a newer format stops the start here, before anything serves
+  // (etcd_lock_store.h). An etcd that does not answer yet stops nothing:
+  // each term checks the format again as it loads.
+  {
+    etcd::EtcdClientOptions client_options;
+    client_options.endpoints = *endpoints;
+    if (options.etcd_tls.enabled()) client_options.credentials = *etcd_credentials;
+    etcd::EtcdClient client(std::move(client_options));
+    absl::Status format = CheckEtcdStateFormat(client, options.etcd_prefix,
+                                               absl::Now() + kStartFormatCheckTimeout);
+    if (absl::IsFailedPrecondition(format) || absl::IsDataLoss(format)) return format;
+    if (!format.ok()) {
+      LogWarning(
+          "etcd did not answer the state-format check at start (%s); each term "
+          "checks it as it loads",
+          format.ToString());
+    }
   }
   EtcdLockNodeOptions node;
   node.endpoints = *std::move(endpoints);

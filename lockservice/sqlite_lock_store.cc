@@ -1,8 +1,12 @@
 #include "lockservice/sqlite_lock_store.h"
 
+#include <iterator>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "common/log.h"
+#include "common/sqlite_state_format.h"
 #include "common/test_hooks.h"
 
 namespace fencegate::lockservice {
@@ -27,7 +31,7 @@ constexpr char kSchema[] =
     "  ttl_ms INTEGER NOT NULL, request_id TEXT NOT NULL,"
     "  mode INTEGER NOT NULL DEFAULT 0, permits INTEGER NOT NULL DEFAULT 0);";
 
-// Columns added since a table was first created: a file of an older schema
+// Columns added to a table by builds of 0.1.0: a file of an older build
 // gets them (ALTER TABLE ... ADD COLUMN), with the default its rows mean.
 struct AddedColumn {
   const char* table;
@@ -59,12 +63,14 @@ absl::StatusOr<bool> HasColumn(SqliteDb& db, absl::string_view table,
   }
 }
 
-// Creates what is missing of the schema, tables and columns, in one
-// transaction: a file of an older version keeps every row.
-absl::Status CreateOrMigrate(SqliteDb& db) {
-  absl::Status status = db.Exec("BEGIN IMMEDIATE");
-  if (!status.ok()) return status;
-  status = db.Exec(kSchema);
+// Format 1, the 0.1.0 format (the tables of kSchema). 0.1.0 wrote no
+// marker, and builds of it before lock kinds wrote files without the holds
+// table and without the waiters' mode and permits: this step creates what
+// is missing, tables and columns, keeping every row, so it holds on every
+// unmarked file, empty or not. The tables of kSchema are format 1's: a
+// later format changes them in a step of its own, never there.
+absl::Status MigrateToFormat1(SqliteDb& db) {
+  absl::Status status = db.Exec(kSchema);
   for (const AddedColumn& added : kAddedColumns) {
     if (!status.ok()) break;
     absl::StatusOr<bool> has = HasColumn(db, added.table, added.name);
@@ -75,10 +81,15 @@ absl::Status CreateOrMigrate(SqliteDb& db) {
           absl::StrCat("ALTER TABLE ", added.table, " ADD COLUMN ", added.definition));
     }
   }
-  if (status.ok()) status = db.Exec("COMMIT");
-  if (!status.ok()) db.Exec("ROLLBACK").IgnoreError();
   return status;
 }
+
+// Every step, in order (common/sqlite_state_format.h).
+constexpr SqliteMigration kMigrations[] = {
+    {1, &MigrateToFormat1},
+};
+static_assert(kMigrations[std::size(kMigrations) - 1].to ==
+              SqliteLockStore::kStateFormat);
 
 // The mode in `column` of `stmt`'s row, or DATA_LOSS naming the row (`row`
 // and `key`: built only then, not for every row of a big load).
@@ -98,12 +109,16 @@ absl::StatusOr<std::unique_ptr<SqliteLockStore>> SqliteLockStore::Open(
     const std::string& path) {
   absl::StatusOr<std::unique_ptr<SqliteDb>> db = SqliteDb::Open(path);
   if (!db.ok()) return db.status();
-  absl::Status status = CreateOrMigrate(**db);
-  if (!status.ok()) return status;
+  absl::StatusOr<StateFormatAtOpen> format =
+      OpenSqliteStateFormat(**db, SqliteStateFormat{path, kMigrations});
+  if (!format.ok()) return format.status();
+  if (format->migrated()) {
+    LogInfo("SQLite lock store %s: state now in %s", path, format->Describe());
+  }
   absl::StatusOr<std::unique_ptr<SqliteDb>> reader = SqliteDb::Open(path);
   if (!reader.ok()) return reader.status();
   return std::unique_ptr<SqliteLockStore>(
-      new SqliteLockStore(*std::move(db), *std::move(reader)));
+      new SqliteLockStore(*std::move(db), *std::move(reader), *format));
 }
 
 absl::StatusOr<std::vector<FencePosition>> SqliteLockStore::ScanFencePositions(

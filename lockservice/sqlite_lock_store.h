@@ -1,6 +1,6 @@
 // SqliteLockStore: LockStore on one SQLite file (WAL, synchronous=FULL), the
-// embedded default. Schema:
-//   meta(key TEXT PRIMARY KEY, value INTEGER)      -- 'last_token'
+// embedded default. Schema (state format 1):
+//   meta(key TEXT PRIMARY KEY, value INTEGER)      -- 'last_token', 'format'
 //   leases(resource TEXT PRIMARY KEY, holder TEXT, token INTEGER,
 //          ttl_ms INTEGER, hold_count INTEGER, request_ids TEXT)
 //                                                  -- exclusive leases
@@ -13,11 +13,15 @@
 // request_ids is the list joined by '\n' (request ids have no control
 // characters; see common/validation.h); mode is LeaseMode's value.
 //
-// Migration: Open() brings a file of an older schema up to this one in one
-// transaction, keeping every row: it creates the tables that are missing
-// (holds) and adds the missing columns (waiters' mode and permits, DEFAULT 0:
-// an exclusive waiter). Loading a row whose mode this version does not know
-// is DATA_LOSS.
+// State format (common/state_format.h, docs/upgrades.md): the meta row
+// 'format' (common/sqlite_state_format.h says why a row and not
+// user_version). Open() migrates a file of an older format, or without a
+// marker (0.1.0's, format 1: builds of it before lock kinds lacked the
+// holds table and the waiters' mode and permits, which it adds, DEFAULT 0:
+// an exclusive waiter), in one transaction keeping every row, and writes
+// the marker; it refuses a file of a newer format (FAILED_PRECONDITION,
+// naming both formats) without writing to it. Loading a row whose mode this
+// version does not know is DATA_LOSS.
 //
 // Thread safety: as LockStore asks. Load(), LoadInto() and Commit() use the writer
 // connection from one thread at a time; ScanFencePositions() uses a second,
@@ -26,21 +30,30 @@
 #ifndef FENCEGATE_LOCKSERVICE_SQLITE_LOCK_STORE_H_
 #define FENCEGATE_LOCKSERVICE_SQLITE_LOCK_STORE_H_
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 #include "common/sqlite.h"
+#include "common/state_format.h"
 #include "lockservice/lock_store.h"
 
 namespace fencegate::lockservice {
 
 class SqliteLockStore final : public LockStore {
  public:
-  // Opens or creates the database at `path` and its schema.
+  // The state format this version writes, and the newest it reads.
+  static constexpr int64_t kStateFormat = 1;
+
+  // Opens or creates the database at `path` and its schema, migrating an
+  // older format (see above).
   static absl::StatusOr<std::unique_ptr<SqliteLockStore>> Open(
       const std::string& path);
+
+  // What Open() found of the file's format and made of it.
+  const StateFormatAtOpen& format_at_open() const { return format_at_open_; }
 
   absl::StatusOr<LockStoreState> Load() override;
   // Reads row by row (Load() collects what it reads).
@@ -50,13 +63,15 @@ class SqliteLockStore final : public LockStore {
       uint64_t after, size_t limit) override;
 
  private:
-  SqliteLockStore(std::unique_ptr<SqliteDb> db, std::unique_ptr<SqliteDb> reader)
-      : db_(std::move(db)), reader_(std::move(reader)) {}
+  SqliteLockStore(std::unique_ptr<SqliteDb> db, std::unique_ptr<SqliteDb> reader,
+                  StateFormatAtOpen format_at_open)
+      : db_(std::move(db)), reader_(std::move(reader)), format_at_open_(format_at_open) {}
   absl::Status Apply(const LockStoreBatch& batch);
 
   std::unique_ptr<SqliteDb> db_;
   absl::Mutex reader_mu_;
   const std::unique_ptr<SqliteDb> reader_ ABSL_PT_GUARDED_BY(reader_mu_);
+  const StateFormatAtOpen format_at_open_;
 };
 
 }  // namespace fencegate::lockservice

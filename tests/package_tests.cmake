@@ -23,7 +23,8 @@ fencegate_test_code(package_tests)
 target_compile_definitions(package_tests PRIVATE
   FENCEGATE_PACKAGE_TEST_DIR="${fencegate_package_test_dir}"
   FENCEGATE_INSTALL_LIBDIR="${CMAKE_INSTALL_LIBDIR}"
-  FENCEGATE_EXPECTED_VERSION="${PROJECT_VERSION}")
+  FENCEGATE_EXPECTED_VERSION="${PROJECT_VERSION}"
+  FENCEGATE_EXPECTED_SOVERSION="${PROJECT_VERSION_MAJOR}.${PROJECT_VERSION_MINOR}")
 gtest_discover_tests(package_tests
   TEST_PREFIX "package."
   DISCOVERY_TIMEOUT 60

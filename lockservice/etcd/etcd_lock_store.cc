@@ -27,9 +27,42 @@ absl::Status UnknownMode(absl::string_view key, uint32_t mode) {
       "written by a newer version"));
 }
 
+std::string StateName(const std::string& prefix) {
+  return absl::StrCat("etcd prefix ", prefix);
+}
+
+// The format in `value` of the key `key` under `prefix`, or DATA_LOSS.
+absl::StatusOr<int64_t> ParseFormat(const std::string& prefix, const std::string& key,
+                                    const std::string& value) {
+  int64_t format = 0;
+  if (!absl::SimpleAtoi(value, &format) || format < 1) {
+    return UnreadableStateFormatError(StateName(prefix), absl::StrCat("key ", key),
+                                      value);
+  }
+  return format;
+}
+
 }  // namespace
 
 std::string EtcdLeaderKey(const std::string& prefix) { return prefix + "leader"; }
+
+std::string EtcdFormatKey(const std::string& prefix) { return prefix + "format"; }
+
+absl::Status CheckEtcdStateFormat(etcd::EtcdClient& client, const std::string& prefix,
+                                  absl::Time deadline) {
+  RangeRequest range;
+  range.set_key(EtcdFormatKey(prefix));
+  absl::StatusOr<etcdserverpb::RangeResponse> response = client.Range(range, deadline);
+  if (!response.ok()) return response.status();
+  if (response->kvs().empty()) return absl::OkStatus();
+  absl::StatusOr<int64_t> format =
+      ParseFormat(prefix, range.key(), response->kvs(0).value());
+  if (!format.ok()) return format.status();
+  if (*format > EtcdLockStore::kStateFormat) {
+    return NewerStateFormatError(StateName(prefix), *format, EtcdLockStore::kStateFormat);
+  }
+  return absl::OkStatus();
+}
 
 EtcdLockStore::EtcdLockStore(etcd::EtcdClient* client, EtcdLockStoreOptions options,
                              LeaderGuard guard,
@@ -42,6 +75,7 @@ EtcdLockStore::EtcdLockStore(etcd::EtcdClient* client, EtcdLockStoreOptions opti
       fence_prefix_(options_.prefix + "fence/"),
       wait_prefix_(options_.prefix + "wait/"),
       hold_prefix_(options_.prefix + "hold/"),
+      format_key_(EtcdFormatKey(options_.prefix)),
       on_term_lost_(std::move(on_term_lost)) {}
 
 std::string EtcdLockStore::FenceKey(uint64_t position) const {
@@ -230,6 +264,7 @@ absl::StatusOr<LockStoreState> EtcdLockStore::Load() {
     first->set_range_end(etcd::PrefixRangeEnd(*prefix));
     first->set_limit(options_.load_page);
   }
+  txn.add_success()->mutable_request_range()->set_key(format_key_);
   absl::StatusOr<etcdserverpb::TxnResponse> response = client_->Txn(txn, deadline);
   if (!response.ok()) {
     return Lose(absl::UnavailableError(
@@ -238,6 +273,23 @@ absl::StatusOr<LockStoreState> EtcdLockStore::Load() {
   if (!response->succeeded()) {
     return Lose(absl::UnavailableError(
         "cannot load the lock state: this instance no longer leads"));
+  }
+  // The format first: rows of a newer one may not parse.
+  std::optional<int64_t> marked;
+  const auto& format_kvs = response->responses(5).response_range().kvs();
+  if (!format_kvs.empty()) {
+    absl::StatusOr<int64_t> format =
+        ParseFormat(options_.prefix, format_key_, format_kvs[0].value());
+    if (!format.ok()) return Lose(format.status());
+    if (*format > kStateFormat) {
+      return Lose(
+          NewerStateFormatError(StateName(options_.prefix), *format, kStateFormat));
+    }
+    marked = *format;
+  }
+  bool empty = true;  // no key at all: new state
+  for (int i = 0; i < 5; ++i) {
+    if (!response->responses(i).response_range().kvs().empty()) empty = false;
   }
   LockStoreState state;
   const auto& token_kvs = response->responses(0).response_range().kvs();
@@ -276,6 +328,15 @@ absl::StatusOr<LockStoreState> EtcdLockStore::Load() {
   status = LoadRows(wait_prefix_, revision, response->responses(3).response_range(), deadline,
                     [&](const mvccpb::KeyValue& kv) { return ParseWaiter(kv, state); });
   if (!status.ok()) return Lose(status);
+  const StateFormatAtOpen found{marked, kStateFormat, empty};
+  if (marked != kStateFormat) {
+    status = Migrate(marked, deadline);
+    if (!status.ok()) return Lose(status);
+    if (found.migrated()) {
+      LogInfo("etcd lock store %s: state now in %s", options_.prefix, found.Describe());
+    }
+  }
+  format_at_open_ = found;
   fence_positions_ = std::move(fences);
   loaded_ = true;
   committed_token_ = state.last_token;
@@ -283,6 +344,28 @@ absl::StatusOr<LockStoreState> EtcdLockStore::Load() {
     committed_token_ = std::max(committed_token_, lease.token);
   }
   return state;
+}
+
+absl::Status EtcdLockStore::Migrate(std::optional<int64_t> marked, absl::Time deadline) {
+  etcdserverpb::TxnRequest txn = GuardedTxn();
+  // Format 1, the 0.1.0 format, changes no key: state without a marker
+  // only gets one. A later format adds the changes of its step from
+  // `marked` here, to this one txn, before the marker.
+  (void)marked;
+  etcdserverpb::PutRequest* put = txn.add_success()->mutable_request_put();
+  put->set_key(format_key_);
+  put->set_value(absl::StrCat(kStateFormat));
+  absl::StatusOr<etcdserverpb::TxnResponse> response = client_->Txn(txn, deadline);
+  if (!response.ok()) {
+    return absl::UnavailableError(
+        absl::StrCat("etcd did not confirm the migration to state format ", kStateFormat,
+                     ", so its outcome is unknown (", response.status().message(), ")"));
+  }
+  if (!response->succeeded()) {
+    return absl::UnavailableError(
+        "cannot migrate the lock state: this instance no longer leads");
+  }
+  return absl::OkStatus();
 }
 
 absl::Status EtcdLockStore::LoadRows(

@@ -19,6 +19,16 @@
 //                             the leader writes, so that copy is exact).
 //   <prefix>wait/<seq>        one WaiterRow per persisted parked Acquire, the
 //                             seq as 20 digits: key order is arrival order.
+//   <prefix>format            the state format, decimal (see below)
+//
+// State format (common/state_format.h, docs/upgrades.md): the keys above
+// are format 1, what 0.1.0 wrote (without <prefix>format: no marker).
+// Load() reads the marker with the rest. A newer format ends the term with
+// FAILED_PRECONDITION naming both formats, having written nothing; an
+// older one, or none, is migrated after the load in one guarded txn that
+// writes the marker too (format 1 changes no key: the txn only writes the
+// marker). CheckEtcdStateFormat() is the same check outside any term, for
+// the server's start.
 //
 // Fencing. Every call is an etcd txn guarded by
 //   create_revision(<prefix>leader) == guard.create_revision
@@ -56,12 +66,14 @@
 
 #include <atomic>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/functional/any_invocable.h"
 #include "absl/functional/function_ref.h"
 #include "absl/time/time.h"
+#include "common/state_format.h"
 #include "lockservice/etcd/etcd_client.h"
 #include "lockservice/etcd/leader_election.h"
 #include "lockservice/lock_store.h"
@@ -80,6 +92,17 @@ struct EtcdLockStoreOptions {
 // The key LeaderElection campaigns for, under `prefix`.
 std::string EtcdLeaderKey(const std::string& prefix);
 
+// The key of the state format under `prefix`.
+std::string EtcdFormatKey(const std::string& prefix);
+
+// Reads the state format under `prefix` once, in no term: OK when it is
+// this version's, older, or absent; FAILED_PRECONDITION when newer
+// (NewerStateFormatError), DATA_LOSS when the key holds no format; the
+// client's error (UNAVAILABLE, DEADLINE_EXCEEDED) when etcd did not answer
+// by `deadline`. Writes nothing.
+absl::Status CheckEtcdStateFormat(etcd::EtcdClient& client, const std::string& prefix,
+                                  absl::Time deadline);
+
 // etcd operations one item of a group-commit batch may add to its txn: a
 // fence move is a put and a delete; an exclusive lease row, a hold (shared
 // lease or permit, by token) or a waiter row is one put or delete. A batch
@@ -89,6 +112,9 @@ inline constexpr int kEtcdMaxOpsPerItem = 2;
 
 class EtcdLockStore final : public LockStore {
  public:
+  // The state format this version writes, and the newest it reads.
+  static constexpr int64_t kStateFormat = 1;
+
   EtcdLockStore(etcd::EtcdClient* client, EtcdLockStoreOptions options,
                 LeaderGuard guard,
                 absl::AnyInvocable<void(const absl::Status&)> on_term_lost);
@@ -101,6 +127,10 @@ class EtcdLockStore final : public LockStore {
   // Refuses every later call (the term is over). Idempotent.
   void EndTerm() { ended_.store(true); }
 
+  // What the last successful Load() found of the state's format and made
+  // of it. REQUIRES: not concurrent with Load().
+  const StateFormatAtOpen& format_at_open() const { return format_at_open_; }
+
  private:
   etcdserverpb::TxnRequest GuardedTxn() const;
   // Ends the term for `why` and returns the error to report.
@@ -109,6 +139,9 @@ class EtcdLockStore final : public LockStore {
   std::string FenceKey(uint64_t position) const;
   std::string WaitKey(uint64_t seq) const;
   std::string HoldKey(uint64_t token) const;
+  // Migrates the state loaded in format `marked` (nullopt: no marker) to
+  // kStateFormat and writes the marker, in one guarded txn.
+  absl::Status Migrate(std::optional<int64_t> marked, absl::Time deadline);
   // Reads every key under `prefix` at `revision`, from `first` (the first
   // page, already read) on, calling `row` for each.
   absl::Status LoadRows(const std::string& prefix, int64_t revision,
@@ -126,6 +159,7 @@ class EtcdLockStore final : public LockStore {
   const std::string fence_prefix_;
   const std::string wait_prefix_;
   const std::string hold_prefix_;
+  const std::string format_key_;
   absl::AnyInvocable<void(const absl::Status&)> on_term_lost_;
   std::atomic<bool> ended_{false};
   // The counter as this term last loaded or committed it: only this term
@@ -134,6 +168,7 @@ class EtcdLockStore final : public LockStore {
   bool loaded_ = false;
   // Each resource's committed fence position (Load() and Commit() only).
   absl::flat_hash_map<std::string, uint64_t> fence_positions_;
+  StateFormatAtOpen format_at_open_;  // Load() only
 };
 
 }  // namespace fencegate::lockservice

@@ -7,11 +7,11 @@
 //   - every public header compiles alone against the prefix: it includes
 //     no header of the source tree (no server types);
 //   - examples/consumer, configured and built out of tree with the system's
-//     cmake through find_package(fencegate 0.1), against the shared and the
+//     cmake through find_package(fencegate 0.2), against the shared and the
 //     static library, and compiled by hand with `pkg-config --cflags --libs
 //     fencegate-client`; each build runs against real servers started from
 //     the prefix's bin/, and its write is read back with the installed CLI;
-//   - the package version file: 0.1 is found, 0.2 is not.
+//   - the package version file: 0.2 is found, 0.1 and 0.3 are not.
 #include <sys/stat.h>
 
 #include <memory>
@@ -36,6 +36,8 @@ using ::testing::Not;
 
 const std::string kPrefix = FENCEGATE_INSTALL_PREFIX;
 const std::string kLibDir = kPrefix + "/" + FENCEGATE_INSTALL_LIBDIR;
+// The soname's version: major.minor (0.x).
+const std::string kSoversion = FENCEGATE_EXPECTED_SOVERSION;
 // Building the consumer takes a while on a loaded 2-core machine.
 constexpr absl::Duration kBuildTimeout = absl::Minutes(10);
 
@@ -73,7 +75,7 @@ TEST(InstallTest, LayoutOfThePrefix) {
   const std::string version = FENCEGATE_EXPECTED_VERSION;
   for (const std::string& file : {
            absl::StrCat("libfencegate-client.so.", version),
-           std::string("libfencegate-client.so.0.1"),
+           absl::StrCat("libfencegate-client.so.", kSoversion),
            std::string("libfencegate-client.so"),
            std::string("libfencegate-client.a"),
            std::string("cmake/fencegate/fencegate-config.cmake"),
@@ -103,7 +105,8 @@ TEST(InstallTest, SharedLibraryNeedsNoServerLibraries) {
   ProgramResult result =
       MustRun({"readelf", "-d", kLibDir + "/libfencegate-client.so"}, absl::Seconds(30));
   EXPECT_THAT(result.stdout_text,
-              HasSubstr("Library soname: [libfencegate-client.so.0.1]"));
+              HasSubstr(absl::StrCat("Library soname: [libfencegate-client.so.",
+                                     kSoversion, "]")));
   EXPECT_THAT(result.stdout_text, Not(HasSubstr("sqlite")));
   EXPECT_THAT(result.stdout_text, Not(HasSubstr("libpq")));
   result =
@@ -200,7 +203,8 @@ TEST_F(ConsumerTest, FindPackageSharedLibrary) {
   const std::string binary = BuildWithCmake("consumer-shared", {});
   ASSERT_FALSE(HasFailure());
   ProgramResult needed = MustRun({"readelf", "-d", binary}, absl::Seconds(30));
-  EXPECT_THAT(needed.stdout_text, HasSubstr("[libfencegate-client.so.0.1]"));
+  EXPECT_THAT(needed.stdout_text,
+              HasSubstr(absl::StrCat("[libfencegate-client.so.", kSoversion, "]")));
   RunConsumer(binary, "consumer-shared");
 }
 
@@ -240,9 +244,10 @@ TEST_F(ConsumerTest, PkgConfig) {
 TEST(InstallTest, PackageVersionFile) {
   const std::string build = std::string(FENCEGATE_INSTALL_TEST_DIR) + "/version-check";
   for (const auto& [wanted, found] :
-       std::vector<std::pair<std::string, bool>>{{"0.1", true},
+       std::vector<std::pair<std::string, bool>>{{"0.2", true},
                                                  {FENCEGATE_EXPECTED_VERSION, true},
-                                                 {"0.2", false},
+                                                 {"0.1", false},
+                                                 {"0.3", false},
                                                  {"1.0", false}}) {
     SCOPED_TRACE(wanted);
     ChildProcess::Options options;

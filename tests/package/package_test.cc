@@ -49,7 +49,9 @@ const std::string kWork = FENCEGATE_PACKAGE_TEST_DIR;
 const std::string kRoot = kWork + "/root";
 const std::string kVersion = FENCEGATE_EXPECTED_VERSION;
 const std::string kDebVersion = kVersion + "-1";
-const std::string kClientPackage = "libfencegate-client0.1";
+// The soname's version (major.minor, 0.x), and its package.
+const std::string kSoversion = FENCEGATE_EXPECTED_SOVERSION;
+const std::string kClientPackage = "libfencegate-client" + kSoversion;
 const std::string kLib = "/usr/" FENCEGATE_INSTALL_LIBDIR;
 
 std::string ReadFile(const std::string& path) {
@@ -141,13 +143,14 @@ TEST(PackageTest, CliAndLibraryPackages) {
 
   std::vector<std::string> runtime = {
       "-rw-r--r-- root/root " + kLib + "/libfencegate-client.so." + kVersion,
-      "lrwxrwxrwx root/root " + kLib +
-          "/libfencegate-client.so.0.1 -> libfencegate-client.so." + kVersion,
+      "lrwxrwxrwx root/root " + kLib + "/libfencegate-client.so." + kSoversion +
+          " -> libfencegate-client.so." + kVersion,
   };
   for (std::string& doc : Docs(kClientPackage)) runtime.push_back(doc);
   EXPECT_THAT(Contents(kClientPackage), UnorderedElementsAreArray(runtime));
   EXPECT_EQ(ReadFile(kWork + "/control/" + kClientPackage + "/shlibs"),
-            "libfencegate-client 0.1 " + kClientPackage + " (= " + kDebVersion + ")\n");
+            "libfencegate-client " + kSoversion + " " + kClientPackage +
+                " (= " + kDebVersion + ")\n");
   EXPECT_EQ(ReadFile(kWork + "/control/" + kClientPackage + "/triggers"),
             "activate-noawait ldconfig\n");
 
@@ -161,7 +164,7 @@ TEST(PackageTest, CliAndLibraryPackages) {
                "-rw-r--r-- root/root /usr/include/fencegate/v1/lock.grpc.pb.h",
                "-rw-r--r-- root/root " + kLib + "/libfencegate-client.a",
                "lrwxrwxrwx root/root " + kLib +
-                   "/libfencegate-client.so -> libfencegate-client.so.0.1",
+                   "/libfencegate-client.so -> libfencegate-client.so." + kSoversion,
                "-rw-r--r-- root/root " + kLib + "/cmake/fencegate/fencegate-config.cmake",
                "-rw-r--r-- root/root " + kLib +
                    "/cmake/fencegate/fencegate-config-version.cmake",
