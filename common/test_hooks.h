@@ -2,12 +2,14 @@
 // for the torture suite (tests/torture/, docs/torture.md).
 //
 // They exist only in test builds. tests/torture/CMakeLists.txt compiles the
-// servers' sources a second time with FENCEGATE_TEST_HOOKS defined and links
-// fencegate_test_hooks (test_hooks.cc), which adds the flags below. Without
-// the definition every macro here compiles to nothing (FENCEGATE_PLANTED_BUG
-// to `false`, its name dropped), so the production binaries contain no
-// failpoint, no planted bug and none of these flags. In server code each
-// hook is one line marked "test builds only".
+// servers' sources that hold a hook a second time, with FENCEGATE_TEST_HOOKS
+// defined, links them with the production objects of every other source,
+// and links fencegate_test_hooks (test_hooks.cc), which adds the flags
+// below. Without the definition every macro here compiles to nothing
+// (FENCEGATE_PLANTED_BUG to `false`, its name dropped), so the production
+// binaries contain no failpoint, no planted bug and none of these flags. In
+// server code each hook is one line marked "test builds only"; no header
+// may hold one (a header's code must be the same in both builds).
 //
 // Flags of the test builds (fencegate-lockservice-torture,
 // fencegate-gateway-torture):
