@@ -7,15 +7,17 @@
 #include "absl/hash/hash.h"
 
 namespace fencegate::lockservice {
-namespace {
+// Named, not anonymous: WaitQueue::Indexes (external linkage) holds these
+// types, and in a unity build this file is not the main file of its unit.
+namespace wait_queue_internal {
 
 struct RequestKey {
   absl::string_view holder;
   absl::string_view request_id;
 };
 
-RequestKey KeyOf(WaitQueue::iterator w) { return {w->holder, w->request_id}; }
-RequestKey KeyOf(const RequestKey& key) { return key; }
+inline RequestKey KeyOf(WaitQueue::iterator w) { return {w->holder, w->request_id}; }
+inline RequestKey KeyOf(const RequestKey& key) { return key; }
 
 // The index by (holder, request id) holds the waiters' iterators and
 // hashes and compares the names they point at: no copy of either.
@@ -36,9 +38,14 @@ struct RequestEq {
   }
 };
 
-size_t HolderHash(absl::string_view holder) { return absl::HashOf(holder); }
+inline size_t HolderHash(absl::string_view holder) { return absl::HashOf(holder); }
 
-}  // namespace
+}  // namespace wait_queue_internal
+
+using wait_queue_internal::HolderHash;
+using wait_queue_internal::RequestEq;
+using wait_queue_internal::RequestHash;
+using wait_queue_internal::RequestKey;
 
 struct WaitQueue::Indexes {
   absl::flat_hash_set<iterator, RequestHash, RequestEq> by_request;

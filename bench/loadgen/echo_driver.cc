@@ -5,8 +5,6 @@
 namespace fencegate::bench {
 namespace {
 
-constexpr absl::Duration kCallTimeout = absl::Seconds(10);
-
 absl::Status NoLocks() {
   return absl::UnimplementedError("grpc-empty has no locks; use --workload=rpc");
 }

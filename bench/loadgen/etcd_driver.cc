@@ -13,8 +13,6 @@ namespace {
 using etcdserverpb::Compare;
 using etcdserverpb::RangeRequest;
 
-constexpr absl::Duration kCallTimeout = absl::Seconds(10);
-
 // The end of the range of every key that starts with `prefix` (etcd's
 // GetPrefixRangeEnd): the prefix with its last byte below 0xff incremented.
 std::string PrefixEnd(std::string prefix) {

@@ -11,7 +11,6 @@ namespace fencegate::bench {
 namespace {
 
 // Every non-waiting call finishes well within this, even on a busy machine.
-constexpr absl::Duration kCallTimeout = absl::Seconds(10);
 // A driver's Session stream outlives any run (40 s at most) and its setup.
 constexpr absl::Duration kSessionLifetime = absl::Minutes(10);
 

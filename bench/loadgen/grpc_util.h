@@ -15,6 +15,10 @@
 
 namespace fencegate::bench {
 
+// How long a gRPC driver waits to connect, and for any one call beyond what
+// the call itself may wait (a lock's wait).
+inline constexpr absl::Duration kCallTimeout = absl::Seconds(10);
+
 // A channel with its own TCP connection (not shared with any other channel
 // of the process, which gRPC does by default for equal targets), connected
 // before it returns or an error after `timeout`.

@@ -14,7 +14,6 @@
 #include <thread>
 #include <vector>
 
-#include "absl/functional/function_ref.h"
 #include "absl/random/random.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
@@ -26,6 +25,7 @@
 #include "tests/cluster/load_history.h"
 #include "tests/cluster/lockservice_cluster.h"
 #include "tests/testing/status_matchers.h"
+#include "harness/poll.h"
 #include "harness/temp_dir.h"
 
 namespace fencegate::testing {
@@ -33,18 +33,8 @@ namespace {
 
 using ::absl::Seconds;
 
-constexpr absl::Duration kPatience = Seconds(90);
+constexpr absl::Duration kFailoverPatience = Seconds(90);
 
-
-// Waits until `done()` or the deadline.
-bool PollUntil(absl::FunctionRef<bool()> done, absl::Duration timeout = kPatience) {
-  const absl::Time give_up = absl::Now() + timeout;
-  while (!done()) {
-    if (absl::Now() > give_up) return false;
-    absl::SleepFor(absl::Milliseconds(20));  // poll interval, under a deadline
-  }
-  return true;
-}
 
 class FailoverTest : public ::testing::Test {
  protected:
@@ -104,19 +94,23 @@ TEST_F(FailoverTest, KillingTheEtcdLeaderDuringLoadKeepsEveryGuarantee) {
       }
     });
   }
-  ASSERT_TRUE(PollUntil([&] { return history.acks() >= 50; })) << "no load";
+  ASSERT_THAT(PollUntil([&] { return history.acks() >= 50; }, kFailoverPatience, "load"),
+              IsOk());
 
   auto etcd_leader = cluster_->etcd().Leader();
   ASSERT_TRUE(etcd_leader.ok()) << etcd_leader.status();
   history.Mark();
   ASSERT_THAT(cluster_->etcd().Kill(*etcd_leader), IsOk());
   // The load goes on through the etcd leader change...
-  EXPECT_TRUE(PollUntil([&] { return history.acks_since_mark() >= 50; }))
-      << "the lock service did not recover from the etcd leader's death";
+  EXPECT_THAT(PollUntil([&] { return history.acks_since_mark() >= 50; }, kFailoverPatience,
+                        "the lock service to recover from the etcd leader's death"),
+              IsOk());
   // ...and through the old member's return.
   ASSERT_THAT(cluster_->etcd().Restart(*etcd_leader), IsOk());
   history.Mark();
-  EXPECT_TRUE(PollUntil([&] { return history.acks_since_mark() >= 20; }));
+  EXPECT_THAT(PollUntil([&] { return history.acks_since_mark() >= 20; }, kFailoverPatience,
+                        "load after the old member's return"),
+              IsOk());
   stop = true;
   for (std::thread& t : clients) t.join();
 
@@ -169,7 +163,9 @@ TEST_F(FailoverTest, KillingOneOfTwoInstancesKeepsTheLeasesItsClientsHold) {
   cluster_->Kill(leader_);
   // Each holder renews through the other instance, with its own token.
   for (auto& lease : leases) {
-    ASSERT_TRUE(PollUntil([&] { return lease->Renew().ok(); }))
+    ASSERT_THAT(PollUntil([&] { return lease->Renew().ok(); }, kFailoverPatience,
+                          "a renewal through the other instance"),
+                IsOk())
         << "lease " << lease->resource() << " could not be renewed: " << lease->Check();
   }
   auto state = client->Describe("held-0");
@@ -224,20 +220,27 @@ TEST_F(FailoverTest, QueuedWaitersKeepTheirOrderAcrossAFailover) {
       EXPECT_THAT(client->Release("q", granted->token), IsOk());
     });
     // Queued in this order: each parks before the next asks.
-    ASSERT_TRUE(PollUntil([&] {
-      auto info = leader.Describe("q", Seconds(5));
-      return info.ok() && info->waiters() == static_cast<uint32_t>(i + 1);
-    }));
+    ASSERT_THAT(PollUntil(
+                    [&] {
+                      auto info = leader.Describe("q", Seconds(5));
+                      return info.ok() && info->waiters() == static_cast<uint32_t>(i + 1);
+                    },
+                    kFailoverPatience, "the waiter to park"),
+                IsOk());
   }
 
   // The leader dies with the queue in its memory; the standby loads it from
   // etcd, and each client's retry takes its place back.
   cluster_->Kill(leader_);
   auto holder = FailoverClient(cluster_->Target({survivor}));
-  ASSERT_TRUE(PollUntil([&] {
-    auto info = holder->Describe("q");
-    return info.ok() && info->token == held->token() && info->waiters == kWaiters;
-  })) << "the queue did not survive";
+  ASSERT_THAT(PollUntil(
+                  [&] {
+                    auto info = holder->Describe("q");
+                    return info.ok() && info->token == held->token() &&
+                           info->waiters == kWaiters;
+                  },
+                  kFailoverPatience, "the queue to survive the failover"),
+              IsOk());
   ASSERT_THAT(holder->Release("q", held->token()), IsOk());
   for (std::thread& t : waiters) t.join();
   EXPECT_THAT(granted_order, ::testing::ElementsAre(0, 1, 2, 3));

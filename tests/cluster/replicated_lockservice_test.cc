@@ -31,7 +31,7 @@ namespace {
 using ::absl::Seconds;
 using ::testing::HasSubstr;
 
-constexpr absl::Duration kPatience = Seconds(60);
+constexpr absl::Duration kReplicationPatience = Seconds(60);
 
 using ReplicatedLockServiceTest = LeaderAndStandbyTest;
 
@@ -63,7 +63,7 @@ TEST_F(ReplicatedLockServiceTest, StandbyForwardsEveryCallWithItsAnswer) {
   // A parked Acquire through the standby is granted when the lock frees.
   absl::StatusOr<v1::AcquireResponse> carol;
   std::thread waiter([&] { carol = standby.Acquire("r", "carol", Seconds(60), Seconds(50)); });
-  const absl::Time give_up = absl::Now() + kPatience;
+  const absl::Time give_up = absl::Now() + kReplicationPatience;
   while (absl::Now() < give_up) {  // until carol is queued at the leader
     auto info = leader.Describe("r");
     if (info.ok() && info->waiters() == 1) break;
@@ -87,7 +87,7 @@ TEST_F(ReplicatedLockServiceTest, PausedLeaderLosesItsTermAndTheStandbyTakesOver
   // A GC pause of the lock service itself, longer than its etcd session.
   ASSERT_THAT(cluster_->Pause(leader_), IsOk());
   uint64_t probe_token = 0;
-  const absl::Time give_up = absl::Now() + kPatience;
+  const absl::Time give_up = absl::Now() + kReplicationPatience;
   while (probe_token == 0 && absl::Now() < give_up) {
     auto probe = standby.Acquire("probe", "p", Seconds(60), absl::ZeroDuration(), Seconds(2));
     if (probe.ok() && probe->acquired()) probe_token = probe->token();
@@ -141,7 +141,7 @@ TEST_F(ReplicatedLockServiceTest, APausedLeaderWhoseClockStoppedTooIsStoppedByTh
   std::thread waiter([&] {
     bob = old_leader.Acquire("x", "bob", Seconds(60), Seconds(60), Seconds(30), "bob-1");
   });
-  const absl::Time give_up = absl::Now() + kPatience;
+  const absl::Time give_up = absl::Now() + kReplicationPatience;
   while (absl::Now() < give_up) {  // until bob is queued
     auto info = old_leader.Describe("x");
     if (info.ok() && info->waiters() == 1) break;
@@ -222,7 +222,7 @@ TEST_F(ReplicatedLockServiceTest, FenceStreamsGoThroughAStandbyAndResumeAfterAFa
                                              grpc::InsecureChannelCredentials());
   auto stub = v1::LockService::NewStub(standby_channel);
   grpc::ClientContext context;
-  context.set_deadline(absl::ToChronoTime(absl::Now() + kPatience));
+  context.set_deadline(absl::ToChronoTime(absl::Now() + kReplicationPatience));
   v1::WatchFencesRequest request;
   auto stream = stub->WatchFences(&context, request);
   ASSERT_TRUE(ReadUntil(*stream, [](const auto& m) { return m.caught_up(); }));
@@ -250,7 +250,7 @@ TEST_F(ReplicatedLockServiceTest, FenceStreamsGoThroughAStandbyAndResumeAfterAFa
   ASSERT_THAT(later, IsOk());
   ASSERT_TRUE(later->acquired);
   grpc::ClientContext again_context;
-  again_context.set_deadline(absl::ToChronoTime(absl::Now() + kPatience));
+  again_context.set_deadline(absl::ToChronoTime(absl::Now() + kReplicationPatience));
   request.set_after_position(seen);
   auto again = stub->WatchFences(&again_context, request);
   std::vector<std::pair<std::string, uint64_t>> replayed;

@@ -33,7 +33,7 @@ using ::testing::HasSubstr;
 using SessionStream =
     grpc::ClientReaderWriter<v1::LockSessionRequest, v1::LockSessionResponse>;
 
-constexpr absl::Duration kPatience = Seconds(90);
+constexpr absl::Duration kSessionFailoverPatience = Seconds(90);
 
 // A Session stream to one instance. Everything read is kept, so a wait
 // for one answer or push does not lose the others that came with it.
@@ -42,7 +42,7 @@ class Session {
   explicit Session(const std::string& address)
       : stub_(v1::LockService::NewStub(
             grpc::CreateChannel(address, grpc::InsecureChannelCredentials()))) {
-    ctx_.set_deadline(absl::ToChronoTime(absl::Now() + kPatience));
+    ctx_.set_deadline(absl::ToChronoTime(absl::Now() + kSessionFailoverPatience));
     stream_ = stub_->Session(&ctx_);
   }
   ~Session() {
@@ -130,7 +130,7 @@ class SessionFailoverTest : public LeaderAndStandbyTest {
           last = answer.ok() ? StatusOf(*answer) : answer.status();
           return last.ok();
         },
-        kPatience, "a renewal on a new stream after the failover");
+        kSessionFailoverPatience, "a renewal on a new stream after the failover");
     EXPECT_THAT(renewed, IsOk()) << last;
     return session;
   }
@@ -174,7 +174,7 @@ TEST_F(SessionFailoverTest,
                                                  absl::ZeroDuration(), Seconds(2));
                     return probe.ok() && probe->acquired();
                   },
-                  kPatience, "the standby to take over"),
+                  kSessionFailoverPatience, "the standby to take over"),
               IsOk());
   cluster_->Resume(leader_);
   absl::Status end = session->End();

@@ -39,7 +39,7 @@ using testing::IsOk;
 // Longer than the old budget, well within the new one (call_timeout, 15 s).
 constexpr absl::Duration kOutage = absl::Seconds(3);
 // Patience for anything after the restart, on a loaded 2-core machine.
-constexpr absl::Duration kPatience = absl::Seconds(60);
+constexpr absl::Duration kOutagePatience = absl::Seconds(60);
 
 AcquireOptions Wait(absl::Duration wait) {
   AcquireOptions options;
@@ -61,14 +61,14 @@ bool PendingAt(std::future<T>& result, absl::Time until) {
   return result.wait_until(absl::ToChronoTime(until)) == std::future_status::timeout;
 }
 
-// The answer, once it comes (within kPatience). (A future of std::async
+// The answer, once it comes (within kOutagePatience). (A future of std::async
 // waits for its thread when destroyed, so no call outlives the test.)
 template <typename T>
 T Answer(std::future<T>& result) {
-  if (result.wait_for(absl::ToChronoNanoseconds(kPatience)) !=
+  if (result.wait_for(absl::ToChronoNanoseconds(kOutagePatience)) !=
       std::future_status::ready) {
     return absl::DeadlineExceededError(
-        absl::StrCat("no answer within ", absl::FormatDuration(kPatience)));
+        absl::StrCat("no answer within ", absl::FormatDuration(kOutagePatience)));
   }
   return result.get();
 }
@@ -97,7 +97,7 @@ class ClientOutageTest : public E2eTest {
           absl::StatusOr<LockState> state = lock_->Describe(resource);
           return state.ok() && state->waiters == waiters;
         },
-        kPatience, "the expected number of waiters");
+        kOutagePatience, "the expected number of waiters");
   }
 
   int port_ = 0;
@@ -115,13 +115,13 @@ TEST_F(ClientOutageTest,
   ASSERT_OK_AND_ASSIGN(
       auto dave, lock_->AcquireLease("held", "dave", long_lease, std::move(renew_often)));
   // Bob queues for "r" before the crash: his place is persisted.
-  auto bob = Async([&] { return lock_->Acquire("r", "bob", Wait(kPatience)); });
+  auto bob = Async([&] { return lock_->Acquire("r", "bob", Wait(kOutagePatience)); });
   ASSERT_THAT(WaitForWaiters("r", 1), IsOk());
 
   KillLockService();
   const absl::Time back_at = absl::Now() + kOutage;
   auto release = Async([&] { return lock_->Release("r", alice.token); });
-  auto carol = Async([&] { return lock_->Acquire("r", "carol", Wait(kPatience)); });
+  auto carol = Async([&] { return lock_->Acquire("r", "carol", Wait(kOutagePatience)); });
   EXPECT_TRUE(PendingAt(release, back_at)) << "alice's release gave up during the outage";
   EXPECT_TRUE(PendingAt(bob, back_at)) << "bob's acquire gave up during the outage";
   EXPECT_TRUE(PendingAt(carol, back_at)) << "carol's acquire gave up during the outage";

@@ -31,7 +31,7 @@ namespace {
 using ::fencegate::testing::IsOk;
 
 constexpr absl::Duration kShortTtl = absl::Milliseconds(500);
-constexpr absl::Duration kPatience = absl::Seconds(30);
+constexpr absl::Duration kGrantPatience = absl::Seconds(30);
 
 class GrantTimeFencingTest : public ::testing::Test {
  protected:
@@ -69,7 +69,7 @@ class GrantTimeFencingTest : public ::testing::Test {
   uint64_t MustAcquire(const std::string& resource, absl::Duration ttl = absl::Seconds(60)) {
     client::AcquireOptions options;
     options.ttl = ttl;
-    options.wait = kPatience;  // after an expiry, the resource frees itself
+    options.wait = kGrantPatience;  // after an expiry, the resource frees itself
     absl::StatusOr<client::AcquireOutcome> outcome =
         lock_->Acquire(resource, absl::StrCat("holder-", ++holders_), options);
     EXPECT_TRUE(outcome.ok() && outcome->acquired) << outcome.status();
@@ -85,11 +85,11 @@ class GrantTimeFencingTest : public ::testing::Test {
   // Waits until the gateway's fence on `resource` is above `token` (an
   // expiry mark) or at least `token` (a grant), without touching it.
   absl::Status WaitForFenceAbove(const std::string& resource, uint64_t token) {
-    return testing::PollUntil([&] { return FenceOf(resource) > token; }, kPatience,
+    return testing::PollUntil([&] { return FenceOf(resource) > token; }, kGrantPatience,
                               absl::StrCat("the fence of ", resource, " above ", token));
   }
   absl::Status WaitForFenceAtLeast(const std::string& resource, uint64_t token) {
-    return testing::PollUntil([&] { return FenceOf(resource) >= token; }, kPatience,
+    return testing::PollUntil([&] { return FenceOf(resource) >= token; }, kGrantPatience,
                               absl::StrCat("the fence of ", resource, " at ", token));
   }
   absl::Status WaitUntilFree(const std::string& resource) {
@@ -98,7 +98,7 @@ class GrantTimeFencingTest : public ::testing::Test {
           absl::StatusOr<client::LockState> state = lock_->Describe(resource);
           return state.ok() && !state->held;
         },
-        kPatience, absl::StrCat(resource, " to be free"));
+        kGrantPatience, absl::StrCat(resource, " to be free"));
   }
 
   // The late write of a holder whose lease is gone: must be refused as stale.

@@ -20,11 +20,11 @@ const std::string kMultiWrite = "/fencegate.v1.Gateway/MultiWrite";
 const std::string kRead = "/fencegate.v1.Gateway/Read";
 const std::string kFence = "/fencegate.v1.Gateway/Fence";
 const std::string kList = "/fencegate.v1.Gateway/List";
-const std::string kDescribe = "/fencegate.v1.Gateway/Describe";
+const std::string kGatewayDescribe = "/fencegate.v1.Gateway/Describe";
 
 constexpr size_t kMaxKeyBytes = 1024;
 constexpr size_t kMaxValueBytes = 1 << 20;
-const std::string kOversized(10 << 20, 'o');  // over the 9 MiB + 64 KiB limit
+const std::string kGatewayOversized(10 << 20, 'o');  // over the 9 MiB + 64 KiB limit
 // Tokens the gateway never accepts: 0, and above 2^63-1.
 const std::vector<uint64_t> kBadTokens = {0, uint64_t{1} << 63,
                                           std::numeric_limits<uint64_t>::max()};
@@ -100,7 +100,7 @@ void AddCommonCases(const std::string& method, const Request& base,
     cases.push_back(Invalid(method, "resource " + bad.what, r, "resource"));
   }
   Request oversized = base;
-  oversized.set_resource(kOversized);
+  oversized.set_resource(kGatewayOversized);
   cases.push_back(Oversized(method, oversized));
   AddWireCases(method, base, cases);
 }
@@ -288,14 +288,14 @@ void AddList(std::vector<BadRequest>& cases) {
   cases.push_back(Answered<v1::ListResponse>(kList, "a page past the last key", past, empty));
 }
 
-void AddDescribe(std::vector<BadRequest>& cases) {
+void AddGatewayDescribe(std::vector<BadRequest>& cases) {
   v1::DescribeResourceRequest base;
   base.set_resource("data");
-  AddCommonCases(kDescribe, base, cases);
+  AddCommonCases(kGatewayDescribe, base, cases);
   v1::DescribeResourceRequest unknown;
   unknown.set_resource("nothing-here");
   cases.push_back(Answered<v1::DescribeResourceResponse>(
-      kDescribe, "an unknown resource", unknown, [](const v1::DescribeResourceResponse& r) {
+      kGatewayDescribe, "an unknown resource", unknown, [](const v1::DescribeResourceResponse& r) {
         return r.max_token() == 0 && r.key_count() == 0 ? "" : "expected zeros";
       }));
 }
@@ -309,7 +309,7 @@ std::vector<BadRequest> GatewayBadRequests(const KnownState& known) {
   AddRead(known, cases);
   AddFence(known, cases);
   AddList(cases);
-  AddDescribe(cases);
+  AddGatewayDescribe(cases);
   return cases;
 }
 

@@ -31,8 +31,8 @@ namespace {
 using ::fencegate::testing::IsOk;
 using ::testing::HasSubstr;
 
-constexpr char kLockService[] = FENCEGATE_LOCKSERVICE_BIN;
-constexpr char kGateway[] = FENCEGATE_GATEWAY_BIN;
+constexpr char kLockServiceBinary[] = FENCEGATE_LOCKSERVICE_BIN;
+constexpr char kGatewayBinary[] = FENCEGATE_GATEWAY_BIN;
 constexpr absl::Duration kExitWithin = absl::Seconds(3);
 
 absl::StatusOr<std::unique_ptr<testing::ServerProcess>> StartServer(
@@ -44,10 +44,10 @@ absl::StatusOr<std::unique_ptr<testing::ServerProcess>> StartServer(
 TEST(ShutdownTest, ClientsWithIdleChannelsAndStreamsDoNotHoldTheShutdown) {
   testing::TempDir dir;
   absl::StatusOr<std::unique_ptr<testing::ServerProcess>> lockservice =
-      StartServer(kLockService, dir, "lockservice");
+      StartServer(kLockServiceBinary, dir, "lockservice");
   ASSERT_THAT(lockservice, IsOk());
   absl::StatusOr<std::unique_ptr<testing::ServerProcess>> gateway =
-      StartServer(kGateway, dir, "gateway");
+      StartServer(kGatewayBinary, dir, "gateway");
   ASSERT_THAT(gateway, IsOk());
 
   // A lease and a pipelined write: the clients' Session streams are open,
@@ -75,7 +75,7 @@ TEST(ShutdownTest, ClientsWithIdleChannelsAndStreamsDoNotHoldTheShutdown) {
 TEST(ShutdownTest, AParkedAcquireIsAnsweredUnavailableAtOnce) {
   testing::TempDir dir;
   absl::StatusOr<std::unique_ptr<testing::ServerProcess>> lockservice =
-      StartServer(kLockService, dir, "lockservice");
+      StartServer(kLockServiceBinary, dir, "lockservice");
   ASSERT_THAT(lockservice, IsOk());
   absl::StatusOr<std::unique_ptr<client::LockClient>> lock =
       client::LockClient::Connect((*lockservice)->address());

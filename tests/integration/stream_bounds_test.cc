@@ -94,7 +94,7 @@ struct GatewaySessions {
 
 // One stream and the context it lives in.
 template <typename Kind>
-struct SessionStream {
+struct BoundedStream {
   grpc::Status Finish() { return stream->Finish(); }
 
   std::unique_ptr<grpc::ClientContext> context;
@@ -104,8 +104,8 @@ struct SessionStream {
 };
 
 template <typename Kind>
-SessionStream<Kind> OpenSession(typename Kind::Service::Stub& stub) {
-  SessionStream<Kind> s;
+BoundedStream<Kind> OpenSession(typename Kind::Service::Stub& stub) {
+  BoundedStream<Kind> s;
   s.context = std::make_unique<grpc::ClientContext>();
   s.context->set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(60)));
   s.stream = stub.Session(s.context.get());
@@ -115,14 +115,14 @@ SessionStream<Kind> OpenSession(typename Kind::Service::Stub& stub) {
 // Sends `request` and reads its answer into *answer; false if the stream
 // ended instead.
 template <typename Kind>
-bool Answers(SessionStream<Kind>& s, const typename Kind::Request& request,
+bool Answers(BoundedStream<Kind>& s, const typename Kind::Request& request,
              typename Kind::Response* answer) {
   s.stream->Write(request);  // a refused stream may have ended already
   return s.stream->Read(answer) && answer->results_size() == 1;
 }
 
 template <typename Kind>
-bool Admitted(SessionStream<Kind>& s) {
+bool Admitted(BoundedStream<Kind>& s) {
   typename Kind::Response answer;
   return Answers(s, Kind::Look(), &answer);
 }
@@ -197,7 +197,7 @@ TYPED_TEST_SUITE(SessionBoundTest, Kinds);
 
 TYPED_TEST(SessionBoundTest, AStreamPastMaxSessionsIsRefusedUntilOneEnds) {
   using Kind = TypeParam;
-  using Stream = SessionStream<Kind>;
+  using Stream = BoundedStream<Kind>;
   ASSERT_NO_FATAL_FAILURE(this->StartServer());
   auto open = [&] { return OpenSession<Kind>(*this->stub_); };
   Stream first = open();

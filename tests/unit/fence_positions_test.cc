@@ -30,7 +30,7 @@ using ::testing::Field;
 using ::testing::IsEmpty;
 
 // Records what the feed publishes.
-class Recorder final : public FenceFeed::Subscriber {
+class FeedRecorder final : public FenceFeed::Subscriber {
  public:
   void OnEvents(const std::vector<FenceEvent>& events) override {
     absl::MutexLock lock(&mu_);
@@ -142,7 +142,7 @@ class FencePositionsTest : public ::testing::TestWithParam<testing::StoreKind> {
   LockLimits limits_;
   testing::FakeClock clock_;
   FenceFeed feed_;
-  std::shared_ptr<Recorder> recorder_ = std::make_shared<Recorder>();
+  std::shared_ptr<FeedRecorder> recorder_ = std::make_shared<FeedRecorder>();
   std::unique_ptr<testing::StoreUnderTest> stores_;
   std::unique_ptr<LockStore> store_;
   std::unique_ptr<testing::FaultyLockStore> faulty_;
@@ -206,7 +206,7 @@ TEST_P(FencePositionsTest, FailedCommitPublishesAndStoresNothing) {
 TEST_P(FencePositionsTest, ClosingTheFeedTellsEverySubscriberAndLaterOnes) {
   feed_.Close();
   EXPECT_TRUE(recorder_->closed());
-  auto late = std::make_shared<Recorder>();
+  auto late = std::make_shared<FeedRecorder>();
   feed_.Subscribe(late);
   EXPECT_TRUE(late->closed());
   MustAcquire("r");  // publishing to a closed feed reaches no one

@@ -21,11 +21,6 @@ using ::fencegate::testing::StatusIs;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-// The ErrorInfo of `status`, or an empty one (reason kUnspecified).
-ErrorInfo InfoOf(const absl::Status& status) {
-  return GetErrorInfo(status).value_or(ErrorInfo());
-}
-
 class FencedStoreTest : public GatewayBackendTest {};
 INSTANTIATE_TEST_SUITE_P(Backends, FencedStoreTest, AllBackends(), BackendName);
 

@@ -19,10 +19,6 @@ using ::fencegate::testing::IsOk;
 using ::fencegate::testing::StatusIs;
 using ::testing::HasSubstr;
 
-ErrorInfo InfoOf(const absl::Status& status) {
-  return GetErrorInfo(status).value_or(ErrorInfo());
-}
-
 class GroupCommitTest : public GatewayBackendTest {};
 INSTANTIATE_TEST_SUITE_P(Backends, GroupCommitTest, AllBackends(), BackendName);
 

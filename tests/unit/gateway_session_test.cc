@@ -24,10 +24,6 @@ using ::fencegate::testing::IsOk;
 using ::fencegate::testing::StatusIs;
 using ::testing::HasSubstr;
 
-ErrorInfo InfoOf(const absl::Status& status) {
-  return GetErrorInfo(status).value_or(ErrorInfo());
-}
-
 class SessionTest : public GatewayStoreTest {
  protected:
   void SetUp() override {

@@ -18,6 +18,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
+#include "common/errors.h"
 #include "gateway/fenced_store.h"
 #include "gateway/storage_backend.h"
 #include "gtest/gtest.h"
@@ -27,6 +28,11 @@
 #include "tests/unit/gateway_test_backends.h"
 
 namespace fencegate::gateway {
+
+// The ErrorInfo of `status`, or an empty one (reason kUnspecified).
+inline ErrorInfo InfoOf(const absl::Status& status) {
+  return GetErrorInfo(status).value_or(ErrorInfo());
+}
 
 class GatewayStoreTest : public ::testing::Test {
  protected:

@@ -27,11 +27,11 @@ constexpr absl::Duration kSafetyNet = absl::Seconds(60);
 
 // A queue of ints whose flushes are recorded; a flush of item -1 parks the
 // writer until Release().
-class Recorder {
+class CommitRecorder {
  public:
-  explicit Recorder(size_t max_batch = 1024)
+  explicit CommitRecorder(size_t max_batch = 1024)
       : queue_([this](std::vector<int>& batch) { Flush(batch); }, max_batch) {}
-  ~Recorder() { Release(); }
+  ~CommitRecorder() { Release(); }
 
   GroupCommitQueue<int>& queue() { return queue_; }
 
@@ -75,13 +75,13 @@ class Recorder {
 };
 
 TEST(GroupCommitQueueTest, ALoneItemIsFlushedAtOnce) {
-  Recorder r;
+  CommitRecorder r;
   r.queue().Submit(1);
   EXPECT_THAT(r.WaitForBatches(1), ElementsAre(ElementsAre(1)));
 }
 
 TEST(GroupCommitQueueTest, ItemsOnTheirWayJoinTheBatchInsteadOfWaitingForTheNext) {
-  Recorder r;
+  CommitRecorder r;
   {
     auto arrival = r.queue().Arriving();
     r.queue().Submit(1);
@@ -96,7 +96,7 @@ TEST(GroupCommitQueueTest, ItemsOnTheirWayJoinTheBatchInsteadOfWaitingForTheNext
 }
 
 TEST(GroupCommitQueueTest, AFullBatchDoesNotWaitForArrivals) {
-  Recorder r(/*max_batch=*/3);
+  CommitRecorder r(/*max_batch=*/3);
   auto arrival = r.queue().Arriving();
   for (int i = 1; i <= 4; ++i) r.queue().Submit(i);
   // 1-3 fill a batch and go; 4 waits for the arrival to end.
@@ -112,7 +112,7 @@ TEST(GroupCommitQueueTest, AFullBatchDoesNotWaitForArrivals) {
 // With a rule of "no Arrival held at all", arrivals that keep overlapping
 // (a busy server) would hold item 1 back for ever.
 TEST(GroupCommitQueueTest, ArrivalsThatBeginLaterDoNotHoldTheBatchBack) {
-  Recorder r;
+  CommitRecorder r;
   auto first = std::make_unique<CommitArrival>(r.queue().Arriving());
   r.queue().Submit(1);
   ASSERT_THAT(PollUntil([&] { return r.queue().WaitingForArrivals(); }, kSafetyNet,
@@ -124,7 +124,7 @@ TEST(GroupCommitQueueTest, ArrivalsThatBeginLaterDoNotHoldTheBatchBack) {
 }
 
 TEST(GroupCommitQueueTest, ArrivalsHeldWhenTheWriterFoundWorkAreWaitedFor) {
-  Recorder r;
+  CommitRecorder r;
   r.Park();
   // Both begin while the writer is busy flushing: on their way when it
   // comes back for the next batch.
@@ -146,7 +146,7 @@ TEST(GroupCommitQueueTest, ArrivalsHeldWhenTheWriterFoundWorkAreWaitedFor) {
 // would overflow the batch goes whole into the next, and a group larger
 // than max_batch is a batch of its own.
 TEST(GroupCommitQueueTest, AFullBatchIsCutBetweenGroupsNeverInsideOne) {
-  Recorder r(/*max_batch=*/3);
+  CommitRecorder r(/*max_batch=*/3);
   r.Park();
   std::vector<int> group = {2, 3};
   r.queue().Submit(1);
@@ -162,7 +162,7 @@ TEST(GroupCommitQueueTest, AFullBatchIsCutBetweenGroupsNeverInsideOne) {
 }
 
 TEST(GroupCommitQueueTest, GroupsAndSingleItemsShareABatchThatFitsThemAll) {
-  Recorder r(/*max_batch=*/3);
+  CommitRecorder r(/*max_batch=*/3);
   r.Park();
   std::vector<int> group = {1, 2};
   r.queue().SubmitGroup(group);

@@ -37,7 +37,7 @@ bool PollUntil(const std::function<bool()>& done) {
   return true;
 }
 
-class Recorder final : public LeaderElection::Delegate {
+class ElectionRecorder final : public LeaderElection::Delegate {
  public:
   absl::Status StartTerm(const LeaderGuard& guard) override {
     absl::MutexLock lock(&mu_);
@@ -57,13 +57,13 @@ class Recorder final : public LeaderElection::Delegate {
 
   // Waits until `done` holds. It runs with mu_ held (the analysis cannot
   // see that through the lambdas, hence their ABSL_NO_THREAD_SAFETY_ANALYSIS).
-  bool WaitUntil(std::function<bool(Recorder&)> done) {
+  bool WaitUntil(std::function<bool(ElectionRecorder&)> done) {
     absl::MutexLock lock(&mu_);
     auto met = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return done(*this); };
     return mu_.AwaitWithTimeout(absl::Condition(&met), kPatience);
   }
   bool WaitLeading() {
-    return WaitUntil([](Recorder& r) ABSL_NO_THREAD_SAFETY_ANALYSIS { return r.leading_; });
+    return WaitUntil([](ElectionRecorder& r) ABSL_NO_THREAD_SAFETY_ANALYSIS { return r.leading_; });
   }
 
   absl::Mutex mu_;
@@ -83,7 +83,7 @@ class LeaderElectionTest : public ::testing::Test {
     key_ = absl::StrCat("/election-test-", getpid(), "-", next++, "/leader");
   }
 
-  std::unique_ptr<LeaderElection> Elect(const std::string& address, Recorder* recorder,
+  std::unique_ptr<LeaderElection> Elect(const std::string& address, ElectionRecorder* recorder,
                                         Clock* clock) {
     LeaderElection::Options options;
     options.key = key_;
@@ -140,11 +140,11 @@ TEST_F(LeaderElectionTest, KeepAlivesMoveAliveUntilForward) {
 }
 
 TEST_F(LeaderElectionTest, OneLeadsTheOtherFollowsAndTakesOverWhenItStops) {
-  Recorder a, b;
+  ElectionRecorder a, b;
   auto election_a = Elect("a:1", &a, real_clock_.get());
   ASSERT_TRUE(a.WaitLeading());
   auto election_b = Elect("b:2", &b, real_clock_.get());
-  ASSERT_TRUE(b.WaitUntil([](Recorder& r) ABSL_NO_THREAD_SAFETY_ANALYSIS { return r.leader_ == "a:1"; }));
+  ASSERT_TRUE(b.WaitUntil([](ElectionRecorder& r) ABSL_NO_THREAD_SAFETY_ANALYSIS { return r.leader_ == "a:1"; }));
   {
     absl::MutexLock lock(&b.mu_);
     EXPECT_FALSE(b.leading_);
@@ -162,7 +162,7 @@ TEST_F(LeaderElectionTest, OneLeadsTheOtherFollowsAndTakesOverWhenItStops) {
 }
 
 TEST_F(LeaderElectionTest, StepDownEndsTheTermAndANewTermBegins) {
-  Recorder a;
+  ElectionRecorder a;
   auto election = Elect("a:1", &a, real_clock_.get());
   ASSERT_TRUE(a.WaitLeading());
   int64_t first;
@@ -172,7 +172,7 @@ TEST_F(LeaderElectionTest, StepDownEndsTheTermAndANewTermBegins) {
   }
   election->StepDown(first - 1);  // not this term: ignored
   election->StepDown(first);
-  ASSERT_TRUE(a.WaitUntil([](Recorder& r) ABSL_NO_THREAD_SAFETY_ANALYSIS { return r.terms_.size() == 2 && r.leading_; }));
+  ASSERT_TRUE(a.WaitUntil([](ElectionRecorder& r) ABSL_NO_THREAD_SAFETY_ANALYSIS { return r.terms_.size() == 2 && r.leading_; }));
   absl::MutexLock lock(&a.mu_);
   EXPECT_EQ(a.ends_[0], TermEnd::kSteppedDown);
   EXPECT_GT(a.terms_[1].create_revision, first);
@@ -180,11 +180,11 @@ TEST_F(LeaderElectionTest, StepDownEndsTheTermAndANewTermBegins) {
 
 TEST_F(LeaderElectionTest, ALeaderThatCannotProveItsLeaseEndsItsTermAndANewOneBegins) {
   testing::FakeClock clock_a;
-  Recorder a, b;
+  ElectionRecorder a, b;
   auto election_a = Elect("a:1", &a, &clock_a);
   ASSERT_TRUE(a.WaitLeading());
   auto election_b = Elect("b:2", &b, real_clock_.get());
-  ASSERT_TRUE(b.WaitUntil([](Recorder& r) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+  ASSERT_TRUE(b.WaitUntil([](ElectionRecorder& r) ABSL_NO_THREAD_SAFETY_ANALYSIS {
     return r.leader_ == "a:1";
   }));
   int64_t first;
@@ -194,7 +194,7 @@ TEST_F(LeaderElectionTest, ALeaderThatCannotProveItsLeaseEndsItsTermAndANewOneBe
   }
   // a's clock says its lease may have expired (a long pause, say).
   clock_a.AdvanceBy(absl::Seconds(60));
-  ASSERT_TRUE(a.WaitUntil([](Recorder& r) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+  ASSERT_TRUE(a.WaitUntil([](ElectionRecorder& r) ABSL_NO_THREAD_SAFETY_ANALYSIS {
     return !r.ends_.empty();
   }));
   {
