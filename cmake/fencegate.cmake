@@ -19,6 +19,31 @@ function(fencegate_test_targets)
   endforeach()
 endfunction()
 
+# Unity builds: each target's sources are compiled CMAKE_UNITY_BUILD_BATCH_SIZE
+# to a translation unit, so gRPC's, protobuf's, Abseil's and gtest's headers
+# are parsed once per batch rather than once per file: measured on four unit
+# test files, 21.9 s of CPU as one unit against 47.8 s one by one. On by
+# default, since every build the two scripts start is a fresh one; while
+# editing, -DFENCEGATE_UNITY_BUILD=OFF recompiles only the file that changed.
+# A file's anonymous namespace is then shared with the others of its batch:
+# names there must not collide across a target's files.
+option(FENCEGATE_UNITY_BUILD "Compile each target's sources in batches" ON)
+set(CMAKE_UNITY_BUILD ${FENCEGATE_UNITY_BUILD})
+if(NOT DEFINED CMAKE_UNITY_BUILD_BATCH_SIZE)
+  set(CMAKE_UNITY_BUILD_BATCH_SIZE 8)
+endif()
+
+# fencegate_generated_apart(target): protoc's files of `target` stay out of
+# its unity batches (each .pb.cc defines the same file-level names).
+function(fencegate_generated_apart target)
+  get_target_property(sources ${target} SOURCES)
+  list(FILTER sources INCLUDE REGEX "\\.pb\\.cc$")
+  if(sources)
+    set_source_files_properties(${sources} TARGET_DIRECTORY ${target}
+      PROPERTIES SKIP_UNITY_BUILD_INCLUSION ON)
+  endif()
+endfunction()
+
 # fencegate_test_code(target): compile settings of test code (the gtest
 # binaries, the torture suite's tools, the libraries only tests link):
 # FENCEGATE_TEST_CXX_FLAGS, in the main tree line tables only (-g1): a
