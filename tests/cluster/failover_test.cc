@@ -35,7 +35,6 @@ using ::absl::Seconds;
 
 constexpr absl::Duration kFailoverPatience = Seconds(90);
 
-
 class FailoverTest : public ::testing::Test {
  protected:
   void StartCluster(int etcd_members) {
