@@ -100,7 +100,7 @@ BUGS = (
         "aio_renewer_stops_after_one_renewal",
         "the asyncio renewal task renews a lease once, then never again",
         (Edit("aio/_locks.py",
-              "            lease._next_renew = sent + granted / 3\n",
+              "            lease._next_renew = sent + granted * lease._renew_fraction\n",
               "            lease._next_renew = float(\"inf\")  # planted bug: no next renewal\n"),),
         ("test_aio.py::test_async_lock_renews_past_its_ttl_and_releases",),
         r"LeaseLost: .* lapsed"),

@@ -54,6 +54,39 @@ def test_async_lock_context_manager_releases_on_exit_and_on_error(lockservice, r
     run(main())
 
 
+def test_an_async_release_retried_with_its_request_id_drops_one_hold(lockservice, resource):
+    async def main():
+        async with fencegate.aio.LockClient(lockservice.address) as locks:
+            first = await locks.acquire(resource, ttl=10, holder="reentrant")
+            again = await locks.acquire(resource, ttl=10, holder="reentrant")
+            assert again.token == first.token and again.hold_count == 2
+            once = dict(signature=first.signature, request_id=b"release-sent-twice")
+            assert await locks.release(resource, first.token, **once) == 1
+            # The same release again (its answer lost, say): applied once.
+            assert await locks.release(resource, first.token, **once) == 1
+            state = await locks.describe(resource)
+            assert state.held and state.token == first.token and state.hold_count == 1
+            assert await locks.release(resource, first.token, signature=first.signature) == 0
+            assert not (await locks.describe(resource)).held
+
+    run(main())
+
+
+def test_async_renew_fraction_sets_when_each_lease_renews(lockservice, resource):
+    async def main():
+        async with fencegate.aio.LockClient(lockservice.address) as locks:
+            before = time.monotonic()
+            late = await locks.acquire(resource, ttl=10, renew_fraction=0.5)
+            after = time.monotonic()
+            assert before + 5.0 <= late._next_renew <= after + 5.0
+            before = time.monotonic()
+            usual = await locks.acquire(resource + "-usual", ttl=9)
+            after = time.monotonic()
+            assert before + 3.0 <= usual._next_renew <= after + 3.0, "a third of the TTL"
+
+    run(main())
+
+
 def test_100_concurrent_tasks_take_turns(lockservice, resource):
     inside = 0
     tokens: list[int] = []

@@ -50,7 +50,8 @@ class Lease:
     ``async with lease:`` releases it on exit."""
 
     def __init__(self, client: "LockClient", resource: str, granted, mode: LeaseMode,
-                 ttl: float, sent: float, on_lost: Optional[OnLost]) -> None:
+                 ttl: float, sent: float, on_lost: Optional[OnLost],
+                 renew_fraction: float) -> None:
         self._client = client
         self.resource = resource
         self.token: int = granted.token
@@ -60,7 +61,8 @@ class Lease:
         self.signature = Signature(granted.signature.key_id, granted.signature.mac)
         self.lost = asyncio.Event()  #: set once the lease is lost or released
         self.valid_until = sent + granted.ttl_ms / 1000.0  #: on time.monotonic()
-        self._next_renew = sent + granted.ttl_ms / 1000.0 / 3
+        self._renew_fraction = renew_fraction
+        self._next_renew = sent + granted.ttl_ms / 1000.0 * renew_fraction
         self._renewal: Optional[float] = None
         self._renewal_failed = False
         self._ended: Optional[LeaseLost] = None
@@ -174,14 +176,16 @@ class LockClient:
     async def acquire(self, resource: str, *, ttl: Duration = 10.0, wait: Duration = 0.0,
                       mode: ModeLike = LeaseMode.EXCLUSIVE, permits: int = 0,
                       holder: Optional[str] = None, request_id: Optional[bytes] = None,
-                      on_lost: Optional[OnLost] = None) -> Lease:
+                      on_lost: Optional[OnLost] = None,
+                      renew_fraction: float = 1.0 / 3) -> Lease:
         """As LockClient.acquire; raises NotAcquired when not granted."""
         request = lock_pb2.AcquireRequest(resource=_util.name_bytes(resource, "resource"))
         sent = time.monotonic()
         r = await self._send_acquire(request, ttl, wait, mode, permits, holder, request_id)
         if not r.acquired:
             raise _not_acquired(f"resource '{resource}' was not acquired", resource, r)
-        lease = Lease(self, resource, r, _mode(r.mode), _util.seconds(ttl, "ttl"), sent, on_lost)
+        lease = Lease(self, resource, r, _mode(r.mode), _util.seconds(ttl, "ttl"), sent, on_lost,
+                      renew_fraction)
         self._add(lease)
         return lease
 
@@ -194,8 +198,9 @@ class LockClient:
 
     async def acquire_many(self, resources: Sequence[str], *, ttl: Duration = 10.0,
                            wait: Duration = 0.0, mode: ModeLike = LeaseMode.EXCLUSIVE,
-                           holder: Optional[str] = None,
-                           on_lost: Optional[OnLost] = None) -> list[Lease]:
+                           holder: Optional[str] = None, request_id: Optional[bytes] = None,
+                           on_lost: Optional[OnLost] = None,
+                           renew_fraction: float = 1.0 / 3) -> list[Lease]:
         """As LockClient.acquire_many; returns the leases in the order asked
         (``on_lost`` runs for each lease lost)."""
         if isinstance(resources, (str, bytes)):
@@ -203,12 +208,12 @@ class LockClient:
         request = lock_pb2.AcquireRequest(
             resources=[_util.name_bytes(r, "resources") for r in resources])
         sent = time.monotonic()
-        r = await self._send_acquire(request, ttl, wait, mode, 0, holder, None)
+        r = await self._send_acquire(request, ttl, wait, mode, 0, holder, request_id)
         if not r.acquired or len(r.leases) != len(resources):
             raise _not_acquired(f"none of the resources was acquired: '{r.busy_resource}' "
                                 "was not", r.busy_resource, r)
         leases = [Lease(self, name, granted, _mode(r.mode), _util.seconds(ttl, "ttl"), sent,
-                        on_lost) for name, granted in zip(resources, r.leases)]
+                        on_lost, renew_fraction) for name, granted in zip(resources, r.leases)]
         for lease in leases:
             self._add(lease)
         return leases
@@ -222,11 +227,14 @@ class LockClient:
         return (await self._call_retrying("renew", request)).renew
 
     async def release(self, resource: str, token: int, *, signature: Signature = Signature(),
-                      mode: ModeLike = LeaseMode.EXCLUSIVE) -> int:
+                      mode: ModeLike = LeaseMode.EXCLUSIVE,
+                      request_id: Optional[bytes] = None) -> int:
+        """As LockClient.release: the hold count left. A release retried
+        with the same ``request_id`` is applied once."""
         request = lock_pb2.ReleaseRequest(
             resource=_util.name_bytes(resource, "resource"), token=_int(token, "token"),
             mode=_mode(mode), signature=_signature(signature),
-            request_id=_util.new_request_id())
+            request_id=request_id if request_id is not None else _util.new_request_id())
         return (await self._call_retrying("release", request)).release.hold_count
 
     async def describe(self, resource: str) -> LockState:
@@ -300,8 +308,8 @@ class LockClient:
         wait_s = _util.seconds(wait, "wait")
         patience = wait_s if math.isfinite(wait_s) and wait_s > 0 else 0.0
         wait_until = time.monotonic() + patience
-        deadline = time.monotonic() + max(self._retry.call_timeout,
-                                          patience + self._retry.rpc_timeout)
+        policy = self._policy()  # one attempt once close() has begun
+        deadline = time.monotonic() + max(policy.call_timeout, patience + policy.rpc_timeout)
 
         async def attempt(deadline: float):
             if wait_s < 0 or not math.isfinite(wait_s):
@@ -309,12 +317,12 @@ class LockClient:
             else:
                 request.wait_ms = _util.to_ms(max(0.0, wait_until - time.monotonic()), "wait",
                                               ceil=True)
-            timeout = min(request.wait_ms / 1000.0 + self._retry.rpc_timeout,
+            timeout = min(request.wait_ms / 1000.0 + policy.rpc_timeout,
                           deadline - time.monotonic())
             return (await self._session.call(lock_pb2.LockCall(acquire=request),
                                              timeout)).acquire
 
-        return await retrying(self._retry, deadline, attempt)
+        return await retrying(policy, deadline, attempt)
 
     def _spawn(self, coroutine) -> asyncio.Task:
         task = asyncio.get_running_loop().create_task(coroutine)
@@ -400,7 +408,7 @@ class LockClient:
         if error is None:
             granted = response.ttl_ms / 1000.0
             lease.valid_until = max(lease.valid_until, sent + granted)
-            lease._next_renew = sent + granted / 3
+            lease._next_renew = sent + granted * lease._renew_fraction
             if response.signature.mac:
                 lease.signature = Signature(response.signature.key_id, response.signature.mac)
         elif isinstance(error, NotHolder):
