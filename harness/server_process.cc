@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
+#include "harness/free_port.h"
 #include "harness/log_file.h"
 #include "harness/poll.h"
 
@@ -43,7 +44,23 @@ absl::StatusOr<std::unique_ptr<ServerProcess>> ServerProcess::Start(
   options.name = name;
   options.port = port;
   options.start_timeout = deadline;
-  return Start(std::move(options));
+  if (port != 0) return Start(std::move(options));
+  // Port 0: a port below the ephemeral range (free_port.h), so that a test
+  // restarting the server on its port cannot find it taken meanwhile by
+  // another process's port-0 listener or outgoing connection. One taken
+  // between the pick and the bind is picked again.
+  absl::Status taken;
+  for (int attempt = 0; attempt < kPortPicks; ++attempt) {
+    absl::StatusOr<int> picked = PickFreePort(options.host);
+    if (!picked.ok()) return picked.status();
+    options.port = *picked;
+    absl::StatusOr<std::unique_ptr<ServerProcess>> server = Start(options);
+    if (server.ok() || !absl::StrContains(server.status().message(), "cannot listen on")) {
+      return server;
+    }
+    taken = server.status();
+  }
+  return taken;
 }
 
 absl::StatusOr<std::unique_ptr<ServerProcess>> ServerProcess::Launch(

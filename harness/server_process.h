@@ -74,8 +74,12 @@ class ServerProcess {
   // Launch() and AwaitReady().
   static absl::StatusOr<std::unique_ptr<ServerProcess>> Start(
       ServerProcessOptions options);
-  // A fencegate server `binary` with `args`, on 127.0.0.1:<port> (0: a free
-  // one), its files <work_dir>/<name>.*: the common case.
+  // How many ports the common case below draws before it gives up.
+  static constexpr int kPortPicks = 5;
+  // A fencegate server `binary` with `args`, on 127.0.0.1:<port>, its files
+  // <work_dir>/<name>.*: the common case. Port 0: one PickFreePort() draws
+  // below the kernel's ephemeral range (picked again if taken before the
+  // server binds it), so the server can be restarted on port() safely.
   static absl::StatusOr<std::unique_ptr<ServerProcess>> Start(
       const std::string& binary, std::vector<std::string> args,
       const std::string& work_dir, const std::string& name, int port = 0,

@@ -1,5 +1,6 @@
 // The end-to-end fixture: the real fencegate-lockservice and
-// fencegate-gateway binaries on 127.0.0.1 port 0 in a fresh temp dir, real
+// fencegate-gateway binaries on 127.0.0.1 (on ports below the kernel's
+// ephemeral range, harness/server_process.h) in a fresh temp dir, real
 // client processes (fencegate-demo-client driven over its line protocol,
 // and the fencegate CLI), and the test's own LockClient and GatewayClient
 // to check what the servers hold, independently of the clients under test.

@@ -27,6 +27,7 @@
 #include "gtest/gtest.h"
 #include "lockservice/lock_server.h"
 #include "tests/testing/status_matchers.h"
+#include "harness/free_port.h"
 #include "harness/temp_dir.h"
 
 namespace fencegate::client {
@@ -50,7 +51,10 @@ class GatewayClientTest : public ::testing::TestWithParam<Transport> {
     locks_ = *std::move(locks);
 
     gateway::GatewayServerOptions gateway_options;
-    gateway_options.serving.listen = "127.0.0.1:0";
+    // Not port 0: a test restarts the gateway on its port, which no port-0
+    // listener or outgoing connection can take below the ephemeral range.
+    ASSERT_OK_AND_ASSIGN(const int port, ::fencegate::testing::PickFreePort());
+    gateway_options.serving.listen = absl::StrCat("127.0.0.1:", port);
     gateway_options.db_path = dir_.File("gateway.db");
     gateway_options.serving.signing_keys_path = dir_.File("keys.txt");
     auto gateway = gateway::GatewayServer::Start(gateway_options);

@@ -23,6 +23,7 @@
 #include "lockservice/lock_server.h"
 #include "tests/testing/fake_clock.h"
 #include "tests/testing/status_matchers.h"
+#include "harness/free_port.h"
 #include "harness/temp_dir.h"
 
 namespace fencegate::client {
@@ -35,7 +36,10 @@ class LockClientTest : public ::testing::TestWithParam<Transport> {
  protected:
   void SetUp() override {
     lockservice::LockServerOptions options;
-    options.serving.listen = "127.0.0.1:0";
+    // Not port 0: a test restarts the service on its port, which no port-0
+    // listener or outgoing connection can take below the ephemeral range.
+    ASSERT_OK_AND_ASSIGN(const int port, ::fencegate::testing::PickFreePort());
+    options.serving.listen = "127.0.0.1:" + std::to_string(port);
     options.db_path = dir_.File("locks.db");
     options.limits.min_ttl = absl::Milliseconds(50);
     auto server = lockservice::LockServer::Start(options);
