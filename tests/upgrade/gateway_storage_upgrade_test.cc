@@ -12,7 +12,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "common/build_info.h"
-#include "common/sqlite.h"
 #include "gateway/postgres_connection.h"
 #include "gateway/postgres_schema.h"
 #include "gateway/postgres_storage.h"
@@ -153,15 +152,7 @@ TEST_F(SqliteStorageUpgradeTest, WritesGoOnAboveZeroOneZeroVersionsAndFences) {
 
 TEST_F(SqliteStorageUpgradeTest, ANewerFormatIsRefusedNamingBothAndTheFileIsUnchanged) {
   const int64_t newer = SqliteStorage::kStateFormat + 1;
-  {
-    absl::StatusOr<std::unique_ptr<SqliteDb>> db = SqliteDb::Open(path_);
-    ASSERT_THAT(db, IsOk());
-    ASSERT_THAT((*db)->Exec(absl::StrCat(
-                    "CREATE TABLE meta(key TEXT PRIMARY KEY, value INTEGER NOT NULL);"
-                    "INSERT INTO meta VALUES('format', ",
-                    newer, ")")),
-                IsOk());
-  }
+  ASSERT_THAT(testing::MarkSqliteFormat(path_, newer), IsOk());
   const std::string before = testing::FileBytes(path_);
   EXPECT_THAT(
       SqliteStorage::Open(path_, 1),

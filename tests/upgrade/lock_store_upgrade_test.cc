@@ -166,13 +166,7 @@ TEST_F(SqliteLockStoreUpgradeTest, TheCounterGoesOnAboveEveryZeroOneZeroToken) {
 
 TEST_F(SqliteLockStoreUpgradeTest, ANewerFormatIsRefusedNamingBothAndTheFileIsUnchanged) {
   const int64_t newer = SqliteLockStore::kStateFormat + 1;
-  {
-    absl::StatusOr<std::unique_ptr<SqliteDb>> db = SqliteDb::Open(path_);
-    ASSERT_THAT(db, IsOk());
-    ASSERT_THAT(
-        (*db)->Exec(absl::StrCat("INSERT INTO meta VALUES('format', ", newer, ")")),
-        IsOk());
-  }
+  ASSERT_THAT(testing::MarkSqliteFormat(path_, newer), IsOk());
   const std::string before = testing::FileBytes(path_);
   EXPECT_THAT(
       SqliteLockStore::Open(path_),

@@ -10,7 +10,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "common/build_info.h"
-#include "common/sqlite.h"
 #include "gateway/sqlite_storage.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -41,21 +40,6 @@ ProgramResult MustNotStart(const std::string& binary, std::vector<std::string> a
   return *result;
 }
 
-// `fixture` as the SQLite file `path`, its format marked `format`.
-void MakeFileOfFormat(const std::string& path, const std::string& fixture,
-                      int64_t format) {
-  absl::StatusOr<std::string> text = ReadFixture(fixture);
-  ASSERT_THAT(text, IsOk());
-  ASSERT_THAT(MakeSqliteFile(path, *text), IsOk());
-  absl::StatusOr<std::unique_ptr<SqliteDb>> db = SqliteDb::Open(path);
-  ASSERT_THAT(db, IsOk());
-  ASSERT_THAT((*db)->Exec(absl::StrCat(
-                  "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value INTEGER "
-                  "NOT NULL); INSERT INTO meta VALUES('format', ",
-                  format, ")")),
-              IsOk());
-}
-
 std::string Refusal(const std::string& program, const std::string& state, int64_t found,
                     int64_t newest) {
   return absl::StrCat("failed to start: FAILED_PRECONDITION: ", state,
@@ -64,30 +48,32 @@ std::string Refusal(const std::string& program, const std::string& state, int64_
                       "; upgrade the binary or restore a backup");
 }
 
-TEST(ServerStartUpgradeTest, TheLockServiceRefusesANewerSqliteFile) {
+// `program` (at `binary`) refuses to start on `fixture` as its SQLite file,
+// marked one format past `newest`, naming both, and leaves the file as it was.
+void ExpectNewerSqliteFileRefused(const std::string& binary, const std::string& program,
+                                  const std::string& fixture, int64_t newest) {
   TempDir dir;
-  const std::string path = dir.File("locks.db");
-  const int64_t newer = lockservice::SqliteLockStore::kStateFormat + 1;
-  MakeFileOfFormat(path, "lockservice-sqlite-0.1.0.sql", newer);
+  const std::string path = dir.File("state.db");
+  absl::StatusOr<std::string> text = ReadFixture(fixture);
+  ASSERT_THAT(text, IsOk());
+  ASSERT_THAT(MakeSqliteFile(path, *text), IsOk());
+  ASSERT_THAT(MarkSqliteFormat(path, newest + 1), IsOk());
   const std::string before = FileBytes(path);
-  const ProgramResult result = MustNotStart(FENCEGATE_LOCKSERVICE_BIN, {"--db=" + path});
-  EXPECT_THAT(result.stderr_text,
-              HasSubstr(Refusal("fencegate-lockservice", path, newer,
-                                lockservice::SqliteLockStore::kStateFormat)));
+  const ProgramResult result = MustNotStart(binary, {"--db=" + path});
+  EXPECT_THAT(result.stderr_text, HasSubstr(Refusal(program, path, newest + 1, newest)));
   EXPECT_TRUE(FileBytes(path) == before) << "the refused start wrote to the file";
 }
 
+TEST(ServerStartUpgradeTest, TheLockServiceRefusesANewerSqliteFile) {
+  ExpectNewerSqliteFileRefused(FENCEGATE_LOCKSERVICE_BIN, "fencegate-lockservice",
+                               "lockservice-sqlite-0.1.0.sql",
+                               lockservice::SqliteLockStore::kStateFormat);
+}
+
 TEST(ServerStartUpgradeTest, TheGatewayRefusesANewerSqliteFile) {
-  TempDir dir;
-  const std::string path = dir.File("objects.db");
-  const int64_t newer = gateway::SqliteStorage::kStateFormat + 1;
-  MakeFileOfFormat(path, "gateway-sqlite-0.1.0.sql", newer);
-  const std::string before = FileBytes(path);
-  const ProgramResult result = MustNotStart(FENCEGATE_GATEWAY_BIN, {"--db=" + path});
-  EXPECT_THAT(result.stderr_text,
-              HasSubstr(Refusal("fencegate-gateway", path, newer,
-                                gateway::SqliteStorage::kStateFormat)));
-  EXPECT_TRUE(FileBytes(path) == before) << "the refused start wrote to the file";
+  ExpectNewerSqliteFileRefused(FENCEGATE_GATEWAY_BIN, "fencegate-gateway",
+                               "gateway-sqlite-0.1.0.sql",
+                               gateway::SqliteStorage::kStateFormat);
 }
 
 TEST(ServerStartUpgradeTest, TheLockServiceOnEtcdRefusesANewerFormatBeforeItCampaigns) {

@@ -61,4 +61,13 @@ std::string SqliteFormatMarker(const std::string& path) {
   return marker.ok() ? *marker : marker.status().ToString();
 }
 
+absl::Status MarkSqliteFormat(const std::string& path, int64_t format) {
+  absl::StatusOr<std::unique_ptr<SqliteDb>> db = SqliteDb::Open(path);
+  if (!db.ok()) return db.status();
+  return (*db)->Exec(absl::StrCat(
+      "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value INTEGER NOT NULL);"
+      "INSERT INTO meta VALUES('format', ",
+      format, ")"));
+}
+
 }  // namespace fencegate::testing

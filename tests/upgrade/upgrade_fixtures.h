@@ -37,6 +37,10 @@ std::string FileBytes(const std::string& path);
 // text if it cannot be read.
 std::string SqliteFormatMarker(const std::string& path);
 
+// Marks the SQLite file at `path` as holding state format `format` (the
+// meta row 'format', the table made if missing), as a later release would.
+absl::Status MarkSqliteFormat(const std::string& path, int64_t format);
+
 // The highest token fencegate 0.1.0 issued in the fixtures' lock state.
 inline constexpr uint64_t kZeroOneZeroLastToken = 7;
 
