@@ -16,7 +16,9 @@ add_test(NAME bench_smoke
   COMMAND bash -c "\"$0\" --quick --systems=fencegate --metrics-ab --store=etcd --storage=postgres --build-dir=\"$1\" --no-docs --out=\"$2\" 2>\"$2.log\"; status=$?; cat \"$2.log\"; [ $status -eq 0 ] && grep -Eq 'lock_cycle +resources=1000 +clients=32 ' \"$2.log\""
     ${CMAKE_SOURCE_DIR}/scripts/bench ${CMAKE_BINARY_DIR}
     ${CMAKE_CURRENT_BINARY_DIR}/bench_smoke.json)
-set_tests_properties(bench_smoke PROPERTIES LABELS bench TIMEOUT 480)
+# PROCESSORS 2: every bench smoke keeps a core busy or more (scripts/test
+# runs the main tier at two ctest jobs per core).
+set_tests_properties(bench_smoke PROPERTIES LABELS bench TIMEOUT 480 PROCESSORS 2)
 
 # The kinds of lock (issue 21): shared_cycle, rw_mix and multi_cycle
 # (./scripts/bench --workloads=...) against the peers' recipes: etcd's
@@ -36,7 +38,7 @@ add_test(NAME bench_smoke_kinds
   COMMAND ${CMAKE_SOURCE_DIR}/scripts/bench --quick --systems=${FENCEGATE_KINDS_PEERS}
           --workloads=shared_cycle,rw_mix,multi_cycle --build-dir=${CMAKE_BINARY_DIR}
           --no-docs --out=${CMAKE_CURRENT_BINARY_DIR}/bench_smoke_kinds.json)
-set_tests_properties(bench_smoke_kinds PROPERTIES LABELS bench TIMEOUT 180)
+set_tests_properties(bench_smoke_kinds PROPERTIES LABELS bench TIMEOUT 180 PROCESSORS 2)
 
 fencegate_test_targets(LABELS bench TARGETS
   fencegate-loadgen fencegate-echo-server fencegate-lockservice fencegate-gateway fencegate)
@@ -53,4 +55,4 @@ fencegate_test_targets(LABELS bench TARGETS
 add_test(NAME bench_smoke_scale
   COMMAND bash -c "set -e; \"$0/scripts/bench\" --scale --scale-sizes=2000 --systems=fencegate --store=etcd --duration=500ms --warmup=100ms --build-dir=\"$1\" --no-docs --out=\"$2.json\"; cp \"$0/docs/benchmarks.md\" \"$2.md\"; python3 \"$0/bench/report.py\" render-scale --results=\"$2.json\" --markdown=\"$2.md\" --svg=\"$2.svg\"; grep -q '^| 2,000 | hot (1 resource) | ' \"$2.md\"; grep -q '^### The gateway on SQLite' \"$2.md\"; grep -q '^### Held leases, lock service on etcd' \"$2.md\"; grep -q '<polyline' \"$2.svg\""
     ${CMAKE_SOURCE_DIR} ${CMAKE_BINARY_DIR} ${CMAKE_CURRENT_BINARY_DIR}/bench_smoke_scale)
-set_tests_properties(bench_smoke_scale PROPERTIES LABELS bench TIMEOUT 240)
+set_tests_properties(bench_smoke_scale PROPERTIES LABELS bench TIMEOUT 240 PROCESSORS 2)

@@ -14,8 +14,8 @@ set(fencegate_package_test_dir ${CMAKE_CURRENT_BINARY_DIR}/package-test)
 add_test(NAME package.debs
   COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/package/make_packages.sh
     ${CMAKE_BINARY_DIR} ${fencegate_package_test_dir})
-set_tests_properties(package.debs PROPERTIES
-  LABELS package TIMEOUT 600 FIXTURES_SETUP fencegate_debs)
+set_tests_properties(package.debs PROPERTIES  # CPack and xz keep a core busy
+  LABELS package TIMEOUT 600 FIXTURES_SETUP fencegate_debs PROCESSORS 2)
 
 add_executable(package_tests package/package_test.cc)
 target_link_libraries(package_tests PRIVATE fencegate_testing GTest::gmock GTest::gtest_main)
