@@ -14,6 +14,9 @@
 #                fencegate::client_static), lib/pkgconfig/fencegate-client.pc,
 #                share/fencegate/proto/ (the .proto files, for clients in
 #                other languages)
+#   python       python3-fencegate         lib/python3/dist-packages/fencegate/
+#                (the Python client with its generated stubs; Debian's
+#                packages only, below)
 #
 # The Debian-only files of the server packages (systemd units, flags files
 # under /etc, copyright and changelog) are in cmake/package.cmake, outside a
@@ -47,6 +50,37 @@ install(DIRECTORY ${FENCEGATE_PROTO_SOURCE_DIR}/fencegate
   FILES_MATCHING PATTERN "*.proto")
 install(FILES ${FENCEGATE_SQL_API_SCRIPT}
   DESTINATION ${CMAKE_INSTALL_DATADIR}/fencegate/sql COMPONENT cli)
+
+# The Python client (clients/python/fencegate): its modules and py.typed,
+# without bytecode and without stubs a developer generated into the source
+# tree, then the stubs generated into the build tree (fencegate.v1,
+# clients/python/CMakeLists.txt), into the directory of Debian's Python 3
+# for modules of every 3.x. Beside it, fencegate-<version>.dist-info with a
+# METADATA of name and version only (pyproject.toml holds the rest): what
+# importlib.metadata needs to give fencegate.__version__, and pip to list
+# the package (with no RECORD, pip will not uninstall what dpkg owns).
+# EXCLUDE_FROM_ALL: that directory is on sys.path only under /usr, so a
+# plain install to another prefix leaves the client out (a virtual
+# environment gets it with pip: docs/python.md); CPack installs it.
+if(TARGET fencegate_python_stubs)
+  set(FENCEGATE_PYTHON_INSTALL_DIR lib/python3/dist-packages)
+  install(DIRECTORY ${PROJECT_SOURCE_DIR}/clients/python/fencegate
+    DESTINATION ${FENCEGATE_PYTHON_INSTALL_DIR} COMPONENT python EXCLUDE_FROM_ALL
+    FILES_MATCHING PATTERN "*.py" PATTERN "py.typed"
+    PATTERN "__pycache__" EXCLUDE PATTERN "v1" EXCLUDE)
+  install(DIRECTORY ${FENCEGATE_PYTHON_STUBS_DIR}/fencegate/v1
+    DESTINATION ${FENCEGATE_PYTHON_INSTALL_DIR}/fencegate
+    COMPONENT python EXCLUDE_FROM_ALL
+    FILES_MATCHING PATTERN "*.py" PATTERN "__pycache__" EXCLUDE)
+  set(dist_info fencegate-${PROJECT_VERSION}.dist-info)
+  file(WRITE ${PROJECT_BINARY_DIR}/packaging/python/${dist_info}/METADATA
+"Metadata-Version: 2.1
+Name: fencegate
+Version: ${PROJECT_VERSION}
+")
+  install(DIRECTORY ${PROJECT_BINARY_DIR}/packaging/python/${dist_info}
+    DESTINATION ${FENCEGATE_PYTHON_INSTALL_DIR} COMPONENT python EXCLUDE_FROM_ALL)
+endif()
 
 # A stripped install (`cmake --install --strip`, and CPack) also drops what
 # Debian's dh_strip drops: the .comment and .note sections, and from the

@@ -13,6 +13,9 @@
 #     soname's package)
 #   libfencegate-client-dev: headers, the static library, the CMake package,
 #     pkg-config, the .proto files
+#   python3-fencegate: the Python client with its generated stubs
+#     (Architecture: all), and the maintainer scripts that byte-compile it
+#     (packaging/debian/python-*)
 # and in each, /usr/share/doc/<package>/copyright and changelog.Debian.gz,
 # and the lintian overrides, each with its reason
 # (packaging/debian/lintian-overrides).
@@ -146,6 +149,9 @@ fencegate_server_package(gateway fencegate-gateway gateway.flags
 fencegate_package_docs(cli fencegate-cli)
 fencegate_package_docs(client ${fencegate_client_package})
 fencegate_package_docs(client_dev libfencegate-client-dev)
+if(TARGET fencegate_python_stubs)
+  fencegate_package_docs(python python3-fencegate)
+endif()
 
 # ---------------------------------------------------------------- CPack
 set(CPACK_GENERATOR DEB)
@@ -158,6 +164,9 @@ set(CPACK_STRIP_FILES ON)
 set(CPACK_THREADS 0)
 set(CPACK_DEB_COMPONENT_INSTALL ON)
 set(CPACK_COMPONENTS_ALL lockservice gateway cli client client_dev)
+if(TARGET fencegate_python_stubs)
+  list(APPEND CPACK_COMPONENTS_ALL python)
+endif()
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_RELEASE ${FENCEGATE_DEBIAN_REVISION})
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
@@ -249,6 +258,39 @@ definitions of fencegate's gRPC API (its .proto files), for clients in
 other languages.
 ")
 
+# The Python client's package, as Debian's dh_python3 would make it: pure
+# Python, so Architecture all and a dependency on python3:any (the
+# interpreter of any architecture; python3-grpcio brings the native one),
+# 3.11 or later as pyproject.toml's requires-python; its imports by their
+# Debian packages, as pyproject.toml's dependencies; psycopg only for
+# fencegate.postgres, which nothing else imports (pyproject.toml's extra
+# "postgres"). No bytecode in the package: postinst compiles it for the
+# installed Python 3 versions and prerm deletes it
+# (packaging/debian/python-postinst, python-prerm). The stubs import the
+# protobuf runtime of the protoc that generated them (3.21, Debian 12's).
+set(CPACK_DEBIAN_PYTHON_PACKAGE_NAME python3-fencegate)
+set(CPACK_DEBIAN_PYTHON_PACKAGE_SECTION python)
+set(CPACK_DEBIAN_PYTHON_PACKAGE_ARCHITECTURE all)
+set(CPACK_DEBIAN_PYTHON_PACKAGE_SHLIBDEPS OFF)
+set(CPACK_DEBIAN_PYTHON_PACKAGE_DEPENDS
+  "python3:any (>= 3.11~), python3-grpcio (>= 1.51), python3-protobuf (>= 3.21)")
+set(CPACK_DEBIAN_PYTHON_PACKAGE_SUGGESTS python3-psycopg)
+foreach(script postinst prerm)
+  configure_file(${PROJECT_SOURCE_DIR}/packaging/debian/python-${script}
+    ${fencegate_packaging_dir}/python/${script} COPYONLY)
+endforeach()
+set(CPACK_DEBIAN_PYTHON_PACKAGE_CONTROL_EXTRA
+  ${fencegate_packaging_dir}/python/postinst ${fencegate_packaging_dir}/python/prerm)
+set(CPACK_DEBIAN_PYTHON_DESCRIPTION "Python client of fencegate
+${fencegate_about}
+
+This package has the Python 3 client, the module fencegate: LockClient,
+Lease (renews itself, says when it is lost) and GatewayClient, the same
+for asyncio in fencegate.aio, and run_fenced in fencegate.postgres, which
+checks the fence inside a PostgreSQL transaction of your own (with
+python3-psycopg).
+")
+
 include(CPack)
 
 # What the packages hold: ./scripts/package builds this, then runs CPack.
@@ -257,4 +299,7 @@ add_dependencies(fencegate_packaged fencegate-lockservice fencegate-gateway fenc
   fencegate_client_shared fencegate_client_static)
 if(TARGET fencegate_man_pages)
   add_dependencies(fencegate_packaged fencegate_man_pages)
+endif()
+if(TARGET fencegate_python_stubs)
+  add_dependencies(fencegate_packaged fencegate_python_stubs)
 endif()

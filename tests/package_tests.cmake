@@ -3,10 +3,13 @@
 # tree, as ./scripts/package does, builds nothing, and unpacks them into a
 # throwaway root (tests/package/make_packages.sh); package_tests
 # (tests/package/package_test.cc) checks their contents, lintian, the
-# systemd units, the binaries and flags files from the root, and the
-# maintainer scripts. Not in the sanitized trees. Needs help2man (the man
-# pages), lintian, dpkg-dev and systemd-analyze (scripts/install-deps).
-if(FENCEGATE_SANITIZE OR NOT TARGET fencegate_man_pages)
+# systemd units, the binaries and flags files from the root, the Python
+# client imported from the root, and the maintainer scripts. Not in the
+# sanitized trees. Needs help2man (the man pages), python3 and
+# grpc_python_plugin (the Python package's stubs), lintian, dpkg-dev,
+# systemd-analyze, and python3-grpcio and python3-protobuf (what the Python
+# client imports) (scripts/install-deps).
+if(FENCEGATE_SANITIZE OR NOT TARGET fencegate_man_pages OR NOT TARGET fencegate_python_stubs)
   return()
 endif()
 
@@ -24,6 +27,7 @@ target_compile_definitions(package_tests PRIVATE
   FENCEGATE_PACKAGE_TEST_DIR="${fencegate_package_test_dir}"
   FENCEGATE_INSTALL_LIBDIR="${CMAKE_INSTALL_LIBDIR}"
   FENCEGATE_EXPECTED_VERSION="${PROJECT_VERSION}"
+  FENCEGATE_PYTHON_SOURCE_DIR="${PROJECT_SOURCE_DIR}/clients/python/fencegate"
   FENCEGATE_EXPECTED_SOVERSION="${PROJECT_VERSION_MAJOR}.${PROJECT_VERSION_MINOR}")
 gtest_discover_tests(package_tests
   TEST_PREFIX "package."

@@ -2,10 +2,11 @@
 """Generates the gRPC stubs of fencegate's protos for the Python client.
 
 The stubs are never committed: they are made at build time (setup.py's
-build_py runs this) and at test time (tests/conftest.py), with Debian's
-``protoc`` and ``grpc_python_plugin`` (package ``protobuf-compiler-grpc``),
-so they always match the protos in the tree and the installed runtime
-(``python3-grpcio`` 1.51, ``python3-protobuf``).
+build_py runs this; so does the CMake build, into its build tree, for the
+Debian package: CMakeLists.txt here) and at test time (tests/conftest.py),
+with Debian's ``protoc`` and ``grpc_python_plugin`` (package
+``protobuf-compiler-grpc``), so they always match the protos in the tree
+and the installed runtime (``python3-grpcio`` 1.51, ``python3-protobuf``).
 
 The protos say ``package fencegate.v1`` and live under ``fencegate/v1/``, so
 the generated modules are ``fencegate.v1.lock_pb2`` and so on: a subpackage

@@ -7,16 +7,19 @@
 //     packaging/debian/*.lintian-overrides);
 //   - the systemd units pass `systemd-analyze verify`, and `systemd-analyze
 //     security` rates them well hardened;
-//   - from the unpacked root: every binary reports the version, and each
+//   - from the unpacked root: every binary reports the version, each
 //     server starts with the packaged flags file (the harness moves it to
-//     a free port and a temp database) and stops cleanly;
+//     a free port and a temp database) and stops cleanly, and Debian's
+//     python3 imports the Python client and its generated stubs;
 //   - the maintainer scripts, run with every command they call replaced by
 //     a recorder: a fresh install makes the fencegate user and the state
 //     directory and enables nothing; a purge deletes only this package's
-//     state.
+//     state; the Python package's are byte-compiled on install and cleaned
+//     on removal.
 #include <sys/stat.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
@@ -53,6 +56,10 @@ const std::string kDebVersion = kVersion + "-1";
 const std::string kSoversion = FENCEGATE_EXPECTED_SOVERSION;
 const std::string kClientPackage = "libfencegate-client" + kSoversion;
 const std::string kLib = "/usr/" FENCEGATE_INSTALL_LIBDIR;
+const std::string kPythonPackage = "python3-fencegate";
+// Debian's directory of Python 3 modules (every 3.x), and its copy in the root.
+const std::string kDistPackages = "/usr/lib/python3/dist-packages";
+const std::string kRootDistPackages = kRoot + kDistPackages;
 
 std::string ReadFile(const std::string& path) {
   std::stringstream text;
@@ -65,18 +72,28 @@ bool Exists(const std::string& path) {
   return lstat(path.c_str(), &st) == 0;
 }
 
-std::string Deb(const std::string& package) {
-  std::string arch = absl::StrCat(
+std::string NativeArch() {
+  return std::string(
       absl::StripAsciiWhitespace(MustRun({"dpkg", "--print-architecture"}).stdout_text));
+}
+
+// The .deb of `package`, of this machine's architecture or of `arch` ("all").
+std::string Deb(const std::string& package, const std::string& arch = NativeArch()) {
   return absl::StrCat(kWork, "/debs/", package, "_", kDebVersion, "_", arch, ".deb");
+}
+
+std::string Field(const std::string& deb, const std::string& field) {
+  return std::string(absl::StripAsciiWhitespace(
+      MustRun({"dpkg-deb", "--field", deb, field}).stdout_text));
 }
 
 // "mode owner path" of each file and link in the package (directories left
 // out), e.g. "-rwxr-xr-x root/root /usr/bin/fencegate".
-std::vector<std::string> Contents(const std::string& package) {
+std::vector<std::string> Contents(const std::string& package,
+                                  const std::string& arch = NativeArch()) {
   std::vector<std::string> files;
   const std::string listing =
-      MustRun({"dpkg-deb", "--contents", Deb(package)}).stdout_text;
+      MustRun({"dpkg-deb", "--contents", Deb(package, arch)}).stdout_text;
   for (absl::string_view line : absl::StrSplit(listing, '\n', absl::SkipEmpty())) {
     std::vector<absl::string_view> f = absl::StrSplit(line, ' ', absl::SkipEmpty());
     if (f.size() < 6 || f[0][0] == 'd') continue;
@@ -185,6 +202,89 @@ TEST(PackageTest, CliAndLibraryPackages) {
               HasSubstr(kClientPackage + " (= " + kDebVersion + ")"));
 }
 
+// The client's files as the source tree has them (clients/python/fencegate:
+// its modules and py.typed, not bytecode nor stubs generated there), as
+// dpkg-deb lists them in the package.
+std::vector<std::string> PythonSourceFiles() {
+  namespace fs = std::filesystem;
+  const fs::path source = FENCEGATE_PYTHON_SOURCE_DIR;
+  std::vector<std::string> files;
+  for (auto it = fs::recursive_directory_iterator(source);
+       it != fs::recursive_directory_iterator(); ++it) {
+    const fs::path relative = fs::relative(it->path(), source);
+    if (it->is_directory() &&
+        (relative.filename() == "__pycache__" || relative == "v1")) {
+      it.disable_recursion_pending();
+    } else if (it->is_regular_file() &&
+               (relative.extension() == ".py" || relative == "py.typed")) {
+      files.push_back(absl::StrCat("-rw-r--r-- root/root ", kDistPackages, "/fencegate/",
+                                   relative.string()));
+    }
+  }
+  return files;
+}
+
+// python3-fencegate holds exactly the client's modules, the stubs of each
+// .proto, the dist-info that gives its version, and the docs: no bytecode.
+TEST(PackageTest, PythonPackageHoldsTheClientAndItsStubs) {
+  const std::string deb = Deb(kPythonPackage, "all");
+  std::vector<std::string> files = PythonSourceFiles();
+  const std::string dir = "-rw-r--r-- root/root " + kDistPackages + "/fencegate/";
+  ASSERT_THAT(files, IsSupersetOf({dir + "__init__.py", dir + "lock_client.py",
+                                   dir + "aio/__init__.py", dir + "py.typed"}));
+  files.push_back(dir + "v1/__init__.py");
+  for (const std::string proto : {"errors", "gateway", "lock", "server_info", "token"}) {
+    files.push_back(dir + "v1/" + proto + "_pb2.py");
+    files.push_back(dir + "v1/" + proto + "_pb2_grpc.py");
+  }
+  files.push_back(absl::StrCat("-rw-r--r-- root/root ", kDistPackages, "/fencegate-",
+                               kVersion, ".dist-info/METADATA"));
+  for (std::string& doc : Docs(kPythonPackage)) files.push_back(doc);
+  EXPECT_THAT(Contents(kPythonPackage, "all"), UnorderedElementsAreArray(files));
+
+  EXPECT_EQ(Field(deb, "Architecture"), "all");
+  EXPECT_EQ(Field(deb, "Section"), "python");
+  const std::string depends = Field(deb, "Depends");
+  EXPECT_THAT(depends, HasSubstr("python3:any (>= 3.11~)"));
+  EXPECT_THAT(depends, HasSubstr("python3-grpcio"));
+  EXPECT_THAT(depends, HasSubstr("python3-protobuf"));
+  EXPECT_THAT(depends, Not(HasSubstr("lib")));  // nothing of dpkg-shlibdeps
+  EXPECT_EQ(Field(deb, "Suggests"), "python3-psycopg");
+  for (const std::string script : {"postinst", "prerm"}) {
+    struct stat st;
+    ASSERT_EQ(stat((kWork + "/control/" + kPythonPackage + "/" + script).c_str(), &st), 0)
+        << script;
+    EXPECT_EQ(st.st_mode & 0777, 0755) << script;
+  }
+}
+
+// Debian's python3 imports the client and its stubs from the unpacked root
+// alone (-I: no $PYTHONPATH, no user site, not the working directory; -B:
+// no bytecode written), as after `apt install ./python3-fencegate_*.deb`.
+TEST(PackageTest, PythonClientImportsFromTheUnpackedRoot) {
+  const std::string script =
+      "import sys\n"
+      "sys.path.insert(0, sys.argv[1])\n"
+      "import fencegate, fencegate.aio\n"
+      "from fencegate.v1 import lock_pb2, lock_pb2_grpc, gateway_pb2_grpc\n"
+      "print(fencegate.__version__)\n"
+      "print(fencegate.LockClient.__module__, fencegate.aio.LockClient.__module__)\n"
+      "print(fencegate.__file__)\n"
+      "print(lock_pb2.__file__)\n"
+      "print(lock_pb2_grpc.LockServiceStub.__name__,"
+      " gateway_pb2_grpc.GatewayStub.__name__)\n";
+  ProgramResult python =
+      MustRun({"/usr/bin/python3", "-I", "-B", "-c", script, kRootDistPackages});
+  const std::vector<std::string> expected = {
+      kVersion,
+      "fencegate.lock_client fencegate.aio._locks",
+      kRootDistPackages + "/fencegate/__init__.py",
+      kRootDistPackages + "/fencegate/v1/lock_pb2.py",
+      "LockServiceStub GatewayStub",
+  };
+  EXPECT_EQ(python.stdout_text, absl::StrJoin(expected, "\n") + "\n");
+}
+
 // Every override in packaging/debian/*.lintian-overrides comes right after
 // a comment that says why.
 TEST(PackageTest, LintianFindsNoErrorOrWarning) {
@@ -192,8 +292,8 @@ TEST(PackageTest, LintianFindsNoErrorOrWarning) {
                                    "--no-tag-display-limit", "--display-info"};
   for (const std::string package :
        {"fencegate-lockservice", "fencegate-gateway", "fencegate-cli",
-        kClientPackage.c_str(), "libfencegate-client-dev"}) {
-    argv.push_back(Deb(package));
+        kClientPackage.c_str(), "libfencegate-client-dev", kPythonPackage.c_str()}) {
+    argv.push_back(package == kPythonPackage ? Deb(package, "all") : Deb(package));
     const std::string overrides = kRoot + "/usr/share/lintian/overrides/" + package;
     if (!Exists(overrides)) continue;
     bool commented = false;
@@ -282,7 +382,8 @@ class MaintainerScriptTest : public ::testing::Test {
   void SetUp() override {
     for (const std::string command :
          {"getent", "adduser", "mkdir", "chown", "deb-systemd-helper",
-          "deb-systemd-invoke", "systemctl", "rm", "rmdir"}) {
+          "deb-systemd-invoke", "systemctl", "rm", "rmdir", "py3compile", "pypy3compile",
+          "py3clean"}) {
       std::ofstream stub(dir_.File(command));
       stub << "#!/bin/sh\necho \"" << command << " $*\" >> " << dir_.File("calls") << "\n"
            << (command == "getent" || command == "deb-systemd-helper" ? "exit 1\n"
@@ -336,6 +437,15 @@ TEST_F(MaintainerScriptTest, PurgeDeletesOnlyThisPackagesState) {
   EXPECT_THAT(gateway, Not(HasSubstr("locks.db")));
   // A plain remove keeps the state.
   EXPECT_THAT(Run("fencegate-gateway", {"postrm", "remove"}), Not(HasSubstr("rm -f")));
+}
+
+// The Python package's scripts do what dh_python3's do: compile its modules
+// after installing (PyPy's too, if there), delete the bytecode before
+// removing.
+TEST_F(MaintainerScriptTest, PythonModulesAreCompiledOnInstallAndCleanedOnRemove) {
+  EXPECT_EQ(Run(kPythonPackage, {"postinst", "configure", ""}),
+            "py3compile -p python3-fencegate\npypy3compile -p python3-fencegate\n");
+  EXPECT_EQ(Run(kPythonPackage, {"prerm", "remove"}), "py3clean -p python3-fencegate\n");
 }
 
 }  // namespace

@@ -30,7 +30,9 @@ from fencegate.gateway_client import (  # noqa: E402
 from fencegate.lease import Lease, LeaseMode, MultiLease, Signature  # noqa: E402
 from fencegate.lock_client import LockClient, LockState  # noqa: E402
 
-try:  # the installed package's version: the project's (setup.py)
+# The installed package's version, the project's: from setup.py, or from
+# python3-fencegate's dist-info.
+try:
     __version__ = _metadata.version("fencegate")
 except _metadata.PackageNotFoundError:  # run from the source tree
     __version__ = "0+source"
