@@ -18,7 +18,7 @@ add_test(NAME bench_smoke
     ${CMAKE_CURRENT_BINARY_DIR}/bench_smoke.json)
 # PROCESSORS 2: every bench smoke keeps a core busy or more (scripts/test
 # runs the main tier at two ctest jobs per core).
-set_tests_properties(bench_smoke PROPERTIES LABELS bench TIMEOUT 480 PROCESSORS 2)
+set_tests_properties(bench_smoke PROPERTIES LABELS bench TIMEOUT 480 PROCESSORS 2 COST 900)
 
 # The kinds of lock (issue 21): shared_cycle, rw_mix and multi_cycle
 # (./scripts/bench --workloads=...) against the peers' recipes: etcd's
