@@ -69,11 +69,19 @@ if(NOT FENCEGATE_SANITIZE AND CMAKE_BUILD_TYPE STREQUAL "RelWithDebInfo")
   if(FENCEGATE_BUILD_TESTS AND CMAKE_CXX_FLAGS_RELWITHDEBINFO STREQUAL "-O2 -g -DNDEBUG")
     set(CMAKE_CXX_FLAGS_RELWITHDEBINFO "-O2 -g1 -DNDEBUG")
   endif()
+elseif(FENCEGATE_SANITIZE STREQUAL "address,undefined" OR FENCEGATE_SANITIZE STREQUAL "thread")
+  # The ASan and TSan trees compile test code without optimization: clang
+  # instruments it the same, and a test file compiles in half the time
+  # (lockservice_unit_tests' second unit: 16.5 s against 36.3 s at -O1); the
+  # product's code under test keeps -O1. The sequence runners and models
+  # (tests/sequence_tests.cmake), which are where the tests' own CPU time
+  # goes, are not test code in this sense and keep -O1 too.
+  set(fencegate_test_cxx_flags_default -O0)
 else()
   set(fencegate_test_cxx_flags_default "")
 endif()
 set(FENCEGATE_TEST_CXX_FLAGS "${fencegate_test_cxx_flags_default}" CACHE STRING
-    "Extra compile options of test code (default: -g1 in the main tree)")
+    "Extra compile options of test code (default: -g1 in the main tree, -O0 in the ASan and TSan trees)")
 function(fencegate_test_code target)
   target_compile_options(${target} PRIVATE ${FENCEGATE_TEST_CXX_FLAGS})
 endfunction()
