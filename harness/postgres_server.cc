@@ -1,18 +1,25 @@
 #include "harness/postgres_server.h"
 
+#include <fcntl.h>
 #include <libpq-fe.h>
 #include <pwd.h>
 #include <signal.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "pqxx/connection"
 #include "pqxx/nontransaction"
@@ -48,6 +55,42 @@ absl::StatusOr<std::string> FindBinDir() {
   }
   return absl::StrCat("/usr/lib/postgresql/", best, "/bin");
 }
+
+// Runs `argv` as this process's user and waits for it.
+absl::Status RunToEnd(std::vector<std::string> argv, const std::string& log) {
+  ChildProcess::Options options;
+  options.argv = std::move(argv);
+  options.stderr_path = log;
+  absl::StatusOr<std::unique_ptr<ChildProcess>> process = ChildProcess::Start(options);
+  if (!process.ok()) return process.status();
+  absl::StatusOr<int> status = (*process)->Wait(absl::Seconds(120));
+  if (!status.ok()) return status.status();
+  if (!ExitedCleanly(*status)) {
+    return absl::InternalError(absl::StrCat(options.argv[0], " failed: ", ReadWholeFile(log)));
+  }
+  return absl::OkStatus();
+}
+
+// Holds an exclusive flock(2) on a file for as long as it lives.
+class FileLock {
+ public:
+  explicit FileLock(const std::string& path)
+      : fd_(open(path.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644)) {
+    if (fd_ >= 0 && flock(fd_, LOCK_EX) != 0) {
+      close(fd_);
+      fd_ = -1;
+    }
+  }
+  ~FileLock() {
+    if (fd_ >= 0) close(fd_);  // releases the lock
+  }
+  FileLock(const FileLock&) = delete;
+  FileLock& operator=(const FileLock&) = delete;
+  bool held() const { return fd_ >= 0; }
+
+ private:
+  int fd_;
+};
 
 }  // namespace
 
@@ -106,19 +149,22 @@ absl::StatusOr<PostgresServer*> PostgresServer::Shared() {
   return server->get();
 }
 
-absl::Status PostgresServer::InitDb() {
+std::vector<std::string> PostgresServer::InitDbArgs() const {
+  return {absl::StrCat("--username=", kSuperuser),
+          "--auth=trust",
+          "--encoding=UTF8",
+          "--locale=C",
+          "--locale-provider=icu",
+          "--icu-locale=en-US",
+          "--no-sync",
+          "--no-instructions"};
+}
+
+absl::Status PostgresServer::RunInitDb() {
   const std::string log = dir_.File("initdb.log");
   ChildProcess::Options initdb;
-  initdb.argv = {bindir_ + "/initdb",
-                 "--pgdata=" + dir_.File("data"),
-                 absl::StrCat("--username=", kSuperuser),
-                 "--auth=trust",
-                 "--encoding=UTF8",
-                 "--locale=C",
-                 "--locale-provider=icu",
-                 "--icu-locale=en-US",
-                 "--no-sync",
-                 "--no-instructions"};
+  initdb.argv = {bindir_ + "/initdb", "--pgdata=" + dir_.File("data")};
+  for (std::string& arg : InitDbArgs()) initdb.argv.push_back(std::move(arg));
   initdb.stderr_path = log;
   initdb.run_as = run_as_;
   absl::StatusOr<std::unique_ptr<ChildProcess>> process = ChildProcess::Start(initdb);
@@ -129,6 +175,50 @@ absl::Status PostgresServer::InitDb() {
         absl::StrCat("initdb failed (as root, every parent of ", dir_.path(),
                      " must be searchable by the postgres user):\n", ReadWholeFile(log)));
   }
+  return absl::OkStatus();
+}
+
+absl::Status PostgresServer::CopyTemplate(const std::string& templates) {
+  // One template per initdb binary and argument list.
+  struct stat initdb {};
+  if (stat((bindir_ + "/initdb").c_str(), &initdb) != 0) {
+    return absl::FailedPreconditionError(bindir_ + "/initdb: no such program");
+  }
+  const std::string key = absl::StrCat(
+      "initdb-", std::hash<std::string>{}(absl::StrCat(bindir_, "\n", initdb.st_size, "\n",
+                                                       initdb.st_mtim.tv_sec, "\n",
+                                                       absl::StrJoin(InitDbArgs(), "\n"))));
+  const std::string cluster = absl::StrCat(templates, "/", key);
+  const std::string log = dir_.File("template.log");
+  std::error_code error;
+  std::filesystem::create_directories(templates, error);
+  FileLock lock(cluster + ".lock");
+  if (!lock.held()) {
+    return absl::InternalError(absl::StrCat("cannot lock ", cluster,
+                                            ".lock (FENCEGATE_PG_TEMPLATES): ", strerror(errno)));
+  }
+  if (!std::filesystem::exists(cluster + "/PG_VERSION")) {
+    // The first server of this key makes the template from its own fresh
+    // cluster; it appears whole or not at all (rename).
+    absl::Status made = RunInitDb();
+    if (!made.ok()) return made;
+    const std::string partial = cluster + ".partial";
+    std::filesystem::remove_all(partial, error);
+    absl::Status copied = RunToEnd({"/bin/cp", "-a", dir_.File("data"), partial}, log);
+    if (!copied.ok()) return copied;
+    if (rename(partial.c_str(), cluster.c_str()) != 0) {
+      return absl::InternalError(absl::StrCat("cannot rename ", partial, ": ", strerror(errno)));
+    }
+    return absl::OkStatus();
+  }
+  // As root, cp -a keeps the postgres user as the files' owner.
+  return RunToEnd({"/bin/cp", "-a", cluster, dir_.File("data")}, log);
+}
+
+absl::Status PostgresServer::InitDb() {
+  const char* templates = std::getenv("FENCEGATE_PG_TEMPLATES");
+  absl::Status status = templates != nullptr && *templates ? CopyTemplate(templates) : RunInitDb();
+  if (!status.ok()) return status;
   if (options_.trusted_network.empty()) return absl::OkStatus();
   std::ofstream hba(dir_.File("data/pg_hba.conf"), std::ios::app);
   hba << "host all all " << options_.trusted_network << " trust\n";

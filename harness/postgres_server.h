@@ -20,6 +20,13 @@
 // (ChildProcess's death signal), so a test process that dies leaves no
 // server behind.
 //
+// initdb takes about a second of CPU. With $FENCEGATE_PG_TEMPLATES set (ctest
+// sets it for every gtest binary: tests/CMakeLists.txt), a server copies a
+// cluster that initdb made once into that directory instead (one per initdb
+// binary and argument list, made by the first server that needs it, under
+// a file lock, and renamed into place whole). The copy is the same
+// cluster: no server has run on it.
+//
 // By default it listens on 127.0.0.1. PostgresServerOptions can put it on
 // a host of a VirtualNetwork instead (network_namespaces.h): it then runs
 // in that host's namespace, listens on the host's address and given port,
@@ -94,7 +101,12 @@ class PostgresServer {
 
  private:
   PostgresServer() = default;
+  // The data dir: a copy of the template (FENCEGATE_PG_TEMPLATES) or
+  // initdb's, then pg_hba.conf's trusted network.
   absl::Status InitDb();
+  std::vector<std::string> InitDbArgs() const;  // but --pgdata
+  absl::Status RunInitDb();
+  absl::Status CopyTemplate(const std::string& templates);
   // Starts postgres on `port`; OK once it answers.
   absl::Status Launch(int port);
 
