@@ -11,7 +11,7 @@
 // as the step, hours for a clock that was hours ahead, although the server
 // is back. A fresh channel with subchannels of its own (UseOwnSubchannels)
 // connects at its first call; only its own later retries wait for timers.
-// docs/torture.md ("What it found") has the measurement.
+// docs/torture-results.md ("What it found") has the measurement.
 //
 // Stuck(): the channel was in TRANSIENT_FAILURE at every sample for longer
 // than `stuck_after`, on the monotonic clock. A channel that merely

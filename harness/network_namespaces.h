@@ -1,7 +1,8 @@
 // VirtualNetwork: hosts for a test, each in a network namespace of its own,
 // joined by veth pairs to one bridge in a namespace of its own, and links
 // between hosts that can be cut and healed, in one direction or both: the
-// partitions of the torture suite's etcd-cluster topology (docs/torture.md).
+// partitions of the torture suite's etcd-cluster topology
+// (docs/torture-topologies.md).
 //
 //   <prefix>bridge   bridge br0; one veth end per host, "h-<host>"; an
 //                    nftables table (bridge family) whose set `cuts` holds

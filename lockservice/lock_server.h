@@ -7,7 +7,10 @@
 //   etcd    several instances share an etcd cluster; one leads, the others
 //           forward to it (etcd/etcd_lock_node.h). Health is SERVING while
 //           the instance leads or knows the leader, NOT_SERVING otherwise.
-//           Not yet with TLS (see docs/operations.md).
+//           With --tls_*, standbys forward to the leader over TLS too
+//           (its certificate checked against --peer_tls_ca); --etcd_tls_*
+//           put the connections to etcd on TLS (docs/operations-etcd.md,
+//           "TLS").
 //
 // Metrics and the status page (common/server_observability.h): on unless
 // serving.metrics_listen is empty; the counters run on across terms.

@@ -27,7 +27,7 @@ struct LockServerOptions {
   ServingOptions serving = DefaultServing();
   // Where tokens and leases live: "sqlite" (the file db_path), or
   // "etcd://host:port[,host:port...]" (an etcd cluster; see
-  // docs/operations.md).
+  // docs/operations-etcd.md).
   std::string store = "sqlite";
   // SQLite database file; created if missing.
   std::string db_path = "fencegate-locks.db";

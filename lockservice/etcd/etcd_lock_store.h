@@ -53,7 +53,7 @@
 // Limits: one batch is one txn, and etcd refuses txns of more than
 // --max-txn-ops operations (default 128) or --max-request-bytes (1.5 MiB),
 // so the lock server caps the manager's batch (kEtcdMaxOpsPerItem, and
-// docs/operations.md).
+// docs/operations-etcd.md, "etcd settings").
 //
 // REQUIRES: Load() succeeded before the first Commit() (LockManager does so).
 //

@@ -3,7 +3,7 @@
 // calls from instead of forwarding them to the leader: a lock table of the
 // instance's own (a LockManager over a LockStore in memory), as a standby
 // that "helps" by answering from its own state would. The torture suite's
-// checker must catch it (docs/torture.md).
+// checker must catch it (docs/torture-topologies.md).
 //
 // In production builds MakeStandbyShadow() returns null and holds no code.
 //

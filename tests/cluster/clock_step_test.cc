@@ -4,7 +4,7 @@
 // CLOCK_REALTIME deadline; when the wall clock steps back during that
 // sleep, every gRPC timer behind it (a subchannel's reconnection among
 // them) fires as much later as the step. Found by the torture suite
-// (docs/torture.md): an instance whose clock jumped 19 h ahead for 2 s and
+// (docs/torture-results.md): an instance whose clock jumped 19 h ahead for 2 s and
 // back could not reach etcd again for the rest of the run. The instance
 // now replaces a channel that stopped reconnecting
 // (common/stuck_channel.h).

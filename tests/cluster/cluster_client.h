@@ -37,7 +37,7 @@ class InstanceStub {
 
 // A LockClient over `target` (every instance). Its retries of UNAVAILABLE
 // last the library's call_timeout (15 s), well past a failover (the
-// instances' etcd session TTL and an election), as docs/operations.md
+// instances' etcd session TTL and an election), as docs/operations-etcd.md
 // advises.
 std::unique_ptr<client::LockClient> FailoverClient(const std::string& target);
 

@@ -3,7 +3,7 @@
 # process running (every child has a death signal, child_process.h) and
 # only namespaces named after itself, which the next run (here:
 # --remove_stale_namespaces, what every run does first) removes; nobody
-# else's namespace is touched (docs/torture.md).
+# else's namespace is touched (docs/torture-topologies.md).
 #   crashed_harness_test.sh <fencegate-torture> <work dir>
 set -euo pipefail
 torture="$1"

@@ -125,7 +125,8 @@ struct Topology {
   GatewayStorage storage = GatewayStorage::kSqlite;
   // How long a worker's gateway call may take before its outcome counts as
   // unknown. With several gateways, longer than one can hold a request that
-  // it will still apply (docs/torture.md, "Two gateways on one PostgreSQL").
+  // it will still apply (docs/torture-topologies.md, "Two gateways on one
+  // PostgreSQL").
   absl::Duration gateway_timeout = absl::Seconds(15);
   int lockservices = 1;
   int etcd_members = 0;  // 0: the lock service on SQLite
