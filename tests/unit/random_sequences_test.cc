@@ -19,7 +19,9 @@ using ::fencegate::testing::PlanShard;
 using ::fencegate::testing::PlanShardFromEnv;
 using ::fencegate::testing::RunSequences;
 
-constexpr int kShards = 5;
+// The ctest entries, one per shard, are made from the same number
+// (tests/sequence_tests.cmake).
+constexpr int kShards = FENCEGATE_SEQUENCE_SHARDS;
 constexpr int kLockSequences = 5000;
 constexpr int kFenceSequences = 5000;
 constexpr char kBinary[] = "build/tests/sequence_tests";
