@@ -21,10 +21,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
-#include "pqxx/connection"
-#include "pqxx/nontransaction"
 #include "harness/free_port.h"
 #include "harness/log_file.h"
+#include "pqxx/connection"
+#include "pqxx/nontransaction"
 
 namespace fencegate::testing {
 namespace {
@@ -66,7 +66,8 @@ absl::Status RunToEnd(std::vector<std::string> argv, const std::string& log) {
   absl::StatusOr<int> status = (*process)->Wait(absl::Seconds(120));
   if (!status.ok()) return status.status();
   if (!ExitedCleanly(*status)) {
-    return absl::InternalError(absl::StrCat(options.argv[0], " failed: ", ReadWholeFile(log)));
+    return absl::InternalError(
+        absl::StrCat(options.argv[0], " failed: ", ReadWholeFile(log)));
   }
   return absl::OkStatus();
 }
@@ -76,7 +77,10 @@ class FileLock {
  public:
   explicit FileLock(const std::string& path)
       : fd_(open(path.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644)) {
-    if (fd_ >= 0 && flock(fd_, LOCK_EX) != 0) {
+    if (fd_ < 0) {
+      error_ = errno;
+    } else if (flock(fd_, LOCK_EX) != 0) {
+      error_ = errno;
       close(fd_);
       fd_ = -1;
     }
@@ -87,9 +91,11 @@ class FileLock {
   FileLock(const FileLock&) = delete;
   FileLock& operator=(const FileLock&) = delete;
   bool held() const { return fd_ >= 0; }
+  int error() const { return error_; }  // errno of the failure, if not held
 
  private:
   int fd_;
+  int error_ = 0;
 };
 
 }  // namespace
@@ -185,17 +191,18 @@ absl::Status PostgresServer::CopyTemplate(const std::string& templates) {
     return absl::FailedPreconditionError(bindir_ + "/initdb: no such program");
   }
   const std::string key = absl::StrCat(
-      "initdb-", std::hash<std::string>{}(absl::StrCat(bindir_, "\n", initdb.st_size, "\n",
-                                                       initdb.st_mtim.tv_sec, "\n",
-                                                       absl::StrJoin(InitDbArgs(), "\n"))));
+      "initdb-", std::hash<std::string>{}(absl::StrCat(
+                     bindir_, "\n", initdb.st_size, "\n", initdb.st_mtim.tv_sec, "\n",
+                     absl::StrJoin(InitDbArgs(), "\n"))));
   const std::string cluster = absl::StrCat(templates, "/", key);
   const std::string log = dir_.File("template.log");
   std::error_code error;
   std::filesystem::create_directories(templates, error);
   FileLock lock(cluster + ".lock");
   if (!lock.held()) {
-    return absl::InternalError(absl::StrCat("cannot lock ", cluster,
-                                            ".lock (FENCEGATE_PG_TEMPLATES): ", strerror(errno)));
+    return absl::InternalError(
+        absl::StrCat("cannot lock ", cluster,
+                     ".lock (FENCEGATE_PG_TEMPLATES): ", strerror(lock.error())));
   }
   if (!std::filesystem::exists(cluster + "/PG_VERSION")) {
     // The first server of this key makes the template from its own fresh
@@ -207,7 +214,8 @@ absl::Status PostgresServer::CopyTemplate(const std::string& templates) {
     absl::Status copied = RunToEnd({"/bin/cp", "-a", dir_.File("data"), partial}, log);
     if (!copied.ok()) return copied;
     if (rename(partial.c_str(), cluster.c_str()) != 0) {
-      return absl::InternalError(absl::StrCat("cannot rename ", partial, ": ", strerror(errno)));
+      return absl::InternalError(
+          absl::StrCat("cannot rename ", partial, ": ", strerror(errno)));
     }
     return absl::OkStatus();
   }
@@ -217,7 +225,8 @@ absl::Status PostgresServer::CopyTemplate(const std::string& templates) {
 
 absl::Status PostgresServer::InitDb() {
   const char* templates = std::getenv("FENCEGATE_PG_TEMPLATES");
-  absl::Status status = templates != nullptr && *templates ? CopyTemplate(templates) : RunInitDb();
+  absl::Status status =
+      templates != nullptr && *templates ? CopyTemplate(templates) : RunInitDb();
   if (!status.ok()) return status;
   if (options_.trusted_network.empty()) return absl::OkStatus();
   std::ofstream hba(dir_.File("data/pg_hba.conf"), std::ios::app);
