@@ -34,13 +34,21 @@ if(NOT DEFINED CMAKE_UNITY_BUILD_BATCH_SIZE)
 endif()
 
 # fencegate_generated_apart(target): protoc's files of `target` stay out of
-# its unity batches (each .pb.cc defines the same file-level names).
+# its unity batches (each .pb.cc defines the same file-level names). The
+# ASan and TSan trees compile them without optimization, instrumented the
+# same: lock.pb.cc in 2.6 s of CPU against 7.7 s at -O1 (about 70 s of the
+# asan tree's build and 35 s of the tsan tree's); the fuzz tree keeps -O1,
+# its targets parse wire bytes with them at full speed.
 function(fencegate_generated_apart target)
   get_target_property(sources ${target} SOURCES)
   list(FILTER sources INCLUDE REGEX "\\.pb\\.cc$")
   if(sources)
     set_source_files_properties(${sources} TARGET_DIRECTORY ${target}
       PROPERTIES SKIP_UNITY_BUILD_INCLUSION ON)
+    if(FENCEGATE_SANITIZE STREQUAL "address,undefined" OR FENCEGATE_SANITIZE STREQUAL "thread")
+      set_source_files_properties(${sources} TARGET_DIRECTORY ${target}
+        PROPERTIES COMPILE_OPTIONS -O0)
+    endif()
   endif()
 endfunction()
 
