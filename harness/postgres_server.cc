@@ -56,11 +56,14 @@ absl::StatusOr<std::string> FindBinDir() {
   return absl::StrCat("/usr/lib/postgresql/", best, "/bin");
 }
 
-// Runs `argv` as this process's user and waits for it.
-absl::Status RunToEnd(std::vector<std::string> argv, const std::string& log) {
+// Runs `argv` (as `run_as`: default this process's user) and waits for it;
+// its stderr goes to `log`, quoted in the error if it fails.
+absl::Status RunToEnd(std::vector<std::string> argv, const std::string& log,
+                      RunAs run_as = {}) {
   ChildProcess::Options options;
   options.argv = std::move(argv);
   options.stderr_path = log;
+  options.run_as = run_as;
   absl::StatusOr<std::unique_ptr<ChildProcess>> process = ChildProcess::Start(options);
   if (!process.ok()) return process.status();
   absl::StatusOr<int> status = (*process)->Wait(absl::Seconds(120));
@@ -167,21 +170,14 @@ std::vector<std::string> PostgresServer::InitDbArgs() const {
 }
 
 absl::Status PostgresServer::RunInitDb() {
-  const std::string log = dir_.File("initdb.log");
-  ChildProcess::Options initdb;
-  initdb.argv = {bindir_ + "/initdb", "--pgdata=" + dir_.File("data")};
-  for (std::string& arg : InitDbArgs()) initdb.argv.push_back(std::move(arg));
-  initdb.stderr_path = log;
-  initdb.run_as = run_as_;
-  absl::StatusOr<std::unique_ptr<ChildProcess>> process = ChildProcess::Start(initdb);
-  if (!process.ok()) return process.status();
-  absl::StatusOr<int> status = (*process)->Wait(absl::Seconds(120));
-  if (!status.ok() || !ExitedCleanly(*status)) {
-    return absl::InternalError(
-        absl::StrCat("initdb failed (as root, every parent of ", dir_.path(),
-                     " must be searchable by the postgres user):\n", ReadWholeFile(log)));
-  }
-  return absl::OkStatus();
+  std::vector<std::string> argv = {bindir_ + "/initdb", "--pgdata=" + dir_.File("data")};
+  for (std::string& arg : InitDbArgs()) argv.push_back(std::move(arg));
+  absl::Status status = RunToEnd(std::move(argv), dir_.File("initdb.log"), run_as_);
+  if (status.ok()) return status;
+  return absl::Status(
+      status.code(),
+      absl::StrCat(status.message(), "\n(as root, every parent of ", dir_.path(),
+                   " must be searchable by the postgres user)"));
 }
 
 absl::Status PostgresServer::CopyTemplate(const std::string& templates) {
