@@ -1,5 +1,6 @@
 #include "common/grpc_shutdown.h"
 
+#include <algorithm>
 #include <thread>
 
 #include "absl/synchronization/notification.h"
@@ -68,7 +69,7 @@ void UnaryCallCounter::Ended() {
 }
 
 void ShutdownGrpcServer(grpc::Server& server, const UnaryCallCounter& calls,
-                        absl::Time deadline) {
+                        absl::Time deadline, absl::Duration linger) {
   // Shutdown() stops taking calls at once, then waits for the calls in
   // flight and for every connection to close, idle ones included, until
   // the deadline. The unary calls are what is worth waiting for: once they
@@ -86,9 +87,13 @@ void ShutdownGrpcServer(grpc::Server& server, const UnaryCallCounter& calls,
     done.Notify();
   });
   calls.AwaitNone(deadline);
-  do {
+  // The linger (header comment): Shutdown() returns early if every client
+  // closed its connection.
+  done.WaitForNotificationWithDeadline(std::min(deadline, absl::Now() + linger));
+  while (!done.HasBeenNotified()) {
     grpc_server_cancel_all_calls(server.c_server());
-  } while (!done.WaitForNotificationWithTimeout(absl::Milliseconds(50)));
+    done.WaitForNotificationWithTimeout(absl::Milliseconds(50));
+  }
   shutdown.join();
 }
 

@@ -12,6 +12,16 @@
 // waited for here: each server ends its own (Session streams, WatchFences,
 // parked Acquires: UNAVAILABLE "shutting down") before it calls this.
 //
+// A client may still be writing on a Session stream the server has just
+// ended: it stops once it has read the final status. A connection closed
+// while bytes it sent lie unread is reset (TCP), and a client that had not
+// yet read the status then sees its own write fail ("Broken pipe")
+// instead. So when the server ended Session streams, it first lingers, for
+// up to kLingerAfterEndedStreams (never past `deadline`), while the clients
+// read their statuses and gRPC reads and drops what they sent meanwhile;
+// the linger ends early if every client closes its connection. nginx's
+// lingering close does the same for HTTP.
+//
 // Thread safety: UnaryCallCounter is thread-safe; ShutdownGrpcServer() is
 // called once, from the thread that stops the server.
 #ifndef FENCEGATE_COMMON_GRPC_SHUTDOWN_H_
@@ -47,10 +57,15 @@ class UnaryCallCounter {
   int in_flight_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
+// How long a shutdown that ended Session streams lingers before it closes
+// their connections (above).
+inline constexpr absl::Duration kLingerAfterEndedStreams = absl::Seconds(1);
+
 // See the header comment. `calls` must be the counter the server was
-// started with.
+// started with; `linger` is kLingerAfterEndedStreams if the server ended
+// Session streams, else zero.
 void ShutdownGrpcServer(grpc::Server& server, const UnaryCallCounter& calls,
-                        absl::Time deadline);
+                        absl::Time deadline, absl::Duration linger);
 
 }  // namespace fencegate
 

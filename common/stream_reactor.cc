@@ -28,6 +28,11 @@ void StreamRegistry::CloseAll(const absl::Status& status) {
   for (StreamSession* session : sessions_) session->Close(status);
 }
 
+size_t StreamRegistry::live() {
+  absl::MutexLock lock(&mu_);
+  return sessions_.size();
+}
+
 bool StreamRegistry::AwaitEnded(absl::Time deadline) {
   absl::MutexLock lock(&mu_);
   auto ended = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return sessions_.empty(); };

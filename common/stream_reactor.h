@@ -51,19 +51,23 @@ class StreamRegistry {
   // `status`: each answers what it has read, then ends with it.
   void CloseAll(const absl::Status& status);
 
+  // How many sessions are live now.
+  size_t live();
+
   // Waits until every session has ended: its final status handed to gRPC
   // and its reactor done. False (and a warning logged) if some were still
   // live at `deadline`.
   //
   // Why a shutdown waits: gRPC closes a connection as soon as its last
-  // stream ends after the server's final GOAWAY. A session that ends later
-  // than that (it waits for its last commit) would have its connection
-  // closed while the client, which has not yet read the final status, is
-  // still sending; those unread bytes make the close a TCP reset, and the
-  // client may then see "Broken pipe" instead of the status and the answers
-  // before it. Ended first, the sessions' last bytes go before the GOAWAY
-  // and its PING, so the client has read them by the time the PING is
-  // acknowledged and the connection closes.
+  // stream ends after the server's final GOAWAY, and ShutdownGrpcServer
+  // closes the rest. A session that ends later than that (it waits for its
+  // last commit) would have its connection closed while the client, which
+  // has not yet read the final status, is still sending; those unread
+  // bytes make the close a TCP reset, and the client may then see "Broken
+  // pipe" instead of the status and the answers before it. Ended first,
+  // the sessions' last bytes are on their way before any connection
+  // closes, and ShutdownGrpcServer lingers while the clients read them
+  // (common/grpc_shutdown.h).
   bool AwaitEnded(absl::Time deadline);
 
  private:

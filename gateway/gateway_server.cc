@@ -215,8 +215,9 @@ void GatewayServer::Shutdown() {
   // Streams stop reading, answer what they read, and end; calls already
   // received still reach the store and wait for their commit.
   const absl::Time deadline = absl::Now() + shutdown_grace_;
-  service_->CloseSessions(deadline);
-  ShutdownGrpcServer(*server_, unary_calls_, deadline);
+  const size_t ended = service_->CloseSessions(deadline);
+  ShutdownGrpcServer(*server_, unary_calls_, deadline,
+                     ended > 0 ? kLingerAfterEndedStreams : absl::ZeroDuration());
   server_.reset();
   store_.reset();  // commits and answers anything still queued
   storage_.reset();

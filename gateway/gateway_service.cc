@@ -115,12 +115,14 @@ grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* GatewayServiceImpl:
       &sessions_);
 }
 
-bool GatewayServiceImpl::CloseSessions(absl::Time deadline) {
+size_t GatewayServiceImpl::CloseSessions(absl::Time deadline) {
+  const size_t live = sessions_.live();
   sessions_.CloseAll(absl::UnavailableError(
       "the gateway is shutting down; every request of this stream that got no answer "
       "was not applied: resend it on a new stream, to another instance or after the "
       "restart"));
-  return sessions_.AwaitEnded(deadline);
+  sessions_.AwaitEnded(deadline);
+  return live;
 }
 
 }  // namespace fencegate::gateway

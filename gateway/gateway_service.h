@@ -41,10 +41,11 @@ class GatewayServiceImpl final : public GatewayCallbackService {
       : store_(store), session_limits_(session_limits), sessions_(max_sessions) {}
 
   // Ends every Session stream (now and later) with UNAVAILABLE once it has
-  // answered the requests it read, and waits until all have ended (false:
-  // some were still live at `deadline`). Call before shutting the server
-  // down: StreamRegistry::AwaitEnded() says why the wait.
-  bool CloseSessions(absl::Time deadline);
+  // answered the requests it read, and waits until all have ended or
+  // `deadline` passed. Returns how many were live when it began. Call
+  // before shutting the server down: StreamRegistry::AwaitEnded() says why
+  // the wait.
+  size_t CloseSessions(absl::Time deadline);
 
   grpc::ServerUnaryReactor* Write(grpc::CallbackServerContext* context,
                                   const fencegate::v1::WriteRequest* request,

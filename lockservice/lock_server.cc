@@ -257,11 +257,13 @@ void LockServer::Shutdown() {
   feed_.Close();  // ends WatchFences streams, which would outlast the grace
   // Parked Acquires end with UNAVAILABLE; Session streams stop reading,
   // answer what they read and end with UNAVAILABLE.
+  const size_t ended = sessions_.live();
   if (manager_ != nullptr) manager_->Shutdown();
   if (router_ != nullptr) router_->SetLeader("");  // ends forwarded streams
   const absl::Time deadline = absl::Now() + shutdown_grace_;
   sessions_.AwaitEnded(deadline);  // why: StreamRegistry::AwaitEnded()
-  ShutdownGrpcServer(*server_, unary_calls_, deadline);
+  ShutdownGrpcServer(*server_, unary_calls_, deadline,
+                     ended > 0 ? kLingerAfterEndedStreams : absl::ZeroDuration());
   server_.reset();
   node_.reset();
   service_.reset();

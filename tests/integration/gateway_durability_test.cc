@@ -30,16 +30,17 @@ class GatewayDurabilityTest : public GatewayProcessTest {
  protected:
   void WriteUntilStoppedThenCheck(int signal);
 
-  // After a restart: every acknowledged write of a PipelinedStream is there
-  // with its value, and nothing past the last one sent.
-  void ExpectStreamWritesSurvived(const std::vector<uint64_t>& acked, uint64_t sent) {
+  // After a restart: every acknowledged write of a PipelinedStream on
+  // `resource` is there with its value, and nothing past the last one sent.
+  void ExpectStreamWritesSurvived(const std::string& resource,
+                                  const std::vector<uint64_t>& acked, uint64_t sent) {
     for (uint64_t id : acked) {
-      absl::StatusOr<v1::ReadResponse> read = Read(*stub_, "stream", absl::StrCat("s", id));
+      absl::StatusOr<v1::ReadResponse> read = Read(*stub_, resource, absl::StrCat("s", id));
       ASSERT_TRUE(read.ok()) << read.status();
       EXPECT_TRUE(read->found()) << "acknowledged stream write " << id << " is lost";
       EXPECT_EQ(read->value(), absl::StrCat("v", id));
     }
-    absl::StatusOr<v1::ReadResponse> past = Read(*stub_, "stream", absl::StrCat("s", sent + 1));
+    absl::StatusOr<v1::ReadResponse> past = Read(*stub_, resource, absl::StrCat("s", sent + 1));
     ASSERT_TRUE(past.ok()) << past.status();
     EXPECT_FALSE(past->found());
   }
@@ -230,18 +231,19 @@ using WriteStream =
 
 // One Session stream with up to `depth` writes in flight
 // (testing/pipelined_stream.h): write i puts key "s<i>" = "v<i>" on
-// resource "stream" with token 1; its answers go to `writes`, which must
-// outlive the stream.
+// `resource` with token 1; its answers go to `writes`, which must outlive
+// the stream.
 std::unique_ptr<WriteStream> PipelinedWrites(v1::Gateway::Stub& stub, int depth,
-                                             StreamWrites* writes) {
+                                             StreamWrites* writes,
+                                             std::string resource = "stream") {
   return std::make_unique<WriteStream>(
       [&stub](grpc::ClientContext* ctx) { return stub.Session(ctx); }, depth,
-      [](uint64_t id) {
+      [resource = std::move(resource)](uint64_t id) {
         v1::GatewaySessionRequest message;
         v1::GatewayCall* call = message.add_calls();
         call->set_request_id(id);
         v1::WriteRequest* write = call->mutable_write();
-        write->set_resource("stream");
+        write->set_resource(resource);
         write->set_token(1);
         write->mutable_mutation()->set_key(absl::StrCat("s", id));
         write->mutable_mutation()->set_value(absl::StrCat("v", id));
@@ -269,24 +271,41 @@ TEST_F(GatewayDurabilityTest, KillNineWith32WritesInFlightOnOneStreamLosesNoAckn
   EXPECT_THAT(writes.unexpected, ::testing::IsEmpty());
 
   StartServer();
-  ExpectStreamWritesSurvived(writes.acked, stream->sent());
+  ExpectStreamWritesSurvived("stream", writes.acked, stream->sent());
 }
 
-// A clean stop: the stream answers every write it read, then ends with
-// UNAVAILABLE (resend the rest elsewhere), and the exit is clean.
-TEST_F(GatewayDurabilityTest, SigtermWithAStreamInFlightAnswersWhatItReadThenEndsUnavailable) {
+// A clean stop: each stream answers every write it read, then ends with
+// UNAVAILABLE "shutting down" (resend the rest elsewhere), and the exit is
+// clean. The clients keep writing until they read that status, on
+// connections of their own: closed before they read it, a connection
+// would be reset and its client see "Broken pipe" (common/grpc_shutdown.h).
+TEST_F(GatewayDurabilityTest, SigtermWithStreamsInFlightAnswersWhatTheyReadThenEndUnavailable) {
   StartServer({"--shutdown_grace=10s"});
-  StreamWrites writes;
-  std::unique_ptr<WriteStream> stream = PipelinedWrites(*stub_, /*depth=*/32, &writes);
-  ASSERT_TRUE(stream->WaitUntil([&] { return writes.acked.size() >= 300; }));
+  constexpr int kStreams = 4;
+  std::vector<std::unique_ptr<Stub>> stubs;
+  std::vector<StreamWrites> writes(kStreams);
+  std::vector<std::unique_ptr<WriteStream>> streams;
+  for (int i = 0; i < kStreams; ++i) {
+    stubs.push_back(NewStub());
+    streams.push_back(PipelinedWrites(*stubs.back(), /*depth=*/32, &writes[i],
+                                      absl::StrCat("stream", i)));
+  }
+  for (int i = 0; i < kStreams; ++i) {
+    ASSERT_TRUE(streams[i]->WaitUntil([&] { return writes[i].acked.size() >= 100; }));
+  }
   EXPECT_THAT(server_->Terminate(), IsOk());
-  grpc::Status status = stream->Join();
-  EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE) << status.error_message();
-  EXPECT_THAT(status.error_message(), ::testing::HasSubstr("shutting down"));
-  EXPECT_THAT(writes.unexpected, ::testing::IsEmpty());
+  for (int i = 0; i < kStreams; ++i) {
+    grpc::Status status = streams[i]->Join();
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE) << status.error_message();
+    EXPECT_THAT(status.error_message(), ::testing::HasSubstr("shutting down")) << i;
+    EXPECT_THAT(writes[i].unexpected, ::testing::IsEmpty());
+  }
 
   StartServer();
-  ExpectStreamWritesSurvived(writes.acked, stream->sent());
+  for (int i = 0; i < kStreams; ++i) {
+    ExpectStreamWritesSurvived(absl::StrCat("stream", i), writes[i].acked,
+                               streams[i]->sent());
+  }
 }
 
 }  // namespace

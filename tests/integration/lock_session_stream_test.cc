@@ -19,6 +19,7 @@
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "tests/testing/lock_session_calls.h"
+#include "tests/testing/own_channel.h"
 #include "tests/testing/pipelined_stream.h"
 #include "harness/server_process.h"
 #include "tests/testing/status_matchers.h"
@@ -137,12 +138,14 @@ using AcquireStream =
 // "h" for 10 minutes; its answers go to `grants`, which must outlive the
 // stream.
 std::unique_ptr<AcquireStream> PipelinedAcquires(v1::LockService::Stub& stub, int depth,
-                                                 StreamGrants* grants) {
+                                                 StreamGrants* grants,
+                                                 std::string prefix = "s") {
   return std::make_unique<AcquireStream>(
       [&stub](grpc::ClientContext* ctx) { return stub.Session(ctx); }, depth,
-      [](uint64_t id) {
+      [prefix = std::move(prefix)](uint64_t id) {
         v1::LockSessionRequest message;
-        *message.add_calls() = AcquireCall(id, absl::StrCat("s", id), "h", absl::Minutes(10));
+        *message.add_calls() =
+            AcquireCall(id, absl::StrCat(prefix, id), "h", absl::Minutes(10));
         return message;
       },
       [grants](const v1::LockSessionResponse& response) {
@@ -186,32 +189,50 @@ TEST_F(LockSessionStreamTest, KillNineWith32AcquiresInFlightOnOneStreamLosesNoGr
   EXPECT_GT(response.token(), largest);
 }
 
+// The clients keep sending until they read the final status, each on a
+// connection of its own: closed before they read it, a connection would be
+// reset and its client see "Broken pipe" (common/grpc_shutdown.h).
 TEST_F(LockSessionStreamTest,
-       SigtermWithAStreamInFlightAnswersWhatItReadThenEndsUnavailable) {
+       SigtermWithStreamsInFlightAnswersWhatTheyReadThenEndUnavailable) {
   StartServer({"--shutdown_grace=10s"});
-  StreamGrants grants;
-  std::unique_ptr<AcquireStream> stream = PipelinedAcquires(*stub_, /*depth=*/32, &grants);
-  ASSERT_TRUE(stream->WaitUntil([&] { return grants.granted.size() >= 300; }));
+  constexpr int kStreams = 4;
+  std::vector<std::unique_ptr<v1::LockService::Stub>> stubs;
+  std::vector<StreamGrants> grants(kStreams);
+  std::vector<std::unique_ptr<AcquireStream>> streams;
+  auto prefix = [](int i) { return absl::StrCat("s", i, "-"); };
+  for (int i = 0; i < kStreams; ++i) {
+    auto channel = testing::OwnChannel(server_->address());
+    ASSERT_TRUE(channel.ok()) << channel.status();
+    stubs.push_back(v1::LockService::NewStub(*channel));
+    streams.push_back(PipelinedAcquires(*stubs.back(), /*depth=*/32, &grants[i], prefix(i)));
+  }
+  for (int i = 0; i < kStreams; ++i) {
+    ASSERT_TRUE(streams[i]->WaitUntil([&] { return grants[i].granted.size() >= 100; }));
+  }
   EXPECT_THAT(server_->Terminate(), IsOk());
-  grpc::Status status = stream->Join();
-  EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE) << status.error_message();
-  EXPECT_THAT(status.error_message(), ::testing::HasSubstr("shutting down"));
-  // A call read during the shutdown may be refused, with UNAVAILABLE.
-  for (const auto& [id, result] : grants.refused) {
-    EXPECT_EQ(result.error().code(), grpc::StatusCode::UNAVAILABLE)
-        << result.ShortDebugString();
+  for (int i = 0; i < kStreams; ++i) {
+    grpc::Status status = streams[i]->Join();
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE) << status.error_message();
+    EXPECT_THAT(status.error_message(), ::testing::HasSubstr("shutting down")) << i;
+    // A call read during the shutdown may be refused, with UNAVAILABLE.
+    for (const auto& [id, result] : grants[i].refused) {
+      EXPECT_EQ(result.error().code(), grpc::StatusCode::UNAVAILABLE)
+          << result.ShortDebugString();
+    }
   }
 
   StartServer();
-  const std::map<uint64_t, uint64_t>& granted = grants.granted;
-  for (uint64_t id = 1; id <= stream->sent(); ++id) {
-    ASSERT_OK_AND_ASSIGN(v1::DescribeResponse held, Describe(absl::StrCat("s", id)));
-    auto grant = granted.find(id);
-    if (grant == granted.end()) {
-      EXPECT_FALSE(held.held()) << "Acquire " << id << " got no grant but was applied";
-    } else {
-      EXPECT_TRUE(held.held()) << "acknowledged grant " << id << " is lost";
-      EXPECT_EQ(held.token(), grant->second) << id;
+  for (int i = 0; i < kStreams; ++i) {
+    const std::map<uint64_t, uint64_t>& granted = grants[i].granted;
+    for (uint64_t id = 1; id <= streams[i]->sent(); ++id) {
+      ASSERT_OK_AND_ASSIGN(v1::DescribeResponse held, Describe(absl::StrCat(prefix(i), id)));
+      auto grant = granted.find(id);
+      if (grant == granted.end()) {
+        EXPECT_FALSE(held.held()) << "Acquire " << id << " got no grant but was applied";
+      } else {
+        EXPECT_TRUE(held.held()) << "acknowledged grant " << id << " is lost";
+        EXPECT_EQ(held.token(), grant->second) << id;
+      }
     }
   }
 }
