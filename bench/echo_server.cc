@@ -1,9 +1,15 @@
-// fencegate-echo-server: answers Echo.Call with the request, nothing else,
-// on the gRPC callback API. The benchmark's empty-call ceiling.
+// fencegate-echo-server: answers Echo.Call with the request, and every
+// message of an Echo.Stream with itself (in order, many in flight), nothing
+// else, on the gRPC callback API. The benchmark's empty-call ceilings: the
+// unary call (the C++ load generator's grpc-empty) and the stream
+// (bench/python/'s python-echo, the shape of the Session streams).
+#include <chrono>
 #include <cstdlib>
+#include <deque>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
+#include "absl/synchronization/mutex.h"
 #include "common/build_info.h"
 #include "common/log.h"
 #include "common/server_setup.h"
@@ -16,6 +22,72 @@ ABSL_FLAG(std::string, port_file, "", "write the bound port here once serving");
 
 namespace {
 
+using fencegate::bench::EchoMessage;
+
+// One Echo.Stream: reads go on while answers are written, one write at a
+// time (the callback API's rule), oldest first. Finishes once the client
+// has ended its side and every answer is written (or a write failed: the
+// client is gone). Reactions run on gRPC's threads, so the queue and the
+// flags are guarded; deletes itself when gRPC is done with it.
+class EchoStream final : public grpc::ServerBidiReactor<EchoMessage, EchoMessage> {
+ public:
+  EchoStream() { StartRead(&in_); }
+
+  void OnReadDone(bool ok) override {
+    absl::MutexLock lock(&mu_);
+    if (!ok) {
+      reads_done_ = true;
+      MaybeFinish();
+      return;
+    }
+    if (!write_failed_) {
+      answers_.push_back(std::move(in_));
+      if (!writing_) WriteNext();
+    }
+    in_.Clear();
+    StartRead(&in_);
+  }
+
+  void OnWriteDone(bool ok) override {
+    absl::MutexLock lock(&mu_);
+    writing_ = false;
+    answers_.pop_front();
+    if (!ok) {
+      write_failed_ = true;
+      answers_.clear();
+    }
+    if (!answers_.empty()) {
+      WriteNext();
+    } else {
+      MaybeFinish();
+    }
+  }
+
+  void OnDone() override { delete this; }
+
+ private:
+  // Deque: the front's address stays valid while more are pushed behind it.
+  void WriteNext() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    writing_ = true;
+    StartWrite(&answers_.front());
+  }
+
+  void MaybeFinish() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (reads_done_ && !writing_ && !finished_) {
+      finished_ = true;
+      Finish(grpc::Status::OK);
+    }
+  }
+
+  EchoMessage in_;  // only the one read in flight touches it
+  absl::Mutex mu_;
+  std::deque<EchoMessage> answers_ ABSL_GUARDED_BY(mu_);
+  bool writing_ ABSL_GUARDED_BY(mu_) = false;
+  bool reads_done_ ABSL_GUARDED_BY(mu_) = false;
+  bool write_failed_ ABSL_GUARDED_BY(mu_) = false;
+  bool finished_ ABSL_GUARDED_BY(mu_) = false;
+};
+
 class EchoService final : public fencegate::bench::Echo::CallbackService {
   grpc::ServerUnaryReactor* Call(grpc::CallbackServerContext* context,
                                  const fencegate::bench::EchoMessage* request,
@@ -24,6 +96,11 @@ class EchoService final : public fencegate::bench::Echo::CallbackService {
     grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
     reactor->Finish(grpc::Status::OK);
     return reactor;
+  }
+
+  grpc::ServerBidiReactor<EchoMessage, EchoMessage>* Stream(
+      grpc::CallbackServerContext* /*context*/) override {
+    return new EchoStream();
   }
 };
 
@@ -47,6 +124,7 @@ int main(int argc, char** argv) {
   if (!fencegate::WritePortFile(absl::GetFlag(FLAGS_port_file), port).ok()) return EXIT_FAILURE;
   fencegate::LogInfo("%s serving on port %d", fencegate::VersionLine(), port);
   fencegate::WaitForShutdownSignal();
-  server->Shutdown();
+  // Streams a client left open are cancelled after a second.
+  server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1));
   return EXIT_SUCCESS;
 }
