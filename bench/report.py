@@ -19,7 +19,9 @@ Standard library only. The results schema (each entry of "results"):
               | sql-fenced, sql-plain (a write to a PostgreSQL table of the
               user's own, with and without the SQL fencing API's
               fencegate_fence, --storage postgres)
-              | etcd | redis | grpc-empty
+              | etcd | redis | grpc-empty | python-fencegate, python-redis,
+              python-echo (bench/python/loadgen.py: fencegate.aio, redis.asyncio,
+              a grpc.aio stream to the echo server; bench/report_python.py)
   durability  fsync (acknowledged only after fsync) | everysec (Redis,
               NOT durable) | none (the empty call)
   workload    lock_cycle | fenced_write | handoff | pipelined_write (one
@@ -43,6 +45,7 @@ import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import report_python  # noqa: E402
 import scale_report  # noqa: E402 (bench/, beside this file)
 
 SYSTEM_ORDER = [
@@ -99,7 +102,8 @@ HOW_TO_RUN = """\
 ## How to run
 
 ```
-./scripts/bench                       # full run, ~11 minutes: every system, 3 runs per point
+./scripts/bench                       # full run, ~12 minutes: every system, 3 runs per point
+./scripts/bench --systems=python      # only the Python client's points (~1 min)
 ./scripts/bench --systems=fencegate,etcd,redis --workloads=shared_cycle,rw_mix,multi_cycle
                                       # only the lock kinds' points (~3 min)
 ./scripts/bench --quick               # 1 run of 0.5 s per point, < 2 minutes (smoke, not for comparison)
@@ -115,7 +119,7 @@ ctest --test-dir build -L bench       # the smoke test: --quick against fencegat
 ```
 
 `./scripts/bench` installs what is missing from Debian (etcd-server, etcd-client,
-redis-server, libhiredis-dev), builds, starts every server on 127.0.0.1 with free
+redis-server, libhiredis-dev, python3-redis), builds, starts every server on 127.0.0.1 with free
 ports and its data in one temp dir, runs, stops exactly the processes it started
 (by PID, also on Ctrl-C), writes `bench/results/latest.json` (not committed) and,
 for a full run of every system, regenerates this page and `docs/benchmarks.svg`
@@ -766,6 +770,7 @@ def render_markdown(doc, analysis, old_scale=""):
     if f:
         add(f"| 4 KiB pwrite + fdatasync loop | 1 | {fmt_ops(f['ops_per_s'])} | "
             f"{fmt_ms(f['p50_us'])} | {fmt_ms(f['p99_us'])} | - |")
+    lines.extend(report_python.section(doc, sys.modules[__name__]))
     add("")
     # The Scale section: from this file's "scale", else the page's own.
     if doc.get("scale"):
@@ -776,6 +781,7 @@ def render_markdown(doc, analysis, old_scale=""):
         add("")
     add(HOW_TO_RUN)
     add(METHOD)
+    add(report_python.METHOD)
     add(ANALYSIS_BEGIN)
     add(analysis.strip("\n") if analysis else "\n(no analysis written yet)\n")
     add(ANALYSIS_END)
