@@ -5,12 +5,14 @@ add_executable(e2e_tests
   e2e/cli_test.cc
   e2e/client_outage_test.cc
   e2e/client_reconnect_test.cc
+  e2e/client_scenarios_test.cc
   e2e/e2e_fixture.cc
   e2e/fencing_scenarios_test.cc
   e2e/grant_time_fencing_test.cc
   e2e/lease_loss_test.cc
   e2e/lock_semantics_test.cc
   e2e/prometheus_test.cc
+  e2e/scenario_file.cc
   e2e/signed_tokens_test.cc
   e2e/status_page_browser_test.cc
   e2e/tls_test.cc)
@@ -26,12 +28,27 @@ target_compile_definitions(e2e_tests PRIVATE
   FENCEGATE_LOCKSERVICE_BIN="$<TARGET_FILE:fencegate-lockservice>"
   FENCEGATE_GATEWAY_BIN="$<TARGET_FILE:fencegate-gateway>"
   FENCEGATE_CLI_BIN="$<TARGET_FILE:fencegate>"
-  FENCEGATE_DEMO_CLIENT_BIN="$<TARGET_FILE:fencegate-demo-client>")
+  FENCEGATE_DEMO_CLIENT_BIN="$<TARGET_FILE:fencegate-demo-client>"
+  # client_scenarios_test.cc plays the scenarios the Python client's
+  # tests play too (clients/python/tests/test_scenarios.py).
+  FENCEGATE_CLIENT_SCENARIOS_JSON="${CMAKE_SOURCE_DIR}/tests/scenarios/client_scenarios.json")
+# Compiled alone: its anonymous namespace has short, common names.
+set_source_files_properties(e2e/client_scenarios_test.cc e2e/scenario_file.cc PROPERTIES
+  SKIP_UNITY_BUILD_INCLUSION ON)
 add_dependencies(e2e_tests
   fencegate-lockservice fencegate-gateway fencegate fencegate-demo-client)
 gtest_discover_tests(e2e_tests
   DISCOVERY_TIMEOUT 60
+  TEST_FILTER "-scenarios/*"
   PROPERTIES LABELS e2e TIMEOUT 120)
+# The client scenarios (client_scenarios_test.cc; a gtest per scenario of
+# tests/scenarios/client_scenarios.json, named after it) in one process:
+# its servers start once (about 1 s) instead of once per scenario (20 s of
+# test time for 18). The file is read when the binary runs, so a scenario
+# added to it runs without a rebuild.
+add_test(NAME e2e.client_scenarios
+  COMMAND e2e_tests --gtest_filter=scenarios/*)
+set_tests_properties(e2e.client_scenarios PROPERTIES LABELS e2e TIMEOUT 120)
 fencegate_test_targets(LABELS e2e TARGETS e2e_tests fencegate-demo)
 
 # The demo (what ./scripts/demo runs after building) must come out as
