@@ -46,7 +46,11 @@ absl::Status ReadError(absl::string_view what, const absl::Status& cause) {
 
 FencedStore::FencedStore(StorageBackend* backend, const GatewayLimits& limits,
                          const TokenSigner* signer, const StoreMetrics* metrics)
-    : backend_(backend), limits_(limits), signer_(signer), metrics_(metrics) {
+    : test_backend_(TestBuildBackend(backend)),
+      backend_(test_backend_ != nullptr ? test_backend_.get() : backend),
+      limits_(limits),
+      signer_(signer),
+      metrics_(metrics) {
   commits_ = std::make_unique<GroupCommitQueue<Item>>(
       [this](std::vector<Item>& batch) { Flush(batch); }, limits.max_batch,
       "fg-gw-commit");

@@ -125,6 +125,12 @@ class FencedStore {
         done;
   };
 
+  // The link seam of the torture suite's test builds: the backend to decide
+  // through instead of `backend`, or null for `backend` itself. Production
+  // links fenced_store_seams.cc, which always says null; the test builds
+  // link tests/torture/planted_gateway_bugs.cc in its place, whose wrapper
+  // plants the bug --planted_bug names.
+  static std::unique_ptr<StorageBackend> TestBuildBackend(StorageBackend* backend);
   absl::Status CheckSignature(absl::string_view resource, uint64_t token, LeaseMode mode,
                               const SignatureView& signature) const;
   // Queues `item`, or answers it at once if the store is closed or full.
@@ -140,6 +146,8 @@ class FencedStore {
   void Count(StoreMetrics::Rpc rpc, const absl::Status& status) const;
   void CountStorageError(StoreMetrics::Stage stage) const;
 
+  // What TestBuildBackend() made, if anything (test builds); backend_ is it then.
+  const std::unique_ptr<StorageBackend> test_backend_;
   StorageBackend* const backend_;
   const GatewayLimits limits_;
   const TokenSigner* const signer_;  // null: unsigned tokens

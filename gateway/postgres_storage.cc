@@ -173,11 +173,6 @@ absl::Status PostgresStorage::Apply(const FencedOp& op, OpResult* result) {
       return absl::OkStatus();
     }
     const ApplyArgs args = ApplyArgsOf(op);
-    if (FENCEGATE_PLANTED_BUG("gateway_accepts_max_minus_one")) {  // test builds only
-      batch_->exec_params0("UPDATE fencegate_resources SET max_token = $2 "  // lowered
-                           "WHERE name = $1 AND max_token = $2 + 1",        // to accept
-                           std::string(op.resource), I64(op.token));
-    }
     const pqxx::row row = batch_->exec_prepared1(
         "fg_apply", std::string(op.resource), I64(op.token), args.kind, args.keys,
         args.value_sizes, pqxx::binarystring(args.values.data(), args.values.size()),

@@ -86,9 +86,6 @@ absl::StatusOr<std::unique_ptr<SqliteStorage>> SqliteStorage::Open(
   if (format->migrated()) {
     LogInfo("SQLite storage %s: state now in %s", path, format->Describe());
   }
-  if (FENCEGATE_PLANTED_BUG("gateway_fence_only_in_memory")) {  // test builds only
-    (*writer)->Exec("UPDATE resources SET max_token = 0").IgnoreError();
-  }
   absl::StatusOr<std::unique_ptr<SqliteReaderPool>> pool =
       SqliteReaderPool::Open(path, readers < 1 ? 1 : readers);
   if (!pool.ok()) return pool.status();
@@ -142,22 +139,10 @@ absl::Status SqliteStorage::Decide(const FencedOp& op, OpResult* result) {
   uint64_t revision = 0;
   absl::Status status = LoadResource(op.resource, &fence, &revision);
   if (!status.ok()) return status;
-  if (FENCEGATE_PLANTED_BUG("gateway_fence_check_separate_transaction")) {  // test builds only
-    fence = DescribeCommitted(op.resource).value_or(ResourceStats{}).max_token;
-  }
-  if (FENCEGATE_PLANTED_BUG("gateway_accepts_max_minus_one") && op.token + 1 == fence) {
-    fence = op.token;  // test builds only
-  }
   result->max_token = fence;
-  const bool unfenced =  // test builds only
-      FENCEGATE_PLANTED_BUG("gateway_shared_read_unfenced") &&
-      op.kind == OpKind::kSharedRead;
-  if (op.token < fence && !unfenced) {
+  if (op.token < fence) {
     result->outcome = Outcome::kStaleToken;
     return absl::OkStatus();
-  }
-  if (FENCEGATE_PLANTED_BUG("gateway_fenced_read_no_raise") && op.kind == OpKind::kRead) {
-    fence = op.token;  // test builds only
   }
   switch (op.kind) {
     case OpKind::kWrite:

@@ -23,7 +23,8 @@ const LockManagerMetrics kNoMetrics;
 LockManager::LockManager(LockStore* store, Clock* clock, const LockLimits& limits,
                          FenceFeed* feed, const LockManagerMetrics* metrics)
     : lifeline_(std::make_shared<Lifeline>()),
-      store_(store),
+      test_store_(TestBuildStore(store)),
+      store_(test_store_ != nullptr ? test_store_.get() : store),
       clock_(clock),
       limits_(limits),
       feed_(feed),

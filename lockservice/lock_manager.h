@@ -142,8 +142,9 @@ namespace fencegate::lockservice {
 // identity `caller`: the holder is the identity itself or "<identity>/...".
 bool HeldBy(absl::string_view holder, absl::string_view caller);
 
-struct Waiter;    // a parked Acquire (wait_queue.h)
-class WaitQueue;  // one resource's queue of them (wait_queue.h)
+struct GrantFacts;  // what the grant rule decides by (grant_rule.h)
+struct Waiter;      // a parked Acquire (wait_queue.h)
+class WaitQueue;    // one resource's queue of them (wait_queue.h)
 
 class LockManager {
  public:
@@ -253,6 +254,13 @@ class LockManager {
 
   LockManager(LockStore* store, Clock* clock, const LockLimits& limits, FenceFeed* feed,
               const LockManagerMetrics* metrics);
+  // The link seam of the torture suite's test builds: the store to use
+  // instead of `store`, or null for `store` itself. Production links
+  // lock_manager_seams.cc, where all three seams (this one, CanGrant and
+  // RefuseTryMany) are thin calls of what they decide with; the test builds
+  // link tests/torture/planted_lock_bugs.cc in its place, which plants the
+  // bug --planted_bug names around the same calls.
+  static std::unique_ptr<LockStore> TestBuildStore(LockStore* store);
 
   // Runs fn(*this) at `deadline` unless the manager is gone by then.
   Clock::TimerId SetTimer(absl::Time deadline,
@@ -292,8 +300,11 @@ class LockManager {
   // semaphore, or a read-write lock; or a semaphore of another size).
   absl::Status CheckKind(const AcquireArgs& args, const Resource& r) const;
   // Whether a request of `mode` by `holder` may be granted a new lease on
-  // `r` now, the queue aside (kShared by the exclusive holder: a downgrade).
+  // `r` now, the queue aside (kShared by the exclusive holder: a downgrade):
+  // the grant rule over GrantFactsOf(). A link seam (lock_manager_seams.cc).
   bool CanGrant(const Resource& r, const std::string& holder, LeaseMode mode) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  GrantFacts GrantFactsOf(const Resource& r, const std::string& holder) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The lease a request of `mode` by `holder` re-enters (the holder's own
   // lease of that kind), or null.
@@ -427,6 +438,17 @@ class LockManager {
   absl::Status AcquireManyLocked(CallId id, const MultiAcquireArgs& args,
                                  Callback<MultiAcquireResult>& done)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // A try-lock of `args.resources` (`rs`, in that order) found rs[busy]
+  // taken: grants nothing and answers through ReplyTryManyRefused(). A link
+  // seam (lock_manager_seams.cc).
+  void RefuseTryMany(const MultiAcquireArgs& args, const std::vector<Resource*>& rs,
+                     size_t busy, Callback<MultiAcquireResult> done)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Answers a refused try-lock of several resources: not acquired, because
+  // of `name` (`r`).
+  void ReplyTryManyRefused(const std::string& name, const Resource& r,
+                           Callback<MultiAcquireResult> done)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Whether the request of `mode` by `holder` for `r` fits now, at its
   // place `w` (null: not queued): a lease it re-enters, or a new lease
   // that CanGrant() allows with nobody ahead of it.
@@ -512,6 +534,8 @@ class LockManager {
   };
   const std::shared_ptr<Lifeline> lifeline_;
 
+  // What TestBuildStore() made, if anything (test builds); store_ is it then.
+  const std::unique_ptr<LockStore> test_store_;
   LockStore* const store_;
   Clock* const clock_;
   const LockLimits limits_;

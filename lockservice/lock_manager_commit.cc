@@ -151,14 +151,6 @@ void LockManager::Flush(std::vector<CommitItem>& batch) {
   if (rows.leases.empty() && rows.holds.empty() && rows.fence_positions.empty()) {
     rows.last_token = 0;
   }
-  if (FENCEGATE_PLANTED_BUG("lock_token_replied_before_commit")) {  // test builds only
-    for (CommitItem& item : batch) {
-      auto* delivery = std::get_if<Delivery>(&item.change);
-      if (delivery != nullptr && *delivery && item.epoch == epoch) {
-        std::exchange(*delivery, nullptr)(absl::OkStatus());
-      }
-    }
-  }
   const auto commit_start = std::chrono::steady_clock::now();
   absl::Status commit = store_->Commit(rows);
   if (metrics_->commit_seconds != nullptr) {
@@ -237,8 +229,6 @@ class LockManager::Restorer final : public LoadSink {
   }
   void OnLease(LeaseRecord& record) override {
     m_.mu_.AssertHeld();
-    // test builds only:
-    if (FENCEGATE_PLANTED_BUG("lock_leases_forgotten_on_restart")) return;
     m_.RestoreLease(record, now_);
   }
   void OnWaiter(WaiterRecord& record) override {

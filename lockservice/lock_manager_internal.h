@@ -1,8 +1,10 @@
 // The private state of LockManager (lock_manager.h) and what the files
 // that implement it share: lock_manager.cc (the calls and the lifecycle),
 // lock_manager_renew_release.cc, lock_manager_leases.cc,
-// lock_manager_queues.cc, lock_manager_kinds.cc, lock_manager_multi.cc and
-// lock_manager_commit.cc. Include it only there.
+// lock_manager_queues.cc, lock_manager_kinds.cc, lock_manager_multi.cc,
+// lock_manager_commit.cc and lock_manager_seams.cc, and the torture suite's
+// stand-in for the last (tests/torture/planted_lock_bugs.cc). Include it
+// only there.
 //
 // Thread safety: everything here is guarded by LockManager::mu_ (the
 // member functions say so in lock_manager.h).

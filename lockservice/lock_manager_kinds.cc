@@ -5,7 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/errors.h"
-#include "common/test_hooks.h"
+#include "lockservice/grant_rule.h"
 #include "lockservice/lock_manager.h"
 #include "lockservice/lock_manager_internal.h"
 
@@ -49,26 +49,16 @@ absl::Status LockManager::CheckKind(const AcquireArgs& args, const Resource& r) 
   return absl::OkStatus();
 }
 
-bool LockManager::CanGrant(const Resource& r, const std::string& holder,
-                           LeaseMode mode) const {
-  const size_t shared = SharedCount(r);
-  const bool delayed = clock_->Now() < r.delay_until.get();
-  switch (mode) {
-    case LeaseMode::kExclusive:
-      return !r.lease && shared == 0 && !delayed;
-    case LeaseMode::kShared: {
-      // test builds only: the planted bug lets readers in beside a writer.
-      const bool beside = FENCEGATE_PLANTED_BUG("lock_shared_beside_exclusive");
-      return (!r.lease || r.lease->holder == holder || beside) &&
-             shared < limits_.max_holders_per_resource && !delayed;
-    }
-    case LeaseMode::kPermit: {
-      // test builds only: the planted bug grants one permit too many.
-      const size_t extra = FENCEGATE_PLANTED_BUG("lock_permit_past_n") ? 1 : 0;
-      return r.shared != nullptr && shared < r.shared->permits + extra;
-    }
-  }
-  return false;
+GrantFacts LockManager::GrantFactsOf(const Resource& r, const std::string& holder) const {
+  GrantFacts facts;
+  facts.exclusive_held = r.lease.has_value();
+  facts.exclusive_is_askers = r.lease && r.lease->holder == holder;
+  facts.shared = SharedCount(r);
+  facts.has_shared_holds = r.shared != nullptr;
+  facts.permits = r.shared != nullptr ? r.shared->permits : 0;
+  facts.delayed = clock_->Now() < r.delay_until.get();
+  facts.max_holders = limits_.max_holders_per_resource;
+  return facts;
 }
 
 LockManager::HeldLease* LockManager::ReentrantLease(Resource& r,

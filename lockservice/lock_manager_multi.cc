@@ -16,7 +16,6 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "common/errors.h"
-#include "common/test_hooks.h"
 #include "common/validation.h"
 #include "lockservice/lock_manager.h"
 #include "lockservice/lock_manager_internal.h"
@@ -141,19 +140,7 @@ absl::Status LockManager::AcquireManyLocked(CallId id, const MultiAcquireArgs& a
     return absl::OkStatus();
   }
   if (args.wait == absl::ZeroDuration()) {
-    if (FENCEGATE_PLANTED_BUG("lock_multi_partial_grant")) {  // test builds only
-      for (size_t i = 0; i < busy; ++i) {
-        Grant(args.resources[i], *rs[i], args.holder, args.mode, args.ttl,
-              args.request_id, [](absl::StatusOr<AcquireResult>) {}, args.listener);
-      }
-    }
-    MultiAcquireResult refused;
-    refused.busy_resource = args.resources[busy];
-    refused.busy = NotAcquired(*rs[busy]);
-    Count(metrics_->not_granted[refused.busy.reason == NotAcquiredReason::kLockDelay
-                                    ? LockManagerMetrics::kLockDelay
-                                    : LockManagerMetrics::kHeld]);
-    Reply(std::move(done), absl::StatusOr<MultiAcquireResult>(std::move(refused)));
+    RefuseTryMany(args, rs, busy, std::move(done));
     forget_all();
     return absl::OkStatus();
   }
@@ -195,6 +182,17 @@ absl::Status LockManager::AcquireManyLocked(CallId id, const MultiAcquireArgs& a
   ArmTimer(wait_timer_, wait_deadlines_, &LockManager::OnWaitTimer);
   parked_many_.emplace(id, std::move(call));
   return absl::OkStatus();
+}
+
+void LockManager::ReplyTryManyRefused(const std::string& name, const Resource& r,
+                                      Callback<MultiAcquireResult> done) {
+  MultiAcquireResult refused;
+  refused.busy_resource = name;
+  refused.busy = NotAcquired(r);
+  Count(metrics_->not_granted[refused.busy.reason == NotAcquiredReason::kLockDelay
+                                  ? LockManagerMetrics::kLockDelay
+                                  : LockManagerMetrics::kHeld]);
+  Reply(std::move(done), absl::StatusOr<MultiAcquireResult>(std::move(refused)));
 }
 
 bool LockManager::FitsNow(Resource& r, const std::string& holder, LeaseMode mode,
