@@ -243,6 +243,24 @@ def test_an_async_stale_token_is_raised_at_once_never_retried(lockservice, gatew
     run(main())
 
 
+def test_async_concurrent_large_puts_fit_the_servers_message_limit(lockservice, gateway,
+                                                                    resource):
+    # Calls made together share a message (fencegate/aio/_session.py); 40
+    # puts of 512 KiB in one would be 20 MiB, past the gateway's receive
+    # limit, which would end the stream and fail them all.
+    async def main():
+        async with fencegate.aio.LockClient(lockservice.address) as locks, \
+                fencegate.aio.GatewayClient(gateway.address) as gw:
+            async with locks.lock(resource, ttl=30) as lease:
+                value = bytes(512 * 1024)
+                results = await asyncio.gather(
+                    *(gw.put(lease, f"big{i}", value) for i in range(40)))
+                assert len({r.version for r in results}) == 40
+                assert (await gw.get(lease, "big39")).value == value
+
+    run(main())
+
+
 def test_async_pipelined_puts_take_effect_in_order(lockservice, gateway, resource):
     async def main():
         async with fencegate.aio.LockClient(lockservice.address) as locks, \

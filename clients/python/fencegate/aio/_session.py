@@ -9,6 +9,13 @@ goes on a fresh channel (as fencegate._util.Connection, for the same
 reason: grpc cannot reset its reconnection backoff); old channels are
 closed with the session.
 
+Calls made while a message is being written wait in an outbox and go out
+together in the next message (a message holds many calls: the protocol's
+``repeated calls``), up to MAX_CALLS_PER_MESSAGE and about
+MAX_BYTES_PER_MESSAGE. Each grpc.aio write costs about as much client CPU
+as a whole round trip of an empty message, so under concurrency the cost
+of the stream is shared by the calls of a message rather than paid by each.
+
 For one event loop's tasks only (not thread-safe). Internal.
 """
 
@@ -27,10 +34,30 @@ from fencegate._util import TLS, RetryPolicy
 from fencegate.errors import (DeadlineExceeded, FencegateError, Unavailable, from_rpc_error,
                               from_rpc_status)
 
+# Bounds of one message's calls: well under the servers' defaults (256
+# calls, --max_stream_in_flight; 4 MiB, gRPC's receive limit of the lock
+# service). A single call larger than the byte bound goes alone.
+MAX_CALLS_PER_MESSAGE = 64
+MAX_BYTES_PER_MESSAGE = 1 << 20
+
 CHANNEL_OPTIONS = [
     ("grpc.initial_reconnect_backoff_ms", 100),
     ("grpc.max_reconnect_backoff_ms", 1000),
 ]
+
+
+class _Stream:
+    """One Session stream: the grpc.aio call, its calls waiting for their
+    answers (by request id), and its outbox of calls not yet written, each
+    with its future; ``writing`` while a writer task drains the outbox."""
+
+    __slots__ = ("call", "pending", "outbox", "writing")
+
+    def __init__(self, call: Any) -> None:
+        self.call = call
+        self.pending: dict[int, asyncio.Future] = {}
+        self.outbox: list[tuple[Any, asyncio.Future]] = []
+        self.writing = False
 
 
 class AioSession:
@@ -61,16 +88,16 @@ class AioSession:
         self.stub = stub_class(self.channel)
         self._retired: list = []  # old channels, closed with the session
         self._places = asyncio.Semaphore(max(1, max_in_flight))
-        self._write_lock = asyncio.Lock()
         self._ids = itertools.count(1)
-        self._call: Any = None
-        self._pending: dict[int, asyncio.Future] = {}
+        self._connect_lock = asyncio.Lock()
+        self._connecting = 0  # calls waiting on _connect_lock
+        self._stream: Optional[_Stream] = None
         self._broken = False
         self._closed = False
         self._tasks: set[asyncio.Task] = set()
 
     def is_open(self) -> bool:
-        return self._call is not None and not self._call.done()
+        return self._stream is not None and not self._stream.call.done()
 
     def renew_channel(self) -> None:
         """Takes a fresh channel (after a failure: no grpc backoff)."""
@@ -87,26 +114,25 @@ class AioSession:
             raise FencegateError(f"{self._name}: the client is closed")
         give_up = time.monotonic() + max(timeout, 0.0)
         async with self._places:
-            future = asyncio.get_running_loop().create_future()
-            async with self._write_lock:  # ids and writes in one order
-                if self._connect_first and not self.is_open():
-                    await self.wait_ready(give_up - time.monotonic())
-                self._open()
-                call.request_id = next(self._ids)
-                self._pending[call.request_id] = future
+            # Waiting for a connection, calls queue on a lock (FIFO), and
+            # while any does, so do later ones: calls go out as made.
+            if self._connecting or (self._connect_first and not self.is_open()):
+                self._connecting += 1
                 try:
-                    await self._call.write(self._make_request([call]))
-                except (grpc.aio.AioRpcError, grpc.aio.UsageError,
-                        asyncio.InvalidStateError):
-                    self._broken = True
-                    self._pending.pop(call.request_id, None)
-                    raise Unavailable(f"{self._name} ended while the call was sent; it may "
-                                      "or may not have been applied",
-                                      maybe_applied=True) from None
+                    async with self._connect_lock:
+                        if self._connect_first and not self.is_open():
+                            await self.wait_ready(give_up - time.monotonic())
+                        future = self._enqueue(call)
+                finally:
+                    self._connecting -= 1
+            else:
+                future = self._enqueue(call)
             try:
-                return await asyncio.wait_for(asyncio.shield(future),
-                                              max(0.0, give_up - time.monotonic()))
-            except asyncio.TimeoutError:
+                async with asyncio.timeout(max(0.0, give_up - time.monotonic())):
+                    return await future
+            except TimeoutError:
+                # A call still in the outbox is not sent now (_write skips
+                # it); one already written may be applied.
                 raise DeadlineExceeded(f"no answer on {self._name} within {timeout:.3f} s; "
                                        "the call may still be applied") from None
 
@@ -124,8 +150,8 @@ class AioSession:
     async def close(self) -> None:
         """Ends the stream and closes the channels. Idempotent."""
         self._closed = True
-        if self._call is not None:
-            self._call.cancel()
+        if self._stream is not None:
+            self._stream.call.cancel()
         channels, self._retired = self._retired + [self.channel], []
         for channel in channels:
             await channel.close()
@@ -139,22 +165,65 @@ class AioSession:
             options.append(("grpc.ssl_target_name_override", self._tls.server_name))
         return grpc.aio.secure_channel(self._target, self._tls.credentials(), options=options)
 
-    def _open(self) -> None:
-        if self.is_open():
-            return
-        if self._broken:
-            self.renew_channel()
-            self._broken = False
-        self._call = self.stub.Session()
-        self._pending = {}  # this stream's calls waiting for their answers
-        task = asyncio.get_running_loop().create_task(self._read(self._call, self._pending))
+    def _track(self, coroutine) -> None:
+        task = asyncio.get_running_loop().create_task(coroutine)
         self._tasks.add(task)  # referenced until done
         task.add_done_callback(self._tasks.discard)
 
-    async def _read(self, call, pending: dict) -> None:
-        why = "it ended"
+    def _enqueue(self, call: Any) -> asyncio.Future:
+        """Puts ``call`` in the current stream's outbox (opening a stream if
+        there is none) under the next request id; the future of its result."""
+        stream = self._open()
+        future = asyncio.get_running_loop().create_future()
+        call.request_id = next(self._ids)
+        stream.pending[call.request_id] = future
+        stream.outbox.append((call, future))
+        if not stream.writing:
+            stream.writing = True
+            self._track(self._write(stream))
+        return future
+
+    def _open(self) -> _Stream:
+        if self.is_open():
+            return self._stream
+        if self._broken:
+            self.renew_channel()
+            self._broken = False
+        self._stream = _Stream(self.stub.Session())
+        self._track(self._read(self._stream))
+        return self._stream
+
+    async def _write(self, stream: _Stream) -> None:
+        """Drains the outbox, many calls per message, until it is empty."""
         try:
-            async for response in call:
+            while stream.outbox:
+                batch = _take_batch(stream.outbox)
+                # A call whose caller gave up (timeout, cancelled) before it
+                # was sent is not sent.
+                calls = [call for call, future in batch if not future.done()]
+                if not calls:
+                    continue
+                try:
+                    await stream.call.write(self._make_request(calls))
+                except (grpc.aio.AioRpcError, grpc.aio.UsageError, asyncio.InvalidStateError):
+                    if self._stream is stream:
+                        self._broken = True
+                    failed, stream.outbox = batch + stream.outbox, []
+                    for call, future in failed:
+                        stream.pending.pop(call.request_id, None)
+                        if not future.done():
+                            future.set_exception(Unavailable(
+                                f"{self._name} ended while the call was sent; it may or may "
+                                "not have been applied", maybe_applied=True))
+                    return
+        finally:
+            stream.writing = False
+
+    async def _read(self, stream: _Stream) -> None:
+        why = "it ended"
+        pending = stream.pending
+        try:
+            async for response in stream.call:
                 for result in response.results:
                     future = pending.pop(result.request_id, None)
                     if future is None or future.done():
@@ -171,7 +240,7 @@ class AioSession:
         except asyncio.CancelledError:
             why = "the client closed it"
         finally:
-            current = self._call is call
+            current = self._stream is stream
             if current:
                 self._broken = why != "it ended"
             for future in pending.values():
@@ -182,6 +251,23 @@ class AioSession:
             pending.clear()
             if current and self._on_end is not None:
                 self._on_end()
+
+
+def _take_batch(outbox: list) -> list:
+    """Takes the calls of the next message from the front of ``outbox``: at
+    most MAX_CALLS_PER_MESSAGE, and no more than MAX_BYTES_PER_MESSAGE
+    unless the first alone is larger."""
+    count, size = 0, 0
+    for call, _ in outbox:
+        if count == MAX_CALLS_PER_MESSAGE:
+            break
+        size += call.ByteSize()
+        if count > 0 and size > MAX_BYTES_PER_MESSAGE:
+            break
+        count += 1
+    batch = outbox[:count]
+    del outbox[:count]
+    return batch
 
 
 async def retrying(policy: RetryPolicy, deadline: float,
