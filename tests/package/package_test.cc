@@ -375,6 +375,49 @@ TEST(PackageTest, ServersStartWithThePackagedFlagsFile) {
   }
 }
 
+// docs/python.md's quick start, as written (the first python block under
+// "## Quick start"), run twice by Debian's python3 with the unpacked
+// python3-fencegate alone (as after `apt install`) against the packaged
+// servers, whose addresses replace the documented defaults: the count it
+// keeps goes 1, then 2. (The virtual environment path of the same page:
+// clients/python/tests/test_quickstart.py.)
+TEST(PackageTest, PythonQuickStartRunsFromThePackage) {
+  const std::string docs = ReadFile(FENCEGATE_PYTHON_DOCS);
+  const size_t section = docs.find("\n## Quick start\n");
+  ASSERT_NE(section, std::string::npos) << "no '## Quick start' in docs/python.md";
+  const std::string open = "```python\n";
+  const size_t begin = docs.find(open, section);
+  ASSERT_NE(begin, std::string::npos) << "no python block in the quick start";
+  const size_t end = docs.find("```", begin + open.size());
+  ASSERT_NE(end, std::string::npos);
+  std::string code = docs.substr(begin + open.size(), end - begin - open.size());
+
+  TempDir dir;
+  std::vector<std::unique_ptr<ServerProcess>> servers;
+  for (const std::string program : {"fencegate-lockservice", "fencegate-gateway"}) {
+    ASSERT_OK_AND_ASSIGN(std::unique_ptr<ServerProcess> server,
+                         ServerProcess::Start(kRoot + "/usr/bin/" + program,
+                                              {"--db=" + dir.File(program + ".db")},
+                                              dir.path(), program));
+    servers.push_back(std::move(server));
+  }
+  for (const auto& [documented, address] :
+       std::vector<std::pair<std::string, std::string>>{
+           {"127.0.0.1:7070", servers[0]->address()},
+           {"127.0.0.1:7071", servers[1]->address()}}) {
+    const size_t at = code.find(documented);
+    ASSERT_NE(at, std::string::npos) << "the quick start no longer names " << documented;
+    code.replace(at, documented.size(), address);
+  }
+  const std::string script = "import sys\nsys.path.insert(0, sys.argv[1])\n" + code;
+  for (const std::string total : {"1", "2"}) {
+    ProgramResult run =
+        MustRun({"/usr/bin/python3", "-I", "-B", "-c", script, kRootDistPackages});
+    EXPECT_THAT(run.stdout_text, ::testing::MatchesRegex("token [0-9]+ total " + total + "\n"));
+  }
+  for (auto& server : servers) EXPECT_THAT(server->Terminate(), IsOk()) << server->LogTail();
+}
+
 // The maintainer scripts of a server package, run with every command they
 // call replaced by one that records its arguments.
 class MaintainerScriptTest : public ::testing::Test {
