@@ -7,7 +7,7 @@ tasks (as a program shares its client), not one per task.
              each server for all tasks.
   redis      redis.asyncio (Debian's python3-redis), one Redis object whose
              connection pool gives each task in flight a connection of its
-             own, with the Lua scripts of bench/loadgen/redis_driver.cc.
+             own, with the Lua scripts of bench/loadgen/redis_driver.cc (read from it).
   echo       grpc.aio against fencegate-echo-server's Echo.Stream: one
              bidirectional stream, the tasks' messages in flight on it, a
              reader task handing each answer to its caller: the shape of
@@ -33,40 +33,32 @@ For one event loop's tasks only.
 from __future__ import annotations
 
 import asyncio
+import re
 import struct
+from pathlib import Path
 
 SETUP_TASKS = 64  # more than the C++ setup_threads (16): the calls pipeline on one stream
 LOCK_TTL_S = 10.0
 LEASE_TTL_S = 60.0
 
-# The Lua scripts of bench/loadgen/redis_driver.cc, character for character.
-# KEYS[1] lock key, KEYS[2] token counter; ARGV[1] owner, ARGV[2] ttl ms.
-ACQUIRE_SCRIPT = """
-if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
-  return redis.call('INCR', KEYS[2])
-end
-return 0
-"""
-# KEYS[1] lock key; ARGV[1] owner.
-RELEASE_SCRIPT = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  return redis.call('DEL', KEYS[1])
-end
-return 0
-"""
-# KEYS[1] fence key, KEYS[2] data key; ARGV[1] token, ARGV[2] value.
-FENCED_SET_SCRIPT = """
-local fence = tonumber(redis.call('GET', KEYS[1]) or '0')
-local token = tonumber(ARGV[1])
-if token < fence then
-  return 0
-end
-if token > fence then
-  redis.call('SET', KEYS[1], ARGV[1])
-end
-redis.call('SET', KEYS[2], ARGV[2])
-return 1
-"""
+# The Lua scripts of the C++ Redis driver, read from its source so that both
+# load generators run the very same scripts: kAcquireScript (KEYS[1] lock
+# key, KEYS[2] token counter; ARGV[1] owner, ARGV[2] ttl ms), kReleaseScript
+# (KEYS[1] lock key; ARGV[1] owner), kFencedSetScript (KEYS[1] fence key,
+# KEYS[2] data key; ARGV[1] token, ARGV[2] value).
+REDIS_DRIVER = Path(__file__).resolve().parents[1] / "loadgen" / "redis_driver.cc"
+
+
+def driver_script(name: str) -> str:
+    """The text of `constexpr char <name>[] = R"lua(...)lua";` in REDIS_DRIVER."""
+    found = re.search(rf'constexpr char {name}\[\] = R"lua\((.*?)\)lua";',
+                      REDIS_DRIVER.read_text(), re.S)
+    if found is None:
+        raise RuntimeError(f"{REDIS_DRIVER} has no Lua script {name}: the Python load "
+                           "generator runs the C++ driver's scripts; update the name here")
+    return found.group(1)
+
+
 TOKEN_COUNTER = "fencegate-bench:token"
 
 
@@ -129,9 +121,9 @@ class RedisSystem:
         import redis.asyncio
         self.redis = redis.asyncio.Redis(host=self._host, port=self._port,
                                          socket_timeout=10, socket_connect_timeout=10)
-        self._acquire = self.redis.register_script(ACQUIRE_SCRIPT)
-        self._release = self.redis.register_script(RELEASE_SCRIPT)
-        self._fenced_set = self.redis.register_script(FENCED_SET_SCRIPT)
+        self._acquire = self.redis.register_script(driver_script("kAcquireScript"))
+        self._release = self.redis.register_script(driver_script("kReleaseScript"))
+        self._fenced_set = self.redis.register_script(driver_script("kFencedSetScript"))
         await self.redis.ping()
         if workload == "fenced_write":
             self._leases = [None] * resources
