@@ -203,8 +203,18 @@ class AioSession:
                 calls = [call for call, future in batch if not future.done()]
                 if not calls:
                     continue
+                # A message that cannot be made fails its calls, not the writer
+                # (whose death would leave every later call waiting).
                 try:
-                    await stream.call.write(self._make_request(calls))
+                    request = self._make_request(calls)
+                except Exception as e:  # noqa: BLE001 - handed to each caller
+                    for call, future in batch:
+                        stream.pending.pop(call.request_id, None)
+                        if not future.done():
+                            future.set_exception(e)
+                    continue
+                try:
+                    await stream.call.write(request)
                 except (grpc.aio.AioRpcError, grpc.aio.UsageError, asyncio.InvalidStateError):
                     if self._stream is stream:
                         self._broken = True
