@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <deque>
 #include <random>
 #include <sstream>
 
@@ -42,12 +43,22 @@ bool PortIsFree(const std::string& host, int port) {
 absl::StatusOr<int> PickFreePort(const std::string& host) {
   static absl::Mutex mu(absl::kConstInit);
   static std::mt19937* random = new std::mt19937(std::random_device{}());
+  // The ports handed out lately, most recent last: free when checked, but
+  // their servers may not have bound them yet (an etcd member's client and
+  // peer ports are picked one after the other, then both bound at its
+  // start), so none is handed out again while it is among them.
+  static std::deque<int>* given = new std::deque<int>;
+  constexpr size_t kRemembered = 4096;
   absl::MutexLock lock(&mu);
   const int high = std::max(EphemeralLow() - 1, 20000);
   std::uniform_int_distribution<int> ports(std::max(10000, high - 15000), high);
   for (int attempt = 0; attempt < 100; ++attempt) {
     const int port = ports(*random);
-    if (PortIsFree(host, port)) return port;
+    if (std::find(given->begin(), given->end(), port) != given->end()) continue;
+    if (!PortIsFree(host, port)) continue;
+    given->push_back(port);
+    if (given->size() > kRemembered) given->pop_front();
+    return port;
   }
   return absl::UnavailableError(
       absl::StrCat("no free port below ", high + 1, " on ", host, " after 100 tries"));

@@ -3,8 +3,10 @@
 // same port after a restart (the torture suite's servers): a port below the
 // kernel's ephemeral range (/proc/sys/net/ipv4/ip_local_port_range), where
 // no port-0 listener or outgoing connection lands, drawn at random and
-// checked free on `host` now. Another process may still take it before the
-// server binds it: a caller retries with a new port if the start fails.
+// checked free on `host` now, and not one of the last 4,096 this process
+// was given (those may be free only because their servers have not bound
+// them yet). Another process may still take it before the server binds it:
+// a caller retries with a new port if the start fails.
 //
 // Thread safety: thread-safe.
 #ifndef FENCEGATE_HARNESS_FREE_PORT_H_
