@@ -5,7 +5,14 @@
 // threads are in flight on one stream (the gateway commits them in its
 // group commits; the lock service parks a waiting Acquire without holding
 // up the rest). docs/gateway.md, "The Session stream"; docs/semantics.md,
-// "The session stream".
+// "The session stream"; docs/design.md, "The client's threads".
+//
+// It runs on gRPC's callback API: no thread of its own, and a call never
+// blocks its caller. Send() puts the call in the stream's outbox and, if no
+// write is under way, starts one; the calls that arrive while a write is
+// under way go out together in the next message (at most
+// kMaxCallsPerMessage calls, about kMaxBytesPerMessage bytes), so a busy
+// stream sends few messages. Answers are dispatched in the read callback.
 //
 // The stream is opened by the first call and again by the first call after
 // it ended. When it ends (the server restarts or fails over, the
@@ -18,29 +25,37 @@
 //
 // What else a message brings (the lock service's pushed LeaseLost) goes to
 // Hooks::on_message, after the message's answers; Hooks::on_end hears that
-// a stream ended, after its calls were failed.
+// a stream ended, after its calls were failed and before the next stream
+// opens.
 //
-// Bounds: at most `max_in_flight` calls wait for their answers at once; a
-// call past it waits for a free place (until its deadline). Keep it at or
-// below the server's --max_stream_in_flight (256 by default), past which
-// the server refuses calls with RESOURCE_EXHAUSTED.
+// Bounds: at most `max_in_flight` calls wait for their answers at once
+// (keep it at or below the server's --max_stream_in_flight, 256 by
+// default, past which the server refuses calls with RESOURCE_EXHAUSTED).
+// A call past it waits in the client's queue, in order, for a place; one
+// still waiting at its deadline fails DEADLINE_EXCEEDED, unsent. The queue
+// holds at most kQueuedPerPlace calls per place in flight: a call past
+// that fails at once with RESOURCE_EXHAUSTED.
 //
-// Order: calls are sent in the order Call() gave them their ids; the server
-// decides them in the order it reads them. Answers come in the order the
-// server decided them.
+// Order: calls are sent in the order Send() took them; the server decides
+// them in the order it reads them. Answers come in the order the server
+// decided them.
 //
-// Thread safety: thread-safe. `done` callbacks and the hooks run on the
-// stream's reader thread (or `done` on the calling thread if the call fails
-// before it is sent); they must not block or call back into the session.
-// The destructor ends the stream; calls still waiting get UNAVAILABLE.
+// Thread safety: thread-safe. `done` and the hooks run on gRPC's callback
+// threads, or `done` on the calling thread when Send() fails the call at
+// once (closing, queue full). They must not block: they may call Send()
+// (a closed loop may run inside its callbacks), but not SendAndWait(), and
+// must not destroy the session. Each `done` runs exactly once. The
+// destructor fails every call not yet answered with CANCELLED, and returns
+// after every callback has returned.
 #ifndef FENCEGATE_CLIENT_SESSION_STREAM_H_
 #define FENCEGATE_CLIENT_SESSION_STREAM_H_
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <string>
-#include <thread>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -52,10 +67,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "common/errors.h"
 #include "common/grpc_status.h"
 #include "grpcpp/client_context.h"
+#include "grpcpp/support/client_callback.h"
 
 namespace fencegate::client {
 
@@ -69,6 +86,14 @@ class SessionStream {
   using Result = std::decay_t<decltype(*std::declval<Response&>().add_results())>;
   using Done = absl::AnyInvocable<void(absl::StatusOr<Result>)>;
 
+  // One message carries at most this many calls, and past about this many
+  // bytes no further call (a larger call goes alone): well within the
+  // servers' 4 MiB limit on a message.
+  static constexpr int kMaxCallsPerMessage = 64;
+  static constexpr size_t kMaxBytesPerMessage = size_t{1} << 20;
+  // Calls that may wait in the queue, per place in flight.
+  static constexpr size_t kQueuedPerPlace = 64;
+
   struct Hooks {
     // Each message, after its answers were delivered: what else it says.
     absl::AnyInvocable<void(Response&)> on_message;
@@ -81,6 +106,7 @@ class SessionStream {
   SessionStream(Stub* stub, size_t max_in_flight, std::string name, Hooks hooks = {})
       : stub_(stub),
         max_in_flight_(max_in_flight == 0 ? 1 : max_in_flight),
+        max_queued_(max_in_flight_ * kQueuedPerPlace),
         name_(std::move(name)),
         hooks_(std::move(hooks)) {}
   ~SessionStream();
@@ -88,9 +114,10 @@ class SessionStream {
   SessionStream& operator=(const SessionStream&) = delete;
 
   // Sends `call` (its request_id is set here) and runs `done` once, with
-  // its result or why there is none: DEADLINE_EXCEEDED if no place in
-  // flight freed up by `deadline` (wall clock, as gRPC's), UNAVAILABLE if
-  // no stream could be opened or it ended before the answer.
+  // its result or why there is none: DEADLINE_EXCEEDED if it waited in the
+  // queue past `deadline` (wall clock, as gRPC's), RESOURCE_EXHAUSTED if
+  // the queue is full, UNAVAILABLE if the stream ended before the answer,
+  // CANCELLED if the session is destroyed first. Never blocks.
   void Send(Call call, absl::Time deadline, Done done);
 
   // Send() and waits for its result until `deadline`: DEADLINE_EXCEEDED
@@ -98,132 +125,191 @@ class SessionStream {
   absl::StatusOr<Result> SendAndWait(Call call, absl::Time deadline);
 
  private:
-  struct Stream {
-    grpc::ClientContext context;
-    std::unique_ptr<grpc::ClientReaderWriter<Request, Response>> rw;
-    std::thread reader;
-    // Guarded by the session's mu_: the calls sent and not yet answered,
-    // and whether the stream has ended (then nothing is added).
-    absl::flat_hash_map<uint64_t, Done> waiting;
-    bool ended = false;
+  class Stream;
+  struct Queued {
+    Call call;
+    absl::Time deadline;
+    Done done;
+  };
+  // What to do once mu_ is released: gRPC may run a reaction inline in the
+  // thread that starts an operation, and every reaction takes mu_.
+  struct After {
+    Stream* start = nullptr;  // a new stream: its first read, and the call
+    Stream* write = nullptr;  // a stream whose out_ is ready to write
+    std::vector<std::pair<Done, absl::Status>> fail;
+    void Run();
   };
 
-  // The open stream, opening one if there is none or it ended; null if the
-  // stream could not be opened.
-  std::shared_ptr<Stream> OpenStream() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // The reader thread of `stream`: answers its calls until it ends, then
-  // fails the rest.
-  void ReadAnswers(Stream* stream);
-  // Takes the place of call `id` out of `stream` (null if it was answered
-  // or failed already) and frees its place in flight.
-  Done Take(Stream& stream, uint64_t id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The stream new calls go on, opening one if there is none; null while
+  // the current one is ending (calls then wait in the queue for the next).
+  Stream* Writable(After& after) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Gives `call` its id and its place on `stream`, and starts a write if
+  // none is under way.
+  void Place(Stream& stream, Call call, Done done, After& after)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Moves queued calls into the places in flight that are free.
+  void Pump(After& after) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // A stream's end: its calls failed, on_end, then the next stream.
+  void Ended(Stream& stream, const grpc::Status& status);
 
   Stub* const stub_;
   const size_t max_in_flight_;
+  const size_t max_queued_;
   const std::string name_;
-  Hooks hooks_;  // used by one reader thread at a time
+  Hooks hooks_;
 
   absl::Mutex mu_;
-  std::shared_ptr<Stream> stream_ ABSL_GUARDED_BY(mu_);
+  // Every stream opened and not yet reaped; current_ is one of them.
+  std::vector<std::unique_ptr<Stream>> streams_ ABSL_GUARDED_BY(mu_);
+  Stream* current_ ABSL_GUARDED_BY(mu_) = nullptr;
+  std::deque<Queued> queued_ ABSL_GUARDED_BY(mu_);
   size_t in_flight_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t next_id_ ABSL_GUARDED_BY(mu_) = 1;
   bool closing_ ABSL_GUARDED_BY(mu_) = false;
-  // Held from giving a call its id to writing it, so calls go out in id
-  // order (gRPC allows one write at a time), and by the reader around the
-  // stream's Finish(). Taken before mu_, which is released during the
-  // write: the reader thread answers calls while a write waits on flow
-  // control.
-  absl::Mutex write_mu_ ABSL_ACQUIRED_BEFORE(mu_);
+};
+
+// One Session stream: the reactor gRPC calls back. Owned by the session's
+// streams_; never deleted before `finished_` is notified, the last thing
+// its OnDone does.
+template <typename Stub, typename Request, typename Response>
+class SessionStream<Stub, Request, Response>::Stream final
+    : public grpc::ClientBidiReactor<Request, Response> {
+ public:
+  explicit Stream(SessionStream* session) : session_(session) {}
+
+  void OnReadDone(bool ok) override;
+  void OnWriteDone(bool ok) override;
+  void OnDone(const grpc::Status& status) override {
+    session_->Ended(*this, status);
+    finished_.Notify();  // after this, the session may delete the stream
+  }
+
+ private:
+  friend class SessionStream;
+
+  // Moves what fits in one message from outbox_ into out_. Under mu_.
+  void FillOut();
+
+  SessionStream* const session_;
+  grpc::ClientContext context_;
+  Response in_;  // the read under way
+  Request out_;  // the write under way, from FillOut to OnWriteDone
+  absl::Notification finished_;
+  // Guarded by the session's mu_: the calls sent and not yet answered, the
+  // calls not yet in a message, whether a write is under way, and whether
+  // the stream is ending (then no call is added).
+  absl::flat_hash_map<uint64_t, Done> waiting_;
+  std::deque<Call> outbox_;
+  bool writing_ = false;
+  bool ending_ = false;
 };
 
 template <typename Stub, typename Request, typename Response>
+void SessionStream<Stub, Request, Response>::After::Run() {
+  if (write != nullptr) write->StartWrite(&write->out_);
+  if (start != nullptr) {
+    start->StartRead(&start->in_);
+    start->StartCall();
+  }
+  for (auto& [done, status] : fail) done(std::move(status));
+}
+
+template <typename Stub, typename Request, typename Response>
 SessionStream<Stub, Request, Response>::~SessionStream() {
-  std::shared_ptr<Stream> stream;
+  std::deque<Queued> queued;
+  Stream* current;
+  std::vector<Stream*> streams;
   {
     absl::MutexLock lock(&mu_);
-    closing_ = true;
-    stream = std::move(stream_);
+    closing_ = true;  // from here on no stream opens and nothing is queued
+    queued.swap(queued_);
+    current = current_;
+    for (auto& stream : streams_) streams.push_back(stream.get());
   }
-  if (stream == nullptr) return;
-  stream->context.TryCancel();  // the reader fails the calls still waiting
-  stream->reader.join();
+  const absl::Status cancelled = absl::CancelledError(absl::StrCat(
+      "the client was destroyed before the call on ", name_, " was answered"));
+  for (Queued& q : queued) q.done(cancelled);
+  // Its OnDone fails the calls it carries with CANCELLED.
+  if (current != nullptr) current->context_.TryCancel();
+  for (Stream* stream : streams) stream->finished_.WaitForNotification();
 }
 
 template <typename Stub, typename Request, typename Response>
-auto SessionStream<Stub, Request, Response>::OpenStream() -> std::shared_ptr<Stream> {
-  if (stream_ != nullptr && !stream_->ended) return stream_;
-  if (stream_ != nullptr) {
-    // It ended: its reader has failed its calls (or is running their
-    // callbacks or on_end, which never take mu_) and returns.
-    stream_->reader.join();
-    stream_.reset();
-  }
-  auto stream = std::make_shared<Stream>();
-  stream->rw = stub_->Session(&stream->context);
-  if (stream->rw == nullptr) return nullptr;
-  stream->reader = std::thread([this, s = stream.get()] { ReadAnswers(s); });
-  stream_ = stream;
-  return stream;
+auto SessionStream<Stub, Request, Response>::Writable(After& after) -> Stream* {
+  if (current_ != nullptr) return current_->ending_ ? nullptr : current_;
+  // Streams that finished go before the next one comes.
+  streams_.erase(std::remove_if(streams_.begin(), streams_.end(),
+                                [](const std::unique_ptr<Stream>& stream) {
+                                  return stream->finished_.HasBeenNotified();
+                                }),
+                 streams_.end());
+  auto stream = std::make_unique<Stream>(this);
+  stub_->async()->Session(&stream->context_, stream.get());
+  current_ = stream.get();
+  streams_.push_back(std::move(stream));
+  after.start = current_;
+  return current_;
 }
 
 template <typename Stub, typename Request, typename Response>
-auto SessionStream<Stub, Request, Response>::Take(Stream& stream, uint64_t id) -> Done {
-  auto it = stream.waiting.find(id);
-  if (it == stream.waiting.end()) return nullptr;
-  Done done = std::move(it->second);
-  stream.waiting.erase(it);
-  --in_flight_;
-  return done;
+void SessionStream<Stub, Request, Response>::Place(Stream& stream, Call call, Done done,
+                                                   After& after) {
+  ++in_flight_;
+  const uint64_t id = next_id_++;
+  call.set_request_id(id);
+  stream.waiting_.emplace(id, std::move(done));
+  stream.outbox_.push_back(std::move(call));
+  if (stream.writing_) return;  // its completion sends this call
+  stream.FillOut();
+  stream.writing_ = true;
+  after.write = &stream;
+}
+
+template <typename Stub, typename Request, typename Response>
+void SessionStream<Stub, Request, Response>::Pump(After& after) {
+  if (queued_.empty()) return;
+  const absl::Time now = absl::Now();
+  while (!closing_ && !queued_.empty() && in_flight_ < max_in_flight_) {
+    Stream* stream = Writable(after);
+    if (stream == nullptr) return;
+    Queued q = std::move(queued_.front());
+    queued_.pop_front();
+    if (now >= q.deadline) {
+      after.fail.emplace_back(std::move(q.done),
+                              absl::DeadlineExceededError(absl::StrCat(
+                                  "no place on ", name_, " before the call's deadline (",
+                                  max_in_flight_, " calls in flight); it was not sent")));
+      continue;
+    }
+    Place(*stream, std::move(q.call), std::move(q.done), after);
+  }
 }
 
 template <typename Stub, typename Request, typename Response>
 void SessionStream<Stub, Request, Response>::Send(Call call, absl::Time deadline,
                                                   Done done) {
-  absl::Status refused;
-  // A place in flight first, reserved while holding only mu_: the reader
-  // frees places under mu_ alone, and needs write_mu_ to finish a stream.
+  After after;
   {
     absl::MutexLock lock(&mu_);
-    auto has_place = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
-      return closing_ || in_flight_ < max_in_flight_;
-    };
-    if (mu_.AwaitWithDeadline(absl::Condition(&has_place), deadline)) {
-      ++in_flight_;
-    } else {
-      refused = absl::DeadlineExceededError(
-          absl::StrCat("no place on ", name_, " before the call's deadline (",
-                       max_in_flight_, " calls in flight)"));
-    }
-  }
-  if (!refused.ok()) {
-    done(refused);
-    return;
-  }
-  // Then its id and its write, in one turn of write_mu_: calls go out in
-  // the order they got their ids.
-  absl::MutexLock in_order(&write_mu_);
-  std::shared_ptr<Stream> stream;
-  {
-    absl::MutexLock lock(&mu_);
+    Stream* stream = nullptr;
     if (closing_) {
-      refused = absl::UnavailableError("the client is closing");
-    } else if (stream = OpenStream(); stream == nullptr) {
-      refused = absl::UnavailableError(absl::StrCat("could not open ", name_));
+      after.fail.emplace_back(std::move(done),
+                              absl::CancelledError(absl::StrCat(
+                                  "the client is being destroyed; not sent on ", name_)));
+    } else if (queued_.empty() && in_flight_ < max_in_flight_ &&
+               (stream = Writable(after)) != nullptr) {
+      Place(*stream, std::move(call), std::move(done), after);
+    } else if (queued_.size() < max_queued_) {
+      queued_.push_back(Queued{std::move(call), deadline, std::move(done)});
     } else {
-      const uint64_t id = next_id_++;
-      call.set_request_id(id);
-      stream->waiting.emplace(id, std::move(done));
+      after.fail.emplace_back(
+          std::move(done),
+          absl::ResourceExhaustedError(absl::StrCat(
+              "too many calls waiting for ", name_, ": ", max_in_flight_,
+              " in flight and ", max_queued_, " queued (the limit); not sent")));
     }
-    if (!refused.ok()) --in_flight_;
   }
-  if (!refused.ok()) {
-    done(refused);
-    return;
-  }
-  Request message;
-  *message.add_calls() = std::move(call);
-  // A failed write means the stream ended: its reader fails the call.
-  stream->rw->Write(message);
+  after.Run();
 }
 
 template <typename Stub, typename Request, typename Response>
@@ -246,45 +332,99 @@ auto SessionStream<Stub, Request, Response>::SendAndWait(Call call, absl::Time d
 }
 
 template <typename Stub, typename Request, typename Response>
-void SessionStream<Stub, Request, Response>::ReadAnswers(Stream* stream) {
-  Response message;
+void SessionStream<Stub, Request, Response>::Stream::FillOut() {
+  size_t bytes = 0;
+  while (!outbox_.empty() && out_.calls_size() < kMaxCallsPerMessage) {
+    const size_t size = outbox_.front().ByteSizeLong();
+    if (out_.calls_size() > 0 && bytes + size > kMaxBytesPerMessage) break;
+    bytes += size;
+    *out_.add_calls() = std::move(outbox_.front());
+    outbox_.pop_front();
+  }
+}
+
+template <typename Stub, typename Request, typename Response>
+void SessionStream<Stub, Request, Response>::Stream::OnWriteDone(bool ok) {
+  After after;
+  {
+    absl::MutexLock lock(&session_->mu_);
+    out_.Clear();
+    writing_ = false;
+    // Not ok: the stream is ending; OnDone fails what it carries.
+    if (!ok) ending_ = true;
+    if (ok && !outbox_.empty()) {
+      FillOut();
+      writing_ = true;
+      after.write = this;
+    }
+  }
+  after.Run();
+}
+
+template <typename Stub, typename Request, typename Response>
+void SessionStream<Stub, Request, Response>::Stream::OnReadDone(bool ok) {
+  if (!ok) {
+    absl::MutexLock lock(&session_->mu_);
+    ending_ = true;  // OnDone follows
+    return;
+  }
   std::vector<std::pair<Done, absl::StatusOr<Result>>> answered;
-  while (stream->rw->Read(&message)) {
-    {
-      absl::MutexLock lock(&mu_);
-      for (Result& result : *message.mutable_results()) {
-        Done done = Take(*stream, result.request_id());
-        if (done == nullptr) continue;  // not ours to answer any more
-        if (result.result_case() == Result::kError) {
-          answered.emplace_back(std::move(done), FromRpcStatus(result.error()));
-        } else {
-          answered.emplace_back(std::move(done), std::move(result));
-        }
+  After after;
+  {
+    absl::MutexLock lock(&session_->mu_);
+    for (Result& result : *in_.mutable_results()) {
+      auto it = waiting_.find(result.request_id());
+      if (it == waiting_.end()) continue;  // not ours to answer
+      Done done = std::move(it->second);
+      waiting_.erase(it);
+      --session_->in_flight_;
+      if (result.result_case() == Result::kError) {
+        answered.emplace_back(std::move(done), FromRpcStatus(result.error()));
+      } else {
+        answered.emplace_back(std::move(done), std::move(result));
       }
     }
-    for (auto& [done, result] : answered) done(std::move(result));
-    answered.clear();
-    if (hooks_.on_message) hooks_.on_message(message);
+    session_->Pump(after);
   }
-  absl::Status finished;
-  {
-    // Not while a Write() is under way: it fails soon, the stream is over.
-    absl::MutexLock no_write(&write_mu_);
-    finished = FromGrpcStatus(stream->rw->Finish());
-  }
-  const absl::Status lost = absl::UnavailableError(absl::StrCat(
-      name_, " ended before the answer; the call may or may not have been applied (",
-      finished.ok() ? "it finished" : finished.ToString(), ")"));
+  after.Run();
+  for (auto& [done, result] : answered) done(std::move(result));
+  if (session_->hooks_.on_message) session_->hooks_.on_message(in_);
+  this->StartRead(&in_);
+}
+
+template <typename Stub, typename Request, typename Response>
+void SessionStream<Stub, Request, Response>::Ended(Stream& stream,
+                                                   const grpc::Status& status) {
   std::vector<Done> failed;
+  bool closing;
   {
     absl::MutexLock lock(&mu_);
-    stream->ended = true;
-    for (auto& [id, done] : stream->waiting) failed.push_back(std::move(done));
-    in_flight_ -= stream->waiting.size();
-    stream->waiting.clear();
+    stream.ending_ = true;
+    for (auto& [id, done] : stream.waiting_) failed.push_back(std::move(done));
+    in_flight_ -= stream.waiting_.size();
+    stream.waiting_.clear();
+    stream.outbox_.clear();
+    closing = closing_;
   }
+  const absl::Status finished = FromGrpcStatus(status);
+  const absl::Status lost =
+      closing
+          ? absl::CancelledError(
+                absl::StrCat("the client was destroyed before the call on ", name_,
+                             " was answered; it may or may not have been applied"))
+          : absl::UnavailableError(absl::StrCat(
+                name_,
+                " ended before the answer; the call may or may not have been applied (",
+                finished.ok() ? "it finished" : finished.ToString(), ")"));
   for (Done& done : failed) done(lost);
   if (hooks_.on_end) hooks_.on_end();
+  After after;
+  {
+    absl::MutexLock lock(&mu_);
+    if (current_ == &stream) current_ = nullptr;
+    Pump(after);  // the calls that waited for the next stream
+  }
+  after.Run();
 }
 
 }  // namespace fencegate::client
