@@ -257,26 +257,30 @@ absl::StatusOr<v1::ReadResponse> GatewayClient::SendRead(const v1::ReadRequest& 
                       v1::ReadResponse* out) { return stub_->rpc->Read(&ctx, r, out); });
 }
 
+void GatewayClient::WriteAsync(const Fencing& fencing, const Mutation& mutation,
+                               WriteDone done) {
+  v1::GatewayCall call;
+  *call.mutable_write() = WriteRequestOf(fencing, mutation);
+  session_->Send(std::move(call), absl::Now() + options_.rpc_timeout,
+                 [this, done = std::move(done),
+                  fencing](absl::StatusOr<v1::GatewayResult> result) mutable {
+                   if (!result.ok()) return done(result.status());
+                   v1::WriteResponse response;
+                   if (!GetResponse(*result, &response)) return done(WrongKind());
+                   NoteFenced(fencing);
+                   done(WriteResult{response.version(), response.max_token()});
+                 });
+}
+
 std::future<absl::StatusOr<WriteResult>> GatewayClient::PutAsync(
     const Fencing& fencing, const std::string& key, const std::string& value,
     std::optional<uint64_t> expected_version) {
-  v1::GatewayCall call;
-  *call.mutable_write() = WriteRequestOf(fencing, Mutation{key, value, expected_version});
   auto promise = std::make_shared<std::promise<absl::StatusOr<WriteResult>>>();
   std::future<absl::StatusOr<WriteResult>> future = promise->get_future();
-  session_->Send(
-      std::move(call), absl::Now() + options_.rpc_timeout,
-      [this, promise, fencing](absl::StatusOr<v1::GatewayResult> result) {
-        v1::WriteResponse response;
-        if (!result.ok()) {
-          promise->set_value(result.status());
-        } else if (!GetResponse(*result, &response)) {
-          promise->set_value(WrongKind());
-        } else {
-          NoteFenced(fencing);
-          promise->set_value(WriteResult{response.version(), response.max_token()});
-        }
-      });
+  WriteAsync(fencing, Mutation{key, value, expected_version},
+             [promise](absl::StatusOr<WriteResult> result) {
+               promise->set_value(std::move(result));
+             });
   return future;
 }
 

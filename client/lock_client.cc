@@ -93,11 +93,48 @@ bool GetResponse(v1::LockResult& r, v1::DescribeResponse* out) {
   return true;
 }
 
+absl::Status LockWrongKind() {
+  return absl::InternalError(
+      "the lock service answered a call on its Session stream with another kind of "
+      "response");
+}
+
+// An Acquire's answer; `asked` is the kind asked for.
+AcquireOutcome OutcomeOf(const v1::AcquireResponse& response, LeaseMode asked) {
+  AcquireOutcome outcome;
+  outcome.acquired = response.acquired();
+  // The grant's kind, as the service says; the one asked for otherwise.
+  outcome.mode = outcome.acquired ? static_cast<LeaseMode>(response.mode()) : asked;
+  outcome.token = response.token();
+  outcome.ttl = absl::Milliseconds(response.ttl_ms());
+  outcome.hold_count = response.hold_count();
+  outcome.signature =
+      TokenSignature{response.signature().key_id(), response.signature().mac()};
+  outcome.lock_delay = response.reason() == v1::AcquireResponse::LOCK_DELAY;
+  outcome.holder_token = response.holder_token();
+  outcome.retry_after = absl::Milliseconds(response.retry_after_ms());
+  return outcome;
+}
+
+v1::ReleaseRequest ReleaseRequestOf(const std::string& resource, uint64_t token,
+                                    std::string request_id,
+                                    const TokenSignature& signature, LeaseMode mode) {
+  v1::ReleaseRequest request;
+  request.set_resource(resource);
+  request.set_token(token);
+  request.set_mode(static_cast<v1::LeaseMode>(mode));
+  SetSignature(signature, request.mutable_signature());
+  request.set_request_id(request_id.empty() ? NewRequestId() : std::move(request_id));
+  return request;
+}
+
 }  // namespace
 
 struct LockClient::Stub {
   std::unique_ptr<v1::LockService::Stub> rpc;
-  std::unique_ptr<LockStream> session;  // null when the calls are unary
+  // The asynchronous calls always use it; the blocking ones unless unary.
+  std::unique_ptr<LockStream> session;
+  bool unary = false;
 
   // One attempt of a call, at most `timeout` long: the unary `method`, or
   // the same request on the Session stream.
@@ -106,7 +143,7 @@ struct LockClient::Stub {
                            grpc::ClientContext*, const Request&, Response*),
                        const Request& request, Response* response,
                        absl::Duration timeout) {
-    if (session == nullptr) {
+    if (unary) {
       grpc::ClientContext ctx;
       SetTimeout(ctx, timeout);
       return FromGrpcStatus((rpc.get()->*method)(&ctx, request, response));
@@ -117,11 +154,7 @@ struct LockClient::Stub {
     absl::StatusOr<v1::LockResult> result =
         session->SendAndWait(std::move(call), absl::Now() + timeout);
     if (!result.ok()) return result.status();
-    if (!GetResponse(*result, response)) {
-      return absl::InternalError(
-          "the lock service answered a call on its Session stream with another kind of "
-          "response");
-    }
+    if (!GetResponse(*result, response)) return LockWrongKind();
     return absl::OkStatus();
   }
 };
@@ -134,16 +167,18 @@ LockClient::LockClient(std::shared_ptr<grpc::Channel> channel, ClientOptions opt
                    : nullptr),
       stub_(std::make_unique<Stub>()) {
   stub_->rpc = v1::LockService::NewStub(channel_);
-  if (watches_ == nullptr) return;
+  stub_->unary = watches_ == nullptr;
   LockStream::Hooks hooks;
-  hooks.on_message = [watches = watches_.get()](v1::LockSessionResponse& message) {
-    for (const v1::LeaseLost& lost : message.lost()) {
-      watches->Ended(lost.resource(), lost.token(),
-                     lost.reason() == v1::LeaseLost::RELEASED ? LeaseNotice::kReleased
-                                                              : LeaseNotice::kExpired);
-    }
-  };
-  hooks.on_end = [watches = watches_.get()] { watches->StreamEnded(); };
+  if (watches_ != nullptr) {
+    hooks.on_message = [watches = watches_.get()](v1::LockSessionResponse& message) {
+      for (const v1::LeaseLost& lost : message.lost()) {
+        watches->Ended(lost.resource(), lost.token(),
+                       lost.reason() == v1::LeaseLost::RELEASED ? LeaseNotice::kReleased
+                                                                : LeaseNotice::kExpired);
+      }
+    };
+    hooks.on_end = [watches = watches_.get()] { watches->StreamEnded(); };
+  }
   stub_->session =
       std::make_unique<LockStream>(stub_->rpc.get(), options_.max_stream_in_flight,
                                    "the lock service's Session stream", std::move(hooks));
@@ -176,26 +211,46 @@ absl::StatusOr<AcquireOutcome> LockClient::Acquire(const std::string& resource,
   v1::AcquireResponse response;
   if (absl::Status status = SendAcquire(holder, options, request, response); !status.ok())
     return status;
-  AcquireOutcome outcome;
-  outcome.acquired = response.acquired();
-  // The grant's kind, as the service says; the one asked for otherwise.
-  outcome.mode =
-      outcome.acquired ? static_cast<LeaseMode>(response.mode()) : options.mode;
-  outcome.token = response.token();
-  outcome.ttl = absl::Milliseconds(response.ttl_ms());
-  outcome.hold_count = response.hold_count();
-  outcome.signature =
-      TokenSignature{response.signature().key_id(), response.signature().mac()};
-  outcome.lock_delay = response.reason() == v1::AcquireResponse::LOCK_DELAY;
-  outcome.holder_token = response.holder_token();
-  outcome.retry_after = absl::Milliseconds(response.retry_after_ms());
-  return outcome;
+  return OutcomeOf(response, options.mode);
 }
 
-absl::Status LockClient::SendAcquire(const std::string& holder,
-                                     const AcquireOptions& options,
-                                     v1::AcquireRequest& request,
-                                     v1::AcquireResponse& response) {
+void LockClient::AcquireAsync(const std::string& resource, const std::string& holder,
+                              const AcquireOptions& options, AcquireDone done) {
+  v1::LockCall call;
+  v1::AcquireRequest& request = *call.mutable_acquire();
+  request.set_resource(resource);
+  FillAcquire(holder, options, request);
+  request.set_wait_ms(absl::ToInt64Milliseconds(
+      absl::Ceil(std::max(options.wait, absl::ZeroDuration()), absl::Milliseconds(1))));
+  stub_->session->Send(std::move(call), absl::Now() + options.wait + options_.rpc_timeout,
+                       [done = std::move(done), mode = options.mode](
+                           absl::StatusOr<v1::LockResult> result) mutable {
+                         if (!result.ok()) return done(result.status());
+                         v1::AcquireResponse response;
+                         if (!GetResponse(*result, &response))
+                           return done(LockWrongKind());
+                         done(OutcomeOf(response, mode));
+                       });
+}
+
+void LockClient::ReleaseAsync(const std::string& resource, uint64_t token,
+                              ReleaseDone done, std::string request_id,
+                              const TokenSignature& signature, LeaseMode mode) {
+  v1::LockCall call;
+  *call.mutable_release() =
+      ReleaseRequestOf(resource, token, std::move(request_id), signature, mode);
+  stub_->session->Send(
+      std::move(call), absl::Now() + options_.rpc_timeout,
+      [done = std::move(done)](absl::StatusOr<v1::LockResult> result) mutable {
+        if (!result.ok()) return done(result.status());
+        v1::ReleaseResponse response;
+        if (!GetResponse(*result, &response)) return done(LockWrongKind());
+        done(response.hold_count());
+      });
+}
+
+void LockClient::FillAcquire(const std::string& holder, const AcquireOptions& options,
+                             v1::AcquireRequest& request) {
   request.set_holder(holder);
   request.set_ttl_ms(absl::ToInt64Milliseconds(options.ttl));
   request.set_request_id(options.request_id.empty() ? NewRequestId()
@@ -204,6 +259,13 @@ absl::Status LockClient::SendAcquire(const std::string& holder,
   // of range (INVALID_ARGUMENT naming the field).
   request.set_mode(static_cast<v1::LeaseMode>(options.mode));
   request.set_permits(options.permits);
+}
+
+absl::Status LockClient::SendAcquire(const std::string& holder,
+                                     const AcquireOptions& options,
+                                     v1::AcquireRequest& request,
+                                     v1::AcquireResponse& response) {
+  FillAcquire(holder, options, request);
   Clock& clock = *options_.clock;
   const absl::Time wait_until = clock.Now() + options.wait;
   const absl::Time deadline =
@@ -349,12 +411,8 @@ absl::StatusOr<uint32_t> LockClient::Release(const std::string& resource, uint64
                                              std::string request_id,
                                              const TokenSignature& signature,
                                              LeaseMode mode) {
-  v1::ReleaseRequest request;
-  request.set_resource(resource);
-  request.set_token(token);
-  request.set_mode(static_cast<v1::LeaseMode>(mode));
-  SetSignature(signature, request.mutable_signature());
-  request.set_request_id(request_id.empty() ? NewRequestId() : request_id);
+  const v1::ReleaseRequest request =
+      ReleaseRequestOf(resource, token, std::move(request_id), signature, mode);
   v1::ReleaseResponse response;
   Clock& clock = *options_.clock;
   const absl::Time deadline = CallDeadline(options_, options_.rpc_timeout, clock);

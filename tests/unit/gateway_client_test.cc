@@ -9,6 +9,7 @@
 #include "fencegate/client/gateway_client.h"
 
 #include <fstream>
+#include <functional>
 #include <future>
 #include <iterator>
 #include <memory>
@@ -18,6 +19,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
 #include "common/signing_keys.h"
 #include "common/token_signer.h"
 #include "fencegate/client/errors.h"
@@ -262,6 +265,51 @@ TEST_P(GatewayClientStreamTest, AfterTheGatewayRestartsANewStreamCarriesTheCalls
   ASSERT_THAT(client_->Put(*lease, "k", "after"), IsOk());
   ASSERT_OK_AND_ASSIGN(ReadResult read, client_->Read(*lease, "k"));
   EXPECT_EQ(read.value, "after");
+}
+
+TEST_P(GatewayClientStreamTest, WriteAsyncClosedLoopsRunInsideTheirCallbacks) {
+  std::unique_ptr<Lease> lease = MustLease("r", "alice");
+  const Fencing fencing = FencingOf(*lease);
+  // Eight loops, each with one write in flight, the next sent from the
+  // last one's callback: no thread per loop.
+  constexpr int kLoops = 8, kEach = 25;
+  struct Loops {
+    absl::Mutex mu;
+    std::vector<uint64_t> last ABSL_GUARDED_BY(mu) = std::vector<uint64_t>(kLoops);
+    absl::Status failed ABSL_GUARDED_BY(mu);
+    int running ABSL_GUARDED_BY(mu) = kLoops;
+    absl::Notification done;
+  } loops;
+  std::function<void(int, int)> next = [&](int loop, int i) {
+    client_->WriteAsync(fencing,
+                        Mutation{absl::StrCat("k", loop), absl::StrCat(i), std::nullopt},
+                        [&, loop, i](absl::StatusOr<WriteResult> written) {
+                          {
+                            absl::MutexLock lock(&loops.mu);
+                            if (!written.ok()) loops.failed = written.status();
+                            if (written.ok() && i + 1 < kEach) {
+                              // Versions rise along a loop: its writes committed in
+                              // order.
+                              EXPECT_GT(written->version, loops.last[loop]);
+                              loops.last[loop] = written->version;
+                            } else {
+                              if (--loops.running == 0) loops.done.Notify();
+                              return;
+                            }
+                          }
+                          next(loop, i + 1);
+                        });
+  };
+  for (int loop = 0; loop < kLoops; ++loop) next(loop, 0);
+  ASSERT_TRUE(loops.done.WaitForNotificationWithTimeout(absl::Seconds(30)));
+  {
+    absl::MutexLock lock(&loops.mu);
+    ASSERT_TRUE(loops.failed.ok()) << loops.failed;
+  }
+  for (int loop = 0; loop < kLoops; ++loop) {
+    ASSERT_OK_AND_ASSIGN(ReadResult read, client_->Read(*lease, absl::StrCat("k", loop)));
+    EXPECT_EQ(read.value, absl::StrCat(kEach - 1));
+  }
 }
 
 TEST_P(GatewayClientStreamTest, DestroyingTheClientAnswersEveryCallInFlight) {

@@ -6,6 +6,8 @@
 #include "fencegate/client/lock_client.h"
 
 #include <atomic>
+#include <functional>
+#include <future>
 #include <memory>
 #include <optional>
 #include <string>
@@ -20,11 +22,11 @@
 #include "fencegate/client/gateway_client.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "harness/free_port.h"
+#include "harness/temp_dir.h"
 #include "lockservice/lock_server.h"
 #include "tests/testing/fake_clock.h"
 #include "tests/testing/status_matchers.h"
-#include "harness/free_port.h"
-#include "harness/temp_dir.h"
 
 namespace fencegate::client {
 namespace {
@@ -349,6 +351,75 @@ TEST_P(LockClientTest, AModeThatIsNoLeaseModeIsRefusedNamingIt) {
 
 std::string TransportName(const ::testing::TestParamInfo<Transport>& info) {
   return info.param == Transport::kUnary ? "Unary" : "Stream";
+}
+
+// The asynchronous forms, whatever the blocking calls' transport: a closed
+// loop of lock cycles run inside their own callbacks, each release inside
+// the acquire's callback, and then the resource is free.
+TEST_P(LockClientTest, AsyncLockCyclesRunInsideTheirCallbacks) {
+  constexpr int kCycles = 50;
+  struct Loop {
+    absl::Mutex mu;
+    std::vector<uint64_t> tokens ABSL_GUARDED_BY(mu);
+    absl::Status failed ABSL_GUARDED_BY(mu);
+    absl::Notification done;
+  } loop;
+  std::function<void(int)> cycle = [&](int left) {
+    client_->AcquireAsync(
+        "r", "alice", Ttl(absl::Seconds(10)),
+        [&, left](absl::StatusOr<AcquireOutcome> granted) {
+          if (!granted.ok() || !granted->acquired) {
+            absl::MutexLock lock(&loop.mu);
+            loop.failed =
+                granted.ok() ? absl::InternalError("not acquired") : granted.status();
+            loop.done.Notify();
+            return;
+          }
+          {
+            absl::MutexLock lock(&loop.mu);
+            loop.tokens.push_back(granted->token);
+          }
+          client_->ReleaseAsync("r", granted->token,
+                                [&, left](absl::StatusOr<uint32_t> holds) {
+                                  if (!holds.ok() || *holds != 0 || left == 1) {
+                                    absl::MutexLock lock(&loop.mu);
+                                    if (!holds.ok()) loop.failed = holds.status();
+                                    loop.done.Notify();
+                                    return;
+                                  }
+                                  cycle(left - 1);
+                                });
+        });
+  };
+  cycle(kCycles);
+  ASSERT_TRUE(loop.done.WaitForNotificationWithTimeout(absl::Seconds(30)));
+  absl::MutexLock lock(&loop.mu);
+  ASSERT_TRUE(loop.failed.ok()) << loop.failed;
+  ASSERT_EQ(loop.tokens.size(), static_cast<size_t>(kCycles));
+  for (int i = 1; i < kCycles; ++i) EXPECT_LT(loop.tokens[i - 1], loop.tokens[i]);
+  ASSERT_OK_AND_ASSIGN(LockState state, client_->Describe("r"));
+  EXPECT_FALSE(state.held);
+}
+
+TEST_P(LockClientTest, AnAsyncAcquireOfAHeldResourceIsNotAcquiredAndAStaleReleaseIsLost) {
+  ASSERT_OK_AND_ASSIGN(auto lease,
+                       client_->AcquireLease("r", "alice", Ttl(absl::Seconds(10))));
+  std::promise<absl::StatusOr<AcquireOutcome>> acquired;
+  client_->AcquireAsync("r", "bob", Ttl(absl::Seconds(10)),
+                        [&](absl::StatusOr<AcquireOutcome> outcome) {
+                          acquired.set_value(std::move(outcome));
+                        });
+  absl::StatusOr<AcquireOutcome> outcome = acquired.get_future().get();
+  ASSERT_THAT(outcome, IsOk());
+  EXPECT_FALSE(outcome->acquired);
+  EXPECT_EQ(outcome->holder_token, lease->token());
+  std::promise<absl::StatusOr<uint32_t>> released;
+  client_->ReleaseAsync("r", lease->token() + 1, [&](absl::StatusOr<uint32_t> holds) {
+    released.set_value(std::move(holds));
+  });
+  absl::StatusOr<uint32_t> holds = released.get_future().get();
+  EXPECT_TRUE(IsLeaseLost(holds.status())) << holds.status();
+  EXPECT_FALSE(lease->lost());
 }
 
 INSTANTIATE_TEST_SUITE_P(Transports, LockClientTest,

@@ -19,9 +19,19 @@
 // Transport (ClientOptions::gateway_transport): one unary call per
 // operation, or the gateway's Session stream, one per client, which all its
 // threads share: the same semantics, errors and retries, but many calls in
-// flight on one connection, which the gateway commits together. PutAsync
-// pipelines from one thread: it is always on the stream, one attempt (its
-// UNAVAILABLE is the caller's to retry: whether it was applied is unknown).
+// flight on one connection, which the gateway commits together.
+//
+// Asynchronous calls (WriteAsync, PutAsync) return at once and pipeline from
+// one thread: always on the stream, one attempt (its UNAVAILABLE is the
+// caller's to retry: whether it was applied is unknown). WriteAsync's
+// callback runs on the library's thread, never blocked by the caller
+// (client/session_stream.h): it must not block or make a blocking call of
+// this client, may make further asynchronous calls (a closed loop inside
+// its callbacks), and runs on the calling thread when the call is refused
+// at once (RESOURCE_EXHAUSTED: more than 64 calls queued per place in
+// flight, ClientOptions::max_stream_in_flight). A call is answered when
+// its answer comes or its stream ends; destroying the client first
+// answers CANCELLED.
 //
 // Thread safety: thread-safe. Ownership: Leases passed in are only read
 // during the call.
@@ -37,6 +47,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
+#include "absl/functional/any_invocable.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "fencegate/client/client_options.h"
@@ -121,9 +132,13 @@ class GatewayClient {
                                           const std::string& key);
   // Raises the fence to the token without writing; returns the max token.
   absl::StatusOr<uint64_t> Fence(const Fencing& fencing);
-  // Put on the Session stream without waiting: the future holds its result.
-  // One attempt, whose deadline is rpc_timeout; if the client is destroyed
-  // first, the result is UNAVAILABLE.
+  // Write (a put or a delete) on the Session stream without waiting:
+  // `done` runs once with its result (see the top of this file). A call
+  // still queued for a place in flight rpc_timeout after it was made fails
+  // DEADLINE_EXCEEDED, unsent.
+  using WriteDone = absl::AnyInvocable<void(absl::StatusOr<WriteResult>)>;
+  void WriteAsync(const Fencing& fencing, const Mutation& mutation, WriteDone done);
+  // Put as WriteAsync, the result in a future.
   std::future<absl::StatusOr<WriteResult>> PutAsync(
       const Fencing& fencing, const std::string& key, const std::string& value,
       std::optional<uint64_t> expected_version = std::nullopt);

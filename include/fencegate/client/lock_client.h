@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/functional/any_invocable.h"
 #include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -186,6 +187,28 @@ class LockClient {
 
   absl::StatusOr<LockState> Describe(const std::string& resource);
 
+  // Asynchronous forms of Acquire and Release: each returns at once and
+  // runs `done` once with what the blocking form returns. Always on the
+  // Session stream (whatever lock_transport says), one attempt: an
+  // UNAVAILABLE is the caller's to retry, with the same request id
+  // (options.request_id; Release's `request_id`) so that it is applied
+  // once. `done` runs on the library's thread (client/session_stream.h's
+  // contract, as GatewayClient::WriteAsync's): it must not block or make a
+  // blocking call of this client and may make further asynchronous calls;
+  // it runs on the calling thread when the call is refused at once
+  // (RESOURCE_EXHAUSTED: more than 64 calls queued per place in flight). A
+  // call still queued for a place options.wait + rpc_timeout after it was
+  // made fails DEADLINE_EXCEEDED, unsent; destroying the client first
+  // answers CANCELLED. AcquireAsync gives no Lease: the caller renews and
+  // releases the grant.
+  using AcquireDone = absl::AnyInvocable<void(absl::StatusOr<AcquireOutcome>)>;
+  void AcquireAsync(const std::string& resource, const std::string& holder,
+                    const AcquireOptions& options, AcquireDone done);
+  using ReleaseDone = absl::AnyInvocable<void(absl::StatusOr<uint32_t>)>;
+  void ReleaseAsync(const std::string& resource, uint64_t token, ReleaseDone done,
+                    std::string request_id = "", const TokenSignature& signature = {},
+                    LeaseMode mode = LeaseMode::kExclusive);
+
   const ClientOptions& options() const { return options_; }
 
  private:
@@ -197,6 +220,10 @@ class LockClient {
   // RetryUnavailable over this client's channel until `deadline`, on
   // options_.clock (client/retry.h).
   absl::Status Retry(absl::Time deadline, absl::FunctionRef<absl::Status()> attempt);
+  // Fills the fields every Acquire shares but its wait from `holder` and
+  // `options` (a new request id if options.request_id is empty).
+  void FillAcquire(const std::string& holder, const AcquireOptions& options,
+                   fencegate::v1::AcquireRequest& request);
   // Sends an Acquire (`request` names its resource or resources): fills the
   // fields every Acquire shares from `holder` and `options`, then retries
   // (Retry) until the call's deadline, each attempt with what is left of
