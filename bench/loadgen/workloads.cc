@@ -14,6 +14,7 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "bench/loadgen/cpu_usage.h"
+#include "bench/loadgen/held_leases.h"
 #include "bench/loadgen/kinds_workloads.h"
 
 namespace fencegate::bench {
@@ -42,23 +43,6 @@ OpResult Ended(Outcome outcome) {
   return result;
 }
 
-// Keeps the first error message of the run.
-class FirstError {
- public:
-  void Record(const absl::Status& status) {
-    absl::MutexLock lock(&mu_);
-    if (message_.empty()) message_ = status.ToString();
-  }
-  std::string Take() {
-    absl::MutexLock lock(&mu_);
-    return std::move(message_);
-  }
-
- private:
-  absl::Mutex mu_;
-  std::string message_ ABSL_GUARDED_BY(mu_);
-};
-
 // The summary of a setup-like run (hold, fill): `ops` done in `took`, and
 // the CPU used meanwhile.
 RunSummary SummarizeStateRun(const RunConfig& config, int64_t ops, absl::Duration took,
@@ -71,76 +55,6 @@ RunSummary SummarizeStateRun(const RunConfig& config, int64_t ops, absl::Duratio
   if (!config.server_pids.empty()) summary.server_cpu_us_per_op = cpu.servers_us_per_op;
   return summary;
 }
-
-// fenced_write's leases, taken before the clock starts by `setup_threads`
-// drivers of their own, and released after it stops; hold's, taken by one
-// driver per client and never released (they stay held until their TTL).
-class HeldLeases {
- public:
-  // need_token false: Redis takes its cheapest lock (plain SET NX PX).
-  // request_ids: each Acquire carries one, as the client library's do.
-  absl::Status Take(const RunConfig& config, const DriverFactory& make_driver,
-                    int setup_threads, bool need_token = true, bool request_ids = false) {
-    const int threads = std::min(config.resources, setup_threads);
-    locks_.resize(config.resources);
-    drivers_.resize(threads);
-    std::vector<absl::Status> results(threads);
-    std::vector<std::thread> workers;
-    for (int t = 0; t < threads; ++t) {
-      workers.emplace_back([&, t] {
-        auto driver = make_driver(10000 + t);  // holders apart from clients'
-        if (!driver.ok()) {
-          results[t] = driver.status();
-          return;
-        }
-        drivers_[t] = *std::move(driver);
-        results[t] = drivers_[t]->Open(config.hold_ttl);
-        AcquireOptions options;
-        options.ttl = config.hold_ttl;
-        options.need_token = need_token;
-        for (int i = t; i < config.resources && results[t].ok(); i += threads) {
-          if (request_ids) options.request_id = absl::StrFormat("%016x%016x", t, i);
-          auto lock = drivers_[t]->Acquire(ResourceName(config, i), options);
-          if (!lock.ok()) {
-            results[t] = lock.status();
-          } else if (!lock->has_value()) {
-            results[t] = absl::InternalError(
-                absl::StrCat("setup: ", ResourceName(config, i), " is already held"));
-          } else {
-            locks_[i] = **std::move(lock);
-          }
-        }
-      });
-    }
-    for (auto& worker : workers) worker.join();
-    for (const absl::Status& status : results) {
-      if (!status.ok()) return absl::Status(status.code(), absl::StrCat("setup: ", status.message()));
-    }
-    return absl::OkStatus();
-  }
-
-  const HeldLock& lock(int resource) const { return locks_[resource]; }
-
-  // Releases every lease, on the drivers that took them. Best effort.
-  void Release() {
-    const int threads = static_cast<int>(drivers_.size());
-    std::vector<std::thread> workers;
-    for (int t = 0; t < threads; ++t) {
-      if (drivers_[t] == nullptr) continue;
-      workers.emplace_back([this, t, threads] {
-        for (size_t i = t; i < locks_.size(); i += threads) {
-          if (!locks_[i].resource.empty()) drivers_[t]->Release(locks_[i]).IgnoreError();
-        }
-        drivers_[t]->Close();
-      });
-    }
-    for (auto& worker : workers) worker.join();
-  }
-
- private:
-  std::vector<HeldLock> locks_;
-  std::vector<std::unique_ptr<Driver>> drivers_;
-};
 
 class Client {
  public:
