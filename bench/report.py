@@ -88,7 +88,8 @@ COLOR = {
 RUN_FIELDS = ["ops_per_s", "p50_us", "p99_us", "max_us", "ops", "errors",
               "not_acquired", "abandoned", "client_cpu_us_per_op", "server_cpu_us_per_op",
               "other_cpu_share"]
-CPU_FIELDS = ["client_cpu_us_per_op", "server_cpu_us_per_op", "other_cpu_share"]
+CPU_FIELDS = ["client_cpu_us_per_op", "server_cpu_us_per_op", "other_cpu_share",
+              "client_switches_per_op", "server_switches_per_op"]
 RW_MIX_FIELDS = ["writes_per_s", "wait_p50_us", "wait_p99_us", "wait_max_us"]
 # The lock kinds' points (issue 21), all at 32 clients: (workload, resources, title).
 KINDS_POINTS = [("shared_cycle", 1, "shared cycle, hot resource"),

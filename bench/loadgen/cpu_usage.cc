@@ -4,11 +4,15 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
 
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 
 namespace fencegate::bench {
 namespace {
@@ -36,6 +40,28 @@ absl::Duration ProcessCpu(pid_t pid) {
   return Ticks(utime + stime);
 }
 
+// The context switches of every thread of `pid` alive now.
+int64_t ProcessSwitches(pid_t pid) {
+  int64_t switches = 0;
+  std::error_code error;
+  for (const auto& task :
+       std::filesystem::directory_iterator(absl::StrCat("/proc/", pid, "/task"), error)) {
+    std::ifstream status(task.path() / "status");
+    std::string line;
+    while (std::getline(status, line)) {
+      if (absl::StartsWith(line, "voluntary_ctxt_switches:") ||
+          absl::StartsWith(line, "nonvoluntary_ctxt_switches:")) {
+        int64_t n = 0;
+        if (absl::SimpleAtoi(absl::StripAsciiWhitespace(line.substr(line.find(':') + 1)),
+                             &n)) {
+          switches += n;
+        }
+      }
+    }
+  }
+  return switches;
+}
+
 }  // namespace
 
 CpuSnapshot TakeCpuSnapshot(const std::vector<pid_t>& servers) {
@@ -44,8 +70,12 @@ CpuSnapshot TakeCpuSnapshot(const std::vector<pid_t>& servers) {
   if (getrusage(RUSAGE_SELF, &usage) == 0) {
     snapshot.self = absl::DurationFromTimeval(usage.ru_utime) +
                     absl::DurationFromTimeval(usage.ru_stime);
+    snapshot.self_switches = usage.ru_nvcsw + usage.ru_nivcsw;
   }
-  for (pid_t pid : servers) snapshot.servers += ProcessCpu(pid);
+  for (pid_t pid : servers) {
+    snapshot.servers += ProcessCpu(pid);
+    snapshot.server_switches += ProcessSwitches(pid);
+  }
   std::ifstream stat("/proc/stat");
   std::string cpu;
   long long total = 0, idle = 0, value = 0;
@@ -67,6 +97,10 @@ CpuShares CpuBetween(const CpuSnapshot& before, const CpuSnapshot& after,
   if (ops > 0) {
     shares.self_us_per_op = absl::ToDoubleMicroseconds(self) / ops;
     shares.servers_us_per_op = absl::ToDoubleMicroseconds(servers) / ops;
+    shares.self_switches_per_op =
+        static_cast<double>(after.self_switches - before.self_switches) / ops;
+    shares.server_switches_per_op =
+        static_cast<double>(after.server_switches - before.server_switches) / ops;
   }
   const absl::Duration total = after.machine_total - before.machine_total;
   if (total > absl::ZeroDuration()) {

@@ -10,6 +10,7 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
 #include <vector>
 
 #include "absl/time/time.h"
@@ -19,6 +20,12 @@ namespace fencegate::bench {
 struct CpuSnapshot {
   absl::Duration self;     // this process, all threads (user + system)
   absl::Duration servers;  // the given PIDs, user + system (10 ms ticks)
+  // Context switches, voluntary and not: this process' (all its threads,
+  // getrusage), and the servers' (the threads alive at the snapshot,
+  // /proc/PID/task/*/status: a thread that ended between two snapshots
+  // takes its count with it, so pools that come and go are undercounted).
+  int64_t self_switches = 0;
+  int64_t server_switches = 0;
   absl::Duration machine_busy;   // all cores, not idle
   absl::Duration machine_total;  // all cores
 };
@@ -29,6 +36,8 @@ CpuSnapshot TakeCpuSnapshot(const std::vector<pid_t>& servers);
 struct CpuShares {
   double self_us_per_op = 0;
   double servers_us_per_op = 0;
+  double self_switches_per_op = 0;
+  double server_switches_per_op = 0;
   // Share of the machine's CPU (0..1) used by neither this process nor the
   // servers between the snapshots.
   double others = 0;

@@ -68,12 +68,14 @@ std::string ToJsonLine(const RunLabels& l, const RunSummary& s) {
       "\"writes_per_s\": %.1f, "
       "\"client_ops_min\": %d, \"client_ops_max\": %d, \"jain_fairness\": %.4f, "
       "\"client_cpu_us_per_op\": %.1f, \"server_cpu_us_per_op\": %.1f, "
-      "\"other_cpu_share\": %.3f}",
+      "\"other_cpu_share\": %.3f, \"client_switches_per_op\": %.2f, "
+      "\"server_switches_per_op\": %.2f}",
       l.system, l.durability, l.workload, l.resources, l.clients, l.duration_s, s.ops,
       s.errors, s.not_acquired, s.abandoned, s.ops_per_s, s.p50_us, s.p99_us, s.max_us,
       s.holder_changes_per_s, s.wait_p50_us, s.wait_p99_us, s.wait_max_us, s.writes_per_s,
       s.client_ops_min, s.client_ops_max, s.jain_fairness, s.client_cpu_us_per_op,
-      s.server_cpu_us_per_op, s.other_cpu_share);
+      s.server_cpu_us_per_op, s.other_cpu_share, s.client_switches_per_op,
+      s.server_switches_per_op);
 }
 
 }  // namespace fencegate::bench

@@ -58,6 +58,10 @@ struct RunSummary {
   double client_cpu_us_per_op = 0;
   double server_cpu_us_per_op = 0;
   double other_cpu_share = 0;
+  // Context switches inside the window per completed op (cpu_usage.h):
+  // the load generator's and the servers'.
+  double client_switches_per_op = 0;
+  double server_switches_per_op = 0;
 };
 
 // Merges the tallies (consuming their samples) over a window of `measured`.

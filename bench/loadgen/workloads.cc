@@ -437,6 +437,8 @@ absl::StatusOr<RunSummary> RunWorkload(const RunConfig& config,
   summary.client_cpu_us_per_op = cpu.self_us_per_op;
   if (!config.server_pids.empty()) summary.server_cpu_us_per_op = cpu.servers_us_per_op;
   summary.other_cpu_share = cpu.others;
+  summary.client_switches_per_op = cpu.self_switches_per_op;
+  summary.server_switches_per_op = cpu.server_switches_per_op;
   return summary;
 }
 
