@@ -22,6 +22,8 @@ Standard library only. The results schema (each entry of "results"):
               | etcd | redis | grpc-empty | python-fencegate, python-redis,
               python-echo (bench/python/loadgen.py: fencegate.aio, redis.asyncio,
               a grpc.aio stream to the echo server; bench/report_python.py)
+              | fencegate-loop, redis-loop, echo-stream (fencegate-loadgen
+              --shape=loop: event-loop clients; bench/report_loop.py)
   durability  fsync (acknowledged only after fsync) | everysec (Redis,
               NOT durable) | none (the empty call)
   workload    lock_cycle | fenced_write | handoff | pipelined_write (one
@@ -45,6 +47,7 @@ import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import report_loop  # noqa: E402
 import report_python  # noqa: E402
 import scale_report  # noqa: E402 (bench/, beside this file)
 
@@ -772,6 +775,7 @@ def render_markdown(doc, analysis, old_scale=""):
         add(f"| 4 KiB pwrite + fdatasync loop | 1 | {fmt_ops(f['ops_per_s'])} | "
             f"{fmt_ms(f['p50_us'])} | {fmt_ms(f['p99_us'])} | - |")
     lines.extend(report_python.section(doc, sys.modules[__name__]))
+    lines.extend(report_loop.section(doc, sys.modules[__name__]))
     add("")
     # The Scale section: from this file's "scale", else the page's own.
     if doc.get("scale"):
@@ -783,6 +787,7 @@ def render_markdown(doc, analysis, old_scale=""):
     add(HOW_TO_RUN)
     add(METHOD)
     add(report_python.METHOD)
+    add(report_loop.METHOD)
     add(ANALYSIS_BEGIN)
     add(analysis.strip("\n") if analysis else "\n(no analysis written yet)\n")
     add(ANALYSIS_END)

@@ -17,6 +17,10 @@
 //       --clients=32 --resources=1
 //   fencegate-loadgen --system=redis --target=127.0.0.1:6379 ...
 //   fencegate-loadgen --system=grpc-empty --target=... --workload=rpc
+//   fencegate-loadgen --shape=loop --system=fencegate-stream --target=...
+//       --gateway_target=... --workload=fenced_write --clients=32
+//   fencegate-loadgen --shape=loop --system=redis --target=... --workload=lock_cycle
+//   fencegate-loadgen --shape=loop --system=grpc-empty --target=... --workload=rpc
 //   fencegate-loadgen --workload=fsync --dir=/tmp/x
 //   fencegate-loadgen --system=fencegate-stream --gateway_target=127.0.0.1:7071
 //       --workload=fill --resources=100000 --clients=16 --value_bytes=64
@@ -27,7 +31,9 @@
 // the waiters parked until its standard input ends (or SIGTERM), then
 // prints its summary line; exit status 1 if any waiter was answered early.
 //
-// Workloads: workloads.h. Systems: the *_driver.h files.
+// Workloads: workloads.h (--shape=thread, a thread per client) and
+// loop_workloads.h (--shape=loop, event-loop clients). Systems: the
+// *_driver.h files, and for --shape=loop the *_loop.h files.
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -41,9 +47,12 @@
 #include "absl/time/clock.h"
 #include "bench/loadgen/driver.h"
 #include "bench/loadgen/echo_driver.h"
+#include "bench/loadgen/echo_loop.h"
 #include "bench/loadgen/etcd_driver.h"
 #include "bench/loadgen/fencegate_driver.h"
 #include "bench/loadgen/fsync_loop.h"
+#include "bench/loadgen/library_loop.h"
+#include "bench/loadgen/loop_workloads.h"
 #include "bench/loadgen/park_waiters.h"
 #include "bench/loadgen/sql_driver.h"
 #include "bench/loadgen/workloads.h"
@@ -51,12 +60,21 @@
 #ifdef FENCEGATE_BENCH_HAVE_HIREDIS
 #include "bench/loadgen/redis_driver.h"
 #endif
+#ifdef FENCEGATE_BENCH_HAVE_LIBEVENT
+#include "bench/loadgen/redis_loop.h"
+#endif
 
 ABSL_FLAG(std::string, system, "fencegate",
           "fencegate, fencegate-stream (lock calls and gateway writes over the servers' "
           "Session streams), "
           "sql-fenced or sql-plain (a write to a PostgreSQL table, with or without "
           "fencegate_fence; --target is the lock service), etcd, redis or grpc-empty");
+ABSL_FLAG(std::string, shape, "thread",
+          "how the clients run: thread (a thread per client, blocking calls) or loop "
+          "(event-loop clients, one op in flight each, the next started in the last "
+          "one's callback: fencegate-stream through its client library's async calls, "
+          "redis on hiredis' async API and libevent, grpc-empty as the streaming echo; "
+          "fenced_write, lock_cycle on many resources, rpc)");
 ABSL_FLAG(std::string, target, "",
           "host:port of the system (fencegate: its lock service)");
 ABSL_FLAG(std::string, gateway_target, "", "fencegate only: host:port of its gateway");
@@ -157,6 +175,30 @@ absl::StatusOr<DriverFactory> MakeFactory(const std::string& system,
       "--system: unknown '", system,
       "'; one of fencegate, fencegate-stream, sql-fenced, sql-plain, etcd, redis, "
       "grpc-empty"));
+}
+
+// --shape=loop's driver of `system`.
+absl::StatusOr<std::unique_ptr<fencegate::bench::LoopDriver>> MakeLoopDriver(
+    const std::string& system, const std::string& target) {
+  if (target.empty()) return absl::InvalidArgumentError("--target is required");
+  const std::string holder = absl::StrCat("loadgen-", getpid());
+  if (system == "fencegate-stream") {
+    return std::make_unique<fencegate::bench::LibraryLoop>(
+        target, absl::GetFlag(FLAGS_gateway_target), holder);
+  }
+  if (system == "redis") {
+#ifdef FENCEGATE_BENCH_HAVE_LIBEVENT
+    return std::make_unique<fencegate::bench::RedisLoop>(target, holder);
+#else
+    return absl::FailedPreconditionError(
+        "built without hiredis or libevent: install libhiredis-dev and libevent-dev, "
+        "and rebuild");
+#endif
+  }
+  if (system == "grpc-empty") return std::make_unique<fencegate::bench::EchoLoop>(target);
+  return absl::InvalidArgumentError(absl::StrCat(
+      "--shape=loop: --system must be fencegate-stream, redis or grpc-empty, not '",
+      system, "'"));
 }
 
 int Fail(const absl::Status& status) {
@@ -261,7 +303,17 @@ int main(int argc, char** argv) {
     labels.resources = config.resources;
     auto factory = MakeFactory(system, absl::GetFlag(FLAGS_target));
     if (!factory.ok()) return Fail(factory.status());
-    summary = fencegate::bench::RunWorkload(config, *factory, &first_error);
+    const std::string shape = absl::GetFlag(FLAGS_shape);
+    if (shape == "loop") {
+      auto loop = MakeLoopDriver(system, absl::GetFlag(FLAGS_target));
+      if (!loop.ok()) return Fail(loop.status());
+      summary = fencegate::bench::RunLoopWorkload(config, *factory, **loop, &first_error);
+    } else if (shape == "thread") {
+      summary = fencegate::bench::RunWorkload(config, *factory, &first_error);
+    } else {
+      return Fail(absl::InvalidArgumentError(
+          absl::StrCat("--shape: '", shape, "'; one of thread, loop")));
+    }
   }
   if (!summary.ok()) return Fail(summary.status());
   std::printf("%s\n", fencegate::bench::ToJsonLine(labels, *summary).c_str());

@@ -76,6 +76,12 @@ class RedisDriver final : public Driver {
                                absl::string_view value, int depth, absl::Time end,
                                uint64_t count, PipelineDone done) override;
 
+  // After Open(): the SHA1s of the loaded scripts the event-loop driver
+  // sends too (redis_loop.h): the release's compare-and-delete and the
+  // fenced set.
+  const std::string& release_sha() const { return release_sha_; }
+  const std::string& fenced_set_sha() const { return fenced_set_sha_; }
+
  private:
   // One attempt at the lock `options.mode` names: its token (0 where it has
   // none), or nullopt if held.
