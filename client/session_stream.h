@@ -149,8 +149,26 @@ class SessionStream {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Moves queued calls into the places in flight that are free.
   void Pump(After& after) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // A stream's end: its calls failed, on_end, then the next stream.
+  // Moves what fits in one message from the stream's outbox into its out_.
+  void FillOut(Stream& stream) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The stream's reactions: a write or a read completed (not ok: the
+  // stream ends), and its end: its calls failed, on_end, then the next
+  // stream.
+  void WriteDone(Stream& stream, bool ok);
+  void ReadDone(Stream& stream, bool ok);
   void Ended(Stream& stream, const grpc::Status& status);
+
+  // What a stream carries: the calls sent and not yet answered, the calls
+  // not yet in a message, whether a write is under way, and whether the
+  // stream is ending (then no call is added). Guarded by mu_: reached only
+  // through CallsOf, which says so to the lock annotations.
+  struct StreamCalls {
+    absl::flat_hash_map<uint64_t, Done> waiting;
+    std::deque<Call> outbox;
+    bool writing = false;
+    bool ending = false;
+  };
+  StreamCalls& CallsOf(Stream& stream) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   Stub* const stub_;
   const size_t max_in_flight_;
@@ -177,8 +195,8 @@ class SessionStream<Stub, Request, Response>::Stream final
  public:
   explicit Stream(SessionStream* session) : session_(session) {}
 
-  void OnReadDone(bool ok) override;
-  void OnWriteDone(bool ok) override;
+  void OnReadDone(bool ok) override { session_->ReadDone(*this, ok); }
+  void OnWriteDone(bool ok) override { session_->WriteDone(*this, ok); }
   void OnDone(const grpc::Status& status) override {
     session_->Ended(*this, status);
     finished_.Notify();  // after this, the session may delete the stream
@@ -187,22 +205,18 @@ class SessionStream<Stub, Request, Response>::Stream final
  private:
   friend class SessionStream;
 
-  // Moves what fits in one message from outbox_ into out_. Under mu_.
-  void FillOut();
-
   SessionStream* const session_;
   grpc::ClientContext context_;
   Response in_;  // the read under way
-  Request out_;  // the write under way, from FillOut to OnWriteDone
+  Request out_;  // the write under way, from FillOut to WriteDone
   absl::Notification finished_;
-  // Guarded by the session's mu_: the calls sent and not yet answered, the
-  // calls not yet in a message, whether a write is under way, and whether
-  // the stream is ending (then no call is added).
-  absl::flat_hash_map<uint64_t, Done> waiting_;
-  std::deque<Call> outbox_;
-  bool writing_ = false;
-  bool ending_ = false;
+  StreamCalls calls_;  // only through SessionStream::CallsOf, under mu_
 };
+
+template <typename Stub, typename Request, typename Response>
+auto SessionStream<Stub, Request, Response>::CallsOf(Stream& stream) -> StreamCalls& {
+  return stream.calls_;
+}
 
 template <typename Stub, typename Request, typename Response>
 void SessionStream<Stub, Request, Response>::After::Run() {
@@ -236,7 +250,7 @@ SessionStream<Stub, Request, Response>::~SessionStream() {
 
 template <typename Stub, typename Request, typename Response>
 auto SessionStream<Stub, Request, Response>::Writable(After& after) -> Stream* {
-  if (current_ != nullptr) return current_->ending_ ? nullptr : current_;
+  if (current_ != nullptr) return CallsOf(*current_).ending ? nullptr : current_;
   // Streams that finished go before the next one comes.
   streams_.erase(std::remove_if(streams_.begin(), streams_.end(),
                                 [](const std::unique_ptr<Stream>& stream) {
@@ -257,11 +271,12 @@ void SessionStream<Stub, Request, Response>::Place(Stream& stream, Call call, Do
   ++in_flight_;
   const uint64_t id = next_id_++;
   call.set_request_id(id);
-  stream.waiting_.emplace(id, std::move(done));
-  stream.outbox_.push_back(std::move(call));
-  if (stream.writing_) return;  // its completion sends this call
-  stream.FillOut();
-  stream.writing_ = true;
+  StreamCalls& calls = CallsOf(stream);
+  calls.waiting.emplace(id, std::move(done));
+  calls.outbox.push_back(std::move(call));
+  if (calls.writing) return;  // its completion sends this call
+  FillOut(stream);
+  calls.writing = true;
   after.write = &stream;
 }
 
@@ -332,64 +347,68 @@ auto SessionStream<Stub, Request, Response>::SendAndWait(Call call, absl::Time d
 }
 
 template <typename Stub, typename Request, typename Response>
-void SessionStream<Stub, Request, Response>::Stream::FillOut() {
+void SessionStream<Stub, Request, Response>::FillOut(Stream& stream) {
+  std::deque<Call>& outbox = CallsOf(stream).outbox;
+  Request& out = stream.out_;
   size_t bytes = 0;
-  while (!outbox_.empty() && out_.calls_size() < kMaxCallsPerMessage) {
-    const size_t size = outbox_.front().ByteSizeLong();
-    if (out_.calls_size() > 0 && bytes + size > kMaxBytesPerMessage) break;
+  while (!outbox.empty() && out.calls_size() < kMaxCallsPerMessage) {
+    const size_t size = outbox.front().ByteSizeLong();
+    if (out.calls_size() > 0 && bytes + size > kMaxBytesPerMessage) break;
     bytes += size;
-    *out_.add_calls() = std::move(outbox_.front());
-    outbox_.pop_front();
+    *out.add_calls() = std::move(outbox.front());
+    outbox.pop_front();
   }
 }
 
 template <typename Stub, typename Request, typename Response>
-void SessionStream<Stub, Request, Response>::Stream::OnWriteDone(bool ok) {
+void SessionStream<Stub, Request, Response>::WriteDone(Stream& stream, bool ok) {
   After after;
   {
-    absl::MutexLock lock(&session_->mu_);
-    out_.Clear();
-    writing_ = false;
-    // Not ok: the stream is ending; OnDone fails what it carries.
-    if (!ok) ending_ = true;
-    if (ok && !outbox_.empty()) {
-      FillOut();
-      writing_ = true;
-      after.write = this;
+    absl::MutexLock lock(&mu_);
+    StreamCalls& calls = CallsOf(stream);
+    stream.out_.Clear();
+    calls.writing = false;
+    // Not ok: the stream is ending; Ended fails what it carries.
+    if (!ok) calls.ending = true;
+    if (ok && !calls.outbox.empty()) {
+      FillOut(stream);
+      calls.writing = true;
+      after.write = &stream;
     }
   }
   after.Run();
 }
 
 template <typename Stub, typename Request, typename Response>
-void SessionStream<Stub, Request, Response>::Stream::OnReadDone(bool ok) {
+void SessionStream<Stub, Request, Response>::ReadDone(Stream& stream, bool ok) {
   if (!ok) {
-    absl::MutexLock lock(&session_->mu_);
-    ending_ = true;  // OnDone follows
+    absl::MutexLock lock(&mu_);
+    CallsOf(stream).ending = true;  // Ended follows
     return;
   }
   std::vector<std::pair<Done, absl::StatusOr<Result>>> answered;
   After after;
   {
-    absl::MutexLock lock(&session_->mu_);
-    for (Result& result : *in_.mutable_results()) {
-      auto it = waiting_.find(result.request_id());
-      if (it == waiting_.end()) continue;  // not ours to answer
+    absl::MutexLock lock(&mu_);
+    auto& waiting = CallsOf(stream).waiting;
+    for (Result& result : *stream.in_.mutable_results()) {
+      auto it = waiting.find(result.request_id());
+      if (it == waiting.end()) continue;  // not ours to answer
       Done done = std::move(it->second);
-      waiting_.erase(it);
-      --session_->in_flight_;
+      waiting.erase(it);
+      --in_flight_;
       if (result.result_case() == Result::kError) {
         answered.emplace_back(std::move(done), FromRpcStatus(result.error()));
       } else {
         answered.emplace_back(std::move(done), std::move(result));
       }
     }
-    session_->Pump(after);
+    Pump(after);
   }
   after.Run();
   for (auto& [done, result] : answered) done(std::move(result));
-  if (session_->hooks_.on_message) session_->hooks_.on_message(in_);
-  this->StartRead(&in_);
+  if (hooks_.on_message) hooks_.on_message(stream.in_);
+  stream.StartRead(&stream.in_);
 }
 
 template <typename Stub, typename Request, typename Response>
@@ -399,11 +418,12 @@ void SessionStream<Stub, Request, Response>::Ended(Stream& stream,
   bool closing;
   {
     absl::MutexLock lock(&mu_);
-    stream.ending_ = true;
-    for (auto& [id, done] : stream.waiting_) failed.push_back(std::move(done));
-    in_flight_ -= stream.waiting_.size();
-    stream.waiting_.clear();
-    stream.outbox_.clear();
+    StreamCalls& calls = CallsOf(stream);
+    calls.ending = true;
+    for (auto& [id, done] : calls.waiting) failed.push_back(std::move(done));
+    in_flight_ -= calls.waiting.size();
+    calls.waiting.clear();
+    calls.outbox.clear();
     closing = closing_;
   }
   const absl::Status finished = FromGrpcStatus(status);
