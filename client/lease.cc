@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/random/random.h"
 #include "absl/strings/str_cat.h"
 #include "client/lease_watches.h"
 #include "common/errors.h"
@@ -11,6 +12,48 @@
 #include "fencegate/client/lock_client.h"
 
 namespace fencegate::client {
+
+// Lets the clock's timers and the renewals' callbacks, which may come after
+// the Lease is gone, reach it only while it lives: Run() calls in unless
+// Detach() began, and Detach() waits for the calls under way.
+struct Lease::Anchor {
+  explicit Anchor(Lease* l) : lease(l) {}
+
+  template <typename Fn>
+  void Run(Fn fn) {
+    Lease* live;
+    {
+      absl::MutexLock lock(&mu);
+      if ((live = lease) == nullptr) return;
+      ++running;
+    }
+    fn(*live);
+    absl::MutexLock lock(&mu);
+    --running;
+  }
+
+  void Detach() {
+    absl::MutexLock lock(&mu);
+    lease = nullptr;
+    auto idle = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu) { return running == 0; };
+    mu.Await(absl::Condition(&idle));
+  }
+
+  absl::Mutex mu;
+  Lease* lease ABSL_GUARDED_BY(mu);
+  int running ABSL_GUARDED_BY(mu) = 0;
+};
+
+namespace {
+
+// The pause before the next renewal: `interval` less up to a tenth of it,
+// at random, so that leases taken together spread their renewals.
+absl::Duration Jittered(absl::Duration interval) {
+  thread_local absl::BitGen bits;
+  return interval * (1.0 - absl::Uniform(bits, 0.0, 0.1));
+}
+
+}  // namespace
 
 Lease::Lease(LockClient* client, std::string resource, LeaseMode mode, uint64_t token,
              TokenSignature signature, absl::Duration ttl, absl::Time valid_until,
@@ -22,14 +65,15 @@ Lease::Lease(LockClient* client, std::string resource, LeaseMode mode, uint64_t 
       ttl_(ttl),
       renew_fraction_(options.renew_fraction),
       clock_(options.clock != nullptr ? options.clock : client->options().clock),
-      wake_(std::make_unique<MonotonicWait>()) {
+      wake_(std::make_unique<MonotonicWait>()),
+      anchor_(std::make_shared<Anchor>(this)) {
   {
     absl::MutexLock lock(&mu_);
     signature_ = std::move(signature);
     valid_until_ = valid_until;
-    next_renew_ = clock_->Now() + ttl_ * renew_fraction_;
+    next_renew_ = clock_->Now() + Jittered(ttl_ * renew_fraction_);
     on_lost_ = std::move(options.on_lost);
-    renewer_ = std::thread([this] { RenewLoop(); });
+    ArmLocked(NextLookLocked());
   }
   // Without mu_: the listener takes it, under the registry's lock.
   if (LeaseWatches* watches = client_->lease_watches(); watches != nullptr) {
@@ -43,45 +87,85 @@ Lease::~Lease() {
   {
     absl::MutexLock lock(&mu_);
     stopping_ = true;
+    clock_->Cancel(timer_);
   }
+  // A step or a renewal's answer under way finishes first; later ones find
+  // no Lease.
+  anchor_->Detach();
   wake_->Notify();
-  renewer_.join();
   Release().IgnoreError();  // best effort: otherwise the lease just expires
 }
 
-void Lease::RenewLoop() {
+void Lease::ArmLocked(absl::Time at) {
+  clock_->Cancel(timer_);
+  timer_ =
+      clock_->RunAt(at, [anchor = anchor_] { anchor->Run([](Lease& l) { l.Step(); }); });
+}
+
+absl::Time Lease::NextLookLocked() const {
+  // While a renewal is under way its answer sets the next one; the timer
+  // still looks at the end of validity, which passes whatever the answer.
+  return renewing_ ? valid_until_ : std::min(next_renew_, valid_until_);
+}
+
+void Lease::Step() {
+  absl::AnyInvocable<void(const absl::Status&)> lost_callback;
+  absl::Status why;
+  absl::Time sent;
+  TokenSignature signature;
+  {
+    absl::MutexLock lock(&mu_);
+    if (stopping_ || Ended()) return;
+    // A lapse or a pushed end first: no renewal of a lease already lost.
+    lost_callback = CheckEndLocked();
+    why = ended_;
+    if (lost_callback == nullptr && !Ended()) {
+      sent = clock_->Now();
+      if (renew_now_) {  // the stream ended: attach the lease to the next one
+        renew_now_ = false;
+        next_renew_ = std::min(next_renew_, sent);
+      }
+      if (renewing_ || sent < next_renew_) {
+        ArmLocked(NextLookLocked());
+        return;
+      }
+      renewing_ = true;
+      signature = signature_;
+      ArmLocked(NextLookLocked());
+    }
+  }
+  if (lost_callback != nullptr || !why.ok()) {
+    Notify(std::move(lost_callback), why);
+    return;
+  }
+  client_->RenewAsync(resource_, token_, ttl_, signature, mode_,
+                      [anchor = anchor_, sent](absl::StatusOr<RenewOutcome> outcome) {
+                        anchor->Run([&](Lease& l) { l.Renewed(sent, outcome); });
+                      });
+}
+
+void Lease::Renewed(absl::Time sent, const absl::StatusOr<RenewOutcome>& outcome) {
   absl::AnyInvocable<void(const absl::Status&)> lost_callback;
   absl::Status why;
   {
     absl::MutexLock lock(&mu_);
-    auto woken = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-      return stopping_ || !pushed_end_.ok() || renew_now_;
-    };
-    while (!stopping_ && !Ended()) {
-      if ((lost_callback = CheckEndLocked())) break;
-      const absl::Time now = clock_->Now();
-      if (renew_now_) {  // the stream ended: attach the lease to the next one
-        renew_now_ = false;
-        next_renew_ = std::min(next_renew_, now);
-      }
-      const absl::Time wake = std::min(next_renew_, valid_until_);
-      if (now < wake) {
-        wake_->WaitFor(&mu_, absl::Condition(&woken), wake - now);
-        continue;
-      }
-      absl::Status status = RenewLocked();
-      if (IsLeaseLost(status)) {
-        server_dropped_ = true;
-        lost_callback = LoseLocked(status);
-        break;
-      }
-      if (!status.ok()) {
-        // Transient: try again soon, while the lease is still valid.
-        next_renew_ = clock_->Now() + std::min(ttl_ * renew_fraction_ / 4,
-                                               absl::Milliseconds(200));
-      }
+    renewing_ = false;
+    if (stopping_ || Ended()) return;
+    if (outcome.ok()) {
+      valid_until_ = std::max(valid_until_, sent + outcome->ttl);
+      next_renew_ = sent + Jittered(outcome->ttl * renew_fraction_);
+      if (!outcome->signature.empty()) signature_ = outcome->signature;
+    } else if (IsLeaseLost(outcome.status())) {
+      server_dropped_ = true;
+      lost_callback = LoseLocked(outcome.status());
+    } else {
+      // Transient: again soon, while the lease is still valid.
+      next_renew_ =
+          clock_->Now() + std::min(ttl_ * renew_fraction_ / 4, absl::Milliseconds(200));
     }
+    if (lost_callback == nullptr) lost_callback = CheckEndLocked();
     why = ended_;
+    if (!Ended()) ArmLocked(NextLookLocked());
   }
   Notify(std::move(lost_callback), why);
 }
@@ -93,7 +177,7 @@ void Lease::Notify(absl::AnyInvocable<void(const absl::Status&)> callback,
     absl::MutexLock lock(&mu_);
     notifying_ = false;
   }
-  wake_->Notify();  // the lease may have ended: WaitLost() and RenewLoop() look
+  wake_->Notify();  // the lease may have ended: WaitLost() looks
 }
 
 absl::Status Lease::RenewLocked() {
@@ -138,6 +222,9 @@ void Lease::Hear(LeaseNotice notice) {
                        "and acquire the lock again"),
           0);
     }
+    // The timer acts on it: on_lost must not run here, under the
+    // registry's lock.
+    if (!stopping_ && !Ended()) ArmLocked(clock_->Now());
   }
   wake_->Notify();
 }

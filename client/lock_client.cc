@@ -116,6 +116,24 @@ AcquireOutcome OutcomeOf(const v1::AcquireResponse& response, LeaseMode asked) {
   return outcome;
 }
 
+v1::RenewRequest RenewRequestOf(const std::string& resource, uint64_t token,
+                                absl::Duration ttl, const TokenSignature& signature,
+                                LeaseMode mode) {
+  v1::RenewRequest request;
+  request.set_resource(resource);
+  request.set_token(token);
+  request.set_mode(static_cast<v1::LeaseMode>(mode));
+  request.set_ttl_ms(absl::ToInt64Milliseconds(ttl));
+  SetSignature(signature, request.mutable_signature());
+  return request;
+}
+
+RenewOutcome RenewOutcomeOf(const v1::RenewResponse& response) {
+  return RenewOutcome{
+      absl::Milliseconds(response.ttl_ms()),
+      TokenSignature{response.signature().key_id(), response.signature().mac()}};
+}
+
 v1::ReleaseRequest ReleaseRequestOf(const std::string& resource, uint64_t token,
                                     std::string request_id,
                                     const TokenSignature& signature, LeaseMode mode) {
@@ -231,6 +249,42 @@ void LockClient::AcquireAsync(const std::string& resource, const std::string& ho
                            return done(LockWrongKind());
                          done(OutcomeOf(response, mode));
                        });
+}
+
+void LockClient::RenewAsync(const std::string& resource, uint64_t token,
+                            absl::Duration ttl, const TokenSignature& signature,
+                            LeaseMode mode, RenewDone done) {
+  v1::RenewRequest request = RenewRequestOf(resource, token, ttl, signature, mode);
+  if (stub_->unary) {
+    // gRPC's callback API: the call's state lives until its callback.
+    struct Call {
+      grpc::ClientContext context;
+      v1::RenewRequest request;
+      v1::RenewResponse response;
+      RenewDone done;
+    };
+    auto* call = new Call{{}, std::move(request), {}, std::move(done)};
+    SetTimeout(call->context, options_.rpc_timeout);
+    stub_->rpc->async()->Renew(&call->context, &call->request, &call->response,
+                               [call](grpc::Status status) {
+                                 std::unique_ptr<Call> owned(call);
+                                 if (!status.ok()) {
+                                   return owned->done(FromGrpcStatus(status));
+                                 }
+                                 owned->done(RenewOutcomeOf(owned->response));
+                               });
+    return;
+  }
+  v1::LockCall call;
+  *call.mutable_renew() = std::move(request);
+  stub_->session->Send(
+      std::move(call), absl::Now() + options_.rpc_timeout,
+      [done = std::move(done)](absl::StatusOr<v1::LockResult> result) mutable {
+        if (!result.ok()) return done(result.status());
+        v1::RenewResponse response;
+        if (!GetResponse(*result, &response)) return done(LockWrongKind());
+        done(RenewOutcomeOf(response));
+      });
 }
 
 void LockClient::ReleaseAsync(const std::string& resource, uint64_t token,
@@ -385,12 +439,7 @@ absl::StatusOr<RenewOutcome> LockClient::Renew(const std::string& resource,
                                                absl::Duration timeout,
                                                const TokenSignature& signature,
                                                LeaseMode mode) {
-  v1::RenewRequest request;
-  request.set_resource(resource);
-  request.set_token(token);
-  request.set_mode(static_cast<v1::LeaseMode>(mode));
-  request.set_ttl_ms(absl::ToInt64Milliseconds(ttl));
-  SetSignature(signature, request.mutable_signature());
+  const v1::RenewRequest request = RenewRequestOf(resource, token, ttl, signature, mode);
   v1::RenewResponse response;
   Clock& clock = *options_.clock;
   const absl::Time call_deadline =
@@ -402,9 +451,7 @@ absl::StatusOr<RenewOutcome> LockClient::Renew(const std::string& resource,
                           AttemptTimeout(call_deadline, options_.rpc_timeout, clock));
   });
   if (!status.ok()) return status;
-  return RenewOutcome{absl::Milliseconds(response.ttl_ms()),
-                      TokenSignature{response.signature().key_id(),
-                                     response.signature().mac()}};
+  return RenewOutcomeOf(response);
 }
 
 absl::StatusOr<uint32_t> LockClient::Release(const std::string& resource, uint64_t token,

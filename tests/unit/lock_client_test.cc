@@ -6,6 +6,7 @@
 #include "fencegate/client/lock_client.h"
 
 #include <atomic>
+#include <filesystem>
 #include <functional>
 #include <future>
 #include <memory>
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
@@ -134,6 +136,73 @@ TEST_P(LockClientTest, AWaitingMultiAcquireIsGrantedWhenItsLastResourceFrees) {
   EXPECT_GT((*got)->leases[1].token, held->token());
 }
 
+// The threads of this process (every one, gRPC's included).
+int ThreadCount() {
+  int n = 0;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/task")) {
+    (void)entry;
+    ++n;
+  }
+  return n;
+}
+
+// Renewals run on the clock's timer, not a thread per lease: 200 leases
+// that renew themselves add no thread to speak of (a thread per lease
+// would add 200).
+TEST_P(LockClientTest, LeasesRenewWithoutAThreadEach) {
+  ASSERT_OK_AND_ASSIGN(auto first,
+                       client_->AcquireLease("r-0", "alice", Ttl(absl::Seconds(3))));
+  const int before = ThreadCount();
+  std::vector<std::unique_ptr<Lease>> leases;
+  for (int i = 1; i <= 200; ++i) {
+    ASSERT_OK_AND_ASSIGN(auto lease, client_->AcquireLease(absl::StrCat("r-", i), "alice",
+                                                           Ttl(absl::Seconds(3))));
+    leases.push_back(std::move(lease));
+  }
+  EXPECT_LT(ThreadCount() - before, 8) << "threads before " << before;
+  // Past a whole TTL, every one is still valid: each renewed (validity is
+  // counted from a renewal's sending, so none lasts a TTL without one).
+  const absl::Time until = leases.back()->valid_until() + absl::Milliseconds(500);
+  for (absl::Time now = SteadyClock().Now(); now < until; now = SteadyClock().Now()) {
+    ASSERT_FALSE(first->lost());
+    absl::SleepFor(std::min(until - now, absl::Milliseconds(100)));  // time passing
+  }
+  for (auto& lease : leases) ASSERT_FALSE(lease->lost()) << lease->resource();
+  ASSERT_OK_AND_ASSIGN(LockState state, client_->Describe("r-200"));
+  EXPECT_TRUE(state.held);
+}
+
+// On the client's clock (a fake one here): the renewals fall due as it
+// advances, each one extends validity from when it was sent, and once the
+// service stops answering the lease lapses at the end of the last
+// confirmed validity, by that clock.
+TEST_P(LockClientTest, RenewalsRunOnTheLeasesClockAndALapseIsLostByIt) {
+  testing::FakeClock clock;
+  LeaseOptions lease_options;
+  lease_options.clock = &clock;
+  ASSERT_OK_AND_ASSIGN(auto lease,
+                       client_->AcquireLease("r", "alice", Ttl(absl::Seconds(30)),
+                                             std::move(lease_options)));
+  const absl::Time first = lease->valid_until();
+  // A third of the TTL (less up to a tenth of that): a renewal is due.
+  clock.AdvanceBy(absl::Seconds(10));
+  const absl::Time give_up = absl::Now() + absl::Seconds(30);
+  while (lease->valid_until() == first && absl::Now() < give_up) {
+    absl::SleepFor(absl::Milliseconds(5));  // polls a real answer, under a deadline
+  }
+  const absl::Time renewed = lease->valid_until();
+  ASSERT_GT(renewed, first);
+  EXPECT_LE(renewed, clock.Now() + absl::Seconds(30));
+  EXPECT_FALSE(lease->lost());
+  server_->Shutdown();  // no renewal is confirmed from here on
+  clock.AdvanceBy(renewed - clock.Now() - absl::Milliseconds(1));
+  // The renewals sent meanwhile failed (UNAVAILABLE); validity stands.
+  EXPECT_FALSE(lease->lost());
+  clock.AdvanceBy(absl::Milliseconds(2));
+  EXPECT_TRUE(lease->lost());
+  EXPECT_TRUE(IsLeaseLost(lease->Check()));
+}
+
 TEST_P(LockClientTest, DestroyingALeaseReleasesIt) {
   ASSERT_OK_AND_ASSIGN(auto lease, client_->AcquireLease("r", "alice"));
   EXPECT_TRUE(client_->Describe("r")->held);
@@ -149,6 +218,9 @@ TEST_P(LockClientTest, ALeaseThatLapsedOnlyOnTheClientIsStillReleased) {
   testing::FakeClock client_clock;
   LeaseOptions lease_options;
   lease_options.clock = &client_clock;
+  // Paused: no renewal goes out before the lapse (the renewal timers on
+  // the fake clock would fire as it advances).
+  lease_options.renew_fraction = 2;
   ASSERT_OK_AND_ASSIGN(auto lease, client_->AcquireLease("r", "alice", Ttl(absl::Seconds(60)),
                                                          std::move(lease_options)));
   client_clock.AdvanceBy(absl::Seconds(61));

@@ -10,12 +10,15 @@
 // expiry from later (when it handled the call), so the client gives up no
 // later than the server does, clock rates aside.
 //
-// Renewal: a background thread renews every ttl * renew_fraction ("extend
-// to" now + ttl). A renewal that fails for any reason but a refusal is
-// retried until the lease would lapse: within the Renew call (UNAVAILABLE,
-// with backoff, its deadline the end of validity), and again by the
-// renewal thread if the call gave up sooner (RetryPolicy::max_attempts, a
-// timed-out attempt). The lease is lost, for good, as soon as
+// Renewal: no thread per lease. A timer on the lease's clock (Clock::RunAt:
+// one timer thread for every lease on that clock) renews every
+// ttl * renew_fraction, less up to a tenth of that at random so that leases
+// taken together do not renew together ("extend to" now + ttl), with one
+// asynchronous call (LockClient::RenewAsync: the renewals that fall due
+// together share the Session stream's messages). A renewal that fails for
+// any reason but a refusal is sent again soon (a quarter of the interval,
+// at most 200 ms later) while the lease is valid. The lease is lost, for
+// good, as soon as
 //   - a renew is refused (ABORTED, LEASE_LOST), or
 //   - validity passes without an acknowledged renew (server unreachable,
 //     or this process was paused), or
@@ -50,11 +53,11 @@
 #include <cstdint>
 #include <memory>
 #include <string>
-#include <thread>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/functional/any_invocable.h"
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "fencegate/client/lease_mode.h"
@@ -68,6 +71,7 @@ class MonotonicWait;  // the library's own (lease.cc)
 namespace fencegate::client {
 
 class LockClient;
+struct RenewOutcome;        // lock_client.h
 class LeaseWatch;           // client/lease_watches.h
 enum class LeaseNotice;     // client/lease_watches.h
 
@@ -75,8 +79,11 @@ struct LeaseOptions {
   // Renew when this fraction of the TTL has passed since the last renew.
   double renew_fraction = 1.0 / 3;
   // Called once when the lease is lost (not on Release()), with the reason,
-  // on whichever thread noticed first (the renewal thread, or a caller of
-  // lost()/Check()/Renew()). Keep it short; it must not destroy the Lease.
+  // on whichever thread noticed first (the clock's timer thread, a gRPC
+  // thread of the client that brought a renewal's refusal, or a caller of
+  // lost()/Check()/Renew()). Keep it short: on the timer thread it holds up
+  // every other lease's renewal on that clock. It must not destroy the
+  // Lease.
   absl::AnyInvocable<void(const absl::Status&)> on_lost;
   // The clock validity is measured on; nullptr: the LockClient's
   // (ClientOptions::clock). Not owned; must outlive the Lease.
@@ -124,8 +131,21 @@ class Lease {
   absl::Status Release();
 
  private:
-  void RenewLoop();
-  // Renews once; mu_ is released during the call.
+  // How the clock's timers and the renewals' callbacks reach the Lease,
+  // and never after its destructor began (lease.cc).
+  struct Anchor;
+
+  // Sets the lease's timer for `at`, in place of the one set before.
+  void ArmLocked(absl::Time at) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The timer: loses the lease if it ended; otherwise sends a renewal if
+  // one is due and none is under way; then sets the timer again.
+  void Step();
+  // The answer to the renewal sent at `sent`.
+  void Renewed(absl::Time sent, const absl::StatusOr<RenewOutcome>& outcome);
+  // When the timer should next look: the renewal due, or the end of
+  // validity while a renewal is under way.
+  absl::Time NextLookLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Renews once, blocking; mu_ is released during the call.
   absl::Status RenewLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Marks the lease lost if it is not yet; returns the callback to run
   // (outside mu_), if this call is the one that lost it.
@@ -138,8 +158,8 @@ class Lease {
   // Loses the lease if the service pushed its end or its validity passed.
   absl::AnyInvocable<void(const absl::Status&)> CheckEndLocked()
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // The watch's listener, on the Session stream's reader thread: notes
-  // what it heard and wakes the renewal thread, which acts on it.
+  // The watch's listener, on a gRPC thread of the Session stream: notes
+  // what it heard and sets the timer for now, which acts on it.
   void Hear(LeaseNotice notice);
   bool Ended() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return !ended_.ok(); }
 
@@ -171,7 +191,10 @@ class Lease {
   // with (OK: none); and that the stream ended, so renew now.
   absl::Status pushed_end_ ABSL_GUARDED_BY(mu_);
   bool renew_now_ ABSL_GUARDED_BY(mu_) = false;
-  std::thread renewer_;
+  // The timer set, and whether an asynchronous renewal is under way.
+  Clock::TimerId timer_ ABSL_GUARDED_BY(mu_) = 0;
+  bool renewing_ ABSL_GUARDED_BY(mu_) = false;
+  const std::shared_ptr<Anchor> anchor_;
   // Listening from the end of the constructor to the start of the
   // destructor; null when the client's calls are unary.
   std::unique_ptr<LeaseWatch> watch_;

@@ -204,6 +204,13 @@ class LockClient {
   using AcquireDone = absl::AnyInvocable<void(absl::StatusOr<AcquireOutcome>)>;
   void AcquireAsync(const std::string& resource, const std::string& holder,
                     const AcquireOptions& options, AcquireDone done);
+  // Renew as one attempt without waiting: on the Session stream, or a
+  // unary call on gRPC's callback API when lock_transport is kUnary (what
+  // a Lease's renewals use, so a unary client stays unary). Its deadline
+  // is rpc_timeout either way.
+  using RenewDone = absl::AnyInvocable<void(absl::StatusOr<RenewOutcome>)>;
+  void RenewAsync(const std::string& resource, uint64_t token, absl::Duration ttl,
+                  const TokenSignature& signature, LeaseMode mode, RenewDone done);
   using ReleaseDone = absl::AnyInvocable<void(absl::StatusOr<uint32_t>)>;
   void ReleaseAsync(const std::string& resource, uint64_t token, ReleaseDone done,
                     std::string request_id = "", const TokenSignature& signature = {},
