@@ -46,11 +46,19 @@ struct Lease::Anchor {
 
 namespace {
 
-// The pause before the next renewal: `interval` less up to a tenth of it,
-// at random, so that leases taken together spread their renewals.
-absl::Duration Jittered(absl::Duration interval) {
+// When to renew next, `interval` after `from`: less up to a tenth of it,
+// at random, so that leases taken together spread out; then rounded up to
+// a tick (a tenth of the interval, at most 100 ms), so that the renewals
+// that fall due close together go out together (their timers fire back to
+// back, and the Session stream sends calls made during a write in one
+// message, which the service commits in one batch).
+absl::Time RenewalAt(absl::Time from, absl::Duration interval) {
   thread_local absl::BitGen bits;
-  return interval * (1.0 - absl::Uniform(bits, 0.0, 0.1));
+  const absl::Time at = from + interval * (1.0 - absl::Uniform(bits, 0.0, 0.1));
+  const int64_t tick = std::max<int64_t>(
+      1, absl::ToInt64Nanoseconds(std::min(interval / 10, absl::Milliseconds(100))));
+  const int64_t ns = absl::ToUnixNanos(at);
+  return absl::FromUnixNanos((ns / tick + (ns % tick != 0 ? 1 : 0)) * tick);
 }
 
 }  // namespace
@@ -71,7 +79,7 @@ Lease::Lease(LockClient* client, std::string resource, LeaseMode mode, uint64_t 
     absl::MutexLock lock(&mu_);
     signature_ = std::move(signature);
     valid_until_ = valid_until;
-    next_renew_ = clock_->Now() + Jittered(ttl_ * renew_fraction_);
+    next_renew_ = RenewalAt(clock_->Now(), ttl_ * renew_fraction_);
     on_lost_ = std::move(options.on_lost);
     ArmLocked(NextLookLocked());
   }
@@ -153,7 +161,7 @@ void Lease::Renewed(absl::Time sent, const absl::StatusOr<RenewOutcome>& outcome
     if (stopping_ || Ended()) return;
     if (outcome.ok()) {
       valid_until_ = std::max(valid_until_, sent + outcome->ttl);
-      next_renew_ = sent + Jittered(outcome->ttl * renew_fraction_);
+      next_renew_ = RenewalAt(sent, outcome->ttl * renew_fraction_);
       if (!outcome->signature.empty()) signature_ = outcome->signature;
     } else if (IsLeaseLost(outcome.status())) {
       server_dropped_ = true;

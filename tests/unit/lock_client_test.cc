@@ -184,8 +184,9 @@ TEST_P(LockClientTest, RenewalsRunOnTheLeasesClockAndALapseIsLostByIt) {
                        client_->AcquireLease("r", "alice", Ttl(absl::Seconds(30)),
                                              std::move(lease_options)));
   const absl::Time first = lease->valid_until();
-  // A third of the TTL (less up to a tenth of that): a renewal is due.
-  clock.AdvanceBy(absl::Seconds(10));
+  // A third of the TTL (less up to a tenth, plus up to a 100 ms tick): a
+  // renewal is due.
+  clock.AdvanceBy(absl::Seconds(10) + absl::Milliseconds(100));
   const absl::Time give_up = absl::Now() + absl::Seconds(30);
   while (lease->valid_until() == first && absl::Now() < give_up) {
     absl::SleepFor(absl::Milliseconds(5));  // polls a real answer, under a deadline

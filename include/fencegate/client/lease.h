@@ -13,9 +13,11 @@
 // Renewal: no thread per lease. A timer on the lease's clock (Clock::RunAt:
 // one timer thread for every lease on that clock) renews every
 // ttl * renew_fraction, less up to a tenth of that at random so that leases
-// taken together do not renew together ("extend to" now + ttl), with one
-// asynchronous call (LockClient::RenewAsync: the renewals that fall due
-// together share the Session stream's messages). A renewal that fails for
+// taken together spread out, rounded up to a tick (a tenth of that, at most
+// 100 ms) so that the renewals falling due close together go out together
+// ("extend to" now + ttl), each one asynchronous call
+// (LockClient::RenewAsync) on the Session stream, which carries the calls
+// made while it writes in one message. A renewal that fails for
 // any reason but a refusal is sent again soon (a quarter of the interval,
 // at most 200 ms later) while the lease is valid. The lease is lost, for
 // good, as soon as
