@@ -51,6 +51,7 @@
 #include "bench/loadgen/etcd_driver.h"
 #include "bench/loadgen/fencegate_driver.h"
 #include "bench/loadgen/fsync_loop.h"
+#include "bench/loadgen/lease_hold.h"
 #include "bench/loadgen/library_loop.h"
 #include "bench/loadgen/loop_workloads.h"
 #include "bench/loadgen/park_waiters.h"
@@ -84,7 +85,9 @@ ABSL_FLAG(std::string, workload, "lock_cycle",
           "lock_cycle, fenced_write, pipelined_write, handoff, shared_cycle, rw_mix, "
           "multi_cycle (the lock kinds), rpc, hold (leases left held: "
           "--scale), fill (one key on every resource of the gateway: --scale), park "
-          "(waiters kept parked: --scale), or fsync (the disk ceiling)");
+          "(waiters kept parked: --scale), lease_hold (--resources Leases of the client "
+          "library held for --duration: its renewal threads), or fsync (the disk "
+          "ceiling)");
 ABSL_FLAG(int, depth, 32,
           "pipelined_write, fill: writes in flight per client; park: calls per stream "
           "message");
@@ -304,6 +307,17 @@ int main(int argc, char** argv) {
     auto factory = MakeFactory(system, absl::GetFlag(FLAGS_target));
     if (!factory.ok()) return Fail(factory.status());
     const std::string shape = absl::GetFlag(FLAGS_shape);
+    if (workload == "lease_hold") {
+      if (system != "fencegate-stream") {
+        return Fail(absl::InvalidArgumentError(
+            "--workload=lease_hold needs --system=fencegate-stream"));
+      }
+      absl::StatusOr<std::string> line =
+          fencegate::bench::RunLeaseHold(config, absl::GetFlag(FLAGS_target));
+      if (!line.ok()) return Fail(line.status());
+      std::printf("%s\n", line->c_str());
+      return 0;
+    }
     if (shape == "loop") {
       auto loop = MakeLoopDriver(system, absl::GetFlag(FLAGS_target));
       if (!loop.ok()) return Fail(loop.status());

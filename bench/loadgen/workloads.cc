@@ -114,6 +114,7 @@ class Client {
       case Workload::kHold:            // HoldLeases()
       case Workload::kFill:            // FillResources()
       case Workload::kPark:            // park_waiters.h
+      case Workload::kLeaseHold:       // lease_hold.h
         break;
     }
     return Failed(absl::InternalError("unknown workload"));
@@ -288,10 +289,11 @@ absl::StatusOr<Workload> ParseWorkload(absl::string_view name) {
   if (name == "hold") return Workload::kHold;
   if (name == "fill") return Workload::kFill;
   if (name == "park") return Workload::kPark;
+  if (name == "lease_hold") return Workload::kLeaseHold;
   return absl::InvalidArgumentError(absl::StrCat(
       "--workload: unknown '", name,
       "'; one of lock_cycle, fenced_write, pipelined_write, handoff, shared_cycle, "
-      "rw_mix, multi_cycle, rpc, hold, fill, park, fsync"));
+      "rw_mix, multi_cycle, rpc, hold, fill, park, lease_hold, fsync"));
 }
 
 absl::Status ValidateRunConfig(const RunConfig& config) {

@@ -82,7 +82,8 @@ enum class Workload {
   kRpc,
   kHold,
   kFill,
-  kPark,  // not run by RunWorkload (park_waiters.h)
+  kPark,       // not run by RunWorkload (park_waiters.h)
+  kLeaseHold,  // not run by RunWorkload (lease_hold.h)
 };
 
 absl::StatusOr<Workload> ParseWorkload(absl::string_view name);
