@@ -149,6 +149,9 @@ class SessionStream {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Moves queued calls into the places in flight that are free.
   void Pump(After& after) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Fills the message of the write Place() started, if any: last, before
+  // mu_ is released, so that it carries every call placed meanwhile.
+  void Seal(After& after) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Moves what fits in one message from the stream's outbox into its out_.
   void FillOut(Stream& stream) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The stream's reactions: a write or a read completed (not ok: the
@@ -275,9 +278,16 @@ void SessionStream<Stub, Request, Response>::Place(Stream& stream, Call call, Do
   calls.waiting.emplace(id, std::move(done));
   calls.outbox.push_back(std::move(call));
   if (calls.writing) return;  // its completion sends this call
-  FillOut(stream);
+  // This call starts a write; Seal() fills it once every call placed under
+  // this hold of mu_ is in the outbox.
   calls.writing = true;
   after.write = &stream;
+}
+
+template <typename Stub, typename Request, typename Response>
+void SessionStream<Stub, Request, Response>::Seal(After& after) {
+  if (after.write != nullptr && after.write->out_.calls_size() == 0)
+    FillOut(*after.write);
 }
 
 template <typename Stub, typename Request, typename Response>
@@ -323,6 +333,7 @@ void SessionStream<Stub, Request, Response>::Send(Call call, absl::Time deadline
               "too many calls waiting for ", name_, ": ", max_in_flight_,
               " in flight and ", max_queued_, " queued (the limit); not sent")));
     }
+    Seal(after);
   }
   after.Run();
 }
@@ -404,6 +415,7 @@ void SessionStream<Stub, Request, Response>::ReadDone(Stream& stream, bool ok) {
       }
     }
     Pump(after);
+    Seal(after);
   }
   after.Run();
   for (auto& [done, result] : answered) done(std::move(result));
@@ -443,6 +455,7 @@ void SessionStream<Stub, Request, Response>::Ended(Stream& stream,
     absl::MutexLock lock(&mu_);
     if (current_ == &stream) current_ = nullptr;
     Pump(after);  // the calls that waited for the next stream
+    Seal(after);
   }
   after.Run();
 }

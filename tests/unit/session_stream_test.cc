@@ -242,6 +242,25 @@ TEST_F(SessionStreamTest, PastTheInFlightLimitCallsQueueWithoutBlockingAndGoOutI
   }
 }
 
+TEST_F(SessionStreamTest, QueuedCallsThatGetPlacesTogetherGoOutInOneMessage) {
+  constexpr size_t kLimit = 4;
+  session_ = std::make_unique<Session>(stub_.get(), kLimit, "the double's stream");
+  Outcomes outcomes(3 * kLimit);
+  for (size_t i = 0; i < 3 * kLimit; ++i)
+    session_->Send(Write(i), Later(), outcomes.For(i));
+  ASSERT_TRUE(double_.AwaitReceived(kLimit));
+  const size_t messages = double_.sizes().size();
+  // Four answers in one message free four places at once: the four calls
+  // queued next fill one message, not one and then three.
+  double_.Answer(kLimit);
+  ASSERT_TRUE(double_.AwaitReceived(2 * kLimit));
+  const std::vector<int> sizes = double_.sizes();
+  ASSERT_EQ(sizes.size(), messages + 1);
+  EXPECT_EQ(sizes.back(), static_cast<int>(kLimit));
+  double_.AnswerAtOnce();
+  ASSERT_TRUE(outcomes.AwaitTotal(3 * kLimit));
+}
+
 TEST_F(SessionStreamTest, PastTheQueuesBoundACallFailsAtOnceWithResourceExhausted) {
   session_ = std::make_unique<Session>(stub_.get(), 1, "the double's stream");
   const size_t fits = 1 + Session::kQueuedPerPlace;  // one in flight, the rest queued
