@@ -165,13 +165,24 @@ class SessionStream {
   // not yet in a message, whether a write is under way, and whether the
   // stream is ending (then no call is added). Guarded by mu_: reached only
   // through CallsOf, which says so to the lock annotations.
+  //
+  // Writes are started from any thread, not only from the stream's
+  // reactions, so the stream holds gRPC back from OnDone (AddHold) until
+  // it is ending and no write decided under mu_ is still to be started
+  // (`pinned`): then, once, `held` goes and the hold is removed.
   struct StreamCalls {
     absl::flat_hash_map<uint64_t, Done> waiting;
     std::deque<Call> outbox;
     bool writing = false;
     bool ending = false;
+    int pinned = 0;
+    bool held = true;
   };
   StreamCalls& CallsOf(Stream& stream) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Marks the stream ending; true if the caller must now remove its hold.
+  bool EndingLocked(Stream& stream) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // After::Run started the write it was pinned for.
+  void Unpin(Stream& stream);
 
   Stub* const stub_;
   const size_t max_in_flight_;
@@ -223,7 +234,10 @@ auto SessionStream<Stub, Request, Response>::CallsOf(Stream& stream) -> StreamCa
 
 template <typename Stub, typename Request, typename Response>
 void SessionStream<Stub, Request, Response>::After::Run() {
-  if (write != nullptr) write->StartWrite(&write->out_);
+  if (write != nullptr) {
+    write->StartWrite(&write->out_);
+    write->session_->Unpin(*write);
+  }
   if (start != nullptr) {
     start->StartRead(&start->in_);
     start->StartCall();
@@ -262,6 +276,7 @@ auto SessionStream<Stub, Request, Response>::Writable(After& after) -> Stream* {
                  streams_.end());
   auto stream = std::make_unique<Stream>(this);
   stub_->async()->Session(&stream->context_, stream.get());
+  stream->AddHold();  // StreamCalls::held
   current_ = stream.get();
   streams_.push_back(std::move(stream));
   after.start = current_;
@@ -281,6 +296,7 @@ void SessionStream<Stub, Request, Response>::Place(Stream& stream, Call call, Do
   // This call starts a write; Seal() fills it once every call placed under
   // this hold of mu_ is in the outbox.
   calls.writing = true;
+  ++calls.pinned;
   after.write = &stream;
 }
 
@@ -374,27 +390,58 @@ void SessionStream<Stub, Request, Response>::FillOut(Stream& stream) {
 template <typename Stub, typename Request, typename Response>
 void SessionStream<Stub, Request, Response>::WriteDone(Stream& stream, bool ok) {
   After after;
+  bool release = false;
   {
     absl::MutexLock lock(&mu_);
     StreamCalls& calls = CallsOf(stream);
     stream.out_.Clear();
     calls.writing = false;
     // Not ok: the stream is ending; Ended fails what it carries.
-    if (!ok) calls.ending = true;
     if (ok && !calls.outbox.empty()) {
       FillOut(stream);
       calls.writing = true;
+      ++calls.pinned;
       after.write = &stream;
     }
+    if (!ok) release = EndingLocked(stream);
   }
   after.Run();
+  if (release) stream.RemoveHold();
+}
+
+template <typename Stub, typename Request, typename Response>
+bool SessionStream<Stub, Request, Response>::EndingLocked(Stream& stream) {
+  StreamCalls& calls = CallsOf(stream);
+  calls.ending = true;
+  if (!calls.held || calls.pinned > 0) return false;
+  calls.held = false;
+  return true;
+}
+
+template <typename Stub, typename Request, typename Response>
+void SessionStream<Stub, Request, Response>::Unpin(Stream& stream) {
+  bool release = false;
+  {
+    absl::MutexLock lock(&mu_);
+    StreamCalls& calls = CallsOf(stream);
+    --calls.pinned;
+    if (calls.ending && calls.pinned == 0 && calls.held) {
+      calls.held = false;
+      release = true;
+    }
+  }
+  if (release) stream.RemoveHold();
 }
 
 template <typename Stub, typename Request, typename Response>
 void SessionStream<Stub, Request, Response>::ReadDone(Stream& stream, bool ok) {
-  if (!ok) {
-    absl::MutexLock lock(&mu_);
-    CallsOf(stream).ending = true;  // Ended follows
+  if (!ok) {  // the stream is ending: Ended follows, once the hold is gone
+    bool release;
+    {
+      absl::MutexLock lock(&mu_);
+      release = EndingLocked(stream);
+    }
+    if (release) stream.RemoveHold();
     return;
   }
   std::vector<std::pair<Done, absl::StatusOr<Result>>> answered;
