@@ -106,8 +106,9 @@ HOW_TO_RUN = """\
 ## How to run
 
 ```
-./scripts/bench                       # full run, ~12 minutes: every system, 3 runs per point
+./scripts/bench                       # full run, ~17 minutes: every system, 3 runs per point
 ./scripts/bench --systems=python      # only the Python client's points (~1 min)
+./scripts/bench --systems=loop,fsync  # only the event-loop clients' points (~3 min)
 ./scripts/bench --systems=fencegate,etcd,redis --workloads=shared_cycle,rw_mix,multi_cycle
                                       # only the lock kinds' points (~3 min)
 ./scripts/bench --quick               # 1 run of 0.5 s per point, < 2 minutes (smoke, not for comparison)
