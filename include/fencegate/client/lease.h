@@ -16,8 +16,9 @@
 // taken together spread out, rounded up to a tick (a tenth of that, at most
 // 100 ms) so that the renewals falling due close together go out together
 // ("extend to" now + ttl), each one asynchronous call
-// (LockClient::RenewAsync) on the Session stream, which carries the calls
-// made while it writes in one message. A renewal that fails for
+// (LockClient::RenewAsync: on the Session stream, which carries the calls
+// made while it writes in one message; unary when the client's calls are).
+// A renewal that fails for
 // any reason but a refusal is sent again soon (a quarter of the interval,
 // at most 200 ms later) while the lease is valid. The lease is lost, for
 // good, as soon as
@@ -42,12 +43,13 @@
 // lease's: a shared lease's token reads, fenced, and a permit's is not
 // taken by the gateway).
 //
-// Thread safety: thread-safe. The destructor stops renewing (a renewal in
-// flight ends by the end of validity at the latest) and releases the lease
-// unless Release() ran or the server said the token lost it, so also a
-// lease that only lapsed here (a Release call, retried up to the client's
-// call_timeout while the service is unreachable); it must not run on the
-// on_lost callback.
+// Thread safety: thread-safe. The destructor stops renewing (it waits for
+// a renewal step or answer being handled; the answer of a renewal still in
+// flight is dropped when it comes) and releases the lease unless Release()
+// ran or the server said the token lost it, so also a lease that only
+// lapsed here (a blocking Release call, retried up to the client's
+// call_timeout while the service is unreachable): it must not run on the
+// on_lost callback, nor in a callback of the client's asynchronous calls.
 // Ownership: the LockClient must outlive the Lease.
 #ifndef FENCEGATE_CLIENT_LEASE_H_
 #define FENCEGATE_CLIENT_LEASE_H_
