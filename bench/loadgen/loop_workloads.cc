@@ -116,12 +116,7 @@ absl::StatusOr<RunSummary> RunLoopWorkload(const RunConfig& config,
   std::vector<ClientTally> tallies;
   for (LoopClient& client : clients) tallies.push_back(std::move(client.tally));
   RunSummary summary = Summarize(tallies, config.duration);
-  const CpuShares cpu = CpuBetween(cpu_start, cpu_end, summary.ops);
-  summary.client_cpu_us_per_op = cpu.self_us_per_op;
-  if (!config.server_pids.empty()) summary.server_cpu_us_per_op = cpu.servers_us_per_op;
-  summary.other_cpu_share = cpu.others;
-  summary.client_switches_per_op = cpu.self_switches_per_op;
-  summary.server_switches_per_op = cpu.server_switches_per_op;
+  AddCpu(config, cpu_start, cpu_end, summary);
   return summary;
 }
 

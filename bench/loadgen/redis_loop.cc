@@ -58,26 +58,25 @@ void OnPing(redisAsyncContext* context, void* reply, void* data) {
                      : ReplyError("PING", context, r);
 }
 
-void OnFencedSet(redisAsyncContext* context, void* reply, void* data) {
-  auto* client = static_cast<RedisClient*>(data);
+// An integer reply of 1 is done; any other integer is `refused` (ABORTED).
+void AnswerOne(RedisClient* client, redisAsyncContext* context, void* reply,
+               absl::string_view what, absl::string_view refused) {
   const auto* r = static_cast<redisReply*>(reply);
   if (r == nullptr || r->type != REDIS_REPLY_INTEGER) {
-    return client->Answer(ReplyError("EVALSHA(fenced set)", context, r));
+    return client->Answer(ReplyError(what, context, r));
   }
-  if (r->integer != 1)
-    return client->Answer(absl::AbortedError("fenced set: stale token"));
+  if (r->integer != 1) return client->Answer(absl::AbortedError(refused));
   client->Answer(true);
 }
 
+void OnFencedSet(redisAsyncContext* context, void* reply, void* data) {
+  AnswerOne(static_cast<RedisClient*>(data), context, reply, "EVALSHA(fenced set)",
+            "fenced set: stale token (the fence holds a larger one)");
+}
+
 void OnRelease(redisAsyncContext* context, void* reply, void* data) {
-  auto* client = static_cast<RedisClient*>(data);
-  const auto* r = static_cast<redisReply*>(reply);
-  if (r == nullptr || r->type != REDIS_REPLY_INTEGER) {
-    return client->Answer(ReplyError("EVALSHA(release)", context, r));
-  }
-  if (r->integer != 1)
-    return client->Answer(absl::AbortedError("release: lock no longer ours"));
-  client->Answer(true);
+  AnswerOne(static_cast<RedisClient*>(data), context, reply, "EVALSHA(release)",
+            "release: the lock is no longer ours (it expired or another owner holds it)");
 }
 
 void OnSet(redisAsyncContext* context, void* reply, void* data) {

@@ -273,6 +273,16 @@ absl::StatusOr<RunSummary> FillResources(const RunConfig& config,
 
 }  // namespace
 
+void AddCpu(const RunConfig& config, const CpuSnapshot& start, const CpuSnapshot& end,
+            RunSummary& summary) {
+  const CpuShares cpu = CpuBetween(start, end, summary.ops);
+  summary.client_cpu_us_per_op = cpu.self_us_per_op;
+  if (!config.server_pids.empty()) summary.server_cpu_us_per_op = cpu.servers_us_per_op;
+  summary.other_cpu_share = cpu.others;
+  summary.client_switches_per_op = cpu.self_switches_per_op;
+  summary.server_switches_per_op = cpu.server_switches_per_op;
+}
+
 std::string ResourceName(const RunConfig& config, int index) {
   return absl::StrCat(config.run_id, "-r", index);
 }
@@ -435,12 +445,7 @@ absl::StatusOr<RunSummary> RunWorkload(const RunConfig& config,
   }
   *first_error = errors.Take();
   RunSummary summary = Summarize(tallies, config.duration);
-  const CpuShares cpu = CpuBetween(cpu_start, cpu_end, summary.ops);
-  summary.client_cpu_us_per_op = cpu.self_us_per_op;
-  if (!config.server_pids.empty()) summary.server_cpu_us_per_op = cpu.servers_us_per_op;
-  summary.other_cpu_share = cpu.others;
-  summary.client_switches_per_op = cpu.self_switches_per_op;
-  summary.server_switches_per_op = cpu.server_switches_per_op;
+  AddCpu(config, cpu_start, cpu_end, summary);
   return summary;
 }
 

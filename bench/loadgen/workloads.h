@@ -66,6 +66,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "bench/loadgen/cpu_usage.h"
 #include "bench/loadgen/driver.h"
 #include "bench/loadgen/run_stats.h"
 
@@ -106,6 +107,12 @@ struct RunConfig {
 
 // Resource `index` of the run: "<run_id>-r<index>".
 std::string ResourceName(const RunConfig& config, int index);
+
+// Fills the summary's CPU and context-switch figures from the snapshots
+// taken at the measured window's ends (the servers' only when their PIDs
+// were given).
+void AddCpu(const RunConfig& config, const CpuSnapshot& start, const CpuSnapshot& end,
+            RunSummary& summary);
 
 // Checks the config's bounds; INVALID_ARGUMENT naming the field otherwise.
 absl::Status ValidateRunConfig(const RunConfig& config);
