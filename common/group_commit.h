@@ -1,32 +1,42 @@
-// GroupCommitQueue: many threads submit items; one writer thread takes all
-// items queued so far as one batch and hands them to `flush`, which makes the
-// whole batch durable in one transaction and then completes each item. So
-// one fsync acknowledges many requests, and each reply still waits for the
-// commit of its own batch. Batches are flushed one at a time, in submission
-// order.
+// GroupCommitQueue: many threads submit items; one thread at a time takes
+// all items queued so far as one batch and hands them to `flush`, which
+// makes the whole batch durable in one transaction and then completes each
+// item. So one fsync acknowledges many requests, and each reply still waits
+// for the commit of its own batch. Batches are flushed one at a time, in
+// submission order.
 //
-// Adaptive batches. The writer starts a batch when the queue holds
-// max_batch items (full), or when no more items are on their way: a caller
-// that has received requests and is about to submit them (parsing,
-// validating, deciding) holds a CommitArrival while it does, and while
-// one is held the writer waits for it rather than start a batch that is
-// not full. So requests that reach the server together commit together,
-// without a fixed pause: an idle server commits a lone request at once, and
-// nothing waits for requests that have not arrived. The writer waits only
-// for the Arrivals held when it found work queued, never for later ones, so
-// a steady stream of overlapping Arrivals cannot hold it back. An Arrival
+// Adaptive batches. A batch starts when the queue holds max_batch items
+// (full), or when no more items are on their way: a caller that has
+// received requests and is about to submit them (parsing, validating,
+// deciding) holds a CommitArrival while it does, and while one is held no
+// batch that is not full starts. So requests that reach the server together
+// commit together, without a fixed pause: an idle server commits a lone
+// request at once, and nothing waits for requests that have not arrived. A
+// batch waits only for the Arrivals held when its first item was queued
+// (or, behind a flush, when that flush ended), never for later ones, so a
+// steady stream of overlapping Arrivals cannot hold it back. An Arrival
 // must only cover work that does not wait for a commit (it would wait for
 // itself).
 //
-// Groups. SubmitGroup() queues items that must commit together (one
-// decision's rows: a lease's end and the fence mark it draws). The writer
-// never cuts a batch inside a group: a batch may exceed max_batch by less
-// than one group, and a group larger than max_batch is a batch of its own.
+// Who flushes (run to completion). The queue's own writer thread flushes a
+// batch made ready by a Submit() or by an Arrival that simply ends. An
+// Arrival ended with FlushHere() instead flushes the batch it made ready on
+// the thread that ends it, and then every batch that is ready when that
+// flush is done: a server thread that handled a message commits what the
+// message completed, and sends the replies itself, without waking the
+// writer thread and without a hand-off. Whoever flushes, one flush runs at
+// a time, in order.
 //
-// Thread safety: Submit(), SubmitGroup() and Arriving() may be called from any thread,
-// also while holding the caller's own locks (they only take the queue's
-// internal mutex briefly). `flush` runs on the writer thread with no lock of
-// the queue held.
+// Groups. SubmitGroup() queues items that must commit together (one
+// decision's rows: a lease's end and the fence mark it draws). A batch is
+// never cut inside a group: it may exceed max_batch by less than one group,
+// and a group larger than max_batch is a batch of its own.
+//
+// Thread safety: Submit(), SubmitGroup() and Arriving() may be called from
+// any thread, also while holding the caller's own locks (they only take the
+// queue's internal mutex briefly), and so may an Arrival's destructor.
+// FlushHere() may run `flush`: call it with no lock held that `flush` or
+// the callbacks it runs take. `flush` runs with no lock of the queue held.
 #ifndef FENCEGATE_COMMON_GROUP_COMMIT_H_
 #define FENCEGATE_COMMON_GROUP_COMMIT_H_
 
@@ -50,58 +60,55 @@ class CommitArrival;
 
 // The part of GroupCommitQueue that does not depend on its items: the
 // mutex, and the Arrivals held, by epoch. A new Arrival belongs to epoch_,
-// which the writer moves on each time it finds work; held_[i] counts those
-// of epoch first_epoch_ + i (empty: none held; first_epoch_ means nothing).
+// which moves on each time a batch starts waiting; held_[i] counts those of
+// epoch first_epoch_ + i (empty: none held; first_epoch_ means nothing).
 class GroupCommitQueueBase {
  public:
   // Announces items on their way; see CommitArrival.
   CommitArrival Arriving();
 
-  // Whether the writer has work queued and waits for Arrivals to end (for
-  // tests and metrics).
+  // Whether items are queued that wait for Arrivals to end (for tests and
+  // metrics).
   bool WaitingForArrivals() {
     absl::MutexLock lock(&mu_);
-    return waiting_;
+    return waiting_ && !ArrivedAll();
   }
 
  protected:
   GroupCommitQueueBase() = default;
   ~GroupCommitQueueBase() = default;
 
-  void EndArrival(uint64_t epoch) {
-    absl::MutexLock lock(&mu_);
-    --held_[epoch - first_epoch_];
-    while (!held_.empty() && held_.front() == 0) {
-      held_.pop_front();
-      ++first_epoch_;
-    }
-  }
-  // The writer found work: from now on it waits for the Arrivals held now.
+  // The queued items from now on wait for the Arrivals held now.
   void StartWaiting() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     wait_through_ = epoch_++;
     waiting_ = true;
   }
-  // Whether every Arrival the writer waits for has ended.
+  // Whether every Arrival the queued items wait for has ended.
   bool ArrivedAll() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     return held_.empty() || first_epoch_ > wait_through_;
   }
+  // Flushes, on the calling thread, every batch that is ready (FlushHere()).
+  virtual void FlushReadyHereLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) = 0;
 
   absl::Mutex mu_;
+  // Items are queued and StartWaiting() was called for them.
   bool waiting_ ABSL_GUARDED_BY(mu_) = false;
 
  private:
   friend class CommitArrival;
 
+  void EndArrival(uint64_t epoch, bool flush_here);
+
   uint64_t epoch_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t first_epoch_ ABSL_GUARDED_BY(mu_) = 0;
   std::deque<int> held_ ABSL_GUARDED_BY(mu_);
-  // The writer waits for the Arrivals of this epoch and earlier ones.
+  // The queued items wait for the Arrivals of this epoch and earlier ones.
   uint64_t wait_through_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
-// Holds a queue's writer back from starting a batch that is not full, from
-// construction to destruction (see the header). Movable; a moved-from
-// CommitArrival holds nothing.
+// Holds a queue's batches back from starting while not full, from
+// construction to its end (see the header): its destructor, or FlushHere().
+// Movable; a moved-from CommitArrival holds nothing.
 class CommitArrival {
  public:
   CommitArrival(CommitArrival&& other) noexcept
@@ -109,7 +116,16 @@ class CommitArrival {
   CommitArrival& operator=(CommitArrival&&) = delete;
   CommitArrival(const CommitArrival&) = delete;
   ~CommitArrival() {
-    if (queue_ != nullptr) queue_->EndArrival(epoch_);
+    if (queue_ != nullptr) queue_->EndArrival(epoch_, /*flush_here=*/false);
+  }
+
+  // Ends the Arrival. If that makes a batch ready while no flush runs, the
+  // calling thread flushes it, and then every batch ready when that flush
+  // is done, before returning (see the header). Replies the flush sends
+  // wait for a ReplyBatch open on this thread (common/reply_batch.h), so
+  // call it with none open. Nothing if moved from.
+  void FlushHere() && {
+    if (queue_ != nullptr) std::exchange(queue_, nullptr)->EndArrival(epoch_, true);
   }
 
  private:
@@ -125,6 +141,16 @@ inline CommitArrival GroupCommitQueueBase::Arriving() {
   while (first_epoch_ + held_.size() <= epoch_) held_.push_back(0);
   ++held_[epoch_ - first_epoch_];
   return CommitArrival(this, epoch_);
+}
+
+inline void GroupCommitQueueBase::EndArrival(uint64_t epoch, bool flush_here) {
+  absl::MutexLock lock(&mu_);
+  --held_[epoch - first_epoch_];
+  while (!held_.empty() && held_.front() == 0) {
+    held_.pop_front();
+    ++first_epoch_;
+  }
+  if (flush_here) FlushReadyHereLocked();
 }
 
 template <typename Item>
@@ -144,7 +170,8 @@ class GroupCommitQueue final : public GroupCommitQueueBase {
   }
 
   // Flushes everything submitted so far, then stops the writer thread.
-  // REQUIRES: no CommitArrival of this queue is still held.
+  // REQUIRES: no CommitArrival of this queue is still held, and no
+  // FlushHere() is running.
   ~GroupCommitQueue() {
     {
       absl::MutexLock lock(&mu_);
@@ -160,7 +187,7 @@ class GroupCommitQueue final : public GroupCommitQueueBase {
     absl::MutexLock lock(&mu_);
     queue_.push_back(std::move(item));
     groups_.push_back(1);
-    pending_groups_.store(groups_.size(), std::memory_order_relaxed);
+    QueuedLocked();
   }
 
   // Queues `items` as one group, which no batch cuts, and empties `items`
@@ -171,7 +198,7 @@ class GroupCommitQueue final : public GroupCommitQueueBase {
     queue_.insert(queue_.end(), std::make_move_iterator(items.begin()),
                   std::make_move_iterator(items.end()));
     groups_.push_back(items.size());
-    pending_groups_.store(groups_.size(), std::memory_order_relaxed);
+    QueuedLocked();
     items.clear();
   }
 
@@ -185,48 +212,65 @@ class GroupCommitQueue final : public GroupCommitQueueBase {
   size_t PendingGroups() const { return pending_groups_.load(std::memory_order_relaxed); }
 
  private:
+  void QueuedLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    pending_groups_.store(groups_.size(), std::memory_order_relaxed);
+    // Behind a flush, the next batch starts waiting when the flush ends.
+    if (!waiting_ && !flushing_) StartWaiting();
+  }
+
   void Loop() {
-    std::vector<Item> batch;
+    absl::MutexLock lock(&mu_);
     for (;;) {
-      {
-        absl::MutexLock lock(&mu_);
-        mu_.Await(absl::Condition(this, &GroupCommitQueue::WorkOrStopping));
-        // Wait for the Arrivals held now; those that begin from here on
-        // belong to a later epoch and are not waited for.
-        StartWaiting();
-        mu_.Await(absl::Condition(this, &GroupCommitQueue::ReadyOrStopping));
-        waiting_ = false;
-        if (queue_.empty()) return;  // stopping, and everything is flushed
-        if (queue_.size() <= max_batch_) {
-          batch.swap(queue_);
-          groups_.clear();
-          pending_groups_.store(0, std::memory_order_relaxed);
-        } else {
-          // Whole groups, at least one, up to max_batch items.
-          size_t take = 0;
-          while (!groups_.empty() && (take == 0 || take + groups_.front() <= max_batch_)) {
-            take += groups_.front();
-            groups_.pop_front();
-            pending_groups_.store(groups_.size(), std::memory_order_relaxed);
-          }
-          batch.assign(std::make_move_iterator(queue_.begin()),
-                       std::make_move_iterator(queue_.begin() + take));
-          queue_.erase(queue_.begin(), queue_.begin() + take);
-        }
-      }
-      flush_(batch);
-      batch.clear();
+      mu_.Await(absl::Condition(this, &GroupCommitQueue::WriterHasWork));
+      if (!ReadyLocked()) return;  // stopping, and everything is flushed
+      FlushReadyHereLocked();
     }
   }
 
-  bool WorkOrStopping() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    return stopping_ || !queue_.empty();
+  void FlushReadyHereLocked() override ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    std::vector<Item> batch;
+    while (ReadyLocked()) {
+      TakeBatchLocked(batch);
+      flushing_ = true;
+      mu_.Unlock();
+      flush_(batch);
+      batch.clear();
+      mu_.Lock();
+      flushing_ = false;
+      if (!queue_.empty()) StartWaiting();
+    }
   }
 
-  // The batch is ready when it is full, or when the Arrivals the writer
+  // Moves the next batch from the queue into `batch`.
+  void TakeBatchLocked(std::vector<Item>& batch) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    waiting_ = false;
+    if (queue_.size() <= max_batch_) {
+      batch.swap(queue_);
+      groups_.clear();
+    } else {
+      // Whole groups, at least one, up to max_batch items.
+      size_t take = 0;
+      while (!groups_.empty() && (take == 0 || take + groups_.front() <= max_batch_)) {
+        take += groups_.front();
+        groups_.pop_front();
+      }
+      batch.assign(std::make_move_iterator(queue_.begin()),
+                   std::make_move_iterator(queue_.begin() + take));
+      queue_.erase(queue_.begin(), queue_.begin() + take);
+      waiting_ = true;  // the rest waits as it did
+    }
+    pending_groups_.store(groups_.size(), std::memory_order_relaxed);
+  }
+
+  // A batch is ready when no flush runs and it is full, or the Arrivals it
   // waits for have all ended. Stopping flushes what is queued at once.
-  bool ReadyOrStopping() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    return stopping_ || ArrivedAll() || queue_.size() >= max_batch_;
+  bool ReadyLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return !flushing_ && !queue_.empty() &&
+           (stopping_ || ArrivedAll() || queue_.size() >= max_batch_);
+  }
+  // The writer wakes for a ready batch, or to stop once nothing is left.
+  bool WriterHasWork() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return ReadyLocked() || (stopping_ && !flushing_ && queue_.empty());
   }
 
   FlushFn flush_;
@@ -235,6 +279,7 @@ class GroupCommitQueue final : public GroupCommitQueueBase {
   // The sizes of the groups in queue_, in order (a Submit() is a group of 1).
   std::deque<size_t> groups_ ABSL_GUARDED_BY(mu_);
   std::atomic<size_t> pending_groups_{0};  // groups_.size(), for PendingGroups()
+  bool flushing_ ABSL_GUARDED_BY(mu_) = false;  // a flush runs, on some thread
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::thread thread_;
 };

@@ -29,17 +29,24 @@ void StreamSession::OnMessage(absl::string_view bytes) {
       return;
     }
   }
-  // Declared first, so it flushes last: every answer decided while this
-  // message is handled goes out in one message.
-  ReplyBatch replies;
-  const absl::Status refused = HandleMessage(bytes);
-  absl::MutexLock lock(&mu_);
-  reading_ = false;
-  if (!refused.ok()) {
-    CloseLocked(refused);
-    return;
+  absl::Status refused;
+  {
+    // Every answer decided while this message is handled goes out in one
+    // message, when the batch closes.
+    ReplyBatch replies;
+    refused = HandleMessage(bytes);
   }
-  ResumeReadingLocked();
+  absl::AnyInvocable<void()&&> then = std::exchange(after_message_, nullptr);
+  {
+    absl::MutexLock lock(&mu_);
+    reading_ = false;
+    if (!refused.ok()) {
+      CloseLocked(refused);
+    } else {
+      ResumeReadingLocked();
+    }
+  }
+  if (then) std::move(then)();
 }
 
 void StreamSession::OnReadsDone() {

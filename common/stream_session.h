@@ -41,6 +41,13 @@
 // holds another. The session is deleted with its last reference, on the
 // thread that drops it.
 //
+// Run to completion. A derived class whose calls join a group commit
+// (common/group_commit.h) holds one of its Arrivals while it handles a
+// message and hands it to AfterMessage(), which ends it with FlushHere()
+// once the message's other answers are out and the next message is asked
+// for: the commit the message completes runs on the thread that read it,
+// and so do its answers' writes.
+//
 // Thread safety: the transport's events may come on any thread, but at most
 // one OnMessage() or OnReadsDone() at a time and one OnWriteDone() per
 // StartWrite(). Complete() and Push() may come on any thread. The state is
@@ -58,6 +65,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/functional/any_invocable.h"
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
@@ -145,6 +153,14 @@ class StreamSession : public Flushable {
   void Push(absl::FunctionRef<void(std::string*)> encode);
   // Whether the stream was cancelled or broke.
   bool cancelled();
+  // `then` runs once HandleMessage() has returned, the answers it decided
+  // went out (its ReplyBatch closed) and the next message was asked for, on
+  // this thread with no lock held: where a session ends its group commit's
+  // Arrival with FlushHere() (see the header). Once per message at most;
+  // `then` must not block on anything but storage.
+  void AfterMessage(absl::AnyInvocable<void() &&> then) {
+    after_message_ = std::move(then);
+  }
   // RESOURCE_EXHAUSTED if one message carries more calls than
   // limits.max_in_flight, else OK.
   absl::Status CheckCallCount(size_t calls) const;
@@ -165,6 +181,10 @@ class StreamSession : public Flushable {
 
   const StreamLimits limits_;
   std::atomic<int> refs_{1};  // the transport's
+  // AfterMessage()'s work for the message being handled. Only the thread
+  // handling a message touches it (one at a time), and moves it out before
+  // the next message is asked for.
+  absl::AnyInvocable<void() &&> after_message_;
 
   absl::Mutex mu_;
   StreamTransport* transport_ ABSL_GUARDED_BY(mu_);  // null once detached

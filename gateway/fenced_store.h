@@ -3,8 +3,10 @@
 // StorageBackend, and turns the backend's decisions into replies. No gRPC
 // types: plain structs in (requests.h), absl::StatusOr out through callbacks.
 //
-// Group commit. A fenced operation joins a queue; one writer thread takes
-// everything queued (up to max_batch) as one batch: BeginBatch, Apply each
+// Group commit. A fenced operation joins a queue (common/group_commit.h);
+// one thread at a time takes everything queued (up to max_batch) as one
+// batch, either the store's writer thread or a Session's thread that ended
+// its Arrival with FlushHere() (run to completion): BeginBatch, Apply each
 // op in arrival order (the backend makes each op's check + fence + write one
 // atomic step and undoes a refused op alone), one CommitBatch (one fsync).
 // Only then are the batch's replies delivered, in order. If the commit
@@ -40,7 +42,8 @@
 // status page), raised fences by source, each commit's size and time, and
 // storage errors. RaiseFence() counts only as a fence raise (source feed).
 //
-// Callbacks run exactly once: on the writer thread for fenced ops, on the
+// Callbacks run exactly once: on the thread that commits their batch for
+// fenced ops, on the
 // calling thread for plain reads and for errors that reveal no state (bad
 // input, overload, shutdown). No lock of the store is held while a callback
 // runs. Callbacks should be quick: the rest of the batch waits behind them.
@@ -136,7 +139,7 @@ class FencedStore {
   // Queues `item`, or answers it at once if the store is closed or full.
   void Submit(Item item);
   absl::Status Admit() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // The writer thread's work: one transaction for the whole batch.
+  // The group commit's flush: one transaction for the whole batch.
   void Flush(std::vector<Item>& batch);
   // The status the op earns from the backend's answer.
   absl::Status Decision(const Item& item, const absl::Status& applied) const;

@@ -1,6 +1,5 @@
 #include "gateway/session.h"
 
-#include <optional>
 #include <utility>
 #include <vector>
 
@@ -38,21 +37,22 @@ absl::Status Session::HandleMessage(absl::string_view bytes) {
     message->Unref();
     return error;
   }
-  // Fenced calls first, while the store's writer waits for them to arrive
-  // (group_commit.h); plain reads, which read storage on this thread, after.
+  // Fenced calls first, then plain reads, which read storage on this
+  // thread: the batch the fenced calls join waits for both
+  // (group_commit.h) and is committed on this thread once the message is
+  // handled (stream_session.h, "Run to completion").
+  CommitArrival arrival = store_->Arriving();
   std::vector<const IncomingCall*> plain_reads;
-  {
-    std::optional<FencedStore::Arrival> arrival;
-    arrival.emplace(store_->Arriving());
-    for (const IncomingCall& in : message->calls()) {
-      if (in.error.ok() && IsPlainRead(in)) {
-        plain_reads.push_back(&in);
-      } else {
-        Dispatch(message, in);
-      }
+  for (const IncomingCall& in : message->calls()) {
+    if (in.error.ok() && IsPlainRead(in)) {
+      plain_reads.push_back(&in);
+    } else {
+      Dispatch(message, in);
     }
   }
   for (const IncomingCall* in : plain_reads) Dispatch(message, *in);
+  AfterMessage(
+      [arrival = std::move(arrival)]() mutable { std::move(arrival).FlushHere(); });
   message->Unref();
   return absl::OkStatus();
 }

@@ -4,15 +4,16 @@
 // Grant-time fencing streams them to gateways (WatchFences in lock.proto),
 // which raise their fences before the new holder, or anyone, writes.
 //
-// Ordering: LockManager publishes from its commit thread, one committed
-// batch at a time, so a subscriber sees positions in increasing order. A
+// Ordering: LockManager publishes from the thread that commits (its writer
+// thread, or a Session's: common/group_commit.h), one committed batch at a
+// time, so a subscriber sees positions in increasing order. A
 // subscriber added while a batch is being published may miss that batch,
 // which is committed by then: a new subscriber first registers, then reads
 // the committed positions from the store (ScanFencePositions), so together
 // the two miss nothing.
 //
 // Thread safety: all methods are thread-safe. Subscribers are called with
-// no lock of the feed held, from the commit thread (OnEvents) or the
+// no lock of the feed held, from the committing thread (OnEvents) or the
 // closing thread (OnClose); they must not block and may be called after
 // they were removed (a publish already under way), so they must ignore
 // calls they no longer want.

@@ -5,13 +5,14 @@
 //
 // A lease ends by expiring (its TTL or --max_hold ran out on the server's
 // clock) or by the release of its last hold. A listener hears of the end
-// after the batch that records it has committed, on the commit thread, in
+// after the batch that records it has committed, on the thread that
+// committed it (common/group_commit.h, "Who flushes"), in
 // the order the manager decided, so after the reply that granted the lease
 // (decided earlier) and before any reply decided later.
 //
 // Ownership: reference counted by the listener itself; the manager takes a
 // reference (Ref) for each end it has decided and not yet told, and drops it
-// (Unref) after telling, on the commit thread, with no lock of the manager
+// (Unref) after telling, on that thread, with no lock of the manager
 // held.
 #ifndef FENCEGATE_LOCKSERVICE_LEASE_LISTENER_H_
 #define FENCEGATE_LOCKSERVICE_LEASE_LISTENER_H_

@@ -76,11 +76,12 @@
 // last committed state, each lease re-armed for its full TTL). If even that
 // reload fails, the manager refuses all further calls with UNAVAILABLE.
 //
-// Callbacks (`done`) run exactly once, on the group-commit thread, or on the
-// calling thread for errors that reveal no state (bad input, overload,
-// shutdown, cancellation). The manager's mutex is never held while a callback
-// runs, so callbacks may call the manager again; they should not block, since
-// the replies behind them wait.
+// Callbacks (`done`) run exactly once, on the thread that commits their
+// batch (the group-commit thread, or a Session's thread that completed the
+// batch: common/group_commit.h, "Who flushes"), or on the calling thread for errors that
+// reveal no state (bad input, overload, shutdown, cancellation). The manager's mutex is
+// never held while a callback runs, so callbacks may call the manager again; they should
+// not block, since the replies behind them wait.
 //
 // Metrics. Given a LockManagerMetrics (lock_metrics.h), the manager counts
 // where it decides: grants by kind, refusals, releases, expiries,

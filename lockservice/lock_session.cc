@@ -43,9 +43,15 @@ absl::Status LockSession::HandleMessage(absl::string_view bytes) {
     return absl::UnavailableError(
         "the stream is ending; nothing of this message was applied");
   }
-  // The message's calls are decided before its batch starts (group_commit.h).
+  // The message's calls are decided before its batch starts (group_commit.h),
+  // which is committed on this thread once the message is handled
+  // (stream_session.h, "Run to completion"). The manager lives until then.
   CommitArrival arrival = manager->Arriving();
   for (const LockIncomingCall& in : message->calls()) Dispatch(*manager, in);
+  AfterMessage([manager = std::move(manager), arrival = std::move(arrival)]() mutable {
+    std::move(arrival).FlushHere();
+    manager.reset();
+  });
   return absl::OkStatus();
 }
 

@@ -32,9 +32,12 @@
 // to tell, holds one. The session shares the manager until the transport is
 // done (then it stops listening and lets go), so the manager is never
 // destroyed by the last reference to a session, which may drop on the
-// manager's own commit thread. `signer` (may be null) must outlive it.
+// thread committing the manager's batch; a session that commits a batch on
+// its own thread (StreamSession, "Run to completion") holds the manager
+// until that commit is done. `signer` (may be null) must outlive it.
 //
-// Thread safety: as StreamSession; pushes come on the commit thread.
+// Thread safety: as StreamSession; pushes come on the thread that commits
+// the batch recording the lease's end.
 #ifndef FENCEGATE_LOCKSERVICE_LOCK_SESSION_H_
 #define FENCEGATE_LOCKSERVICE_LOCK_SESSION_H_
 

@@ -163,6 +163,10 @@ void StreamHarness::StartRead() {
   if (sending_ && *sending_ != std::this_thread::get_id()) {
     Breach("a read asked for by another thread while a message is being handled");
   }
+  // Asked for by the thread handling the message: that message is handled,
+  // and what follows on that thread (StreamSession::AfterMessage's work,
+  // such as the commit the message completed) lets other threads ask.
+  if (sending_) sending_.reset();
   if (finished_) Breach("a read after Finish");
   read_pending_ = true;
   ++reads_started_;

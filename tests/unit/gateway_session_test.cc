@@ -6,6 +6,7 @@
 // nothing sleeps.
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/functional/any_invocable.h"
@@ -340,11 +341,14 @@ class ReadHook final : public StorageBackend {
   absl::AnyInvocable<void()> on_read_;
 };
 
-// The interleaving of the test above, forced: while the session handles a
-// message (inside its plain read), an earlier request's batch commits and
-// its answer goes out from the writer thread. The session must not ask for
-// the next message from there (a second read in flight would let two
-// messages be handled at once, out of order, and gRPC allows one).
+// The interleaving of the test above, forced: message 1's batch commits on
+// the thread that handled it (run to completion), after that thread asked
+// for the next message; the commit is held there until message 2, handled
+// on this thread meanwhile, is inside its plain read. Then request 1's
+// answer goes out from the first thread while message 2 is being handled.
+// The session must not ask for the next message from there (a second read
+// in flight would let two messages be handled at once, out of order, and
+// gRPC allows one).
 TEST_F(SessionTest, AnAnswerSentWhileAMessageIsHandledDoesNotStartTheNextRead) {
   absl::Notification entered, proceed;
   SessionHarness* harness = nullptr;
@@ -357,9 +361,10 @@ TEST_F(SessionTest, AnAnswerSentWhileAMessageIsHandledDoesNotStartTheNextRead) {
   SessionHarness s(&store);
   harness = &s;
   faulty_->HoldNextCommit(&entered, &proceed);
-  s.Send({Call(1, PutRequest("r", 1, "k", "v"))});
-  entered.WaitForNotification();
+  std::thread first([&] { s.Send({Call(1, PutRequest("r", 1, "k", "v"))}); });
+  entered.WaitForNotification();  // message 1 handled, its commit held
   s.Send({Call(2, ReadRequest("r", "k"))});
+  first.join();
   EXPECT_THAT(AnswerStatus(s, 1), IsOk());
   EXPECT_THAT(AnswerStatus(s, 2), IsOk());
   EXPECT_EQ(s.reads_started(), 3);  // one per message, each after the last

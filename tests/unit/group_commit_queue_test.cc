@@ -2,9 +2,12 @@
 // when full or when nothing more is on its way (no Arrival held), and the
 // writer waits only for the Arrivals held when it found work, so
 // overlapping Arrivals cannot hold a batch back for ever; a full batch is
-// cut between groups, never inside one. The writer is
-// parked inside a flush to line items up; nothing sleeps.
+// cut between groups, never inside one; an Arrival ended with FlushHere()
+// flushes on its own thread unless a flush runs. The writer is parked
+// inside a flush to line items up; nothing sleeps.
+#include <functional>
 #include <memory>
+#include <thread>
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
@@ -25,8 +28,9 @@ using ::testing::ElementsAre;
 
 constexpr absl::Duration kSafetyNet = absl::Seconds(60);
 
-// A queue of ints whose flushes are recorded; a flush of item -1 parks the
-// writer until Release().
+// A queue of ints whose flushes are recorded, with the thread that ran
+// each; a flush of item -1 parks the writer until Release(), and a flush of
+// item 10 submits item 11.
 class CommitRecorder {
  public:
   explicit CommitRecorder(size_t max_batch = 1024)
@@ -54,13 +58,19 @@ class CommitRecorder {
     absl::MutexLock lock(&mu_);
     return batches_.size();
   }
+  std::vector<std::thread::id> threads() {
+    absl::MutexLock lock(&mu_);
+    return threads_;
+  }
 
  private:
   void Flush(std::vector<int>& batch) {
     {
       absl::MutexLock lock(&mu_);
       batches_.push_back(batch);
+      threads_.push_back(std::this_thread::get_id());
     }
+    if (batch.front() == 10) queue_.Submit(11);
     if (batch.front() == -1) {
       parked_.Notify();
       release_.WaitForNotification();
@@ -71,6 +81,7 @@ class CommitRecorder {
   absl::Notification release_;
   absl::Mutex mu_;
   std::vector<std::vector<int>> batches_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::thread::id> threads_ ABSL_GUARDED_BY(mu_);
   GroupCommitQueue<int> queue_;  // last: its writer uses the members above
 };
 
@@ -171,6 +182,44 @@ TEST(GroupCommitQueueTest, GroupsAndSingleItemsShareABatchThatFitsThemAll) {
   r.Release();
   EXPECT_THAT(r.WaitForBatches(3),
               ElementsAre(ElementsAre(-1), ElementsAre(1, 2, 3), ElementsAre(4)));
+}
+
+// Run to completion: the thread that handled the items commits them
+// itself, before FlushHere() returns, instead of waking the writer.
+TEST(GroupCommitQueueTest, AnArrivalEndedWithFlushHereFlushesOnItsOwnThread) {
+  CommitRecorder r;
+  CommitArrival arrival = r.queue().Arriving();
+  r.queue().Submit(1);
+  r.queue().Submit(2);
+  std::move(arrival).FlushHere();
+  EXPECT_THAT(r.WaitForBatches(1), ElementsAre(ElementsAre(1, 2)));
+  EXPECT_THAT(r.threads(), ElementsAre(std::this_thread::get_id()));
+}
+
+// One flush at a time: behind a flush that runs, FlushHere() returns
+// without flushing, and the batch goes when that flush is done.
+TEST(GroupCommitQueueTest, FlushHereLeavesTheBatchToAFlushAlreadyRunning) {
+  CommitRecorder r;
+  r.Park();
+  CommitArrival arrival = r.queue().Arriving();
+  r.queue().Submit(1);
+  std::move(arrival).FlushHere();
+  EXPECT_EQ(r.batches(), 1u);  // only the parked one
+  r.Release();
+  EXPECT_THAT(r.WaitForBatches(2), ElementsAre(ElementsAre(-1), ElementsAre(1)));
+  EXPECT_NE(r.threads()[1], std::this_thread::get_id());
+}
+
+// Items queued while FlushHere()'s flush ran, with no Arrival held, are
+// flushed by the same thread before it returns.
+TEST(GroupCommitQueueTest, FlushHereAlsoFlushesWhatWasQueuedDuringItsFlush) {
+  CommitRecorder r;
+  CommitArrival arrival = r.queue().Arriving();
+  r.queue().Submit(10);  // its flush submits 11
+  std::move(arrival).FlushHere();
+  EXPECT_THAT(r.WaitForBatches(2), ElementsAre(ElementsAre(10), ElementsAre(11)));
+  EXPECT_THAT(r.threads(),
+              ElementsAre(std::this_thread::get_id(), std::this_thread::get_id()));
 }
 
 }  // namespace
