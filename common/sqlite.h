@@ -5,7 +5,8 @@
 // Errors come back as absl::Status naming the SQL step and SQLite's message.
 //
 // Thread safety: a SqliteDb and its statements are NOT thread-safe; each is
-// used by one thread at a time (the stores' single writer thread).
+// used by one thread at a time (a store's group commit flushes one batch at
+// a time: common/group_commit.h).
 #ifndef FENCEGATE_COMMON_SQLITE_H_
 #define FENCEGATE_COMMON_SQLITE_H_
 
@@ -67,6 +68,10 @@ class SqliteDb {
   // A cached prepared statement for `sql`, reset and ready to bind. The
   // reference stays valid for the life of this SqliteDb.
   absl::StatusOr<SqliteStatement*> Prepared(absl::string_view sql);
+
+  // Whether a transaction is open (SQLite rolls a whole transaction back
+  // on some errors, e.g. a full disk: then this turns false).
+  bool InTransaction() const { return sqlite3_get_autocommit(db_) == 0; }
 
   // Status for the connection's last error, prefixed with `what`.
   absl::Status Error(absl::string_view what) const;

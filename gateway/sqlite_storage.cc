@@ -45,6 +45,7 @@ constexpr char kRollbackTo[] = "ROLLBACK TO op";
 
 constexpr char kLoadResource[] =
     "SELECT max_token, revision FROM resources WHERE name = ?1";
+constexpr char kDeleteResource[] = "DELETE FROM resources WHERE name = ?1";
 constexpr char kStoreResource[] =
     "INSERT INTO resources(name, max_token, revision) VALUES(?1, ?2, ?3) "
     "ON CONFLICT(name) DO UPDATE SET "
@@ -111,12 +112,26 @@ absl::Status SqliteStorage::BeginBatch(absl::Span<const absl::string_view>) {
 absl::Status SqliteStorage::Apply(const FencedOp& op, OpResult* result) {
   *result = OpResult();
   if (!poisoned_.ok()) return poisoned_;
+  // Checks only read, so a refused op wrote nothing. Only a write of two
+  // or more keys can fail with something of its own to undo beyond its
+  // resource's row: it alone runs inside a savepoint.
+  if (op.kind == OpKind::kWrite && op.mutations.size() > 1)
+    return ApplyInSavepoint(op, result);
+  Loaded row;
+  absl::Status status = Decide(op, result, &row);
+  if (status.ok()) return status;
+  if (absl::Status undo = Undo(op.resource, row); !undo.ok()) poisoned_ = undo;
+  return status;
+}
+
+absl::Status SqliteStorage::ApplyInSavepoint(const FencedOp& op, OpResult* result) {
   absl::Status status = Run(kSavepoint);
   if (!status.ok()) {
     poisoned_ = status;
     return status;
   }
-  status = Decide(op, result);
+  Loaded row;
+  status = Decide(op, result, &row);
   if (status.ok() && result->outcome == Outcome::kAccepted) {
     status = Run(kRelease);
     if (!status.ok()) poisoned_ = status;
@@ -134,11 +149,25 @@ absl::Status SqliteStorage::Apply(const FencedOp& op, OpResult* result) {
   return status;
 }
 
-absl::Status SqliteStorage::Decide(const FencedOp& op, OpResult* result) {
-  uint64_t fence = 0;
-  uint64_t revision = 0;
-  absl::Status status = LoadResource(op.resource, &fence, &revision);
+absl::Status SqliteStorage::Undo(absl::string_view resource, const Loaded& row) {
+  // A failed statement undid itself, unless SQLite rolled back the whole
+  // transaction (a full disk, an I/O error): then the batch is lost.
+  if (!writer_->InTransaction()) {
+    return absl::UnavailableError(
+        "SQLite rolled back the batch's transaction after a failed statement");
+  }
+  if (!row.stored) return absl::OkStatus();
+  if (row.found) return StoreResource(resource, row.fence, row.revision);
+  absl::StatusOr<SqliteStatement*> stmt = writer_->Prepared(kDeleteResource);
+  if (!stmt.ok()) return stmt.status();
+  return (*stmt)->BindText(1, resource).Run();
+}
+
+absl::Status SqliteStorage::Decide(const FencedOp& op, OpResult* result, Loaded* row) {
+  absl::Status status = LoadResource(op.resource, row);
   if (!status.ok()) return status;
+  const uint64_t fence = row->fence;
+  uint64_t revision = row->revision;
   result->max_token = fence;
   if (op.token < fence) {
     result->outcome = Outcome::kStaleToken;
@@ -161,11 +190,15 @@ absl::Status SqliteStorage::Decide(const FencedOp& op, OpResult* result) {
       }
       ++revision;
       status = StoreResource(op.resource, op.token, revision);
+      row->stored = status.ok();
       if (status.ok()) status = WriteMutations(op, revision);
       result->version = revision;
       break;
     case OpKind::kRead:
-      if (op.token > fence) status = StoreResource(op.resource, op.token, revision);
+      if (op.token > fence) {
+        status = StoreResource(op.resource, op.token, revision);
+        row->stored = status.ok();
+      }
       if (status.ok()) status = ReadKey(op.resource, op.key, result);
       break;
     case OpKind::kFence:
@@ -198,14 +231,14 @@ absl::Status SqliteStorage::WriteMutations(const FencedOp& op, uint64_t revision
   return absl::OkStatus();
 }
 
-absl::Status SqliteStorage::LoadResource(absl::string_view resource,
-                                         uint64_t* fence, uint64_t* revision) {
+absl::Status SqliteStorage::LoadResource(absl::string_view resource, Loaded* row) {
   absl::StatusOr<SqliteStatement*> stmt = writer_->Prepared(kLoadResource);
   if (!stmt.ok()) return stmt.status();
-  absl::StatusOr<bool> row = (*stmt)->BindText(1, resource).Step();
-  if (!row.ok()) return row.status();
-  *fence = *row ? U64((*stmt)->ColumnInt(0)) : 0;
-  *revision = *row ? U64((*stmt)->ColumnInt(1)) : 0;
+  absl::StatusOr<bool> found = (*stmt)->BindText(1, resource).Step();
+  if (!found.ok()) return found.status();
+  row->found = *found;
+  row->fence = *found ? U64((*stmt)->ColumnInt(0)) : 0;
+  row->revision = *found ? U64((*stmt)->ColumnInt(1)) : 0;
   (*stmt)->Reset();
   return absl::OkStatus();
 }

@@ -4,10 +4,16 @@
 //   batch   = one BEGIN IMMEDIATE transaction on the single write connection,
 //             so no other writer (in this process or another) can run between
 //             an op's check and its write;
-//   op      = one SAVEPOINT inside it: the fence check, the version checks,
-//             the fence raise and the data change run between SAVEPOINT and
-//             RELEASE; a refused or failed op is rolled back to its savepoint
-//             alone;
+//   op      = the fence check and the version checks read only, so a
+//             refused op wrote nothing; an accepted op then raises the fence
+//             and changes its keys. Only a write of two or more keys runs
+//             inside a SAVEPOINT, undone alone if a key's statement fails;
+//             an op that writes one row or one key has nothing to undo when
+//             its only data statement fails (SQLite undoes a failed
+//             statement), but the fence it raised first, which is put back
+//             as it was loaded. Whatever cannot be put back (the transaction
+//             itself rolled back, a full disk) poisons the batch: its commit
+//             fails and nothing of it is applied;
 //   commit  = one COMMIT, one fsync for the whole batch;
 //   reads   = separate read-only connections (SqliteReaderPool). SQLite makes
 //             a WAL commit visible to other connections only once it is
@@ -81,11 +87,23 @@ class SqliteStorage final : public StorageBackend {
 
   // Runs one cached statement that returns no rows.
   absl::Status Run(absl::string_view sql);
-  // The check and the change of one op, inside its savepoint.
-  absl::Status Decide(const FencedOp& op, OpResult* result);
+  // A resource's row as an op loaded it, and whether the op stored it
+  // since (what a failure after the fence raise puts back).
+  struct Loaded {
+    bool found = false;
+    uint64_t fence = 0;
+    uint64_t revision = 0;
+    bool stored = false;
+  };
+  // Apply() of a write of two or more keys, inside a SAVEPOINT.
+  absl::Status ApplyInSavepoint(const FencedOp& op, OpResult* result);
+  // The check and the change of one op.
+  absl::Status Decide(const FencedOp& op, OpResult* result, Loaded* row);
+  // Puts back what a failed op without a savepoint changed: its resource's
+  // row as loaded. An error if that fails or the transaction is gone.
+  absl::Status Undo(absl::string_view resource, const Loaded& row);
   absl::Status WriteMutations(const FencedOp& op, uint64_t revision);
-  absl::Status LoadResource(absl::string_view resource, uint64_t* fence,
-                            uint64_t* revision);
+  absl::Status LoadResource(absl::string_view resource, Loaded* row);
   absl::Status StoreResource(absl::string_view resource, uint64_t fence,
                              uint64_t revision);
   absl::Status KeyVersion(absl::string_view resource, absl::string_view key,

@@ -123,6 +123,34 @@ TEST_P(GroupCommitTest, StorageFailureMidRequestRollsBackOnlyThatRequest) {
   EXPECT_EQ(FenceOf("ok"), 2u);
 }
 
+// The same with one key: the write runs without a savepoint, and its
+// failing key's statement is undone by SQLite; the fence it raised before
+// is put back as it was (here: no fence at all), and the batch stands.
+TEST_P(GroupCommitTest, StorageFailureOfAOneKeyWriteUndoesItsFenceAlone) {
+  ASSERT_THAT(backend_->FailWritesOfKey("poison"), IsOk());
+  ASSERT_THAT(Write("raised", 3, Put("k", "v")), IsOk());
+  HoldWriter();
+  ReplyPtr<WriteResult> before = StartPut("ok", 1, "k", "before");
+  ReplyPtr<WriteResult> fresh = StartPut("bad", 5, "poison", "x");
+  ReplyPtr<WriteResult> known = StartPut("raised", 7, "poison", "x");
+  ReplyPtr<WriteResult> after = StartPut("ok", 2, "k", "after");
+  ReleaseWriter();
+
+  EXPECT_THAT(before->Wait(), IsOk());
+  EXPECT_THAT(fresh->Wait(), StatusIs(absl::StatusCode::kUnavailable,
+                                      HasSubstr("nothing of it was applied")));
+  EXPECT_THAT(known->Wait(), StatusIs(absl::StatusCode::kUnavailable,
+                                      HasSubstr("nothing of it was applied")));
+  EXPECT_THAT(after->Wait(), IsOk());
+  EXPECT_EQ(FenceOf("bad"), 0u);
+  EXPECT_EQ(FenceOf("raised"), 3u);
+  // The revision was put back too: the next write's version follows the last.
+  ASSERT_OK_AND_ASSIGN(WriteResult next, Write("raised", 8, Put("k", "w")));
+  EXPECT_EQ(next.version, 2u);
+  EXPECT_EQ(ValueOf("ok", "k"), "after");
+  EXPECT_EQ(FenceOf("ok"), 2u);
+}
+
 // The commit of a batch fails: every request in it fails with UNAVAILABLE,
 // the refused ones too, and nothing of the batch is visible afterwards.
 TEST_P(GroupCommitTest, FailingCommitAcknowledgesNothing) {
