@@ -67,22 +67,12 @@ class GroupCommitQueueBase {
   // Announces items on their way; see CommitArrival.
   CommitArrival Arriving();
 
-  // Whether items are queued that wait for Arrivals to end (for tests and
-  // metrics).
-  bool WaitingForArrivals() {
-    absl::MutexLock lock(&mu_);
-    return waiting_ && !ArrivedAll();
-  }
-
  protected:
   GroupCommitQueueBase() = default;
   ~GroupCommitQueueBase() = default;
 
   // The queued items from now on wait for the Arrivals held now.
-  void StartWaiting() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    wait_through_ = epoch_++;
-    waiting_ = true;
-  }
+  void StartWaiting() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { wait_through_ = epoch_++; }
   // Whether every Arrival the queued items wait for has ended.
   bool ArrivedAll() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     return held_.empty() || first_epoch_ > wait_through_;
@@ -91,8 +81,6 @@ class GroupCommitQueueBase {
   virtual void FlushReadyHereLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) = 0;
 
   absl::Mutex mu_;
-  // Items are queued and StartWaiting() was called for them.
-  bool waiting_ ABSL_GUARDED_BY(mu_) = false;
 
  private:
   friend class CommitArrival;
@@ -185,9 +173,10 @@ class GroupCommitQueue final : public GroupCommitQueueBase {
 
   void Submit(Item item) {
     absl::MutexLock lock(&mu_);
+    const bool first = queue_.empty();
     queue_.push_back(std::move(item));
     groups_.push_back(1);
-    QueuedLocked();
+    QueuedLocked(first);
   }
 
   // Queues `items` as one group, which no batch cuts, and empties `items`
@@ -195,11 +184,18 @@ class GroupCommitQueue final : public GroupCommitQueueBase {
   void SubmitGroup(std::vector<Item>& items) {
     if (items.empty()) return;
     absl::MutexLock lock(&mu_);
+    const bool first = queue_.empty();
     queue_.insert(queue_.end(), std::make_move_iterator(items.begin()),
                   std::make_move_iterator(items.end()));
     groups_.push_back(items.size());
-    QueuedLocked();
+    QueuedLocked(first);
     items.clear();
+  }
+
+  // Whether items are queued that wait for Arrivals to end (for tests).
+  bool WaitingForArrivals() {
+    absl::MutexLock lock(&mu_);
+    return !queue_.empty() && !flushing_ && !ArrivedAll();
   }
 
   // Items submitted but not yet handed to `flush` (for overload checks).
@@ -212,10 +208,12 @@ class GroupCommitQueue final : public GroupCommitQueueBase {
   size_t PendingGroups() const { return pending_groups_.load(std::memory_order_relaxed); }
 
  private:
-  void QueuedLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+  // After items were queued; `first`: the queue was empty before.
+  void QueuedLocked(bool first) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     pending_groups_.store(groups_.size(), std::memory_order_relaxed);
-    // Behind a flush, the next batch starts waiting when the flush ends.
-    if (!waiting_ && !flushing_) StartWaiting();
+    // A new batch waits for the Arrivals held now; behind a flush, for
+    // those held when the flush ends.
+    if (first && !flushing_) StartWaiting();
   }
 
   void Loop() {
@@ -228,7 +226,10 @@ class GroupCommitQueue final : public GroupCommitQueueBase {
   }
 
   void FlushReadyHereLocked() override ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    std::vector<Item> batch;
+    if (!ReadyLocked()) return;
+    // The last flush's vector: batches and queue_ trade buffers, so the
+    // queue keeps its capacity.
+    std::vector<Item> batch = std::move(spare_);
     while (ReadyLocked()) {
       TakeBatchLocked(batch);
       flushing_ = true;
@@ -239,11 +240,11 @@ class GroupCommitQueue final : public GroupCommitQueueBase {
       flushing_ = false;
       if (!queue_.empty()) StartWaiting();
     }
+    spare_ = std::move(batch);
   }
 
   // Moves the next batch from the queue into `batch`.
   void TakeBatchLocked(std::vector<Item>& batch) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    waiting_ = false;
     if (queue_.size() <= max_batch_) {
       batch.swap(queue_);
       groups_.clear();
@@ -257,7 +258,6 @@ class GroupCommitQueue final : public GroupCommitQueueBase {
       batch.assign(std::make_move_iterator(queue_.begin()),
                    std::make_move_iterator(queue_.begin() + take));
       queue_.erase(queue_.begin(), queue_.begin() + take);
-      waiting_ = true;  // the rest waits as it did
     }
     pending_groups_.store(groups_.size(), std::memory_order_relaxed);
   }
@@ -276,6 +276,9 @@ class GroupCommitQueue final : public GroupCommitQueueBase {
   FlushFn flush_;
   const size_t max_batch_;
   std::vector<Item> queue_ ABSL_GUARDED_BY(mu_);
+  // The buffer of the last batch, emptied, for the next one (only the
+  // flushing thread takes it).
+  std::vector<Item> spare_ ABSL_GUARDED_BY(mu_);
   // The sizes of the groups in queue_, in order (a Submit() is a group of 1).
   std::deque<size_t> groups_ ABSL_GUARDED_BY(mu_);
   std::atomic<size_t> pending_groups_{0};  // groups_.size(), for PendingGroups()

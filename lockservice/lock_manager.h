@@ -78,10 +78,11 @@
 //
 // Callbacks (`done`) run exactly once, on the thread that commits their
 // batch (the group-commit thread, or a Session's thread that completed the
-// batch: common/group_commit.h, "Who flushes"), or on the calling thread for errors that
-// reveal no state (bad input, overload, shutdown, cancellation). The manager's mutex is
-// never held while a callback runs, so callbacks may call the manager again; they should
-// not block, since the replies behind them wait.
+// batch: common/group_commit.h, "Who flushes"), or on the calling thread
+// for errors that reveal no state (bad input, overload, shutdown,
+// cancellation). The manager's mutex is never held while a callback runs,
+// so callbacks may call the manager again; they should not block, since
+// the replies behind them wait.
 //
 // Metrics. Given a LockManagerMetrics (lock_metrics.h), the manager counts
 // where it decides: grants by kind, refusals, releases, expiries,

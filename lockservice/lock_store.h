@@ -12,8 +12,9 @@
 //
 // Thread safety: Load() and Commit() need not be thread-safe: LockManager
 // calls Load() before serving (and to recover) and Commit() from one thread
-// at a time (its group commit's: common/group_commit.h). ScanFencePositions() must be
-// thread-safe and may run concurrently with Commit().
+// at a time (its group commit's: common/group_commit.h).
+// ScanFencePositions() must be thread-safe and may run concurrently with
+// Commit().
 #ifndef FENCEGATE_LOCKSERVICE_LOCK_STORE_H_
 #define FENCEGATE_LOCKSERVICE_LOCK_STORE_H_
 

@@ -18,10 +18,9 @@
 // ("extend to" now + ttl), each one asynchronous call
 // (LockClient::RenewAsync: on the Session stream, which carries the calls
 // made while it writes in one message; unary when the client's calls are).
-// A renewal that fails for
-// any reason but a refusal is sent again soon (a quarter of the interval,
-// at most 200 ms later) while the lease is valid. The lease is lost, for
-// good, as soon as
+// A renewal that fails for any reason but a refusal is sent again soon (a
+// quarter of the interval, at most 200 ms later) while the lease is valid.
+// The lease is lost, for good, as soon as
 //   - a renew is refused (ABORTED, LEASE_LOST), or
 //   - validity passes without an acknowledged renew (server unreachable,
 //     or this process was paused), or
