@@ -1,7 +1,7 @@
 // The grant rule: whether a new lease of one kind fits on a resource beside
 // the leases it holds now (lock_manager.h, "Kinds of lease"). A pure
 // function of plain facts: LockManager::CanGrant gathers the facts of one
-// resource (GrantFactsOf) and applies the rule; the torture suite's test
+// resource (ResourceState::FactsFor) and applies the rule; the torture suite's test
 // builds bend the facts to plant a bug and apply the same rule
 // (tests/torture/planted_lock_bugs.cc), so no copy of it exists.
 //

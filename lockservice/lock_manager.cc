@@ -131,7 +131,7 @@ absl::Status LockManager::AcquireLocked(CallId id, const AcquireArgs& args,
                                         Callback<AcquireResult>& done) {
   if (shutting_down_) return ShuttingDownError();
   if (!broken_.ok()) return broken_;
-  Resource* r = FindCurrent(args.resource);
+  ResourceState* r = FindCurrent(args.resource);
   if (r == nullptr) {
     if (resources_.size() >= limits_.max_resources) {
       return absl::ResourceExhaustedError(absl::StrCat(
@@ -142,12 +142,12 @@ absl::Status LockManager::AcquireLocked(CallId id, const AcquireArgs& args,
     r = &resources_[args.resource];
   }
   const absl::Time now = clock_->Now();
-  if (absl::Status kind = CheckKind(args, *r); !kind.ok()) {
+  if (absl::Status kind = r->CheckKind(args, clock_->Now()); !kind.ok()) {
     MaybeForget(args.resource);
     return kind;
   }
 
-  HeldLease* held = ReentrantLease(*r, args.holder, args.mode);
+  HeldLease* held = r->ReentrantLease(args.holder, args.mode);
   // The exclusive holder takes a shared lease at once (a downgrade).
   const bool downgrade = held == nullptr && args.mode == LeaseMode::kShared && r->lease &&
                          r->lease->holder == args.holder &&
@@ -156,7 +156,7 @@ absl::Status LockManager::AcquireLocked(CallId id, const AcquireArgs& args,
     if (!args.request_id.empty()) {
       // A retry of this holder's queued call (one loaded from the store,
       // whose client is back): answered here, so its place goes.
-      if (auto queued = FindParked(*r, args.holder, args.request_id)) {
+      if (auto queued = r->FindParked(args.holder, args.request_id)) {
         Supersede(**queued);
         EraseWaiter(args.resource, *r, *queued);
       }
@@ -174,21 +174,21 @@ absl::Status LockManager::AcquireLocked(CallId id, const AcquireArgs& args,
     return absl::OkStatus();
   }
   if (!args.request_id.empty()) {
-    if (auto parked = FindParked(*r, args.holder, args.request_id)) {
+    if (auto parked = r->FindParked(args.holder, args.request_id)) {
       Reattach(id, args, *r, *parked, done);
       return absl::OkStatus();
     }
   }
   // A semaphore's size is fixed by its first request.
-  if (args.mode == LeaseMode::kPermit) SharedOf(*r).permits = args.permits;
-  if (Waiting(*r) == 0 && CanGrant(*r, args.holder, args.mode)) {
+  if (args.mode == LeaseMode::kPermit) r->EnsureShared().permits = args.permits;
+  if (r->Waiting() == 0 && CanGrant(*r, args.holder, args.mode)) {
     Count(metrics_->grants[LockManagerMetrics::kImmediate]);
     Grant(args.resource, *r, args.holder, args.mode, args.ttl, args.request_id,
           std::move(done), args.listener);
     return absl::OkStatus();
   }
   if (args.wait == absl::ZeroDuration()) {
-    AcquireResult refused = NotAcquired(*r);
+    AcquireResult refused = r->NotAcquired(clock_->Now());
     Count(metrics_->not_granted[refused.reason == NotAcquiredReason::kLockDelay
                                     ? LockManagerMetrics::kLockDelay
                                     : LockManagerMetrics::kHeld]);
@@ -196,11 +196,11 @@ absl::Status LockManager::AcquireLocked(CallId id, const AcquireArgs& args,
     MaybeForget(args.resource);
     return absl::OkStatus();
   }
-  if (Waiting(*r) >= limits_.max_waiters_per_resource) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "resource '", args.resource, "' already has ", Waiting(*r),
-        " waiters, the limit (--max_waiters_per_resource); retry later or "
-        "use a try-lock (wait_ms = 0)"));
+  if (r->Waiting() >= limits_.max_waiters_per_resource) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("resource '", args.resource, "' already has ", r->Waiting(),
+                     " waiters, the limit (--max_waiters_per_resource); retry later or "
+                     "use a try-lock (wait_ms = 0)"));
   }
   if (parked_.size() + parked_many_.size() >= limits_.max_waiters_total) {
     return absl::ResourceExhaustedError(absl::StrCat(
@@ -211,7 +211,7 @@ absl::Status LockManager::AcquireLocked(CallId id, const AcquireArgs& args,
   // header).
   const uint64_t seq = args.request_id.empty() ? 0 : next_waiter_seq_++;
   auto waiter =
-      LinkWaiter(*r, QueueOf(*r).end(),
+      LinkWaiter(*r, r->EnsureQueue().end(),
                  Waiter{id, args.holder, args.ttl, args.request_id, std::move(done),
                         CompactTime(), seq, args.listener, CompactTime(now), args.mode,
                         /*many=*/false, args.permits});
@@ -230,7 +230,7 @@ void LockManager::Describe(std::string resource, Callback<ResourceInfo> done) {
     error = !broken_.ok() ? broken_ : absl::OkStatus();
     if (error.ok()) {
       ResourceInfo info;
-      if (Resource* r = FindCurrent(resource)) info = Info(*r, clock_->Now());
+      if (ResourceState* r = FindCurrent(resource)) info = r->Info(clock_->Now());
       Reply(std::move(done), absl::StatusOr<ResourceInfo>(std::move(info)));
       MaybeForget(resource);
     }
@@ -290,7 +290,7 @@ std::vector<ResourceSummary> LockManager::TopResources(absl::string_view prefix,
     if (!absl::StartsWith(name, prefix)) continue;
     ResourceSummary s;
     s.resource = name;
-    s.info = Info(r, now);
+    s.info = r.Info(now);
     top.push_back(std::move(s));
   }
   auto before = [](const ResourceSummary& a, const ResourceSummary& b) {

@@ -97,15 +97,16 @@
 //
 // Implementation, one concept a file: lock_manager.cc (Acquire, Describe,
 // the lifecycle), lock_manager_renew_release.cc, lock_manager_leases.cc
-// (grants, reentrant holds, expiry), lock_manager_kinds.cc (which kinds of
-// lease go together), lock_manager_multi.cc (several resources at once),
-// lock_manager_queues.cc (wait queues),
+// (grants, reentrant holds, expiry), lock_manager_multi.cc (several
+// resources at once), lock_manager_queues.cc (wait queues),
 // lock_manager_commit.cc (group commit, recovery); the private state they
-// share is in lock_manager_internal.h, with two parts that keep their own
-// invariants: wait_queue.h (one resource's FIFO of parked Acquires and its
-// indexes) and deadline_index.h (every held lease by expiry, and every
-// parked call by the end of its wait, each index served by one clock
-// timer).
+// share is in lock_manager_internal.h, with parts that keep their own
+// invariants: resource_state.h (what one resource holds, and what it
+// answers without a store or clock: its leases, whether a kind of request
+// fits, what it says of itself), wait_queue.h (one resource's FIFO of
+// parked Acquires and its indexes) and deadline_index.h (every held lease
+// by expiry, and every parked call by the end of its wait, each index
+// served by one clock timer).
 #ifndef FENCEGATE_LOCKSERVICE_LOCK_MANAGER_H_
 #define FENCEGATE_LOCKSERVICE_LOCK_MANAGER_H_
 
@@ -144,9 +145,10 @@ namespace fencegate::lockservice {
 // identity `caller`: the holder is the identity itself or "<identity>/...".
 bool HeldBy(absl::string_view holder, absl::string_view caller);
 
-struct GrantFacts;  // what the grant rule decides by (grant_rule.h)
-struct Waiter;      // a parked Acquire (wait_queue.h)
-class WaitQueue;    // one resource's queue of them (wait_queue.h)
+struct Waiter;        // a parked Acquire (wait_queue.h)
+class WaitQueue;      // one resource's queue of them (wait_queue.h)
+struct HeldLease;     // a lease, as held in memory (resource_state.h)
+class ResourceState;  // what one resource holds (resource_state.h)
 
 class LockManager {
  public:
@@ -248,10 +250,7 @@ class LockManager {
 
  private:
   using WaiterList = std::list<Waiter>;
-  struct HeldLease;
-  struct SharedHolds;
   struct MultiCall;
-  struct Resource;
   struct CommitItem;
 
   LockManager(LockStore* store, Clock* clock, const LockLimits& limits, FenceFeed* feed,
@@ -283,53 +282,31 @@ class LockManager {
   // or CheckOwner error for `op`. The caller calls MaybeForget(resource)
   // afterwards.
   struct Held {
-    Resource* resource;
+    ResourceState* resource;
     HeldLease* lease;
   };
   absl::StatusOr<Held> FindHeld(absl::string_view op, const std::string& resource,
                                 uint64_t token, const std::string& caller)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status LeaseLost(absl::string_view op, const std::string& resource,
-                         uint64_t token, const Resource* r) const
+                         uint64_t token, const ResourceState* r) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The error for a call whose token holds the lease but whose caller is
   // not the lease's owner, or OK.
   static absl::Status CheckOwner(absl::string_view op, const std::string& resource,
                                  const HeldLease& lease, const std::string& caller);
 
-  // ---- Kinds of lease (lock_manager_kinds.cc): which requests go together
-  // INVALID_ARGUMENT when `args` asks for a kind `r` is not used as now (a
-  // semaphore, or a read-write lock; or a semaphore of another size).
-  absl::Status CheckKind(const AcquireArgs& args, const Resource& r) const;
   // Whether a request of `mode` by `holder` may be granted a new lease on
-  // `r` now, the queue aside (kShared by the exclusive holder: a downgrade):
-  // the grant rule over GrantFactsOf(). A link seam (lock_manager_seams.cc).
-  bool CanGrant(const Resource& r, const std::string& holder, LeaseMode mode) const
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  GrantFacts GrantFactsOf(const Resource& r, const std::string& holder) const
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // The lease a request of `mode` by `holder` re-enters (the holder's own
-  // lease of that kind), or null.
-  static HeldLease* ReentrantLease(Resource& r, const std::string& holder,
-                                   LeaseMode mode);
-  // Whether `r` is in use as a semaphore (permits held or waited for).
-  static bool IsSemaphore(const Resource& r);
-  // The lease of `r` with `token`, of any kind, or null.
-  static HeldLease* FindLease(Resource& r, uint64_t token);
-  // The exclusive lease, else the oldest shared lease or permit; or null.
-  static const HeldLease* Oldest(const Resource& r);
-  // Shared leases or permits held on `r`.
-  static size_t SharedCount(const Resource& r);
-  // `r`'s shared holds, made if it has none.
-  static SharedHolds& SharedOf(Resource& r);
-  // What Describe and the status page say of `r`.
-  ResourceInfo Info(const Resource& r, absl::Time now) const
+  // `r` now, the queue aside (kShared by the exclusive holder: a
+  // downgrade): the grant rule (grant_rule.h) over `r`'s facts. A link
+  // seam (lock_manager_seams.cc).
+  bool CanGrant(const ResourceState& r, const std::string& holder, LeaseMode mode) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // ---- Leases (lock_manager_leases.cc)
   // Grants a new lease of `mode` on `r` to `holder` (CanGrant), queueing
   // its reply; `listener` (may be null) listens to it.
-  void Grant(const std::string& name, Resource& r, const std::string& holder,
+  void Grant(const std::string& name, ResourceState& r, const std::string& holder,
              LeaseMode mode, absl::Duration ttl, const std::string& request_id,
              Callback<AcquireResult> done, LeaseListener* listener)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -340,11 +317,11 @@ class LockManager {
                const std::string& request_id, Callback<AcquireResult> done,
                LeaseListener* listener) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The resource's entry with every lease past its expiry ended, or null.
-  Resource* FindCurrent(const std::string& name) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  ResourceState* FindCurrent(const std::string& name) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Ends `lease` (of `r`; it goes) and hands the resource on. Its listeners
   // hear `why`, but `releaser` (the listener whose call released it; may be
   // null).
-  void EndLease(const std::string& name, Resource& r, HeldLease& lease, LeaseEnd why,
+  void EndLease(const std::string& name, ResourceState& r, HeldLease& lease, LeaseEnd why,
                 const LeaseListener* releaser = nullptr)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Queues telling `listener` of `loss`, after the batch commits.
@@ -378,7 +355,6 @@ class LockManager {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void RememberRequest(HeldLease& lease, const std::string& request_id)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  AcquireResult NotAcquired(const Resource& r) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   static AcquireResult Acquired(const HeldLease& lease, absl::Duration ttl);
   // Timer callbacks. OnExpiryTimer ends every lease due, in expiry order.
   void OnExpiryTimer();
@@ -390,39 +366,32 @@ class LockManager {
   // there (see the header on wait queues), then each new holder's own
   // parked calls (GrantHolderWaiters). Every grant after the first is a
   // decision of its own.
-  void GrantWaiters(const std::string& name, Resource& r)
+  void GrantWaiters(const std::string& name, ResourceState& r)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Grants every parked call of `holder` that its leases on `r` let through
   // at once (a reentrant acquire of a lease it holds, or a shared lease for
   // the exclusive holder), in queue order, each a decision of its own.
   // Waiters loaded from the store whose clients have not come back stay:
   // their retries are answered on arrival.
-  void GrantHolderWaiters(const std::string& name, Resource& r, const std::string& holder)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void GrantHolderWaiters(const std::string& name, ResourceState& r,
+                          const std::string& holder) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Gives the parked or loaded waiter `w` of `r` to the call `id` (a retry
   // of the Acquire it stands for).
-  void Reattach(CallId id, const AcquireArgs& args, Resource& r,
+  void Reattach(CallId id, const AcquireArgs& args, ResourceState& r,
                 WaiterList::iterator w, Callback<AcquireResult>& done)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Ends the call parked as `w`, if any, with CANCELLED (a retry with the
   // same request id took over); `w` stays in the queue, detached.
   void Supersede(Waiter& w) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // `r`'s queue, made if it has none.
-  WaitQueue& QueueOf(Resource& r) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // How many wait on `r`.
-  static size_t Waiting(const Resource& r);
-  // The waiter of `r` parked with (holder, request_id), if any.
-  static std::optional<WaiterList::iterator> FindParked(Resource& r,
-                                                        const std::string& holder,
-                                                        const std::string& request_id);
-  // Puts `w` into `r`'s queue (QueueOf) before `place`, and into its indexes.
-  WaiterList::iterator LinkWaiter(Resource& r, WaiterList::iterator place, Waiter w)
+  // Puts `w` into `r`'s queue (EnsureQueue) before `place`, and into its indexes.
+  WaiterList::iterator LinkWaiter(ResourceState& r, WaiterList::iterator place, Waiter w)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Takes `w` out of `r`'s queue and its indexes; its row stays.
-  void UnlinkWaiter(Resource& r, WaiterList::iterator w) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void UnlinkWaiter(ResourceState& r, WaiterList::iterator w)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Removes `w` from `r`'s queue and its row from the store (the caller
   // unparks its call first: Unpark).
-  void EraseWaiter(const std::string& name, Resource& r, WaiterList::iterator w)
+  void EraseWaiter(const std::string& name, ResourceState& r, WaiterList::iterator w)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Drops the loaded waiters whose clients did not come back in time.
   void DropDetachedWaiters();
@@ -443,18 +412,18 @@ class LockManager {
   // A try-lock of `args.resources` (`rs`, in that order) found rs[busy]
   // taken: grants nothing and answers through ReplyTryManyRefused(). A link
   // seam (lock_manager_seams.cc).
-  void RefuseTryMany(const MultiAcquireArgs& args, const std::vector<Resource*>& rs,
+  void RefuseTryMany(const MultiAcquireArgs& args, const std::vector<ResourceState*>& rs,
                      size_t busy, Callback<MultiAcquireResult> done)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Answers a refused try-lock of several resources: not acquired, because
   // of `name` (`r`).
-  void ReplyTryManyRefused(const std::string& name, const Resource& r,
+  void ReplyTryManyRefused(const std::string& name, const ResourceState& r,
                            Callback<MultiAcquireResult> done)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Whether the request of `mode` by `holder` for `r` fits now, at its
   // place `w` (null: not queued): a lease it re-enters, or a new lease
   // that CanGrant() allows with nobody ahead of it.
-  bool FitsNow(Resource& r, const std::string& holder, LeaseMode mode,
+  bool FitsNow(ResourceState& r, const std::string& holder, LeaseMode mode,
                const Waiter* w) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Grants (or re-enters) each of `names` for the call, in order, as one
   // decision, and replies once with every lease.
@@ -548,7 +517,7 @@ class LockManager {
   std::atomic<CallId> next_call_id_{1};
 
   absl::Mutex mu_;
-  absl::node_hash_map<std::string, Resource> resources_ ABSL_GUARDED_BY(mu_);
+  absl::node_hash_map<std::string, ResourceState> resources_ ABSL_GUARDED_BY(mu_);
   // Parked calls, for CancelAcquire and wait timeouts: the key of their
   // resource in resources_ (kept while it has waiters) and their waiter.
   absl::flat_hash_map<CallId, std::pair<const std::string*, WaiterList::iterator>> parked_

@@ -296,9 +296,9 @@ void LockManager::RestoreLease(LeaseRecord& record, absl::Time now) {
   lease.mode = record.mode;
   last_token_ = std::max(last_token_, lease.token);
   auto [it, added] = resources_.try_emplace(std::move(record.resource));
-  Resource& r = it->second;
+  ResourceState& r = it->second;
   if (lease.mode != LeaseMode::kExclusive) {
-    SharedHolds& shared = SharedOf(r);
+    SharedHolds& shared = r.EnsureShared();
     shared.permits = record.permits;
     for (HeldLease& same : shared.leases) {
       if (same.token == lease.token) {  // listed twice by the store
@@ -323,13 +323,13 @@ void LockManager::RestoreLease(LeaseRecord& record, absl::Time now) {
 
 bool LockManager::RestoreWaiter(WaiterRecord& record, absl::Time now) {
   next_waiter_seq_ = std::max(next_waiter_seq_, record.seq + 1);
-  Resource& r = resources_[record.resource];
-  if (FindParked(r, record.holder, record.request_id))
+  ResourceState& r = resources_[record.resource];
+  if (r.FindParked(record.holder, record.request_id))
     return false;  // still parked here (a reload)
-  WaitQueue& queue = QueueOf(r);
+  WaitQueue& queue = r.EnsureQueue();
   auto place = std::find_if(queue.begin(), queue.end(),
                             [&](const Waiter& w) { return w.seq > record.seq; });
-  if (record.mode == LeaseMode::kPermit) SharedOf(r).permits = record.permits;
+  if (record.mode == LeaseMode::kPermit) r.EnsureShared().permits = record.permits;
   LinkWaiter(r, place,
              Waiter{0, std::move(record.holder), record.ttl, std::move(record.request_id),
                     nullptr, CompactTime(), record.seq, /*listener=*/nullptr,

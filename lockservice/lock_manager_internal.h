@@ -1,7 +1,7 @@
 // The private state of LockManager (lock_manager.h) and what the files
 // that implement it share: lock_manager.cc (the calls and the lifecycle),
 // lock_manager_renew_release.cc, lock_manager_leases.cc,
-// lock_manager_queues.cc, lock_manager_kinds.cc, lock_manager_multi.cc,
+// lock_manager_queues.cc, lock_manager_multi.cc,
 // lock_manager_commit.cc and lock_manager_seams.cc, and the torture suite's
 // stand-in for the last (tests/torture/planted_lock_bugs.cc). Include it
 // only there.
@@ -33,47 +33,10 @@
 #include "lockservice/lease_listeners.h"
 #include "lockservice/lock_manager.h"
 #include "lockservice/lock_store.h"
-#include "lockservice/remembered_ids.h"
+#include "lockservice/resource_state.h"
 #include "lockservice/wait_queue.h"
 
 namespace fencegate::lockservice {
-
-struct LockManager::HeldLease {
-  std::string holder;
-  uint64_t token = 0;
-  // Times in 8 bytes, not absl's 16 (compact_time.h): a million leases.
-  CompactDuration ttl;      // the longest TTL asked for: re-armed after restart
-  CompactTime expiry;       // its key in expiries_, with the token
-  CompactTime acquired_at;  // for max_hold
-  uint32_t hold_count = 0;
-  LeaseMode mode = LeaseMode::kExclusive;  // in hold_count's padding
-  // Its first listener (lease_listeners.h); any more are in listeners_.
-  ListenerId first_listener = 0;
-  // The last --remembered_request_ids (16) Acquire ids, in one block.
-  RememberedIds request_ids;
-};
-
-// A resource's shared leases, or its permits when it is a semaphore
-// (fencegate/lease_mode.h). Out of line: an exclusive lease pays one pointer for it.
-struct LockManager::SharedHolds {
-  // 0: the shared leases of a read-write lock; N: a semaphore of N permits
-  // (kept while the resource has holders or waiters, so N stays fixed).
-  uint32_t permits = 0;
-  // In grant order (so by token); a handful in the common case, at most
-  // limits.max_holders_per_resource.
-  std::vector<HeldLease> leases;
-};
-
-struct LockManager::Resource {
-  std::optional<HeldLease> lease;  // the exclusive lease
-  // Null while the resource has no shared lease or permit and is no
-  // semaphore (made by SharedOf, dropped by MaybeForget).
-  std::unique_ptr<SharedHolds> shared;
-  // Null while nobody waits (made by QueueOf, dropped by MaybeForget once
-  // empty): a held lease with no queue pays one pointer for it.
-  std::unique_ptr<WaitQueue> queue;
-  CompactTime delay_until;  // InfinitePast: no lock-delay
-};
 
 // A parked AcquireMany: its place in each of its resources' queues (each a
 // Waiter with `many` set), and what its grant needs.

@@ -11,9 +11,10 @@
 
 namespace fencegate::lockservice {
 
-void LockManager::Grant(const std::string& name, Resource& r, const std::string& holder,
-                        LeaseMode mode, absl::Duration ttl, const std::string& request_id,
-                        Callback<AcquireResult> done, LeaseListener* listener) {
+void LockManager::Grant(const std::string& name, ResourceState& r,
+                        const std::string& holder, LeaseMode mode, absl::Duration ttl,
+                        const std::string& request_id, Callback<AcquireResult> done,
+                        LeaseListener* listener) {
   const absl::Time now = clock_->Now();
   HeldLease granted;
   granted.holder = holder;
@@ -31,7 +32,7 @@ void LockManager::Grant(const std::string& name, Resource& r, const std::string&
                         name, granted.token, ttl, holder);
   HeldLease& lease = mode == LeaseMode::kExclusive
                          ? r.lease.emplace(std::move(granted))
-                         : SharedOf(r).leases.emplace_back(std::move(granted));
+                         : r.EnsureShared().leases.emplace_back(std::move(granted));
   ++held_leases_;
   IndexExpiry(resources_.find(name)->first, lease);
   if (listener != nullptr) listeners_.Listen(listener, lease.token, lease.first_listener);
@@ -61,10 +62,10 @@ void LockManager::Reenter(const std::string& name, HeldLease& lease, absl::Durat
                              Acquired(lease, lease.expiry.get() - clock_->Now())));
 }
 
-LockManager::Resource* LockManager::FindCurrent(const std::string& name) {
+ResourceState* LockManager::FindCurrent(const std::string& name) {
   auto it = resources_.find(name);
   if (it == resources_.end()) return nullptr;
-  Resource& r = it->second;
+  ResourceState& r = it->second;
   // The expiry timer may not have run yet; a lease past its expiry is gone.
   const absl::Time now = clock_->Now();
   if (r.lease && now >= r.lease->expiry.get()) {
@@ -82,7 +83,7 @@ LockManager::Resource* LockManager::FindCurrent(const std::string& name) {
   return &r;
 }
 
-void LockManager::EndLease(const std::string& name, Resource& r, HeldLease& lease,
+void LockManager::EndLease(const std::string& name, ResourceState& r, HeldLease& lease,
                            LeaseEnd why, const LeaseListener* releaser) {
   const bool expired = why == LeaseEnd::kExpired;
   const bool exclusive = lease.mode == LeaseMode::kExclusive;
@@ -136,7 +137,7 @@ void LockManager::OnExpiryTimer() {
     }
     const std::string name = *due.resource;  // MaybeForget may drop the key
     auto it = resources_.find(name);
-    HeldLease* lease = it == resources_.end() ? nullptr : FindLease(it->second, due.id);
+    HeldLease* lease = it == resources_.end() ? nullptr : it->second.FindLease(due.id);
     if (lease == nullptr) {
       // Cannot happen (a lease leaves the index when it ends); never loop on it.
       expiries_.Remove(due.deadline, due.id);
@@ -199,17 +200,8 @@ void LockManager::RememberRequest(HeldLease& lease, const std::string& request_i
 void LockManager::MaybeForget(const std::string& name) {
   auto it = resources_.find(name);
   if (it == resources_.end()) return;
-  Resource& r = it->second;
-  if (r.queue != nullptr && r.queue->empty()) r.queue.reset();
-  // A semaphore keeps its size while anybody holds or waits.
-  if (r.shared != nullptr && r.shared->leases.empty() &&
-      (r.shared->permits == 0 || r.queue == nullptr)) {
-    r.shared.reset();
-  }
-  if (!r.lease && r.shared == nullptr && r.queue == nullptr &&
-      clock_->Now() >= r.delay_until.get()) {
-    resources_.erase(it);
-  }
+  it->second.Trim();
+  if (it->second.Empty(clock_->Now())) resources_.erase(it);
 }
 
 AcquireResult LockManager::Acquired(const HeldLease& lease, absl::Duration ttl) {
@@ -219,22 +211,6 @@ AcquireResult LockManager::Acquired(const HeldLease& lease, absl::Duration ttl) 
   result.mode = lease.mode;
   result.ttl = ttl;
   result.hold_count = lease.hold_count;
-  return result;
-}
-
-AcquireResult LockManager::NotAcquired(const Resource& r) {
-  const absl::Time now = clock_->Now();
-  AcquireResult result;
-  if (const HeldLease* lease = Oldest(r)) {
-    result.reason = NotAcquiredReason::kHeld;
-    result.holder_token = lease->token;
-    result.retry_after = lease->expiry.get() - now;
-  } else if (now < r.delay_until.get()) {
-    result.reason = NotAcquiredReason::kLockDelay;
-    result.retry_after = r.delay_until.get() - now;
-  } else {
-    result.reason = NotAcquiredReason::kHeld;  // others are queued ahead
-  }
   return result;
 }
 

@@ -106,9 +106,9 @@ absl::Status LockManager::AcquireManyLocked(CallId id, const MultiAcquireArgs& a
     for (const std::string& name : args.resources) MaybeForget(name);
   };
   std::vector<const std::string*> keys;
-  std::vector<Resource*> rs;
+  std::vector<ResourceState*> rs;
   for (const std::string& name : args.resources) {
-    Resource* r = FindCurrent(name);
+    ResourceState* r = FindCurrent(name);
     if (r == nullptr) {
       if (resources_.size() >= limits_.max_resources) {
         forget_all();
@@ -123,7 +123,7 @@ absl::Status LockManager::AcquireManyLocked(CallId id, const MultiAcquireArgs& a
     one.resource = name;
     one.holder = args.holder;
     one.mode = args.mode;
-    if (absl::Status kind = CheckKind(one, *r); !kind.ok()) {
+    if (absl::Status kind = r->CheckKind(one, clock_->Now()); !kind.ok()) {
       forget_all();
       return kind;
     }
@@ -145,10 +145,10 @@ absl::Status LockManager::AcquireManyLocked(CallId id, const MultiAcquireArgs& a
     return absl::OkStatus();
   }
   for (size_t i = 0; i < rs.size(); ++i) {
-    if (Waiting(*rs[i]) >= limits_.max_waiters_per_resource) {
+    if (rs[i]->Waiting() >= limits_.max_waiters_per_resource) {
       forget_all();
       return absl::ResourceExhaustedError(absl::StrCat(
-          "resource '", args.resources[i], "' already has ", Waiting(*rs[i]),
+          "resource '", args.resources[i], "' already has ", rs[i]->Waiting(),
           " waiters, the limit (--max_waiters_per_resource); retry later or "
           "use a try-lock (wait_ms = 0)"));
     }
@@ -172,7 +172,7 @@ absl::Status LockManager::AcquireManyLocked(CallId id, const MultiAcquireArgs& a
   for (size_t i = 0; i < rs.size(); ++i) {
     // No request id in the queue: a parked AcquireMany is not persisted, so
     // no retry finds its places.
-    auto w = LinkWaiter(*rs[i], QueueOf(*rs[i]).end(),
+    auto w = LinkWaiter(*rs[i], rs[i]->EnsureQueue().end(),
                         Waiter{id, args.holder, args.ttl, "", nullptr, call->deadline, 0,
                                args.listener, CompactTime(now), args.mode,
                                /*many=*/true, 0});
@@ -184,21 +184,21 @@ absl::Status LockManager::AcquireManyLocked(CallId id, const MultiAcquireArgs& a
   return absl::OkStatus();
 }
 
-void LockManager::ReplyTryManyRefused(const std::string& name, const Resource& r,
+void LockManager::ReplyTryManyRefused(const std::string& name, const ResourceState& r,
                                       Callback<MultiAcquireResult> done) {
   MultiAcquireResult refused;
   refused.busy_resource = name;
-  refused.busy = NotAcquired(r);
+  refused.busy = r.NotAcquired(clock_->Now());
   Count(metrics_->not_granted[refused.busy.reason == NotAcquiredReason::kLockDelay
                                   ? LockManagerMetrics::kLockDelay
                                   : LockManagerMetrics::kHeld]);
   Reply(std::move(done), absl::StatusOr<MultiAcquireResult>(std::move(refused)));
 }
 
-bool LockManager::FitsNow(Resource& r, const std::string& holder, LeaseMode mode,
+bool LockManager::FitsNow(ResourceState& r, const std::string& holder, LeaseMode mode,
                           const Waiter* w) const {
-  if (ReentrantLease(r, holder, mode) != nullptr) return true;
-  const bool ahead = w == nullptr ? Waiting(r) != 0 : &r.queue->front() != w;
+  if (r.ReentrantLease(holder, mode) != nullptr) return true;
+  const bool ahead = w == nullptr ? r.Waiting() != 0 : &r.queue->front() != w;
   return !ahead && CanGrant(r, holder, mode);
 }
 
@@ -209,11 +209,11 @@ void LockManager::GrantMany(const std::vector<const std::string*>& names,
   auto reply = std::make_shared<ManyReply>(names.size(), std::move(done));
   for (size_t i = 0; i < names.size(); ++i) {
     const std::string& name = *names[i];
-    Resource& r = resources_.find(name)->second;
+    ResourceState& r = resources_.find(name)->second;
     Callback<AcquireResult> one = [reply, i](absl::StatusOr<AcquireResult> result) {
       reply->Set(i, std::move(result));
     };
-    if (HeldLease* held = ReentrantLease(r, holder, mode)) {
+    if (HeldLease* held = r.ReentrantLease(holder, mode)) {
       Reenter(name, *held, ttl, request_id, std::move(one), listener);
     } else {
       Grant(name, r, holder, mode, ttl, request_id, std::move(one), listener);
@@ -277,7 +277,7 @@ void LockManager::EndParkedMany(CallId id, absl::Status why) {
   } else {
     // Its wait ran out: say which resource held it back.
     result->busy_resource = names[busy];
-    result->busy = NotAcquired(resources_.find(names[busy])->second);
+    result->busy = resources_.find(names[busy])->second.NotAcquired(clock_->Now());
     Count(metrics_->not_granted[LockManagerMetrics::kWaitTimeout]);
   }
   Reply(std::move(call->done), std::move(result));

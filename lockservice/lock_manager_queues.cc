@@ -22,7 +22,7 @@ void LockManager::Supersede(Waiter& w) {
   w.listener = nullptr;
 }
 
-void LockManager::Reattach(CallId id, const AcquireArgs& args, Resource& r,
+void LockManager::Reattach(CallId id, const AcquireArgs& args, ResourceState& r,
                            WaiterList::iterator w, Callback<AcquireResult>& done) {
   Supersede(*w);
   w->id = id;
@@ -49,34 +49,19 @@ void LockManager::Unpark(const Waiter& w) {
   DisarmIfEmpty(wait_timer_, wait_deadlines_);
 }
 
-WaitQueue& LockManager::QueueOf(Resource& r) {
-  if (r.queue == nullptr) r.queue = std::make_unique<WaitQueue>();
-  return *r.queue;
-}
-
-size_t LockManager::Waiting(const Resource& r) {
-  return r.queue == nullptr ? 0 : r.queue->size();
-}
-
-std::optional<LockManager::WaiterList::iterator> LockManager::FindParked(
-    Resource& r, const std::string& holder, const std::string& request_id) {
-  if (r.queue == nullptr) return std::nullopt;
-  return r.queue->Find(holder, request_id);
-}
-
-LockManager::WaiterList::iterator LockManager::LinkWaiter(Resource& r,
+LockManager::WaiterList::iterator LockManager::LinkWaiter(ResourceState& r,
                                                           WaiterList::iterator place,
                                                           Waiter w) {
   ++waiters_;
-  return QueueOf(r).Link(place, std::move(w));
+  return r.EnsureQueue().Link(place, std::move(w));
 }
 
-void LockManager::UnlinkWaiter(Resource& r, WaiterList::iterator w) {
+void LockManager::UnlinkWaiter(ResourceState& r, WaiterList::iterator w) {
   r.queue->Unlink(w);  // left empty, it goes in MaybeForget
   --waiters_;
 }
 
-void LockManager::EraseWaiter(const std::string& name, Resource& r,
+void LockManager::EraseWaiter(const std::string& name, ResourceState& r,
                               WaiterList::iterator w) {
   if (w->seq != 0) PersistWaiter(name, *w, Row::kDelete);
   UnlinkWaiter(r, w);
@@ -122,7 +107,7 @@ void LockManager::CancelAcquire(CallId id) {
     const WaiterList::iterator waiter = it->second.second;
     Unpark(*waiter);
     done = std::move(waiter->done);
-    Resource& r = resources_.find(name)->second;
+    ResourceState& r = resources_.find(name)->second;
     EraseWaiter(name, r, waiter);
     GrantWaiters(name, r);  // it may have held back readers behind it
     MaybeForget(name);
@@ -158,17 +143,17 @@ void LockManager::OnWaitTimer() {
     const WaiterList::iterator waiter = it->second.second;
     Unpark(*waiter);
     Callback<AcquireResult> done = std::move(waiter->done);
-    Resource& r = resources_.find(name)->second;
+    ResourceState& r = resources_.find(name)->second;
     EraseWaiter(name, r, waiter);
     Count(metrics_->not_granted[LockManagerMetrics::kWaitTimeout]);
-    Reply(std::move(done), absl::StatusOr<AcquireResult>(NotAcquired(r)));
+    Reply(std::move(done), absl::StatusOr<AcquireResult>(r.NotAcquired(clock_->Now())));
     GrantWaiters(name, r);  // it may have held back readers behind it
     MaybeForget(name);
   }
 }
 
-void LockManager::GrantWaiters(const std::string& name, Resource& r) {
-  for (bool first = true; Waiting(r) != 0; first = false) {
+void LockManager::GrantWaiters(const std::string& name, ResourceState& r) {
+  for (bool first = true; r.Waiting() != 0; first = false) {
     // A loaded waiter whose client has not retried yet keeps its turn: the
     // queue waits for it (at most waiter_reattach_grace).
     Waiter& next = r.queue->front();
@@ -197,7 +182,7 @@ void LockManager::GrantWaiters(const std::string& name, Resource& r) {
     Unpark(next);
     EraseWaiter(name, r, r.queue->begin());
     // A shared holder's parked call for its own lease is a reentrant one.
-    if (HeldLease* held = ReentrantLease(r, holder, mode)) {
+    if (HeldLease* held = r.ReentrantLease(holder, mode)) {
       Reenter(name, *held, ttl, request_id, std::move(done), listener);
     } else {
       Grant(name, r, holder, mode, ttl, request_id, std::move(done), listener);
@@ -209,7 +194,7 @@ void LockManager::GrantWaiters(const std::string& name, Resource& r) {
   if (r.lease) GrantHolderWaiters(name, r, r.lease->holder);
 }
 
-void LockManager::GrantHolderWaiters(const std::string& name, Resource& r,
+void LockManager::GrantHolderWaiters(const std::string& name, ResourceState& r,
                                      const std::string& holder_name) {
   if (r.queue == nullptr || !r.queue->MayHaveWaitersOf(holder_name)) return;
   const std::string holder = holder_name;  // it may live in a lease that goes
@@ -219,7 +204,7 @@ void LockManager::GrantHolderWaiters(const std::string& name, Resource& r,
       w = next;
       continue;
     }
-    HeldLease* held = ReentrantLease(r, holder, w->mode);
+    HeldLease* held = r.ReentrantLease(holder, w->mode);
     const bool downgrade = held == nullptr && w->mode == LeaseMode::kShared && r.lease &&
                            r.lease->holder == holder &&
                            CanGrant(r, holder, LeaseMode::kShared);

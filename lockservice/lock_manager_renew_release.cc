@@ -95,10 +95,9 @@ void LockManager::Release(ReleaseArgs args, Callback<ReleaseResult> done) {
   if (!error.ok()) done(error);
 }
 
-absl::Status LockManager::LeaseLost(absl::string_view op,
-                                    const std::string& resource, uint64_t token,
-                                    const Resource* r) const {
-  const HeldLease* oldest = r != nullptr ? Oldest(*r) : nullptr;
+absl::Status LockManager::LeaseLost(absl::string_view op, const std::string& resource,
+                                    uint64_t token, const ResourceState* r) const {
+  const HeldLease* oldest = r != nullptr ? r->Oldest() : nullptr;
   const uint64_t holder_token = oldest != nullptr ? oldest->token : 0;
   std::string now_held =
       holder_token == 0 ? std::string("nobody holds it now")
@@ -114,8 +113,8 @@ absl::StatusOr<LockManager::Held> LockManager::FindHeld(absl::string_view op,
                                                         const std::string& resource,
                                                         uint64_t token,
                                                         const std::string& caller) {
-  Resource* r = FindCurrent(resource);
-  HeldLease* lease = r != nullptr ? FindLease(*r, token) : nullptr;
+  ResourceState* r = FindCurrent(resource);
+  HeldLease* lease = r != nullptr ? r->FindLease(token) : nullptr;
   if (lease == nullptr) return LeaseLost(op, resource, token, r);
   absl::Status owner = CheckOwner(op, resource, *lease, caller);
   if (!owner.ok()) return owner;

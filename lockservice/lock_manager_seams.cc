@@ -21,13 +21,14 @@ std::unique_ptr<LockStore> LockManager::TestBuildStore(LockStore* /*store*/) {
   return nullptr;
 }
 
-bool LockManager::CanGrant(const Resource& r, const std::string& holder,
+bool LockManager::CanGrant(const ResourceState& r, const std::string& holder,
                            LeaseMode mode) const {
-  return GrantAllowed(mode, GrantFactsOf(r, holder));
+  return GrantAllowed(
+      mode, r.FactsFor(holder, clock_->Now(), limits_.max_holders_per_resource));
 }
 
 void LockManager::RefuseTryMany(const MultiAcquireArgs& args,
-                                const std::vector<Resource*>& rs, size_t busy,
+                                const std::vector<ResourceState*>& rs, size_t busy,
                                 Callback<MultiAcquireResult> done) {
   ReplyTryManyRefused(args.resources[busy], *rs[busy], std::move(done));
 }

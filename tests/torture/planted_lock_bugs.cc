@@ -109,9 +109,9 @@ std::unique_ptr<LockStore> LockManager::TestBuildStore(LockStore* store) {
   return nullptr;
 }
 
-bool LockManager::CanGrant(const Resource& r, const std::string& holder,
+bool LockManager::CanGrant(const ResourceState& r, const std::string& holder,
                            LeaseMode mode) const {
-  GrantFacts facts = GrantFactsOf(r, holder);
+  GrantFacts facts = r.FactsFor(holder, clock_->Now(), limits_.max_holders_per_resource);
   // lock_shared_beside_exclusive: a reader is let in beside a writer.
   if (mode == LeaseMode::kShared &&
       test_hooks::PlantedBug("lock_shared_beside_exclusive")) {
@@ -123,7 +123,7 @@ bool LockManager::CanGrant(const Resource& r, const std::string& holder,
 }
 
 void LockManager::RefuseTryMany(const MultiAcquireArgs& args,
-                                const std::vector<Resource*>& rs, size_t busy,
+                                const std::vector<ResourceState*>& rs, size_t busy,
                                 Callback<MultiAcquireResult> done) {
   // lock_multi_partial_grant: the free resources before the taken one are
   // granted anyway, answered to nobody, and the call is told "not acquired".
