@@ -1,5 +1,5 @@
 // The grant rule: whether a new lease of one kind fits on a resource beside
-// the leases it holds now (lock_manager.h, "Kinds of lease"). A pure
+// the leases it holds now (docs/design.md, "The lock manager"). A pure
 // function of plain facts: LockManager::CanGrant gathers the facts of one
 // resource (ResourceState::FactsFor) and applies the rule; the torture suite's test
 // builds bend the facts to plant a bug and apply the same rule

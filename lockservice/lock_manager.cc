@@ -192,7 +192,7 @@ absl::Status LockManager::AcquireLocked(CallId id, const AcquireArgs& args,
     Count(metrics_->not_granted[refused.reason == NotAcquiredReason::kLockDelay
                                     ? LockManagerMetrics::kLockDelay
                                     : LockManagerMetrics::kHeld]);
-    Reply(std::move(done), absl::StatusOr<AcquireResult>(std::move(refused)));
+    decision_.Reply(std::move(done), absl::StatusOr<AcquireResult>(std::move(refused)));
     MaybeForget(args.resource);
     return absl::OkStatus();
   }
@@ -216,7 +216,7 @@ absl::Status LockManager::AcquireLocked(CallId id, const AcquireArgs& args,
                         CompactTime(), seq, args.listener, CompactTime(now), args.mode,
                         /*many=*/false, args.permits});
   Park(id, args.resource, waiter, now + args.wait);
-  if (seq != 0) PersistWaiter(args.resource, *waiter, Row::kPut);
+  if (seq != 0) decision_.PutWaiter(args.resource, *waiter);
   return absl::OkStatus();
 }
 
@@ -231,7 +231,7 @@ void LockManager::Describe(std::string resource, Callback<ResourceInfo> done) {
     if (error.ok()) {
       ResourceInfo info;
       if (ResourceState* r = FindCurrent(resource)) info = r->Info(clock_->Now());
-      Reply(std::move(done), absl::StatusOr<ResourceInfo>(std::move(info)));
+      decision_.Reply(std::move(done), absl::StatusOr<ResourceInfo>(std::move(info)));
       MaybeForget(resource);
     }
   }
@@ -341,7 +341,7 @@ void LockManager::Sync() {
   absl::Notification delivered;
   {
     DecisionLock lock(this);
-    Enqueue(Delivery([&delivered](const absl::Status&) { delivered.Notify(); }));
+    decision_.Deliver([&delivered](const absl::Status&) { delivered.Notify(); });
   }
   delivered.WaitForNotification();
 }

@@ -1,80 +1,17 @@
 // LockManager: the lock service's core. Leases on named resources, each with
 // a fencing token from one counter that only grows; FIFO wait queues; expiry
 // on an injected monotonic Clock; reentrancy with request-id dedupe;
-// owner-checked renew ("extend to") and release; lock-delay and a hold cap.
-// No gRPC types: plain structs in, absl::StatusOr out through callbacks.
+// owner-checked renew ("extend to") and release; lock-delay and a hold cap;
+// shared leases and semaphores (fencegate/lease_mode.h). No gRPC types:
+// plain structs in, absl::StatusOr out through callbacks.
 //
-// Durability. Every call is decided in memory under one mutex, and its
-// effect (a lease row, the token counter) joins the open group-commit batch.
-// Its reply is delivered only after that batch has committed, so nothing a
-// reply reveals (a token, a holder) can be lost by a crash: a token that was
-// not committed never leaves the manager. Calls that change nothing still
-// wait for the batch in flight, since what they saw may be in it.
-//
-// Decisions commit whole. The rows one decision changes (an expiry's fence
-// mark, the deletion of its lease row, the next waiter's grant) reach the
-// group-commit queue together when the decision ends, as one group that no
-// batch cuts (common/group_commit.h): a crash or a failed commit never
-// keeps half of a decision, such as a lease row whose own resource's fence
-// position is past its token. A decision over many resources (a reload, the
-// drop of waiters that did not come back) is one per resource, and each
-// reentrant grant of a holder's other parked calls is one of its own, so a
-// group never holds more than kMaxDecisionItems items.
-//
-// Fence positions. Every grant, and every expiry, moves the resource's fence
-// position (lock_store.h): a grant to its token, an expiry to an expiry
-// mark, a fresh token drawn from the same counter. The position is
-// committed with the batch and then published to the FenceFeed, if one was
-// given, for grant-time fencing. Releases move nothing: a holder that
-// released does not write again.
-//
-// Lease listeners (lease_listener.h). A listener added with AddListener() (a
-// Session stream) listens to every lease that a call carrying it acquires
-// (granted or reentrant) or renews, and hears when that lease ends: expiry,
-// or a release that came from anyone else (the releasing listener's own
-// answer says so). It hears after the end's batch commits, in decision
-// order. The registry is a collaborator of its own (lease_listeners.h); a
-// lease keeps its first listener's id in one word of its own, and a lease
-// nobody listens to costs one test of it when it ends. When
-// the manager shuts down, and when it rebuilds its state after a failed
-// commit, every listener gets OnStopped() and is removed: its leases stay
-// as the store has them, and a call that renews one on a listener added
-// later listens again.
-//
-// Wait queues. A parked Acquire that carries a request id is persisted
-// (its place in arrival order) with the batch it parks in, and deleted when
-// granted, timed out or cancelled; Shutdown() leaves it. A manager that
-// loads queued waiters (a restart, or a new leader's term) keeps their
-// places for their clients' retries: an Acquire with the same holder and
-// request id re-attaches to its place, and a waiter whose client has not
-// come back holds the head of its queue until then. Those that do not come
-// back within limits.waiter_reattach_grace are dropped. A retry of a call
-// still parked takes over its place too (the older call gets CANCELLED).
-//
-// Reentrancy. The holder acquiring again gets its token and one more hold
-// (a retry with a request id the lease has seen, no extra hold). That holds
-// for the holder's parked calls too: when a holder gets the lease through
-// one call, each of its other parked calls (a client's earlier attempt, a
-// concurrent call under the same holder name) is granted in the same
-// decision, in queue order, as if it had arrived just then. So a holder
-// never waits behind its own lease.
-//
-// Kinds of lease (fencegate/lease_mode.h, docs/semantics.md "Kinds of lock"). A
-// resource is a read-write lock (one exclusive lease, or any number of
-// shared ones) or a semaphore of N permits, fixed while anything refers to
-// it. Each lease of each kind has its own token, expiry, holds and
-// listeners. A request is granted at once when CanGrant says its kind fits
-// and nobody waits; the queue is served from its head while its waiters
-// fit, so a waiting exclusive request holds back every later one (no
-// writer starvation). Reentrancy is per holder and kind; the exclusive
-// holder may take a shared lease at once (a downgrade), a shared holder
-// asking for the exclusive lease queues. Only exclusive leases move fence
-// positions and start a lock-delay: the others do not write.
-//
-// If a commit fails, every reply in that batch and in any later batch fails
-// with UNAVAILABLE, and the in-memory state is rebuilt from the store (the
-// last committed state, each lease re-armed for its full TTL). If even that
-// reload fails, the manager refuses all further calls with UNAVAILABLE.
+// What it promises, and how (docs/design.md, "The lock manager"): every
+// call is decided in memory under one mutex and answered only after the
+// batch holding its effects has committed, so nothing a reply reveals (a
+// token, a holder) can be lost by a crash; the rows one decision changes
+// commit together or not at all (decision.h); after a failed commit, every
+// reply of that batch and later ones fails with UNAVAILABLE and the state
+// is rebuilt from the store.
 //
 // Callbacks (`done`) run exactly once, on the thread that commits their
 // batch (the group-commit thread, or a Session's thread that completed the
@@ -84,29 +21,24 @@
 // so callbacks may call the manager again; they should not block, since
 // the replies behind them wait.
 //
-// Metrics. Given a LockManagerMetrics (lock_metrics.h), the manager counts
-// where it decides: grants by kind, refusals, releases, expiries,
-// renewals, lost leases, wait times, and each commit's size and time. It
-// only bumps atomics; Figures() and TopResources() read its state for the
-// gauges and the status page.
-//
 // Thread safety: all public methods are thread-safe.
 //
-// Lifetime: `store`, `clock` and `metrics` must outlive the manager. Timers the manager
-// left on the clock become no-ops when it is destroyed.
+// Lifetime: `store`, `clock` and `metrics` must outlive the manager. Timers
+// the manager left on the clock become no-ops when it is destroyed.
 //
-// Implementation, one concept a file: lock_manager.cc (Acquire, Describe,
-// the lifecycle), lock_manager_renew_release.cc, lock_manager_leases.cc
-// (grants, reentrant holds, expiry), lock_manager_multi.cc (several
-// resources at once), lock_manager_queues.cc (wait queues),
-// lock_manager_commit.cc (group commit, recovery); the private state they
-// share is in lock_manager_internal.h, with parts that keep their own
-// invariants: resource_state.h (what one resource holds, and what it
-// answers without a store or clock: its leases, whether a kind of request
-// fits, what it says of itself), wait_queue.h (one resource's FIFO of
-// parked Acquires and its indexes) and deadline_index.h (every held lease
-// by expiry, and every parked call by the end of its wait, each index
-// served by one clock timer).
+// Its parts, each a file of its own: resource_state.h (what one resource
+// holds, and every question about it that needs no store or clock),
+// decision.h (the rows, fence moves and replies of the decision under
+// way), wait_queue.h (one resource's parked Acquires), deadline_index.h
+// (leases by expiry, parked calls by the end of their wait), grant_rule.h
+// (which kinds of lease fit together), lease_listeners.h (who hears when
+// a lease ends). LockManager itself keeps the mutex, the table of
+// resources, the timers and the orchestration: lock_manager.cc (Acquire,
+// Describe, the lifecycle), lock_manager_renew_release.cc,
+// lock_manager_leases.cc (grants, reentrant holds, expiry),
+// lock_manager_queues.cc (serving wait queues), lock_manager_multi.cc
+// (several resources at once), lock_manager_commit.cc (flush, recovery,
+// load); lock_manager_internal.h holds what those files share.
 #ifndef FENCEGATE_LOCKSERVICE_LOCK_MANAGER_H_
 #define FENCEGATE_LOCKSERVICE_LOCK_MANAGER_H_
 
@@ -131,6 +63,7 @@
 #include "fencegate/clock.h"
 #include "fencegate/lease_mode.h"
 #include "lockservice/deadline_index.h"
+#include "lockservice/decision.h"
 #include "lockservice/fence_feed.h"
 #include "lockservice/lease_listener.h"
 #include "lockservice/lease_listeners.h"
@@ -158,7 +91,7 @@ class LockManager {
   // Loads the store's committed state; every lease found is held for its
   // full TTL from now. `feed` (optional, must outlive the manager) receives
   // the fence events of every committed batch; `metrics` (optional) counts
-  // (see the header).
+  // (docs/design.md, "The lock manager": metrics).
   static absl::StatusOr<std::unique_ptr<LockManager>> Create(
       LockStore* store, Clock* clock, const LockLimits& limits, FenceFeed* feed = nullptr,
       const LockManagerMetrics* metrics = nullptr);
@@ -204,9 +137,9 @@ class LockManager {
 
   void Describe(std::string resource, Callback<ResourceInfo> done);
 
-  // Adds `listener` (see the header on lease listeners). UNAVAILABLE, and
-  // nothing added, when the manager shuts down or its store is broken.
-  // REQUIRES: RemoveListener() before `listener` goes.
+  // Adds `listener` (docs/design.md, "The lock manager": lease listeners). UNAVAILABLE,
+  // and nothing added, when the manager shuts down or its store is broken. REQUIRES:
+  // RemoveListener() before `listener` goes.
   absl::Status AddListener(LeaseListener* listener);
   // Removes `listener` and every registration of it; ends already decided
   // may still be told (they hold their own reference). Idempotent.
@@ -240,7 +173,7 @@ class LockManager {
   // answer.
   CommitArrival Arriving() { return commits_->Arriving(); }
 
-  // The most items one decision queues (see "Decisions commit whole"): a
+  // The most items one decision queues (docs/design.md, "The lock manager"): a
   // batch is at most limits.max_batch + kMaxDecisionItems - 1 items, which
   // the etcd store's transaction limit allows for.
   static constexpr size_t kMaxDecisionItems = 16;
@@ -251,7 +184,6 @@ class LockManager {
  private:
   using WaiterList = std::list<Waiter>;
   struct MultiCall;
-  struct CommitItem;
 
   LockManager(LockStore* store, Clock* clock, const LockLimits& limits, FenceFeed* feed,
               const LockManagerMetrics* metrics);
@@ -288,6 +220,15 @@ class LockManager {
   absl::StatusOr<Held> FindHeld(absl::string_view op, const std::string& resource,
                                 uint64_t token, const std::string& caller)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The path Renew and Release share: unless `error` (their validation) is
+  // set, finds the lease `token` holds on `resource` for `caller` (FindHeld)
+  // and replies what decide(resource, lease) returns, within one decision;
+  // or replies the error, counting a lost lease under `lost`.
+  template <typename Result, typename Decide>
+  void OnHeldLease(absl::string_view op, LockManagerMetrics::LeaseLostOp lost,
+                   const std::string& resource, uint64_t token, const std::string& caller,
+                   absl::Status error, Callback<Result> done, Decide decide)
+      ABSL_LOCKS_EXCLUDED(mu_);
   absl::Status LeaseLost(absl::string_view op, const std::string& resource,
                          uint64_t token, const ResourceState* r) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -324,8 +265,6 @@ class LockManager {
   void EndLease(const std::string& name, ResourceState& r, HeldLease& lease, LeaseEnd why,
                 const LeaseListener* releaser = nullptr)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Queues telling `listener` of `loss`, after the batch commits.
-  void TellLost(LeaseListener* listener, LeaseLoss loss) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Removes every listener; returns them, each with a reference taken.
   std::vector<LeaseListener*> TakeListeners() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Tells each of `listeners` (from TakeListeners) that it stopped, and why.
@@ -363,7 +302,7 @@ class LockManager {
   // ---- Wait queues (lock_manager_queues.cc)
   // Serves `r`'s queue from its head: each waiter in turn while it can be
   // granted (CanGrant; an exclusive waiter stops the run) and its client is
-  // there (see the header on wait queues), then each new holder's own
+  // there (docs/design.md, "The lock manager": wait queues), then each new holder's own
   // parked calls (GrantHolderWaiters). Every grant after the first is a
   // decision of its own.
   void GrantWaiters(const std::string& name, ResourceState& r)
@@ -443,27 +382,12 @@ class LockManager {
   void EndParkedMany(CallId id, absl::Status why) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // ---- Group commit and recovery (lock_manager_commit.cc)
-  // Reply() queues a reply behind the open batch (defined in
-  // lock_manager_internal.h).
-  template <typename T>
-  void Reply(Callback<T> done, absl::StatusOr<T> result)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // What Persist and PersistWaiter queue for a row.
-  enum class Row { kPut, kDelete };
-  // Queues the row of `lease` (of the resource `name`) as it is now, or its
-  // deletion: an exclusive lease's row by resource, others' by token.
-  void Persist(const std::string& name, const HeldLease& lease, Row row)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Queues a fence event; it is committed and published with the batch.
-  void MoveFence(FenceEvent event) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Queues the waiter row of `w`: a put, or its deletion.
-  void PersistWaiter(const std::string& name, const Waiter& w, Row row)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Adds `item` (a LeaseRowChange, HoldRowChange, WaiterRowChange, FenceEvent or
-  // Delivery: lock_manager_internal.h) to the decision under way (decision_).
-  void Enqueue(CommitItem item) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Ends the decision under way: its items go to the queue as one group.
-  void EndDecision() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Ends the decision under way (decision_): its items go to the group
+  // commit as one group. commits_ is null while Create() loads and once
+  // the destructor took it: nothing decided then is waited for.
+  void EndDecision() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    decision_.End(commits_.get(), epoch_, last_token_);
+  }
   // Holds mu_ for decisions; ends the last one (EndDecision()) before it
   // unlocks. Every method that decides takes mu_ through it.
   class ABSL_SCOPED_LOCKABLE DecisionLock {
@@ -546,8 +470,9 @@ class LockManager {
   uint64_t held_leases_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t waiters_ ABSL_GUARDED_BY(mu_) = 0;
 
-  // The items of the decision under way, not yet in commits_.
-  std::vector<CommitItem> decision_ ABSL_GUARDED_BY(mu_);
+  // The rows, fence moves and replies of the decision under way, not yet
+  // in commits_.
+  Decision decision_ ABSL_GUARDED_BY(mu_){kMaxDecisionItems};
 
   // Last: its destructor flushes what is queued, using the members above.
   std::unique_ptr<GroupCommitQueue<CommitItem>> commits_;

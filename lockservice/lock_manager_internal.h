@@ -59,48 +59,6 @@ inline absl::Status ShuttingDownError() {
       "after it restarts");
 }
 
-// What one entry of a group-commit batch does; Flush folds a batch's rows
-// into one store commit, then runs its deliveries in order.
-struct LeaseRowChange {  // a resource's lease row
-  std::string resource;
-  std::optional<LeaseRecord> lease;  // nullopt: delete the row
-};
-struct HoldRowChange {  // a shared lease's or a permit's row, by token
-  uint64_t token = 0;
-  std::optional<LeaseRecord> lease;  // nullopt: delete the row
-};
-struct WaiterRowChange {  // a parked Acquire's row
-  uint64_t seq = 0;
-  std::optional<WaiterRecord> waiter;  // nullopt: delete the row
-};
-// A reply or a lease's end to deliver once the batch is durable, told
-// whether the batch committed.
-using Delivery = absl::AnyInvocable<void(const absl::Status& commit)>;
-
-struct LockManager::CommitItem {
-  // Implicit, so that Enqueue(change) says what it queues.
-  template <typename Change>
-  CommitItem(Change c) : change(std::move(c)) {}  // NOLINT(google-explicit-constructor)
-
-  uint64_t epoch = 0;
-  uint64_t last_token = 0;  // the counter when the item was decided
-  // A fence event moves the resource's fence position (and is published).
-  std::variant<LeaseRowChange, HoldRowChange, WaiterRowChange, FenceEvent, Delivery>
-      change;
-};
-
-template <typename T>
-void LockManager::Reply(Callback<T> done, absl::StatusOr<T> result) {
-  Enqueue(Delivery([done = std::move(done),
-                    result = std::move(result)](const absl::Status& commit) mutable {
-    if (commit.ok()) {
-      done(std::move(result));
-    } else {
-      done(commit);
-    }
-  }));
-}
-
 }  // namespace fencegate::lockservice
 
 #endif  // FENCEGATE_LOCKSERVICE_LOCK_MANAGER_INTERNAL_H_

@@ -36,13 +36,14 @@ void LockManager::Grant(const std::string& name, ResourceState& r,
   ++held_leases_;
   IndexExpiry(resources_.find(name)->first, lease);
   if (listener != nullptr) listeners_.Listen(listener, lease.token, lease.first_listener);
-  Persist(name, lease, Row::kPut);
+  decision_.PutLease(name, r, lease);
   // Only an exclusive lease writes, so only its grant fences the others out.
   if (mode == LeaseMode::kExclusive) {
-    MoveFence(FenceEvent{FenceEvent::Kind::kGranted, name, lease.token, lease.token});
+    decision_.MoveFence(
+        FenceEvent{FenceEvent::Kind::kGranted, name, lease.token, lease.token});
   }
-  Reply(std::move(done),
-        absl::StatusOr<AcquireResult>(Acquired(lease, lease.expiry.get() - now)));
+  decision_.Reply(std::move(done), absl::StatusOr<AcquireResult>(
+                                       Acquired(lease, lease.expiry.get() - now)));
 }
 
 void LockManager::Reenter(const std::string& name, HeldLease& lease, absl::Duration ttl,
@@ -56,10 +57,10 @@ void LockManager::Reenter(const std::string& name, HeldLease& lease, absl::Durat
     RememberRequest(lease, request_id);
     MoveExpiry(lease, std::max(lease.expiry.get(), CappedExpiry(lease, ttl)));
     lease.ttl = CompactDuration(std::max(lease.ttl.get(), ttl));
-    Persist(name, lease, Row::kPut);
+    decision_.PutLease(name, resources_.find(name)->second, lease);
   }
-  Reply(std::move(done), absl::StatusOr<AcquireResult>(
-                             Acquired(lease, lease.expiry.get() - clock_->Now())));
+  decision_.Reply(std::move(done), absl::StatusOr<AcquireResult>(Acquired(
+                                       lease, lease.expiry.get() - clock_->Now())));
 }
 
 ResourceState* LockManager::FindCurrent(const std::string& name) {
@@ -92,20 +93,22 @@ void LockManager::EndLease(const std::string& name, ResourceState& r, HeldLease&
   expiries_.Remove(lease.expiry, lease.token);
   DisarmIfEmpty(expiry_timer_, expiries_);  // nothing left to expire
   for (LeaseListener* listener : listeners_.End(lease.token, lease.first_listener)) {
-    if (listener != releaser) TellLost(listener, LeaseLoss{name, lease.token, why});
+    if (listener != releaser)
+      decision_.TellLost(listener, LeaseLoss{name, lease.token, why});
   }
   if (expired) {
     if (exclusive) {
       // The expiry mark: a token of its own, so the expired holder is fenced
       // out and the next grant (a larger token) still passes.
       const uint64_t mark = ++last_token_;
-      MoveFence(FenceEvent{FenceEvent::Kind::kExpired, name, lease.token, mark});
+      decision_.MoveFence(
+          FenceEvent{FenceEvent::Kind::kExpired, name, lease.token, mark});
     }
     Count(metrics_->expirations);
   } else {
     Count(metrics_->releases);
   }
-  Persist(name, lease, Row::kDelete);
+  decision_.DeleteLease(name, lease);
   if (exclusive) {
     r.lease.reset();
   } else {

@@ -192,7 +192,8 @@ void LockManager::ReplyTryManyRefused(const std::string& name, const ResourceSta
   Count(metrics_->not_granted[refused.busy.reason == NotAcquiredReason::kLockDelay
                                   ? LockManagerMetrics::kLockDelay
                                   : LockManagerMetrics::kHeld]);
-  Reply(std::move(done), absl::StatusOr<MultiAcquireResult>(std::move(refused)));
+  decision_.Reply(std::move(done),
+                  absl::StatusOr<MultiAcquireResult>(std::move(refused)));
 }
 
 bool LockManager::FitsNow(ResourceState& r, const std::string& holder, LeaseMode mode,
@@ -280,7 +281,7 @@ void LockManager::EndParkedMany(CallId id, absl::Status why) {
     result->busy = resources_.find(names[busy])->second.NotAcquired(clock_->Now());
     Count(metrics_->not_granted[LockManagerMetrics::kWaitTimeout]);
   }
-  Reply(std::move(call->done), std::move(result));
+  decision_.Reply(std::move(call->done), std::move(result));
   // It may have held back others at the heads of its queues.
   for (const std::string& name : names) {
     auto r = resources_.find(name);

@@ -16,8 +16,9 @@ void LockManager::Supersede(Waiter& w) {
   if (w.id == 0) return;
   // Still parked: the client gave up on that call and retried.
   Unpark(w);
-  Reply(std::move(w.done), absl::StatusOr<AcquireResult>(absl::CancelledError(
-                               "superseded by a retry with the same request_id")));
+  decision_.Reply(std::move(w.done),
+                  absl::StatusOr<AcquireResult>(absl::CancelledError(
+                      "superseded by a retry with the same request_id")));
   w.id = 0;
   w.listener = nullptr;
 }
@@ -63,7 +64,7 @@ void LockManager::UnlinkWaiter(ResourceState& r, WaiterList::iterator w) {
 
 void LockManager::EraseWaiter(const std::string& name, ResourceState& r,
                               WaiterList::iterator w) {
-  if (w->seq != 0) PersistWaiter(name, *w, Row::kDelete);
+  if (w->seq != 0) decision_.DeleteWaiter(*w);
   UnlinkWaiter(r, w);
 }
 
@@ -146,7 +147,8 @@ void LockManager::OnWaitTimer() {
     ResourceState& r = resources_.find(name)->second;
     EraseWaiter(name, r, waiter);
     Count(metrics_->not_granted[LockManagerMetrics::kWaitTimeout]);
-    Reply(std::move(done), absl::StatusOr<AcquireResult>(r.NotAcquired(clock_->Now())));
+    decision_.Reply(std::move(done),
+                    absl::StatusOr<AcquireResult>(r.NotAcquired(clock_->Now())));
     GrantWaiters(name, r);  // it may have held back readers behind it
     MaybeForget(name);
   }

@@ -10,6 +10,33 @@
 
 namespace fencegate::lockservice {
 
+template <typename Result, typename Decide>
+void LockManager::OnHeldLease(absl::string_view op, LockManagerMetrics::LeaseLostOp lost,
+                              const std::string& resource, uint64_t token,
+                              const std::string& caller, absl::Status error,
+                              Callback<Result> done, Decide decide) {
+  if (error.ok()) error = CheckBacklog();
+  if (error.ok()) {
+    CommitArrival arrival = Arriving();  // the decision's items commit together
+    DecisionLock lock(this);
+    error = broken_;
+    if (error.ok()) {
+      absl::StatusOr<Held> held = FindHeld(op, resource, token, caller);
+      if (!held.ok()) {
+        if (held.status().code() == absl::StatusCode::kAborted) {
+          Count(metrics_->lease_lost[lost]);
+        }
+        decision_.Reply(std::move(done), absl::StatusOr<Result>(held.status()));
+      } else {
+        decision_.Reply(std::move(done),
+                        absl::StatusOr<Result>(decide(*held->resource, *held->lease)));
+      }
+      MaybeForget(resource);
+    }
+  }
+  if (!error.ok()) done(error);
+}
+
 void LockManager::Renew(RenewArgs args, Callback<RenewResult> done) {
   absl::Status error =
       ValidateName("resource", args.resource, limits_.max_resource_bytes);
@@ -17,38 +44,21 @@ void LockManager::Renew(RenewArgs args, Callback<RenewResult> done) {
   if (error.ok()) {
     error = ValidateDuration("ttl_ms", args.ttl, limits_.min_ttl, limits_.max_ttl);
   }
-  if (error.ok()) error = CheckBacklog();
-  if (error.ok()) {
-    CommitArrival arrival = Arriving();  // the decision's items commit together
-    DecisionLock lock(this);
-    error = broken_;
-    if (error.ok()) {
-      absl::StatusOr<Held> held =
-          FindHeld("renew", args.resource, args.token, args.caller);
-      if (!held.ok()) {
-        if (held.status().code() == absl::StatusCode::kAborted) {
-          Count(metrics_->lease_lost[LockManagerMetrics::kRenew]);
-        }
-        Reply(std::move(done), absl::StatusOr<RenewResult>(held.status()));
-      } else {
-        HeldLease& lease = *held->lease;
-        const absl::Time now = clock_->Now();
-        MoveExpiry(lease, CappedExpiry(lease, args.ttl));  // extend TO, not by
-        if (args.ttl > lease.ttl.get()) {
-          lease.ttl = CompactDuration(args.ttl);
-          Persist(args.resource, lease, Row::kPut);
-        }
-        Count(metrics_->renewals);
-        if (args.listener != nullptr) {
-          listeners_.Listen(args.listener, lease.token, lease.first_listener);
-        }
-        Reply(std::move(done),
-              absl::StatusOr<RenewResult>(RenewResult{lease.expiry.get() - now}));
-      }
-      MaybeForget(args.resource);
-    }
-  }
-  if (!error.ok()) done(error);
+  OnHeldLease("renew", LockManagerMetrics::kRenew, args.resource, args.token, args.caller,
+              std::move(error), std::move(done),
+              [&](ResourceState& r, HeldLease& lease) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+                const absl::Time now = clock_->Now();
+                MoveExpiry(lease, CappedExpiry(lease, args.ttl));  // extend TO, not by
+                if (args.ttl > lease.ttl.get()) {
+                  lease.ttl = CompactDuration(args.ttl);
+                  decision_.PutLease(args.resource, r, lease);
+                }
+                Count(metrics_->renewals);
+                if (args.listener != nullptr) {
+                  listeners_.Listen(args.listener, lease.token, lease.first_listener);
+                }
+                return RenewResult{lease.expiry.get() - now};
+              });
 }
 
 void LockManager::Release(ReleaseArgs args, Callback<ReleaseResult> done) {
@@ -59,40 +69,23 @@ void LockManager::Release(ReleaseArgs args, Callback<ReleaseResult> done) {
     error = ValidateOptionalName("request_id", args.request_id,
                                  limits_.max_request_id_bytes);
   }
-  if (error.ok()) error = CheckBacklog();
-  if (error.ok()) {
-    CommitArrival arrival = Arriving();  // the decision's items commit together
-    DecisionLock lock(this);
-    error = broken_;
-    if (error.ok()) {
-      absl::StatusOr<Held> held =
-          FindHeld("release", args.resource, args.token, args.caller);
-      if (!held.ok()) {
-        if (held.status().code() == absl::StatusCode::kAborted) {
-          Count(metrics_->lease_lost[LockManagerMetrics::kRelease]);
-        }
-        Reply(std::move(done), absl::StatusOr<ReleaseResult>(held.status()));
-      } else {
-        HeldLease& lease = *held->lease;
-        const bool retry =
-            !args.request_id.empty() && lease.request_ids.Contains(args.request_id);
-        if (!retry) {
-          --lease.hold_count;
-          RememberRequest(lease, args.request_id);
-        }
-        const uint32_t left = lease.hold_count;
-        if (left == 0) {
-          EndLease(args.resource, *held->resource, lease, LeaseEnd::kReleased,
-                   args.listener);
-        } else if (!retry) {
-          Persist(args.resource, lease, Row::kPut);
-        }
-        Reply(std::move(done), absl::StatusOr<ReleaseResult>(ReleaseResult{left}));
-      }
-      MaybeForget(args.resource);
-    }
-  }
-  if (!error.ok()) done(error);
+  OnHeldLease("release", LockManagerMetrics::kRelease, args.resource, args.token,
+              args.caller, std::move(error), std::move(done),
+              [&](ResourceState& r, HeldLease& lease) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+                const bool retry = !args.request_id.empty() &&
+                                   lease.request_ids.Contains(args.request_id);
+                if (!retry) {
+                  --lease.hold_count;
+                  RememberRequest(lease, args.request_id);
+                }
+                const uint32_t left = lease.hold_count;
+                if (left == 0) {
+                  EndLease(args.resource, r, lease, LeaseEnd::kReleased, args.listener);
+                } else if (!retry) {
+                  decision_.PutLease(args.resource, r, lease);
+                }
+                return ReleaseResult{left};
+              });
 }
 
 absl::Status LockManager::LeaseLost(absl::string_view op, const std::string& resource,

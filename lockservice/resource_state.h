@@ -102,7 +102,7 @@ class ResourceState {
   // The queue, made if there is none.
   WaitQueue& EnsureQueue();
 
-  // ---- Which requests fit (lock_manager.h, "Kinds of lease")
+  // ---- Which requests fit (docs/design.md, "The lock manager")
   // INVALID_ARGUMENT, naming the field, when `args` asks for a kind this
   // resource is not used as at `now` (a semaphore, or a read-write lock;
   // or a semaphore of another size).

@@ -1,4 +1,4 @@
-// LockManager's wait queues (lock_manager.h, "Wait queues"): a parked
+// LockManager's wait queues (docs/design.md, "The lock manager"): a parked
 // Acquire (Waiter), and one resource's queue of them (WaitQueue), which
 // owns the FIFO list and its two indexes, so the three change together:
 //   - by (holder, request id): a retry of a parked or loaded call finds its

@@ -1,4 +1,4 @@
-// LockManager's kinds of lease (lock_manager.h, "Kinds of lease"), on each
+// LockManager's kinds of lease (docs/design.md, "The lock manager"), on each
 // store (lock_manager_fixture.h): shared leases beside each other and never
 // beside the exclusive one, FIFO across both kinds with no writer
 // starvation, reentrancy and the downgrade, semaphores of N permits, a

@@ -19,7 +19,7 @@
 // for their full TTL from now, and persisted waiters keep their places,
 // detached until their clients retry or the reattach grace runs out.
 //
-// Kinds of lease (lock_manager.h, "Kinds of lease"). A resource holds an
+// Kinds of lease (docs/design.md, "The lock manager"). A resource holds an
 // exclusive lease, or shared leases, or permits of a semaphore of N; each
 // lease has its own grant (token), expiry and holds. A request is granted at
 // once when its kind fits and nobody waits; the queue is served from its
