@@ -164,6 +164,11 @@ class Runner:
                 p.kill()
                 out, _ = p.communicate(timeout=30)
                 status = None
+            except BaseException:  # Ctrl-C, SIGTERM: it goes with us
+                if p.poll() is None:
+                    p.kill()
+                p.wait(timeout=30)
+                raise
             finally:
                 with self.lock:
                     self.running.discard(p)
