@@ -6,8 +6,8 @@ calls ("fencegate-loop"), Redis on hiredis' async API and libevent
 rotation of the thread-shaped points (./scripts/bench's system `loop`).
 
   section(doc, r)   the "Event-loop clients" subsection, [] when the run has
-                    no such results; r is bench/report.py (its find, fmt_ops,
-                    fmt_ms, ratio and targets_table)
+                    no such results; r is bench/report_tables.py (its
+                    find, fmt_ops, fmt_ms, ratio and targets_table)
   METHOD            what the rows measure, for the page's method section
 
 Standard library only.

@@ -4,8 +4,8 @@ system `python`), beside redis-py and a bare grpc.aio stream measured in the
 same run.
 
   section(doc, r)   the "Python client" subsection, [] when the run has no
-                    python-* results; r is bench/report.py (its find,
-                    fmt_ops, fmt_ms, ratio and targets_table)
+                    python-* results; r is bench/report_tables.py (its
+                    find, fmt_ops, fmt_ms, ratio and targets_table)
   METHOD            what the rows measure, for the page's method section
 
 Standard library only.
