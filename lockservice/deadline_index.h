@@ -1,5 +1,6 @@
 // DeadlineIndex: entries ordered by deadline, so the lock manager arms one
-// clock timer for the earliest of many, not one per entry. It keeps two:
+// clock timer for the earliest of many (DeadlineTimer, deadline_timer.h),
+// not one per entry. It keeps two:
 // every held lease by its expiry (the id is the lease's token), and every
 // parked Acquire by the end of its wait (the id is the call's id). A clock
 // timer per entry cost ~220 bytes (the clock's map node and id index, and

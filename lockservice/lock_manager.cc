@@ -28,7 +28,14 @@ LockManager::LockManager(LockStore* store, Clock* clock, const LockLimits& limit
       clock_(clock),
       limits_(limits),
       feed_(feed),
-      metrics_(metrics != nullptr ? metrics : &kNoMetrics) {
+      metrics_(metrics != nullptr ? metrics : &kNoMetrics),
+      parked_(clock,
+              [this](absl::Time at) {
+                return SetTimer(at, [](LockManager& m) { m.OnWaitTimer(); });
+              }),
+      expiry_timer_(clock, [this](absl::Time at) {
+        return SetTimer(at, [](LockManager& m) { m.OnExpiryTimer(); });
+      }) {
   absl::MutexLock lock(&lifeline_->mu);
   lifeline_->manager = this;
 }
@@ -202,9 +209,9 @@ absl::Status LockManager::AcquireLocked(CallId id, const AcquireArgs& args,
                      " waiters, the limit (--max_waiters_per_resource); retry later or "
                      "use a try-lock (wait_ms = 0)"));
   }
-  if (parked_.size() + parked_many_.size() >= limits_.max_waiters_total) {
+  if (parked_.size() >= limits_.max_waiters_total) {
     return absl::ResourceExhaustedError(absl::StrCat(
-        "the lock service has ", parked_.size() + parked_many_.size(),
+        "the lock service has ", parked_.size(),
         " waiting Acquire calls, its limit (--max_waiters_total); retry later"));
   }
   // With a request id its place survives a restart or a failover (see the
@@ -215,7 +222,7 @@ absl::Status LockManager::AcquireLocked(CallId id, const AcquireArgs& args,
                  Waiter{id, args.holder, args.ttl, args.request_id, std::move(done),
                         CompactTime(), seq, args.listener, CompactTime(now), args.mode,
                         /*many=*/false, args.permits});
-  Park(id, args.resource, waiter, now + args.wait);
+  parked_.Park(id, {&resources_.find(args.resource)->first, waiter}, now + args.wait);
   if (seq != 0) decision_.PutWaiter(args.resource, *waiter);
   return absl::OkStatus();
 }
@@ -320,17 +327,17 @@ void LockManager::Shutdown(const absl::Status& why) {
     listeners = TakeListeners();
     // Their rows stay: the next leader, or this process restarted, keeps
     // their places for their retries.
-    for (auto& [id, entry] : parked_) {
-      parked.push_back(std::move(entry.second->done));
-      UnlinkWaiter(resources_.find(*entry.first)->second, entry.second);
+    auto [ones, many] = parked_.TakeAll();
+    for (const ParkedCalls::Place& place : ones) {
+      parked.push_back(std::move(place.waiter->done));
+      UnlinkWaiter(resources_.find(*place.resource)->second, place.waiter);
     }
-    parked_.clear();
-    while (!parked_many_.empty()) {
-      std::unique_ptr<MultiCall> call = UnparkMany(parked_many_.begin()->first);
+    for (std::unique_ptr<ParkedCalls::Many>& call : many) {
+      for (const auto& [key, w] : call->places) {
+        UnlinkWaiter(resources_.find(*key)->second, w);
+      }
       parked_many.push_back(std::move(call->done));
     }
-    wait_deadlines_.Clear();
-    DisarmIfEmpty(wait_timer_, wait_deadlines_);
   }
   for (auto& done : parked) done(why);
   for (auto& done : parked_many) done(why);

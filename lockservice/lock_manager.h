@@ -29,16 +29,18 @@
 // Its parts, each a file of its own: resource_state.h (what one resource
 // holds, and every question about it that needs no store or clock),
 // decision.h (the rows, fence moves and replies of the decision under
-// way), wait_queue.h (one resource's parked Acquires), deadline_index.h
-// (leases by expiry, parked calls by the end of their wait), grant_rule.h
-// (which kinds of lease fit together), lease_listeners.h (who hears when
-// a lease ends). LockManager itself keeps the mutex, the table of
-// resources, the timers and the orchestration: lock_manager.cc (Acquire,
-// Describe, the lifecycle), lock_manager_renew_release.cc,
-// lock_manager_leases.cc (grants, reentrant holds, expiry),
-// lock_manager_queues.cc (serving wait queues), lock_manager_multi.cc
-// (several resources at once), lock_manager_commit.cc (flush, recovery,
-// load); lock_manager_internal.h holds what those files share.
+// way), wait_queue.h (one resource's parked Acquires), parked_calls.h (the
+// parked calls by id and by the end of their wait), deadline_index.h and
+// deadline_timer.h (entries by deadline, and the one clock timer for the
+// earliest), grant_rule.h (which kinds of lease fit together),
+// lease_listeners.h (who hears when a lease ends). LockManager itself
+// keeps the mutex, the table of resources, the expiry index and the
+// orchestration: lock_manager.cc (Acquire, Describe, the lifecycle),
+// lock_manager_renew_release.cc, lock_manager_leases.cc (grants, reentrant
+// holds, expiry), lock_manager_queues.cc (serving wait queues),
+// lock_manager_multi.cc (several resources at once),
+// lock_manager_commit.cc (flush, recovery, load); lock_manager_internal.h
+// holds what those files share.
 #ifndef FENCEGATE_LOCKSERVICE_LOCK_MANAGER_H_
 #define FENCEGATE_LOCKSERVICE_LOCK_MANAGER_H_
 
@@ -63,6 +65,7 @@
 #include "fencegate/clock.h"
 #include "fencegate/lease_mode.h"
 #include "lockservice/deadline_index.h"
+#include "lockservice/deadline_timer.h"
 #include "lockservice/decision.h"
 #include "lockservice/fence_feed.h"
 #include "lockservice/lease_listener.h"
@@ -71,6 +74,7 @@
 #include "lockservice/lock_limits.h"
 #include "lockservice/lock_metrics.h"
 #include "lockservice/lock_store.h"
+#include "lockservice/parked_calls.h"
 
 namespace fencegate::lockservice {
 
@@ -183,7 +187,6 @@ class LockManager {
 
  private:
   using WaiterList = std::list<Waiter>;
-  struct MultiCall;
 
   LockManager(LockStore* store, Clock* clock, const LockLimits& limits, FenceFeed* feed,
               const LockManagerMetrics* metrics);
@@ -279,19 +282,6 @@ class LockManager {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Moves `lease`'s expiry (and its entry in the index) to `expiry`.
   void MoveExpiry(HeldLease& lease, absl::Time expiry) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // The one clock timer that serves a DeadlineIndex: armed for `at`.
-  struct DeadlineTimer {
-    Clock::TimerId id = 0;  // 0: none armed
-    absl::Time at = absl::InfiniteFuture();
-  };
-  // Arms `timer` for `index`'s earliest deadline, to call `on_due`, unless
-  // it is armed at or before it already (one that fires early finds
-  // nothing due and arms again).
-  void ArmTimer(DeadlineTimer& timer, const DeadlineIndex& index,
-                void (LockManager::*on_due)()) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Cancels `timer` once `index` is empty.
-  void DisarmIfEmpty(DeadlineTimer& timer, const DeadlineIndex& index)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void RememberRequest(HeldLease& lease, const std::string& request_id)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   static AcquireResult Acquired(const HeldLease& lease, absl::Duration ttl);
@@ -334,12 +324,6 @@ class LockManager {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Drops the loaded waiters whose clients did not come back in time.
   void DropDetachedWaiters();
-  // Parks the call `id` as `w` (queued on the resource `name`) until
-  // `deadline`: in parked_ and the wait index, the wait timer early enough.
-  void Park(CallId id, const std::string& name, WaiterList::iterator w,
-            absl::Time deadline) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Takes `w`'s call out of parked_ and the wait index (`w` stays queued).
-  void Unpark(const Waiter& w) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Timer callback: answers every parked call whose wait ran out.
   void OnWaitTimer();
 
@@ -375,7 +359,8 @@ class LockManager {
   bool GrantParkedMany(CallId id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Takes the parked AcquireMany `id` out of every queue and the wait
   // index, and returns it (null if it is not parked). Serves no queue.
-  std::unique_ptr<MultiCall> UnparkMany(CallId id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  std::unique_ptr<ParkedCalls::Many> UnparkMany(CallId id)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Ends the parked AcquireMany `id`, if parked: with `why` (CANCELLED), or,
   // when `why` is OK, as a wait that ran out (not acquired, naming the
   // resource that held it back). Then serves the queues it left.
@@ -442,16 +427,9 @@ class LockManager {
 
   absl::Mutex mu_;
   absl::node_hash_map<std::string, ResourceState> resources_ ABSL_GUARDED_BY(mu_);
-  // Parked calls, for CancelAcquire and wait timeouts: the key of their
-  // resource in resources_ (kept while it has waiters) and their waiter.
-  absl::flat_hash_map<CallId, std::pair<const std::string*, WaiterList::iterator>> parked_
-      ABSL_GUARDED_BY(mu_);
-  // Parked AcquireMany calls: their places in each queue.
-  absl::flat_hash_map<CallId, std::unique_ptr<MultiCall>> parked_many_
-      ABSL_GUARDED_BY(mu_);
-  // Every parked call by the end of its wait, and the one timer for them.
-  DeadlineIndex wait_deadlines_ ABSL_GUARDED_BY(mu_);
-  DeadlineTimer wait_timer_ ABSL_GUARDED_BY(mu_);
+  // Parked Acquire and AcquireMany calls, for CancelAcquire and wait
+  // timeouts, and the one timer for the ends of their waits.
+  ParkedCalls parked_ ABSL_GUARDED_BY(mu_);
   uint64_t last_token_ ABSL_GUARDED_BY(mu_) = 0;
   bool shutting_down_ ABSL_GUARDED_BY(mu_) = false;
   // Set when the store failed and could not be reloaded.
@@ -465,7 +443,7 @@ class LockManager {
   LeaseListeners listeners_ ABSL_GUARDED_BY(mu_);
   // Every held lease by expiry, and the one timer that serves them.
   DeadlineIndex expiries_ ABSL_GUARDED_BY(mu_);
-  DeadlineTimer expiry_timer_ ABSL_GUARDED_BY(mu_);
+  DeadlineTimer expiry_timer_ ABSL_GUARDED_BY(mu_);  // runs OnExpiryTimer
   // For Figures(): leases held, and waiters in every queue.
   uint64_t held_leases_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t waiters_ ABSL_GUARDED_BY(mu_) = 0;

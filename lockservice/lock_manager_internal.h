@@ -38,21 +38,6 @@
 
 namespace fencegate::lockservice {
 
-// A parked AcquireMany: its place in each of its resources' queues (each a
-// Waiter with `many` set), and what its grant needs.
-struct LockManager::MultiCall {
-  // In the order asked: the resource's key in resources_, and the place.
-  std::vector<std::pair<const std::string*, WaiterList::iterator>> places;
-  std::string holder;
-  absl::Duration ttl;
-  std::string request_id;
-  LeaseMode mode = LeaseMode::kExclusive;
-  LeaseListener* listener = nullptr;
-  CompactTime deadline;  // its key in the wait index, with its call id
-  CompactTime parked_at;
-  Callback<MultiAcquireResult> done;
-};
-
 inline absl::Status ShuttingDownError() {
   return absl::UnavailableError(
       "lock service is shutting down; retry against another instance or "

@@ -91,7 +91,7 @@ void LockManager::EndLease(const std::string& name, ResourceState& r, HeldLease&
   FENCEGATE_LEASE_EVENT(expired ? "expire" : "release", name, lease.token,
                         lease.ttl.get(), lease.holder);  // test builds only
   expiries_.Remove(lease.expiry, lease.token);
-  DisarmIfEmpty(expiry_timer_, expiries_);  // nothing left to expire
+  expiry_timer_.DisarmIfEmpty(expiries_);  // nothing left to expire
   for (LeaseListener* listener : listeners_.End(lease.token, lease.first_listener)) {
     if (listener != releaser)
       decision_.TellLost(listener, LeaseLoss{name, lease.token, why});
@@ -126,7 +126,7 @@ void LockManager::EndLease(const std::string& name, ResourceState& r, HeldLease&
 void LockManager::OnExpiryTimer() {
   {
     absl::MutexLock lock(&mu_);
-    expiry_timer_ = DeadlineTimer{};  // this one, now running
+    expiry_timer_.Fired();
   }
   // One decision per lease: each expiry commits whole (its fence, its row,
   // the grant to the next waiter), and no batch outgrows a store's
@@ -135,7 +135,7 @@ void LockManager::OnExpiryTimer() {
     DecisionLock lock(this);
     const DeadlineIndex::Entry due = expiries_.Due(clock_->Now());
     if (due.resource == nullptr) {
-      ArmTimer(expiry_timer_, expiries_, &LockManager::OnExpiryTimer);
+      expiry_timer_.Arm(expiries_);
       return;
     }
     const std::string name = *due.resource;  // MaybeForget may drop the key
@@ -161,7 +161,7 @@ void LockManager::OnDelayEnd(const std::string& name) {
 
 void LockManager::IndexExpiry(const std::string& key, const HeldLease& lease) {
   expiries_.Add(lease.expiry, lease.token, &key);
-  ArmTimer(expiry_timer_, expiries_, &LockManager::OnExpiryTimer);
+  expiry_timer_.Arm(expiries_);
 }
 
 void LockManager::MoveExpiry(HeldLease& lease, absl::Time expiry) {
@@ -169,22 +169,7 @@ void LockManager::MoveExpiry(HeldLease& lease, absl::Time expiry) {
   const CompactTime from = lease.expiry;
   lease.expiry = CompactTime(expiry);
   expiries_.Move(from, lease.token, lease.expiry);
-  ArmTimer(expiry_timer_, expiries_, &LockManager::OnExpiryTimer);
-}
-
-void LockManager::ArmTimer(DeadlineTimer& timer, const DeadlineIndex& index,
-                           void (LockManager::*on_due)()) {
-  const absl::Time earliest = index.Earliest();
-  if (earliest >= timer.at) return;
-  if (timer.id != 0) clock_->Cancel(timer.id);
-  timer.at = earliest;
-  timer.id = SetTimer(earliest, [on_due](LockManager& m) { (m.*on_due)(); });
-}
-
-void LockManager::DisarmIfEmpty(DeadlineTimer& timer, const DeadlineIndex& index) {
-  if (!index.empty() || timer.id == 0) return;
-  clock_->Cancel(timer.id);
-  timer = DeadlineTimer{};
+  expiry_timer_.Arm(expiries_);
 }
 
 absl::Time LockManager::CappedExpiry(const HeldLease& lease,

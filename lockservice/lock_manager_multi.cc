@@ -153,14 +153,14 @@ absl::Status LockManager::AcquireManyLocked(CallId id, const MultiAcquireArgs& a
           "use a try-lock (wait_ms = 0)"));
     }
   }
-  if (parked_.size() + parked_many_.size() >= limits_.max_waiters_total) {
+  if (parked_.size() >= limits_.max_waiters_total) {
     forget_all();
     return absl::ResourceExhaustedError(absl::StrCat(
-        "the lock service has ", parked_.size() + parked_many_.size(),
+        "the lock service has ", parked_.size(),
         " waiting Acquire calls, its limit (--max_waiters_total); retry later"));
   }
   const absl::Time now = clock_->Now();
-  auto call = std::make_unique<MultiCall>();
+  auto call = std::make_unique<ParkedCalls::Many>();
   call->holder = args.holder;
   call->ttl = args.ttl;
   call->request_id = args.request_id;
@@ -176,11 +176,9 @@ absl::Status LockManager::AcquireManyLocked(CallId id, const MultiAcquireArgs& a
                         Waiter{id, args.holder, args.ttl, "", nullptr, call->deadline, 0,
                                args.listener, CompactTime(now), args.mode,
                                /*many=*/true, 0});
-    call->places.emplace_back(keys[i], w);
+    call->places.push_back({keys[i], w});
   }
-  wait_deadlines_.Add(call->deadline, id, keys[0]);
-  ArmTimer(wait_timer_, wait_deadlines_, &LockManager::OnWaitTimer);
-  parked_many_.emplace(id, std::move(call));
+  parked_.ParkMany(id, std::move(call));
   return absl::OkStatus();
 }
 
@@ -224,14 +222,14 @@ void LockManager::GrantMany(const std::vector<const std::string*>& names,
 }
 
 bool LockManager::GrantParkedMany(CallId id) {
-  auto it = parked_many_.find(id);
-  if (it == parked_many_.end()) return false;
-  const MultiCall& call = *it->second;
-  for (const auto& [key, w] : call.places) {
-    if (!FitsNow(resources_.find(*key)->second, call.holder, call.mode, &*w)) return false;
+  const ParkedCalls::Many* call = parked_.FindMany(id);
+  if (call == nullptr) return false;
+  for (const auto& [key, w] : call->places) {
+    if (!FitsNow(resources_.find(*key)->second, call->holder, call->mode, &*w))
+      return false;
   }
   EndDecision();  // the grant is a decision of its own (its size is bounded)
-  std::unique_ptr<MultiCall> granted = UnparkMany(id);
+  std::unique_ptr<ParkedCalls::Many> granted = UnparkMany(id);
   Observe(metrics_->wait_seconds,
           absl::ToDoubleSeconds(clock_->Now() - granted->parked_at.get()));
   Count(metrics_->grants[LockManagerMetrics::kWaited]);
@@ -246,30 +244,25 @@ bool LockManager::GrantParkedMany(CallId id) {
   return true;
 }
 
-std::unique_ptr<LockManager::MultiCall> LockManager::UnparkMany(CallId id) {
-  auto it = parked_many_.find(id);
-  if (it == parked_many_.end()) return nullptr;
-  std::unique_ptr<MultiCall> call = std::move(it->second);
-  parked_many_.erase(it);
-  wait_deadlines_.Remove(call->deadline, id);
-  DisarmIfEmpty(wait_timer_, wait_deadlines_);
+std::unique_ptr<ParkedCalls::Many> LockManager::UnparkMany(CallId id) {
+  std::unique_ptr<ParkedCalls::Many> call = parked_.UnparkMany(id);
+  if (call == nullptr) return nullptr;
   for (const auto& [key, w] : call->places) UnlinkWaiter(resources_.find(*key)->second, w);
   return call;
 }
 
 void LockManager::EndParkedMany(CallId id, absl::Status why) {
-  auto it = parked_many_.find(id);
-  if (it == parked_many_.end()) return;
+  const ParkedCalls::Many* parked = parked_.FindMany(id);
+  if (parked == nullptr) return;
   // The first resource that holds it back, where it stands.
-  const MultiCall& parked = *it->second;
   size_t busy = 0;
-  while (busy < parked.places.size()) {
-    const auto& [key, w] = parked.places[busy];
-    if (!FitsNow(resources_.find(*key)->second, parked.holder, parked.mode, &*w)) break;
+  while (busy < parked->places.size()) {
+    const auto& [key, w] = parked->places[busy];
+    if (!FitsNow(resources_.find(*key)->second, parked->holder, parked->mode, &*w)) break;
     ++busy;
   }
-  if (busy == parked.places.size()) busy = 0;
-  std::unique_ptr<MultiCall> call = UnparkMany(id);
+  if (busy == parked->places.size()) busy = 0;
+  std::unique_ptr<ParkedCalls::Many> call = UnparkMany(id);
   std::vector<std::string> names;
   for (const auto& [key, w] : call->places) names.push_back(*key);
   absl::StatusOr<MultiAcquireResult> result = MultiAcquireResult{};

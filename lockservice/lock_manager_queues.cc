@@ -15,7 +15,7 @@ namespace fencegate::lockservice {
 void LockManager::Supersede(Waiter& w) {
   if (w.id == 0) return;
   // Still parked: the client gave up on that call and retried.
-  Unpark(w);
+  parked_.Unpark(w);
   decision_.Reply(std::move(w.done),
                   absl::StatusOr<AcquireResult>(absl::CancelledError(
                       "superseded by a retry with the same request_id")));
@@ -31,23 +31,9 @@ void LockManager::Reattach(CallId id, const AcquireArgs& args, ResourceState& r,
   w->listener = args.listener;
   w->done = std::move(done);
   w->parked_at = CompactTime(clock_->Now());
-  Park(id, args.resource, w, clock_->Now() + args.wait);
+  parked_.Park(id, {&resources_.find(args.resource)->first, w},
+               clock_->Now() + args.wait);
   GrantWaiters(args.resource, r);  // it may head a free queue
-}
-
-void LockManager::Park(CallId id, const std::string& name, WaiterList::iterator w,
-                       absl::Time deadline) {
-  const std::string* key = &resources_.find(name)->first;
-  w->deadline = CompactTime(deadline);
-  parked_.emplace(id, std::make_pair(key, w));
-  wait_deadlines_.Add(w->deadline, id, key);
-  ArmTimer(wait_timer_, wait_deadlines_, &LockManager::OnWaitTimer);
-}
-
-void LockManager::Unpark(const Waiter& w) {
-  parked_.erase(w.id);
-  wait_deadlines_.Remove(w.deadline, w.id);
-  DisarmIfEmpty(wait_timer_, wait_deadlines_);
 }
 
 LockManager::WaiterList::iterator LockManager::LinkWaiter(ResourceState& r,
@@ -98,15 +84,15 @@ void LockManager::CancelAcquire(CallId id) {
   Callback<AcquireResult> done;
   {
     DecisionLock lock(this);
-    auto it = parked_.find(id);
-    if (it == parked_.end()) {
+    const std::optional<ParkedCalls::Place> place = parked_.Find(id);
+    if (!place) {
       EndParkedMany(id,
                     absl::CancelledError("the Acquire call was cancelled by the client"));
       return;
     }
-    const std::string name = *it->second.first;  // MaybeForget may drop the key
-    const WaiterList::iterator waiter = it->second.second;
-    Unpark(*waiter);
+    const std::string name = *place->resource;  // MaybeForget may drop the key
+    const WaiterList::iterator waiter = place->waiter;
+    parked_.Unpark(*waiter);
     done = std::move(waiter->done);
     ResourceState& r = resources_.find(name)->second;
     EraseWaiter(name, r, waiter);
@@ -119,30 +105,30 @@ void LockManager::CancelAcquire(CallId id) {
 void LockManager::OnWaitTimer() {
   {
     absl::MutexLock lock(&mu_);
-    wait_timer_ = DeadlineTimer{};  // this one, now running
+    parked_.TimerFired();
   }
   // One decision per call whose wait ran out, as for expiries.
   for (;;) {
     DecisionLock lock(this);
-    const DeadlineIndex::Entry due = wait_deadlines_.Due(clock_->Now());
+    const DeadlineIndex::Entry due = parked_.Due(clock_->Now());
     if (due.resource == nullptr) {
-      ArmTimer(wait_timer_, wait_deadlines_, &LockManager::OnWaitTimer);
+      parked_.ArmTimer();
       return;
     }
-    auto it = parked_.find(due.id);
-    if (it == parked_.end()) {
-      if (parked_many_.contains(due.id)) {
+    const std::optional<ParkedCalls::Place> place = parked_.Find(due.id);
+    if (!place) {
+      if (parked_.FindMany(due.id) != nullptr) {
         EndParkedMany(due.id, absl::OkStatus());  // its wait ran out
         continue;
       }
       // Cannot happen (a call leaves the index when it leaves parked_);
       // never loop on it.
-      wait_deadlines_.Remove(due.deadline, due.id);
+      parked_.DropDeadline(due.deadline, due.id);
       continue;
     }
-    const std::string name = *it->second.first;  // MaybeForget may drop the key
-    const WaiterList::iterator waiter = it->second.second;
-    Unpark(*waiter);
+    const std::string name = *place->resource;  // MaybeForget may drop the key
+    const WaiterList::iterator waiter = place->waiter;
+    parked_.Unpark(*waiter);
     Callback<AcquireResult> done = std::move(waiter->done);
     ResourceState& r = resources_.find(name)->second;
     EraseWaiter(name, r, waiter);
@@ -181,7 +167,7 @@ void LockManager::GrantWaiters(const std::string& name, ResourceState& r) {
             absl::ToDoubleSeconds(clock_->Now() - next.parked_at.get()));
     Count(metrics_->grants[LockManagerMetrics::kWaited]);
     Callback<AcquireResult> done = std::move(next.done);
-    Unpark(next);
+    parked_.Unpark(next);
     EraseWaiter(name, r, r.queue->begin());
     // A shared holder's parked call for its own lease is a reentrant one.
     if (HeldLease* held = r.ReentrantLease(holder, mode)) {
@@ -219,7 +205,7 @@ void LockManager::GrantHolderWaiters(const std::string& name, ResourceState& r,
       const std::string request_id = w->request_id;
       LeaseListener* const listener = w->listener;
       Callback<AcquireResult> done = std::move(w->done);
-      Unpark(*w);
+      parked_.Unpark(*w);
       EraseWaiter(name, r, w);
       if (held != nullptr) {
         Reenter(name, *held, ttl, request_id, std::move(done), listener);

@@ -29,12 +29,14 @@
 #include "fencegate/clock.h"
 #include "fencegate/lease_mode.h"
 #include "lockservice/compact_time.h"
-#include "lockservice/lock_manager.h"
+#include "lockservice/lock_calls.h"
 
 namespace fencegate::lockservice {
 
 struct Waiter {
-  LockManager::CallId id = 0;  // 0: loaded from the store; its client has not come back
+  // Its call's LockManager::CallId; 0: loaded from the store, its client has
+  // not come back.
+  uint64_t id = 0;
   std::string holder;
   absl::Duration ttl;
   std::string request_id;
@@ -44,7 +46,7 @@ struct Waiter {
   LeaseListener* listener = nullptr;  // the parked call's (AcquireArgs)
   CompactTime parked_at;              // when its call parked (for the wait-time metric)
   LeaseMode mode = LeaseMode::kExclusive;  // what it waits for (AcquireArgs)
-  // One of a parked AcquireMany's places (LockManager::parked_many_ has
+  // One of a parked AcquireMany's places (the manager's ParkedCalls has
   // the call and its callback; `done` is empty): never persisted.
   bool many = false;
   uint32_t permits = 0;
