@@ -101,4 +101,11 @@ absl::Status LeaseListeners::CheckInvariant() const {
   return absl::OkStatus();
 }
 
+void StopListeners(std::vector<LeaseListener*> listeners, const absl::Status& why) {
+  for (LeaseListener* listener : listeners) {
+    listener->OnStopped(why);
+    listener->Unref();
+  }
+}
+
 }  // namespace fencegate::lockservice

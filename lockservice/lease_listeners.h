@@ -81,6 +81,12 @@ class LeaseListeners {
   absl::flat_hash_map<uint64_t, absl::InlinedVector<ListenerId, 2>> more_;
 };
 
+// Tells each of `listeners` that it stopped, and why, and drops the
+// reference taken on each when they were taken out of the registry
+// (LockManager's TakeListeners). Call it without the manager's mutex: a
+// listener may call the manager from OnStopped.
+void StopListeners(std::vector<LeaseListener*> listeners, const absl::Status& why);
+
 }  // namespace fencegate::lockservice
 
 #endif  // FENCEGATE_LOCKSERVICE_LEASE_LISTENERS_H_

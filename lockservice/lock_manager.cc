@@ -9,8 +9,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
-#include "common/errors.h"
 #include "common/validation.h"
+#include "lockservice/lock_call_validation.h"
 #include "lockservice/lock_manager_internal.h"
 
 namespace fencegate::lockservice {
@@ -93,38 +93,9 @@ absl::Status LockManager::CheckBacklog() {
       "applied; retry with backoff"));
 }
 
-absl::Status LockManager::ValidateAcquire(const AcquireArgs& args) const {
-  absl::Status s = ValidateName("resource", args.resource, limits_.max_resource_bytes);
-  if (s.ok()) s = ValidateName("holder", args.holder, limits_.max_holder_bytes);
-  if (s.ok()) s = ValidateDuration("ttl_ms", args.ttl, limits_.min_ttl, limits_.max_ttl);
-  if (s.ok()) {
-    s = ValidateDuration("wait_ms", args.wait, absl::ZeroDuration(), limits_.max_wait);
-  }
-  if (s.ok()) {
-    s = ValidateOptionalName("request_id", args.request_id,
-                             limits_.max_request_id_bytes);
-  }
-  if (!s.ok()) return s;
-  if (args.mode == LeaseMode::kPermit) {
-    if (args.permits < 1 || args.permits > limits_.max_holders_per_resource) {
-      return InvalidFieldError(
-          "permits",
-          absl::StrCat("permits: a semaphore has 1 to ", limits_.max_holders_per_resource,
-                       " permits (--max_holders_per_resource), not ", args.permits));
-    }
-  } else if (args.permits != 0) {
-    return InvalidFieldError(
-        "permits", absl::StrCat("permits: only a PERMIT Acquire names a number of "
-                                "permits; this one asks for a ",
-                                LeaseModeName(args.mode),
-                                " lease with permits = ", args.permits, " (send 0)"));
-  }
-  return absl::OkStatus();
-}
-
 void LockManager::Acquire(CallId id, AcquireArgs args,
                           Callback<AcquireResult> done) {
-  absl::Status error = ValidateAcquire(args);
+  absl::Status error = ValidateAcquire(args, limits_);
   if (error.ok()) error = CheckBacklog();
   if (error.ok()) {
     CommitArrival arrival = Arriving();  // the decision's items commit together
@@ -266,14 +237,6 @@ std::vector<LeaseListener*> LockManager::TakeListeners() {
   // released, and go.
   for (LeaseListener* listener : taken) listener->Ref();
   return taken;
-}
-
-void LockManager::StopListeners(std::vector<LeaseListener*> listeners,
-                                const absl::Status& why) {
-  for (LeaseListener* listener : listeners) {
-    listener->OnStopped(why);
-    listener->Unref();
-  }
 }
 
 // ------------------------------------------------------------ For metrics

@@ -33,6 +33,7 @@
 // parked calls by id and by the end of their wait), deadline_index.h and
 // deadline_timer.h (entries by deadline, and the one clock timer for the
 // earliest), grant_rule.h (which kinds of lease fit together),
+// lock_call_validation.h (each call's fields against the limits),
 // lease_listeners.h (who hears when a lease ends). LockManager itself
 // keeps the mutex, the table of resources, the expiry index and the
 // orchestration: lock_manager.cc (Acquire, Describe, the lifecycle),
@@ -186,8 +187,6 @@ class LockManager {
   static constexpr size_t kMaxMultiResources = kMaxDecisionItems / 2;
 
  private:
-  using WaiterList = std::list<Waiter>;
-
   LockManager(LockStore* store, Clock* clock, const LockLimits& limits, FenceFeed* feed,
               const LockManagerMetrics* metrics);
   // The link seam of the torture suite's test builds: the store to use
@@ -203,7 +202,6 @@ class LockManager {
                           absl::AnyInvocable<void(LockManager&)> fn);
 
   // ---- The calls (lock_manager.cc, lock_manager_renew_release.cc)
-  absl::Status ValidateAcquire(const AcquireArgs& args) const;
   // RESOURCE_EXHAUSTED once limits_.max_pending decisions wait for the
   // store (checked before deciding: a refused call changes nothing).
   absl::Status CheckBacklog();
@@ -232,13 +230,6 @@ class LockManager {
                    const std::string& resource, uint64_t token, const std::string& caller,
                    absl::Status error, Callback<Result> done, Decide decide)
       ABSL_LOCKS_EXCLUDED(mu_);
-  absl::Status LeaseLost(absl::string_view op, const std::string& resource,
-                         uint64_t token, const ResourceState* r) const
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // The error for a call whose token holds the lease but whose caller is
-  // not the lease's owner, or OK.
-  static absl::Status CheckOwner(absl::string_view op, const std::string& resource,
-                                 const HeldLease& lease, const std::string& caller);
 
   // Whether a request of `mode` by `holder` may be granted a new lease on
   // `r` now, the queue aside (kShared by the exclusive holder: a
@@ -270,8 +261,6 @@ class LockManager {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Removes every listener; returns them, each with a reference taken.
   std::vector<LeaseListener*> TakeListeners() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Tells each of `listeners` (from TakeListeners) that it stopped, and why.
-  static void StopListeners(std::vector<LeaseListener*> listeners, const absl::Status& why);
   // Drops `r` from the table when nothing refers to it any more.
   void MaybeForget(const std::string& name) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Time CappedExpiry(const HeldLease& lease, absl::Duration ttl) const
@@ -282,9 +271,6 @@ class LockManager {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Moves `lease`'s expiry (and its entry in the index) to `expiry`.
   void MoveExpiry(HeldLease& lease, absl::Time expiry) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void RememberRequest(HeldLease& lease, const std::string& request_id)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  static AcquireResult Acquired(const HeldLease& lease, absl::Duration ttl);
   // Timer callbacks. OnExpiryTimer ends every lease due, in expiry order.
   void OnExpiryTimer();
   void OnDelayEnd(const std::string& name);
@@ -307,20 +293,20 @@ class LockManager {
   // Gives the parked or loaded waiter `w` of `r` to the call `id` (a retry
   // of the Acquire it stands for).
   void Reattach(CallId id, const AcquireArgs& args, ResourceState& r,
-                WaiterList::iterator w, Callback<AcquireResult>& done)
+                WaitQueue::iterator w, Callback<AcquireResult>& done)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Ends the call parked as `w`, if any, with CANCELLED (a retry with the
   // same request id took over); `w` stays in the queue, detached.
   void Supersede(Waiter& w) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Puts `w` into `r`'s queue (EnsureQueue) before `place`, and into its indexes.
-  WaiterList::iterator LinkWaiter(ResourceState& r, WaiterList::iterator place, Waiter w)
+  WaitQueue::iterator LinkWaiter(ResourceState& r, WaitQueue::iterator place, Waiter w)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Takes `w` out of `r`'s queue and its indexes; its row stays.
-  void UnlinkWaiter(ResourceState& r, WaiterList::iterator w)
+  void UnlinkWaiter(ResourceState& r, WaitQueue::iterator w)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Removes `w` from `r`'s queue and its row from the store (the caller
   // unparks its call first: Unpark).
-  void EraseWaiter(const std::string& name, ResourceState& r, WaiterList::iterator w)
+  void EraseWaiter(const std::string& name, ResourceState& r, WaitQueue::iterator w)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Drops the loaded waiters whose clients did not come back in time.
   void DropDetachedWaiters();
@@ -328,7 +314,6 @@ class LockManager {
   void OnWaitTimer();
 
   // ---- Several resources at once (lock_manager_multi.cc)
-  absl::Status ValidateAcquireMany(const MultiAcquireArgs& args) const;
   absl::Status AcquireManyLocked(CallId id, const MultiAcquireArgs& args,
                                  Callback<MultiAcquireResult>& done)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -10,6 +10,20 @@
 #include "lockservice/lock_manager_internal.h"
 
 namespace fencegate::lockservice {
+namespace {
+
+// The answer to an Acquire granted `lease`, for `ttl`.
+AcquireResult Acquired(const HeldLease& lease, absl::Duration ttl) {
+  AcquireResult result;
+  result.acquired = true;
+  result.token = lease.token;
+  result.mode = lease.mode;
+  result.ttl = ttl;
+  result.hold_count = lease.hold_count;
+  return result;
+}
+
+}  // namespace
 
 void LockManager::Grant(const std::string& name, ResourceState& r,
                         const std::string& holder, LeaseMode mode, absl::Duration ttl,
@@ -24,7 +38,7 @@ void LockManager::Grant(const std::string& name, ResourceState& r,
   granted.acquired_at = CompactTime(now);
   granted.expiry = CompactTime(CappedExpiry(granted, ttl));
   granted.hold_count = 1;
-  RememberRequest(granted, request_id);
+  granted.request_ids.Remember(request_id, limits_.remembered_request_ids);
   // test builds only: "grant", or "grant-shared", "grant-permit".
   FENCEGATE_LEASE_EVENT(mode == LeaseMode::kExclusive
                             ? std::string("grant")
@@ -54,7 +68,7 @@ void LockManager::Reenter(const std::string& name, HeldLease& lease, absl::Durat
   const bool retry = !request_id.empty() && lease.request_ids.Contains(request_id);
   if (!retry) {
     ++lease.hold_count;
-    RememberRequest(lease, request_id);
+    lease.request_ids.Remember(request_id, limits_.remembered_request_ids);
     MoveExpiry(lease, std::max(lease.expiry.get(), CappedExpiry(lease, ttl)));
     lease.ttl = CompactDuration(std::max(lease.ttl.get(), ttl));
     decision_.PutLease(name, resources_.find(name)->second, lease);
@@ -181,25 +195,11 @@ absl::Time LockManager::CappedExpiry(const HeldLease& lease,
   return expiry;
 }
 
-void LockManager::RememberRequest(HeldLease& lease, const std::string& request_id) {
-  lease.request_ids.Remember(request_id, limits_.remembered_request_ids);
-}
-
 void LockManager::MaybeForget(const std::string& name) {
   auto it = resources_.find(name);
   if (it == resources_.end()) return;
   it->second.Trim();
   if (it->second.Empty(clock_->Now())) resources_.erase(it);
-}
-
-AcquireResult LockManager::Acquired(const HeldLease& lease, absl::Duration ttl) {
-  AcquireResult result;
-  result.acquired = true;
-  result.token = lease.token;
-  result.mode = lease.mode;
-  result.ttl = ttl;
-  result.hold_count = lease.hold_count;
-  return result;
 }
 
 }  // namespace fencegate::lockservice

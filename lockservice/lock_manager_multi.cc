@@ -13,10 +13,8 @@
 #include <utility>
 #include <vector>
 
-#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
-#include "common/errors.h"
-#include "common/validation.h"
+#include "lockservice/lock_call_validation.h"
 #include "lockservice/lock_manager.h"
 #include "lockservice/lock_manager_internal.h"
 
@@ -56,39 +54,10 @@ class ManyReply {
 
 }  // namespace
 
-absl::Status LockManager::ValidateAcquireMany(const MultiAcquireArgs& args) const {
-  const size_t most = std::min(limits_.max_multi_resources, kMaxMultiResources);
-  if (args.resources.empty() || args.resources.size() > most) {
-    return InvalidFieldError(
-        "resources",
-        absl::StrCat("resources: an Acquire names 1 to ", most,
-                     " resources (--max_multi_resources), not ", args.resources.size()));
-  }
-  if (args.mode == LeaseMode::kPermit) {
-    return InvalidFieldError(
-        "mode",
-        "mode: an Acquire of several resources takes EXCLUSIVE or SHARED leases, not "
-        "permits");
-  }
-  AcquireArgs one{args.resources[0], args.holder, args.ttl, args.wait, args.request_id};
-  one.mode = args.mode;
-  if (absl::Status s = ValidateAcquire(one); !s.ok()) return s;
-  absl::flat_hash_set<absl::string_view> seen;
-  for (const std::string& name : args.resources) {
-    absl::Status s = ValidateName("resources", name, limits_.max_resource_bytes);
-    if (!s.ok()) return s;
-    if (!seen.insert(name).second) {
-      return InvalidFieldError("resources",
-                               absl::StrCat("resources: '", name,
-                                            "' is named twice; name each resource once"));
-    }
-  }
-  return absl::OkStatus();
-}
-
 void LockManager::AcquireMany(CallId id, MultiAcquireArgs args,
                               Callback<MultiAcquireResult> done) {
-  absl::Status error = ValidateAcquireMany(args);
+  absl::Status error = ValidateAcquireMany(
+      args, limits_, std::min(limits_.max_multi_resources, kMaxMultiResources));
   if (error.ok()) error = CheckBacklog();
   if (error.ok()) {
     CommitArrival arrival = Arriving();  // the decision's items commit together

@@ -24,7 +24,7 @@ void LockManager::Supersede(Waiter& w) {
 }
 
 void LockManager::Reattach(CallId id, const AcquireArgs& args, ResourceState& r,
-                           WaiterList::iterator w, Callback<AcquireResult>& done) {
+                           WaitQueue::iterator w, Callback<AcquireResult>& done) {
   Supersede(*w);
   w->id = id;
   w->ttl = args.ttl;
@@ -36,20 +36,19 @@ void LockManager::Reattach(CallId id, const AcquireArgs& args, ResourceState& r,
   GrantWaiters(args.resource, r);  // it may head a free queue
 }
 
-LockManager::WaiterList::iterator LockManager::LinkWaiter(ResourceState& r,
-                                                          WaiterList::iterator place,
-                                                          Waiter w) {
+WaitQueue::iterator LockManager::LinkWaiter(ResourceState& r, WaitQueue::iterator place,
+                                            Waiter w) {
   ++waiters_;
   return r.EnsureQueue().Link(place, std::move(w));
 }
 
-void LockManager::UnlinkWaiter(ResourceState& r, WaiterList::iterator w) {
+void LockManager::UnlinkWaiter(ResourceState& r, WaitQueue::iterator w) {
   r.queue->Unlink(w);  // left empty, it goes in MaybeForget
   --waiters_;
 }
 
 void LockManager::EraseWaiter(const std::string& name, ResourceState& r,
-                              WaiterList::iterator w) {
+                              WaitQueue::iterator w) {
   if (w->seq != 0) decision_.DeleteWaiter(*w);
   UnlinkWaiter(r, w);
 }
@@ -91,7 +90,7 @@ void LockManager::CancelAcquire(CallId id) {
       return;
     }
     const std::string name = *place->resource;  // MaybeForget may drop the key
-    const WaiterList::iterator waiter = place->waiter;
+    const WaitQueue::iterator waiter = place->waiter;
     parked_.Unpark(*waiter);
     done = std::move(waiter->done);
     ResourceState& r = resources_.find(name)->second;
@@ -127,7 +126,7 @@ void LockManager::OnWaitTimer() {
       continue;
     }
     const std::string name = *place->resource;  // MaybeForget may drop the key
-    const WaiterList::iterator waiter = place->waiter;
+    const WaitQueue::iterator waiter = place->waiter;
     parked_.Unpark(*waiter);
     Callback<AcquireResult> done = std::move(waiter->done);
     ResourceState& r = resources_.find(name)->second;

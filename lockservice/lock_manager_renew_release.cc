@@ -4,11 +4,40 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/errors.h"
-#include "common/validation.h"
+#include "lockservice/lock_call_validation.h"
 #include "lockservice/lock_manager.h"
 #include "lockservice/lock_manager_internal.h"
 
 namespace fencegate::lockservice {
+namespace {
+
+// The LeaseLost error for `op` with `token` on `resource` (`r`, may be
+// null), naming who holds it now.
+absl::Status LeaseLost(absl::string_view op, const std::string& resource, uint64_t token,
+                       const ResourceState* r) {
+  const HeldLease* oldest = r != nullptr ? r->Oldest() : nullptr;
+  const uint64_t holder_token = oldest != nullptr ? oldest->token : 0;
+  std::string now_held = holder_token == 0
+                             ? std::string("nobody holds it now")
+                             : absl::StrCat("it is held with token ", holder_token);
+  return LeaseLostError(
+      absl::StrCat("lease lost: cannot ", op, " resource '", resource, "' with token ",
+                   token, ": ", now_held, ". Stop writing and acquire the lock again"),
+      holder_token);
+}
+
+// The error for a call whose token holds `lease` but whose `caller` is not
+// its owner (HeldBy), or OK.
+absl::Status CheckOwner(absl::string_view op, const std::string& resource,
+                        const HeldLease& lease, const std::string& caller) {
+  if (caller.empty() || HeldBy(lease.holder, caller)) return absl::OkStatus();
+  return absl::PermissionDeniedError(absl::StrCat(
+      "cannot ", op, " resource '", resource, "' with token ", lease.token,
+      ": the lease belongs to '", lease.holder, "', and your certificate says '", caller,
+      "'; only the holder may renew or release its lease"));
+}
+
+}  // namespace
 
 template <typename Result, typename Decide>
 void LockManager::OnHeldLease(absl::string_view op, LockManagerMetrics::LeaseLostOp lost,
@@ -38,14 +67,8 @@ void LockManager::OnHeldLease(absl::string_view op, LockManagerMetrics::LeaseLos
 }
 
 void LockManager::Renew(RenewArgs args, Callback<RenewResult> done) {
-  absl::Status error =
-      ValidateName("resource", args.resource, limits_.max_resource_bytes);
-  if (error.ok()) error = ValidateToken("token", args.token);
-  if (error.ok()) {
-    error = ValidateDuration("ttl_ms", args.ttl, limits_.min_ttl, limits_.max_ttl);
-  }
   OnHeldLease("renew", LockManagerMetrics::kRenew, args.resource, args.token, args.caller,
-              std::move(error), std::move(done),
+              ValidateRenew(args, limits_), std::move(done),
               [&](ResourceState& r, HeldLease& lease) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
                 const absl::Time now = clock_->Now();
                 MoveExpiry(lease, CappedExpiry(lease, args.ttl));  // extend TO, not by
@@ -62,21 +85,15 @@ void LockManager::Renew(RenewArgs args, Callback<RenewResult> done) {
 }
 
 void LockManager::Release(ReleaseArgs args, Callback<ReleaseResult> done) {
-  absl::Status error =
-      ValidateName("resource", args.resource, limits_.max_resource_bytes);
-  if (error.ok()) error = ValidateToken("token", args.token);
-  if (error.ok()) {
-    error = ValidateOptionalName("request_id", args.request_id,
-                                 limits_.max_request_id_bytes);
-  }
   OnHeldLease("release", LockManagerMetrics::kRelease, args.resource, args.token,
-              args.caller, std::move(error), std::move(done),
+              args.caller, ValidateRelease(args, limits_), std::move(done),
               [&](ResourceState& r, HeldLease& lease) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
                 const bool retry = !args.request_id.empty() &&
                                    lease.request_ids.Contains(args.request_id);
                 if (!retry) {
                   --lease.hold_count;
-                  RememberRequest(lease, args.request_id);
+                  lease.request_ids.Remember(args.request_id,
+                                             limits_.remembered_request_ids);
                 }
                 const uint32_t left = lease.hold_count;
                 if (left == 0) {
@@ -86,20 +103,6 @@ void LockManager::Release(ReleaseArgs args, Callback<ReleaseResult> done) {
                 }
                 return ReleaseResult{left};
               });
-}
-
-absl::Status LockManager::LeaseLost(absl::string_view op, const std::string& resource,
-                                    uint64_t token, const ResourceState* r) const {
-  const HeldLease* oldest = r != nullptr ? r->Oldest() : nullptr;
-  const uint64_t holder_token = oldest != nullptr ? oldest->token : 0;
-  std::string now_held =
-      holder_token == 0 ? std::string("nobody holds it now")
-                        : absl::StrCat("it is held with token ", holder_token);
-  return LeaseLostError(
-      absl::StrCat("lease lost: cannot ", op, " resource '", resource,
-                   "' with token ", token, ": ", now_held,
-                   ". Stop writing and acquire the lock again"),
-      holder_token);
 }
 
 absl::StatusOr<LockManager::Held> LockManager::FindHeld(absl::string_view op,
@@ -118,15 +121,6 @@ bool HeldBy(absl::string_view holder, absl::string_view caller) {
   return holder == caller ||
          (holder.size() > caller.size() && absl::StartsWith(holder, caller) &&
           holder[caller.size()] == '/');
-}
-
-absl::Status LockManager::CheckOwner(absl::string_view op, const std::string& resource,
-                                     const HeldLease& lease, const std::string& caller) {
-  if (caller.empty() || HeldBy(lease.holder, caller)) return absl::OkStatus();
-  return absl::PermissionDeniedError(absl::StrCat(
-      "cannot ", op, " resource '", resource, "' with token ", lease.token,
-      ": the lease belongs to '", lease.holder, "', and your certificate says '",
-      caller, "'; only the holder may renew or release its lease"));
 }
 
 }  // namespace fencegate::lockservice
