@@ -1,7 +1,7 @@
 // The client library's LockClient and Lease against an in-process lock
-// service on port 0 (real gRPC, real clock), over both transports (unary
-// calls and the Session stream), and what only the stream does (pushed
-// lease ends). Where time must pass, tests poll a condition under a
+// service (real gRPC, real clock), over both transports (unary calls and
+// the Session stream); what only the stream does (pushed lease ends) is in
+// lock_client_stream_test.cc. Where time must pass, tests poll a condition under a
 // deadline; none sleeps a fixed time.
 #include "fencegate/client/lock_client.h"
 
@@ -29,6 +29,7 @@
 #include "lockservice/lock_server.h"
 #include "tests/testing/fake_clock.h"
 #include "tests/testing/status_matchers.h"
+#include "tests/unit/lock_client_fixture.h"
 
 namespace fencegate::client {
 namespace {
@@ -36,38 +37,7 @@ namespace {
 using ::fencegate::testing::IsOk;
 using ::fencegate::testing::StatusIs;
 
-class LockClientTest : public ::testing::TestWithParam<Transport> {
- protected:
-  void SetUp() override {
-    lockservice::LockServerOptions options;
-    // Not port 0: a test restarts the service on its port, which no port-0
-    // listener or outgoing connection can take below the ephemeral range.
-    ASSERT_OK_AND_ASSIGN(const int port, ::fencegate::testing::PickFreePort());
-    options.serving.listen = "127.0.0.1:" + std::to_string(port);
-    options.db_path = dir_.File("locks.db");
-    options.limits.min_ttl = absl::Milliseconds(50);
-    auto server = lockservice::LockServer::Start(options);
-    ASSERT_THAT(server, IsOk());
-    server_ = *std::move(server);
-    ClientOptions client_options;
-    client_options.retry.max_attempts = 3;
-    client_options.lock_transport = GetParam();
-    auto client = LockClient::Connect("127.0.0.1:" + std::to_string(server_->port()),
-                                      client_options);
-    ASSERT_THAT(client, IsOk());
-    client_ = *std::move(client);
-  }
-
-  AcquireOptions Ttl(absl::Duration ttl) {
-    AcquireOptions options;
-    options.ttl = ttl;
-    return options;
-  }
-
-  testing::TempDir dir_;
-  std::unique_ptr<lockservice::LockServer> server_;
-  std::unique_ptr<LockClient> client_;
-};
+class LockClientTest : public LockClientFixture {};
 
 TEST_P(LockClientTest, LeaseRenewsItselfAcrossManyTtls) {
   ASSERT_OK_AND_ASSIGN(auto lease, client_->AcquireLease("r", "alice", Ttl(absl::Seconds(1))));
@@ -422,10 +392,6 @@ TEST_P(LockClientTest, AModeThatIsNoLeaseModeIsRefusedNamingIt) {
   EXPECT_FALSE(client_->Describe("r")->held);
 }
 
-std::string TransportName(const ::testing::TestParamInfo<Transport>& info) {
-  return info.param == Transport::kUnary ? "Unary" : "Stream";
-}
-
 // The asynchronous forms, whatever the blocking calls' transport: a closed
 // loop of lock cycles run inside their own callbacks, each release inside
 // the acquire's callback, and then the resource is free.
@@ -498,112 +464,6 @@ TEST_P(LockClientTest, AnAsyncAcquireOfAHeldResourceIsNotAcquiredAndAStaleReleas
 INSTANTIATE_TEST_SUITE_P(Transports, LockClientTest,
                          ::testing::Values(Transport::kUnary, Transport::kStream),
                          TransportName);
-
-// What a Lease hears on the lock service's Session stream.
-class LockClientStreamTest : public LockClientTest {
- protected:
-  // A lease that renews only after 54 s: what it learns within a test, it
-  // learns from the stream, not from a renewal.
-  std::unique_ptr<Lease> RarelyRenewed(const std::string& holder,
-                                       std::vector<absl::Status>* lost) {
-    LeaseOptions options;
-    options.renew_fraction = 0.9;
-    options.on_lost = [this, lost](const absl::Status& why) {
-      absl::MutexLock lock(&mu_);
-      lost->push_back(why);
-    };
-    auto lease = client_->AcquireLease("r", holder, Ttl(absl::Seconds(60)),
-                                       std::move(options));
-    EXPECT_THAT(lease, IsOk());
-    return lease.ok() ? *std::move(lease) : nullptr;
-  }
-
-  // A client of its own: its calls come from elsewhere.
-  std::unique_ptr<LockClient> Elsewhere() {
-    auto other = LockClient::Connect("127.0.0.1:" + std::to_string(server_->port()));
-    EXPECT_THAT(other, IsOk());
-    return other.ok() ? *std::move(other) : nullptr;
-  }
-
-  absl::Mutex mu_;
-};
-
-TEST_P(LockClientStreamTest, ALeaseReleasedFromElsewhereHearsItAtOnce) {
-  std::vector<absl::Status> lost;
-  std::unique_ptr<Lease> lease = RarelyRenewed("alice", &lost);
-  ASSERT_NE(lease, nullptr);
-  std::unique_ptr<LockClient> operator_client = Elsewhere();
-  ASSERT_THAT(operator_client->Release("r", lease->token()), IsOk());
-  ASSERT_TRUE(lease->WaitLost(absl::Seconds(20))) << "the pushed end never arrived";
-  EXPECT_THAT(lease->Check(),
-              StatusIs(absl::StatusCode::kAborted,
-                       ::testing::HasSubstr("released by a call from elsewhere")));
-  absl::MutexLock lock(&mu_);
-  ASSERT_EQ(lost.size(), 1u);
-  EXPECT_TRUE(IsLeaseLost(lost[0])) << lost[0];
-}
-
-TEST_P(LockClientStreamTest, EveryLeaseOfAReentrantHoldHearsTheEnd) {
-  std::vector<absl::Status> lost;
-  std::unique_ptr<Lease> outer = RarelyRenewed("worker-7", &lost);
-  std::unique_ptr<Lease> inner = RarelyRenewed("worker-7", &lost);
-  ASSERT_NE(inner, nullptr);
-  ASSERT_EQ(inner->token(), outer->token());
-  std::unique_ptr<LockClient> operator_client = Elsewhere();
-  ASSERT_THAT(operator_client->Release("r", outer->token()), IsOk());  // one hold left
-  ASSERT_THAT(operator_client->Release("r", outer->token()), IsOk());  // none
-  EXPECT_TRUE(outer->WaitLost(absl::Seconds(20)));
-  EXPECT_TRUE(inner->WaitLost(absl::Seconds(20)));
-  absl::MutexLock lock(&mu_);
-  EXPECT_EQ(lost.size(), 2u);
-}
-
-TEST_P(LockClientStreamTest, ALeaseOutlivesItsStreamAndListensOnTheNextOne) {
-  std::vector<absl::Status> lost;
-  std::unique_ptr<Lease> lease = RarelyRenewed("alice", &lost);
-  ASSERT_NE(lease, nullptr);
-  const absl::Time valid_until = lease->valid_until();
-  // The service restarts (and restores the lease from its store): the
-  // stream ends, and the lease renews at once on the next one.
-  const int port = server_->port();
-  server_->Shutdown();
-  server_.reset();
-  lockservice::LockServerOptions options;
-  options.serving.listen = "127.0.0.1:" + std::to_string(port);
-  options.db_path = dir_.File("locks.db");
-  options.limits.min_ttl = absl::Milliseconds(50);
-  ASSERT_OK_AND_ASSIGN(server_, lockservice::LockServer::Start(options));
-  const absl::Time give_up = absl::Now() + absl::Seconds(20);
-  while (lease->valid_until() == valid_until && absl::Now() < give_up) {
-    absl::SleepFor(absl::Milliseconds(5));  // polls a condition under a deadline
-  }
-  ASSERT_GT(lease->valid_until(), valid_until) << "no renewal after the stream ended";
-  ASSERT_FALSE(lease->lost());
-  // The new stream listens to the lease: a release from elsewhere is pushed.
-  std::unique_ptr<LockClient> operator_client = Elsewhere();
-  ASSERT_THAT(operator_client->Release("r", lease->token()), IsOk());
-  EXPECT_TRUE(lease->WaitLost(absl::Seconds(20)));
-  EXPECT_THAT(lease->Check(),
-              StatusIs(absl::StatusCode::kAborted,
-                       ::testing::HasSubstr("released by a call from elsewhere")));
-}
-
-TEST_P(LockClientStreamTest, ASharedLeaseReleasedFromElsewhereHearsItAtOnce) {
-  AcquireOptions shared = Ttl(absl::Seconds(60));
-  shared.mode = LeaseMode::kShared;
-  LeaseOptions options;
-  options.renew_fraction = 0.9;  // learns it from the stream, not a renewal
-  ASSERT_OK_AND_ASSIGN(
-      auto reader1, client_->AcquireLease("r", "reader-1", shared, std::move(options)));
-  ASSERT_OK_AND_ASSIGN(auto reader2, client_->AcquireLease("r", "reader-2", shared));
-  ASSERT_THAT(Elsewhere()->Release("r", reader1->token()), IsOk());
-  EXPECT_TRUE(reader1->WaitLost(absl::Seconds(30)));
-  EXPECT_TRUE(IsLeaseLost(reader1->Check()));
-  EXPECT_FALSE(reader2->lost());  // each lease ends on its own
-}
-
-INSTANTIATE_TEST_SUITE_P(Transports, LockClientStreamTest,
-                         ::testing::Values(Transport::kStream), TransportName);
 
 }  // namespace
 }  // namespace fencegate::client
