@@ -1,9 +1,9 @@
 // The grant rule: whether a new lease of one kind fits on a resource beside
 // the leases it holds now (docs/design.md, "The lock manager"). A pure
 // function of plain facts: LockManager::CanGrant gathers the facts of one
-// resource (ResourceState::FactsFor) and applies the rule; the torture suite's test
-// builds bend the facts to plant a bug and apply the same rule
-// (tests/torture/planted_lock_bugs.cc), so no copy of it exists.
+// resource (ResourceState::FactsFor) and applies the rule; the torture
+// suite's test builds bend the facts to plant a bug and apply the same
+// rule (tests/torture/planted_lock_bugs.cc), so no copy of it exists.
 //
 // Thread safety: plain values.
 #ifndef FENCEGATE_LOCKSERVICE_GRANT_RULE_H_

@@ -26,8 +26,8 @@ struct AcquireArgs {
   absl::Duration wait;     // zero: try-lock
   std::string request_id;  // optional
   // Optional: listens to the lease this call gets (docs/design.md, "The
-  // lock manager": lease listeners). The call's callback must hold a reference
-  // on it until it runs.
+  // lock manager": lease listeners). The call's callback must hold a
+  // reference on it until it runs.
   LeaseListener* listener = nullptr;
   // The kind of lease asked for (fencegate/lease_mode.h); with kPermit, `permits` is
   // the semaphore's size (1..limits.max_holders_per_resource), 0 otherwise.

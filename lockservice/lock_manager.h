@@ -142,9 +142,10 @@ class LockManager {
 
   void Describe(std::string resource, Callback<ResourceInfo> done);
 
-  // Adds `listener` (docs/design.md, "The lock manager": lease listeners). UNAVAILABLE,
-  // and nothing added, when the manager shuts down or its store is broken. REQUIRES:
-  // RemoveListener() before `listener` goes.
+  // Adds `listener` (docs/design.md, "The lock manager": lease
+  // listeners). UNAVAILABLE, and nothing added, when the manager shuts
+  // down or its store is broken.
+  // REQUIRES: RemoveListener() before `listener` goes.
   absl::Status AddListener(LeaseListener* listener);
   // Removes `listener` and every registration of it; ends already decided
   // may still be told (they hold their own reference). Idempotent.
@@ -278,9 +279,9 @@ class LockManager {
   // ---- Wait queues (lock_manager_queues.cc)
   // Serves `r`'s queue from its head: each waiter in turn while it can be
   // granted (CanGrant; an exclusive waiter stops the run) and its client is
-  // there (docs/design.md, "The lock manager": wait queues), then each new holder's own
-  // parked calls (GrantHolderWaiters). Every grant after the first is a
-  // decision of its own.
+  // there (docs/design.md, "The lock manager": wait queues), then each new
+  // holder's own parked calls (GrantHolderWaiters). Every grant after the
+  // first is a decision of its own.
   void GrantWaiters(const std::string& name, ResourceState& r)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Grants every parked call of `holder` that its leases on `r` let through
@@ -298,14 +299,15 @@ class LockManager {
   // Ends the call parked as `w`, if any, with CANCELLED (a retry with the
   // same request id took over); `w` stays in the queue, detached.
   void Supersede(Waiter& w) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Puts `w` into `r`'s queue (EnsureQueue) before `place`, and into its indexes.
+  // Puts `w` into `r`'s queue (made if it has none) before `place`, and
+  // into its indexes; counts it.
   WaitQueue::iterator LinkWaiter(ResourceState& r, WaitQueue::iterator place, Waiter w)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Takes `w` out of `r`'s queue and its indexes; its row stays.
   void UnlinkWaiter(ResourceState& r, WaitQueue::iterator w)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Removes `w` from `r`'s queue and its row from the store (the caller
-  // unparks its call first: Unpark).
+  // unparks its call first: ParkedCalls::Unpark).
   void EraseWaiter(const std::string& name, ResourceState& r, WaitQueue::iterator w)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Drops the loaded waiters whose clients did not come back in time.

@@ -1,8 +1,8 @@
 // The client library's LockClient and Lease against an in-process lock
 // service (real gRPC, real clock), over both transports (unary calls and
 // the Session stream); what only the stream does (pushed lease ends) is in
-// lock_client_stream_test.cc. Where time must pass, tests poll a condition under a
-// deadline; none sleeps a fixed time.
+// lock_client_stream_test.cc. Where time must pass, tests poll a condition
+// under a deadline; none sleeps a fixed time.
 #include "fencegate/client/lock_client.h"
 
 #include <atomic>
