@@ -120,7 +120,7 @@ absl::Status LockManager::AcquireLocked(CallId id, const AcquireArgs& args,
     r = &resources_[args.resource];
   }
   const absl::Time now = clock_->Now();
-  if (absl::Status kind = r->CheckKind(args, clock_->Now()); !kind.ok()) {
+  if (absl::Status kind = r->CheckKind(args, now); !kind.ok()) {
     MaybeForget(args.resource);
     return kind;
   }
@@ -185,8 +185,8 @@ absl::Status LockManager::AcquireLocked(CallId id, const AcquireArgs& args,
         "the lock service has ", parked_.size(),
         " waiting Acquire calls, its limit (--max_waiters_total); retry later"));
   }
-  // With a request id its place survives a restart or a failover (see the
-  // header).
+  // With a request id its place survives a restart or a failover
+  // (docs/design.md, "The lock manager": wait queues).
   const uint64_t seq = args.request_id.empty() ? 0 : next_waiter_seq_++;
   auto waiter =
       LinkWaiter(*r, r->EnsureQueue().end(),

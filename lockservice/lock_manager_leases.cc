@@ -107,8 +107,9 @@ void LockManager::EndLease(const std::string& name, ResourceState& r, HeldLease&
   expiries_.Remove(lease.expiry, lease.token);
   expiry_timer_.DisarmIfEmpty(expiries_);  // nothing left to expire
   for (LeaseListener* listener : listeners_.End(lease.token, lease.first_listener)) {
-    if (listener != releaser)
+    if (listener != releaser) {
       decision_.TellLost(listener, LeaseLoss{name, lease.token, why});
+    }
   }
   if (expired) {
     if (exclusive) {
