@@ -10,14 +10,13 @@
 #include <utility>
 #include <vector>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/integration/gateway_process_fixture.h"
+#include "tests/integration/three_key_writers.h"
 #include "tests/testing/pipelined_stream.h"
 #include "tests/testing/status_matchers.h"
 
@@ -119,23 +118,11 @@ TEST_F(GatewayDurabilityTest, ConcurrentWritersAcceptedTokensNeverDecreaseInComm
 void GatewayDurabilityTest::WriteUntilStoppedThenCheck(int signal) {
   constexpr int kWriters = 4;
   constexpr int kAcksBeforeStop = 150;
-  struct Progress {  // written by its writer thread only; read after join
-    int64_t attempted = -1;
-    int64_t acked = -1;
-    uint64_t acked_version = 0;
-    uint64_t max_acked_token = 0;
-  };
-  std::vector<Progress> progress(kWriters);
+  std::vector<WriterProgress> progress(kWriters);
   std::atomic<uint64_t> next_token{1};
   std::atomic<int> acks{0};
   absl::Notification enough_acks;
   std::atomic<int> stopped_by_error{0};
-
-  auto keys_of = [](int writer) {
-    return std::vector<std::string>{absl::StrCat("w", writer, "/a"),
-                                    absl::StrCat("w", writer, "/b"),
-                                    absl::StrCat("w", writer, "/c")};
-  };
   // Every writer's connection is made before the load starts: one made by a
   // writer thread that starts late could find the server already stopped.
   std::vector<std::unique_ptr<Stub>> stubs;
@@ -143,24 +130,15 @@ void GatewayDurabilityTest::WriteUntilStoppedThenCheck(int signal) {
   std::vector<std::thread> threads;
   for (int i = 0; i < kWriters; ++i) {
     threads.emplace_back([&, i] {
-      Stub* stub = stubs[i].get();
-      Progress& mine = progress[i];
       for (int64_t seq = 0; seq < 1000000; ++seq) {
-        const uint64_t token = next_token.fetch_add(1);
-        const std::string value = absl::StrCat(i, ":", seq);
-        std::vector<std::pair<std::string, std::string>> pairs;
-        for (const std::string& key : keys_of(i)) pairs.emplace_back(key, value);
-        mine.attempted = seq;
-        auto result = MultiPut(*stub, "crash", token, pairs);
-        if (result.ok()) {
-          mine.acked = seq;
-          mine.acked_version = result->versions(0);
-          mine.max_acked_token = std::max(mine.max_acked_token, token);
-          if (acks.fetch_add(1) + 1 == kAcksBeforeStop) enough_acks.Notify();
-        } else if (result.status().code() != absl::StatusCode::kAborted) {
+        bool acked = false;
+        if (!WriteThreeKeys(*stubs[i], "crash", i, seq, next_token.fetch_add(1),
+                            progress[i], &acked)
+                 .ok()) {
           ++stopped_by_error;  // the server is gone
           return;
         }
+        if (acked && acks.fetch_add(1) + 1 == kAcksBeforeStop) enough_acks.Notify();
       }
     });
   }
@@ -179,30 +157,8 @@ void GatewayDurabilityTest::WriteUntilStoppedThenCheck(int signal) {
   uint64_t max_acked_token = 0;
   for (int i = 0; i < kWriters; ++i) {
     SCOPED_TRACE(absl::StrCat("writer ", i));
-    const Progress& mine = progress[i];
-    max_acked_token = std::max(max_acked_token, mine.max_acked_token);
-    std::vector<v1::ReadResponse> reads;
-    for (const std::string& key : keys_of(i)) {
-      ASSERT_OK_AND_ASSIGN(auto read, Read(*stub_, "crash", key));
-      reads.push_back(read);
-    }
-    // Nothing half-applied: the three keys come from one request.
-    for (const v1::ReadResponse& read : reads) {
-      EXPECT_EQ(read.found(), reads[0].found());
-      EXPECT_EQ(read.value(), reads[0].value());
-      EXPECT_EQ(read.version(), reads[0].version());
-    }
-    if (mine.acked < 0) continue;  // nothing acknowledged, nothing promised
-    ASSERT_TRUE(reads[0].found()) << "acknowledged write " << mine.acked << " is lost";
-    std::vector<std::string> parts = absl::StrSplit(reads[0].value(), ':');
-    int64_t seq = -1;
-    ASSERT_EQ(parts.size(), 2u);
-    ASSERT_TRUE(absl::SimpleAtoi(parts[1], &seq));
-    EXPECT_GE(seq, mine.acked) << "an acknowledged write was lost";
-    EXPECT_LE(seq, mine.attempted);
-    if (seq == mine.acked) {
-      EXPECT_EQ(reads[0].version(), mine.acked_version);
-    }
+    max_acked_token = std::max(max_acked_token, progress[i].max_acked_token);
+    ExpectWriterSurvived(*stub_, "crash", i, progress[i]);
   }
   ASSERT_OK_AND_ASSIGN(auto described,
                        Describe(*stub_, "crash"));

@@ -26,9 +26,10 @@
 namespace fencegate {
 
 class GatewayProcessTest : public ::testing::Test {
- protected:
+ public:
   using Stub = fencegate::v1::Gateway::Stub;
 
+ protected:
   // Starts the gateway on dir_/gateway.db (kept across restarts).
   void StartServer(std::vector<std::string> extra = {}) {
     std::vector<std::string> args = {"--db=" + dir_.File("gateway.db")};
@@ -56,6 +57,9 @@ class GatewayProcessTest : public ::testing::Test {
                                            grpc::InsecureChannelCredentials()));
   }
 
+  // The calls, one RPC each with a 30 s deadline: plain functions, public so
+  // that helpers beside the fixtures (three_key_writers.h) use them too.
+ public:
   static void SetDeadline(grpc::ClientContext& ctx) {
     ctx.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(30)));
   }
@@ -134,6 +138,7 @@ class GatewayProcessTest : public ::testing::Test {
     return GetErrorInfo(status).value_or(ErrorInfo());
   }
 
+ protected:
   testing::TempDir dir_;
   std::unique_ptr<testing::ServerProcess> server_;
   std::unique_ptr<Stub> stub_;

@@ -1,0 +1,99 @@
+// The write load of the gateway's crash tests, on SQLite
+// (gateway_durability_test.cc) and on two gateways sharing PostgreSQL
+// (gateway_postgres_durability_test.cc): each writer puts its three keys at
+// a time (all or nothing) on one resource, with ever larger tokens from one
+// counter, until its gateway goes; after the restart, each writer's keys
+// must hold one request's data, at least as new as its last acknowledged
+// one, and nothing newer than its last attempt.
+//
+// Thread safety: a WriterProgress is written by its writer's thread only
+// and read after that thread is joined.
+#ifndef FENCEGATE_TESTS_INTEGRATION_THREE_KEY_WRITERS_H_
+#define FENCEGATE_TESTS_INTEGRATION_THREE_KEY_WRITERS_H_
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "gtest/gtest.h"
+#include "tests/integration/gateway_process_fixture.h"
+#include "tests/testing/status_matchers.h"
+
+namespace fencegate {
+
+// What one writer sent and what it was told.
+struct WriterProgress {
+  int64_t attempted = -1;  // the last request sent
+  int64_t acked = -1;      // the last request acknowledged
+  uint64_t acked_version = 0;
+  uint64_t max_acked_token = 0;
+};
+
+// Writer `writer`'s three keys.
+inline std::vector<std::string> WriterKeys(int writer) {
+  return {absl::StrCat("w", writer, "/a"), absl::StrCat("w", writer, "/b"),
+          absl::StrCat("w", writer, "/c")};
+}
+
+// Sends writer `writer`'s request `seq` (its three keys, each "writer:seq")
+// on `resource` with `token`, and records it in `mine`. OK when it was
+// acknowledged (*acked set) or refused as stale (ABORTED: the load goes
+// on); the gateway's error otherwise (it is gone, or failed).
+inline absl::Status WriteThreeKeys(GatewayProcessTest::Stub& stub,
+                                   const std::string& resource, int writer, int64_t seq,
+                                   uint64_t token, WriterProgress& mine, bool* acked) {
+  const std::string value = absl::StrCat(writer, ":", seq);
+  std::vector<std::pair<std::string, std::string>> pairs;
+  for (const std::string& key : WriterKeys(writer)) pairs.emplace_back(key, value);
+  mine.attempted = seq;
+  auto result = GatewayProcessTest::MultiPut(stub, resource, token, pairs);
+  *acked = result.ok();
+  if (result.ok()) {
+    mine.acked = seq;
+    mine.acked_version = result->versions(0);
+    mine.max_acked_token = std::max(mine.max_acked_token, token);
+    return absl::OkStatus();
+  }
+  if (result.status().code() == absl::StatusCode::kAborted) return absl::OkStatus();
+  return result.status();
+}
+
+// Through `reader`, after the restart: writer `writer`'s keys on `resource`
+// come from one request (nothing half-applied), and, if anything was
+// acknowledged, from one at least as new as the last acknowledged one and
+// no newer than the last one sent.
+inline void ExpectWriterSurvived(GatewayProcessTest::Stub& reader,
+                                 const std::string& resource, int writer,
+                                 const WriterProgress& mine) {
+  std::vector<v1::ReadResponse> reads;
+  for (const std::string& key : WriterKeys(writer)) {
+    ASSERT_OK_AND_ASSIGN(auto read, GatewayProcessTest::Read(reader, resource, key));
+    reads.push_back(read);
+  }
+  for (const v1::ReadResponse& read : reads) {
+    EXPECT_EQ(read.found(), reads[0].found());
+    EXPECT_EQ(read.value(), reads[0].value());
+    EXPECT_EQ(read.version(), reads[0].version());
+  }
+  if (mine.acked < 0) return;  // nothing acknowledged, nothing promised
+  ASSERT_TRUE(reads[0].found()) << "acknowledged write " << mine.acked << " is lost";
+  std::vector<std::string> parts = absl::StrSplit(reads[0].value(), ':');
+  int64_t seq = -1;
+  ASSERT_EQ(parts.size(), 2u);
+  ASSERT_TRUE(absl::SimpleAtoi(parts[1], &seq));
+  EXPECT_GE(seq, mine.acked) << "an acknowledged write was lost";
+  EXPECT_LE(seq, mine.attempted);
+  if (seq == mine.acked) {
+    EXPECT_EQ(reads[0].version(), mine.acked_version);
+  }
+}
+
+}  // namespace fencegate
+
+#endif  // FENCEGATE_TESTS_INTEGRATION_THREE_KEY_WRITERS_H_
