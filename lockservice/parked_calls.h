@@ -1,10 +1,9 @@
 // The calls parked in the lock manager's wait queues (docs/design.md, "The
-// lock manager": wait queues), found by call id for CancelAcquire and by
-// the end of their wait for the one clock timer they share (owned here):
-// each parked Acquire (its
-// place: the key of its resource in the manager's table and its waiter in
-// that resource's queue), each parked AcquireMany (a place in every
-// queue, and what its grant needs), and every one of them by deadline.
+// lock manager": wait queues): each parked Acquire (its place: the key of
+// its resource in the manager's table and its waiter in that resource's
+// queue), each parked AcquireMany (a place in every queue, and what its
+// grant needs), found by call id for CancelAcquire; and every one of them
+// by the end of its wait, for the one clock timer they share (owned here).
 //
 // The waiters themselves live in the resources' queues (ResourceState);
 // the manager links and unlinks them there, and keeps this in step: a call
