@@ -144,6 +144,13 @@ def render_markdown(doc, old_scale=""):
     cfg = doc["config"]
     lines = []
     add = lines.append
+
+    def heading(title):
+        """A "### title" subsection, set off by blank lines."""
+        add("")
+        add(f"### {title}")
+        add("")
+
     add("# Benchmarks: fencegate, etcd and Redis side by side")
     add("")
     add("For anyone comparing fencegate with etcd, Redis and the bare-gRPC and fsync "
@@ -204,15 +211,11 @@ def render_markdown(doc, old_scale=""):
         for resources, rname in [(1000, "1,000 resources"), (1, "one hot resource")]:
             table = results_table(doc, workload, resources)
             if table:
-                add("")
-                add(f"### {title}, {rname}")
-                add("")
+                heading(f"{title}, {rname}")
                 add(table)
     pipelined = results_table(doc, "pipelined_write", 1000)
     if pipelined:
-        add("")
-        add("### Pipelined fenced writes: one client, 32 in flight, 1,000 resources")
-        add("")
+        heading("Pipelined fenced writes: one client, 32 in flight, 1,000 resources")
         add("One connection: fencegate's gateway Session stream, Redis' RESP with 32 "
             "commands pipelined (hiredis). The client sends as many new writes as were "
             "answered, so 32 are always in flight; latency is per write.")
@@ -220,9 +223,7 @@ def render_markdown(doc, old_scale=""):
         add(pipelined)
     topologies = topology_table(doc)
     if topologies:
-        add("")
-        add("### The gateway on SQLite and on PostgreSQL")
-        add("")
+        heading("The gateway on SQLite and on PostgreSQL")
         add("Latency per fenced write (1 KiB) with the gateway's storage embedded (SQLite, "
             "the default) and on a PostgreSQL server on the same machine (`--storage "
             "postgres`; over loopback TCP, fsync and synchronous_commit on), in the same run. "
@@ -231,9 +232,7 @@ def render_markdown(doc, old_scale=""):
         add(topologies)
     sql = sql_fencing_table(doc)
     if sql:
-        add("")
-        add("### Fencing in SQL: the cost of the check")
-        add("")
+        heading("Fencing in SQL: the cost of the check")
         add("A write (1 KiB upsert) to a table of the user's own on the same PostgreSQL server, "
             "one transaction per write, with `SELECT fencegate_fence(resource, token)` as its "
             "first statement (docs/sql-fencing.md) and without it, in the same run. Each cell: "
@@ -242,9 +241,7 @@ def render_markdown(doc, old_scale=""):
         add(sql)
     handoffs = [e for e in doc["results"] if e["workload"] == "handoff"]
     if handoffs:
-        add("")
-        add("### Hand-off: 32 clients queued on one resource")
-        add("")
+        heading("Hand-off: 32 clients queued on one resource")
         add("Cycles/s: acquire, one fenced write, release, by any client. Hand-offs/s: the "
             "cycles whose lock came from another client (a lock that lets the releaser "
             "barge back in has fewer). Waiting time = from asking for the lock to holding "
@@ -279,9 +276,7 @@ def render_markdown(doc, old_scale=""):
         if any(c != "-" for c in cells):
             cpu_rows.append(f"| {name} | " + " | ".join(cells) + " |")
     if cpu_rows:
-        add("")
-        add("### CPU per operation at 32 clients")
-        add("")
+        heading("CPU per operation at 32 clients")
         add("Microseconds of CPU per completed op inside the measured window: server "
             "process(es) / load generator. With clients and servers sharing "
             f"{m.get('cores')} cores, throughput at 32 clients is close to "
@@ -291,9 +286,7 @@ def render_markdown(doc, old_scale=""):
         add("|---|" + "---:|" * len(measured))
         lines.extend(cpu_rows)
     if doc.get("syncs"):
-        add("")
-        add("### fsyncs per operation (`--profile` runs)")
-        add("")
+        heading("fsyncs per operation (`--profile` runs)")
         add("fsync + fdatasync calls of the server process(es), counted by `perf stat` over 4 s "
             "in the middle of a separate 7 s run at 32 clients (perf slows the servers, so "
             "these runs are not in the tables above). Ops per sync shows how far a "
@@ -307,9 +300,7 @@ def render_markdown(doc, old_scale=""):
             add(f"| {name} | {e['workload']} ({e['resources']:,} resources) | "
                 f"{fmt_ops(e['ops_per_s'])} | {fmt_ops(e['syncs_per_s'])} | {ratio_text} | "
                 f"{e['server_cpu_us_per_op'] or 0:.0f} |")
-    add("")
-    add("### Ceilings")
-    add("")
+    heading("Ceilings")
     add("| what | clients | ops/s | p50 ms | p99 ms | CPU µs/op server / client |")
     add("|---|---:|---:|---:|---:|---:|")
     for c in (1, 8, 32):

@@ -140,7 +140,7 @@ absl::Status LockManager::AcquireLocked(CallId id, const AcquireArgs& args,
       }
     }
     if (held != nullptr) {
-      Reenter(args.resource, *held, args.ttl, args.request_id, std::move(done),
+      Reenter(args.resource, *r, *held, args.ttl, args.request_id, std::move(done),
               args.listener);
     } else {
       Count(metrics_->grants[LockManagerMetrics::kImmediate]);

@@ -60,9 +60,9 @@ void LockManager::Grant(const std::string& name, ResourceState& r,
                                        Acquired(lease, lease.expiry.get() - now)));
 }
 
-void LockManager::Reenter(const std::string& name, HeldLease& lease, absl::Duration ttl,
-                          const std::string& request_id, Callback<AcquireResult> done,
-                          LeaseListener* listener) {
+void LockManager::Reenter(const std::string& name, ResourceState& r, HeldLease& lease,
+                          absl::Duration ttl, const std::string& request_id,
+                          Callback<AcquireResult> done, LeaseListener* listener) {
   Count(metrics_->grants[LockManagerMetrics::kReentrant]);
   if (listener != nullptr) listeners_.Listen(listener, lease.token, lease.first_listener);
   const bool retry = !request_id.empty() && lease.request_ids.Contains(request_id);
@@ -71,7 +71,7 @@ void LockManager::Reenter(const std::string& name, HeldLease& lease, absl::Durat
     lease.request_ids.Remember(request_id, limits_.remembered_request_ids);
     MoveExpiry(lease, std::max(lease.expiry.get(), CappedExpiry(lease, ttl)));
     lease.ttl = CompactDuration(std::max(lease.ttl.get(), ttl));
-    decision_.PutLease(name, resources_.find(name)->second, lease);
+    decision_.PutLease(name, r, lease);
   }
   decision_.Reply(std::move(done), absl::StatusOr<AcquireResult>(Acquired(
                                        lease, lease.expiry.get() - clock_->Now())));

@@ -182,7 +182,7 @@ void LockManager::GrantMany(const std::vector<const std::string*>& names,
       reply->Set(i, std::move(result));
     };
     if (HeldLease* held = r.ReentrantLease(holder, mode)) {
-      Reenter(name, *held, ttl, request_id, std::move(one), listener);
+      Reenter(name, r, *held, ttl, request_id, std::move(one), listener);
     } else {
       Grant(name, r, holder, mode, ttl, request_id, std::move(one), listener);
     }

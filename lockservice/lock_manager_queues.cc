@@ -170,7 +170,7 @@ void LockManager::GrantWaiters(const std::string& name, ResourceState& r) {
     EraseWaiter(name, r, r.queue->begin());
     // A shared holder's parked call for its own lease is a reentrant one.
     if (HeldLease* held = r.ReentrantLease(holder, mode)) {
-      Reenter(name, *held, ttl, request_id, std::move(done), listener);
+      Reenter(name, r, *held, ttl, request_id, std::move(done), listener);
     } else {
       Grant(name, r, holder, mode, ttl, request_id, std::move(done), listener);
     }
@@ -207,7 +207,7 @@ void LockManager::GrantHolderWaiters(const std::string& name, ResourceState& r,
       parked_.Unpark(*w);
       EraseWaiter(name, r, w);
       if (held != nullptr) {
-        Reenter(name, *held, ttl, request_id, std::move(done), listener);
+        Reenter(name, r, *held, ttl, request_id, std::move(done), listener);
       } else {
         Grant(name, r, holder, LeaseMode::kShared, ttl, request_id, std::move(done),
               listener);

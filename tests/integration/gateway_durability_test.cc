@@ -131,14 +131,13 @@ void GatewayDurabilityTest::WriteUntilStoppedThenCheck(int signal) {
   for (int i = 0; i < kWriters; ++i) {
     threads.emplace_back([&, i] {
       for (int64_t seq = 0; seq < 1000000; ++seq) {
-        bool acked = false;
-        if (!WriteThreeKeys(*stubs[i], "crash", i, seq, next_token.fetch_add(1),
-                            progress[i], &acked)
-                 .ok()) {
+        absl::StatusOr<bool> acked = WriteThreeKeys(*stubs[i], "crash", i, seq,
+                                                    next_token.fetch_add(1), progress[i]);
+        if (!acked.ok()) {
           ++stopped_by_error;  // the server is gone
           return;
         }
-        if (acked && acks.fetch_add(1) + 1 == kAcksBeforeStop) enough_acks.Notify();
+        if (*acked && acks.fetch_add(1) + 1 == kAcksBeforeStop) enough_acks.Notify();
       }
     });
   }

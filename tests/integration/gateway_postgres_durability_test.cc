@@ -55,14 +55,13 @@ TEST_F(GatewaysOnPostgresTest, KillNineOfOneGatewayLosesNoAcknowledgedWrite) {
     threads.emplace_back([&, i] {
       const bool on_a = i % 2 == 0;
       for (int64_t seq = 0; seq < 1000000 && !stop.load(); ++seq) {
-        bool acked = false;
-        absl::Status status = WriteThreeKeys(
-            *stubs[i], "crash", i, seq, next_token.fetch_add(1), progress[i], &acked);
-        if (!status.ok()) {
-          errors[i] = status.ToString();  // A is gone, or a failure
+        absl::StatusOr<bool> acked = WriteThreeKeys(*stubs[i], "crash", i, seq,
+                                                    next_token.fetch_add(1), progress[i]);
+        if (!acked.ok()) {
+          errors[i] = acked.status().ToString();  // A is gone, or a failure
           return;
         }
-        if (!acked) continue;
+        if (!*acked) continue;
         if (acks.fetch_add(1) + 1 == kAcksBeforeKill) enough_acks.Notify();
         if (!on_a && killed.load() &&
             acks_on_b_after_kill.fetch_add(1) + 1 == kAcksOnBAfterKill) {

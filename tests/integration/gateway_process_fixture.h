@@ -57,9 +57,9 @@ class GatewayProcessTest : public ::testing::Test {
                                            grpc::InsecureChannelCredentials()));
   }
 
+ public:
   // The calls, one RPC each with a 30 s deadline: plain functions, public so
   // that helpers beside the fixtures (three_key_writers.h) use them too.
- public:
   static void SetDeadline(grpc::ClientContext& ctx) {
     ctx.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(30)));
   }

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -42,25 +43,25 @@ inline std::vector<std::string> WriterKeys(int writer) {
 }
 
 // Sends writer `writer`'s request `seq` (its three keys, each "writer:seq")
-// on `resource` with `token`, and records it in `mine`. OK when it was
-// acknowledged (*acked set) or refused as stale (ABORTED: the load goes
-// on); the gateway's error otherwise (it is gone, or failed).
-inline absl::Status WriteThreeKeys(GatewayProcessTest::Stub& stub,
-                                   const std::string& resource, int writer, int64_t seq,
-                                   uint64_t token, WriterProgress& mine, bool* acked) {
+// on `resource` with `token`, and records it in `mine`: true when it was
+// acknowledged, false when refused as stale (ABORTED: the load goes on);
+// the gateway's error otherwise (it is gone, or failed).
+inline absl::StatusOr<bool> WriteThreeKeys(GatewayProcessTest::Stub& stub,
+                                           const std::string& resource, int writer,
+                                           int64_t seq, uint64_t token,
+                                           WriterProgress& mine) {
   const std::string value = absl::StrCat(writer, ":", seq);
   std::vector<std::pair<std::string, std::string>> pairs;
   for (const std::string& key : WriterKeys(writer)) pairs.emplace_back(key, value);
   mine.attempted = seq;
   auto result = GatewayProcessTest::MultiPut(stub, resource, token, pairs);
-  *acked = result.ok();
   if (result.ok()) {
     mine.acked = seq;
     mine.acked_version = result->versions(0);
     mine.max_acked_token = std::max(mine.max_acked_token, token);
-    return absl::OkStatus();
+    return true;
   }
-  if (result.status().code() == absl::StatusCode::kAborted) return absl::OkStatus();
+  if (result.status().code() == absl::StatusCode::kAborted) return false;
   return result.status();
 }
 
