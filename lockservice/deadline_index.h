@@ -17,6 +17,7 @@
 #ifndef FENCEGATE_LOCKSERVICE_DEADLINE_INDEX_H_
 #define FENCEGATE_LOCKSERVICE_DEADLINE_INDEX_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -44,6 +45,7 @@ class DeadlineIndex {
   void Clear() { entries_.clear(); }
 
   bool empty() const { return entries_.empty(); }
+  size_t size() const { return entries_.size(); }
   // The earliest deadline; InfiniteFuture() when empty.
   absl::Time Earliest() const {
     return entries_.empty() ? absl::InfiniteFuture()

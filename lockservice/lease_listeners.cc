@@ -21,10 +21,13 @@ void LeaseListeners::Remove(LeaseListener* listener) {
   ids_.erase(it);
 }
 
-std::vector<LeaseListener*> LeaseListeners::RemoveAll() {
+std::vector<LeaseListener*> LeaseListeners::TakeAll() {
   std::vector<LeaseListener*> all;
   all.reserve(ids_.size());
-  for (const auto& [listener, id] : ids_) all.push_back(listener);
+  for (const auto& [listener, id] : ids_) {
+    listener->Ref();
+    all.push_back(listener);
+  }
   ids_.clear();
   by_id_.clear();
   more_.clear();

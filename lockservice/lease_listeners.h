@@ -21,7 +21,7 @@
 //
 // Leases are named by their token: tokens are unique over all grants (a
 // reentrant acquire keeps its lease's token). The manager empties the
-// registry (RemoveAll) whenever it rebuilds its leases, whose `first` then
+// registry (TakeAll) whenever it rebuilds its leases, whose `first` then
 // starts at 0.
 //
 // Holds listeners by pointer, without a reference: a listener is alive while
@@ -54,8 +54,10 @@ class LeaseListeners {
   void Add(LeaseListener* listener);
   // Removes `listener`; no effect if it is not added.
   void Remove(LeaseListener* listener);
-  // Removes every listener and registration; returns the listeners.
-  std::vector<LeaseListener*> RemoveAll();
+  // Removes every listener and registration; returns the listeners, each
+  // with a reference taken (StopListeners drops it): each may be removing
+  // itself on another thread as soon as the manager's mutex is released.
+  std::vector<LeaseListener*> TakeAll();
 
   // `listener` hears when the lease `token`, whose first-listener field is
   // `first`, ends. No effect if `listener` is not added, or listens to that
@@ -83,7 +85,7 @@ class LeaseListeners {
 
 // Tells each of `listeners` that it stopped, and why, and drops the
 // reference taken on each when they were taken out of the registry
-// (LockManager's TakeListeners). Call it without the manager's mutex: a
+// (LeaseListeners::TakeAll). Call it without the manager's mutex: a
 // listener may call the manager from OnStopped.
 void StopListeners(std::vector<LeaseListener*> listeners, const absl::Status& why);
 

@@ -87,4 +87,12 @@ absl::Status ValidateRelease(const ReleaseArgs& args, const LockLimits& limits) 
   return s;
 }
 
+absl::Status CheckBacklog(size_t pending, const LockLimits& limits) {
+  if (pending < limits.max_pending) return absl::OkStatus();
+  return absl::ResourceExhaustedError(absl::StrCat(
+      "the lock service has ", pending,
+      " decided calls waiting for its store, its limit (--max_pending); nothing was "
+      "applied; retry with backoff"));
+}
+
 }  // namespace fencegate::lockservice

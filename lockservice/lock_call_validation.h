@@ -1,7 +1,8 @@
 // What a valid call to the lock manager is: each call's fields against the
 // service's limits (lock_limits.h), checked before anything is decided, so
 // that a refused call changes nothing. Each error is INVALID_ARGUMENT and
-// names the field and its limit (common/validation.h, common/errors.h).
+// names the field and its limit (common/validation.h, common/errors.h);
+// CheckBacklog's is RESOURCE_EXHAUSTED.
 //
 // Thread safety: plain functions.
 #ifndef FENCEGATE_LOCKSERVICE_LOCK_CALL_VALIDATION_H_
@@ -22,6 +23,11 @@ absl::Status ValidateAcquireMany(const MultiAcquireArgs& args, const LockLimits&
                                  size_t most);
 absl::Status ValidateRenew(const RenewArgs& args, const LockLimits& limits);
 absl::Status ValidateRelease(const ReleaseArgs& args, const LockLimits& limits);
+
+// RESOURCE_EXHAUSTED when `pending` decisions already wait for the store
+// and that is limits.max_pending or more: the call is refused before it is
+// decided, and nothing is applied.
+absl::Status CheckBacklog(size_t pending, const LockLimits& limits);
 
 }  // namespace fencegate::lockservice
 

@@ -33,7 +33,7 @@ LockManager::LockManager(LockStore* store, Clock* clock, const LockLimits& limit
               [this](absl::Time at) {
                 return SetTimer(at, [](LockManager& m) { m.OnWaitTimer(); });
               }),
-      expiry_timer_(clock, [this](absl::Time at) {
+      expiries_(clock, [this](absl::Time at) {
         return SetTimer(at, [](LockManager& m) { m.OnExpiryTimer(); });
       }) {
   absl::MutexLock lock(&lifeline_->mu);
@@ -84,19 +84,10 @@ Clock::TimerId LockManager::SetTimer(absl::Time deadline,
 
 // ---------------------------------------------------------------- Acquire
 
-absl::Status LockManager::CheckBacklog() {
-  const size_t pending = commits_->PendingGroups();
-  if (pending < limits_.max_pending) return absl::OkStatus();
-  return absl::ResourceExhaustedError(absl::StrCat(
-      "the lock service has ", pending,
-      " decided calls waiting for its store, its limit (--max_pending); nothing was "
-      "applied; retry with backoff"));
-}
-
 void LockManager::Acquire(CallId id, AcquireArgs args,
                           Callback<AcquireResult> done) {
   absl::Status error = ValidateAcquire(args, limits_);
-  if (error.ok()) error = CheckBacklog();
+  if (error.ok()) error = CheckBacklog(commits_->PendingGroups(), limits_);
   if (error.ok()) {
     CommitArrival arrival = Arriving();  // the decision's items commit together
     DecisionLock lock(this);
@@ -136,7 +127,7 @@ absl::Status LockManager::AcquireLocked(CallId id, const AcquireArgs& args,
       // whose client is back): answered here, so its place goes.
       if (auto queued = r->FindParked(args.holder, args.request_id)) {
         Supersede(**queued);
-        EraseWaiter(args.resource, *r, *queued);
+        EraseWaiter(*r, *queued);
       }
     }
     if (held != nullptr) {
@@ -198,11 +189,24 @@ absl::Status LockManager::AcquireLocked(CallId id, const AcquireArgs& args,
   return absl::OkStatus();
 }
 
+// ------------------------------------------------- A waiter in its queue
+
+WaitQueue::iterator LockManager::LinkWaiter(ResourceState& r, WaitQueue::iterator place,
+                                            Waiter w) {
+  ++waiters_;
+  return r.EnsureQueue().Link(place, std::move(w));
+}
+
+void LockManager::UnlinkWaiter(ResourceState& r, WaitQueue::iterator w) {
+  r.queue->Unlink(w);  // left empty, it goes in MaybeForget
+  --waiters_;
+}
+
 // ---------------------------------------------------------------- Describe
 
 void LockManager::Describe(std::string resource, Callback<ResourceInfo> done) {
   absl::Status error = ValidateName("resource", resource, limits_.max_resource_bytes);
-  if (error.ok()) error = CheckBacklog();
+  if (error.ok()) error = CheckBacklog(commits_->PendingGroups(), limits_);
   if (error.ok()) {
     DecisionLock lock(this);
     error = !broken_.ok() ? broken_ : absl::OkStatus();
@@ -231,20 +235,12 @@ void LockManager::RemoveListener(LeaseListener* listener) {
   listeners_.Remove(listener);
 }
 
-std::vector<LeaseListener*> LockManager::TakeListeners() {
-  std::vector<LeaseListener*> taken = listeners_.RemoveAll();
-  // Each may be removing itself on another thread as soon as the lock is
-  // released, and go.
-  for (LeaseListener* listener : taken) listener->Ref();
-  return taken;
-}
-
 // ------------------------------------------------------------ For metrics
 
 LockStateFigures LockManager::Figures() {
   absl::MutexLock lock(&mu_);
   LockStateFigures figures;
-  figures.leases_held = held_leases_;
+  figures.leases_held = expiries_.size();
   figures.waiters = waiters_;
   figures.resources = resources_.size();
   figures.last_token = last_token_;
@@ -287,7 +283,7 @@ void LockManager::Shutdown(const absl::Status& why) {
   {
     DecisionLock lock(this);
     shutting_down_ = true;
-    listeners = TakeListeners();
+    listeners = listeners_.TakeAll();
     // Their rows stay: the next leader, or this process restarted, keeps
     // their places for their retries.
     auto [ones, many] = parked_.TakeAll();

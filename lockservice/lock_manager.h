@@ -26,35 +26,19 @@
 // Lifetime: `store`, `clock` and `metrics` must outlive the manager. Timers
 // the manager left on the clock become no-ops when it is destroyed.
 //
-// Its parts, each a file of its own: resource_state.h (what one resource
-// holds, and every question about it that needs no store or clock),
-// decision.h (the rows, fence moves and replies of the decision under
-// way), wait_queue.h (one resource's parked Acquires), parked_calls.h (the
-// parked calls by id and by the end of their wait), deadline_index.h and
-// deadline_timer.h (entries by deadline, and the one clock timer for the
-// earliest), grant_rule.h (which kinds of lease fit together),
-// lock_call_validation.h (each call's fields against the limits),
-// lease_listeners.h (who hears when a lease ends). LockManager itself
-// keeps the mutex, the table of resources, the expiry index and the
-// orchestration: lock_manager.cc (Acquire, Describe, the lifecycle),
-// lock_manager_renew_release.cc, lock_manager_leases.cc (grants, reentrant
-// holds, expiry), lock_manager_queues.cc (serving wait queues),
-// lock_manager_multi.cc (several resources at once),
-// lock_manager_commit.cc (flush, recovery, load); lock_manager_internal.h
-// holds what those files share.
+// Its parts (resource_state.h, decision.h, parked_calls.h, lease_expiries.h
+// and more) and which of its .cc files does what: docs/design.md, "The lock
+// manager".
 #ifndef FENCEGATE_LOCKSERVICE_LOCK_MANAGER_H_
 #define FENCEGATE_LOCKSERVICE_LOCK_MANAGER_H_
 
 #include <atomic>
 #include <cstdint>
-#include <list>
 #include <memory>
-#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/container/flat_hash_map.h"
 #include "absl/container/node_hash_map.h"
 #include "absl/functional/any_invocable.h"
 #include "absl/status/status.h"
@@ -65,10 +49,9 @@
 #include "common/group_commit.h"
 #include "fencegate/clock.h"
 #include "fencegate/lease_mode.h"
-#include "lockservice/deadline_index.h"
-#include "lockservice/deadline_timer.h"
 #include "lockservice/decision.h"
 #include "lockservice/fence_feed.h"
+#include "lockservice/lease_expiries.h"
 #include "lockservice/lease_listener.h"
 #include "lockservice/lease_listeners.h"
 #include "lockservice/lock_calls.h"
@@ -82,11 +65,6 @@ namespace fencegate::lockservice {
 // Whether a lease recorded for `holder` belongs to the authenticated
 // identity `caller`: the holder is the identity itself or "<identity>/...".
 bool HeldBy(absl::string_view holder, absl::string_view caller);
-
-struct Waiter;        // a parked Acquire (wait_queue.h)
-class WaitQueue;      // one resource's queue of them (wait_queue.h)
-struct HeldLease;     // a lease, as held in memory (resource_state.h)
-class ResourceState;  // what one resource holds (resource_state.h)
 
 class LockManager {
  public:
@@ -190,12 +168,9 @@ class LockManager {
  private:
   LockManager(LockStore* store, Clock* clock, const LockLimits& limits, FenceFeed* feed,
               const LockManagerMetrics* metrics);
-  // The link seam of the torture suite's test builds: the store to use
-  // instead of `store`, or null for `store` itself. Production links
-  // lock_manager_seams.cc, where all three seams (this one, CanGrant and
-  // RefuseTryMany) are thin calls of what they decide with; the test builds
-  // link tests/torture/planted_lock_bugs.cc in its place, which plants the
-  // bug --planted_bug names around the same calls.
+  // A link seam, like CanGrant and RefuseTryMany (lock_manager_seams.cc;
+  // the torture's test builds link tests/torture/planted_lock_bugs.cc
+  // instead): the store to use instead of `store`, or null for `store`.
   static std::unique_ptr<LockStore> TestBuildStore(LockStore* store);
 
   // Runs fn(*this) at `deadline` unless the manager is gone by then.
@@ -203,13 +178,17 @@ class LockManager {
                           absl::AnyInvocable<void(LockManager&)> fn);
 
   // ---- The calls (lock_manager.cc, lock_manager_renew_release.cc)
-  // RESOURCE_EXHAUSTED once limits_.max_pending decisions wait for the
-  // store (checked before deciding: a refused call changes nothing).
-  absl::Status CheckBacklog();
   // Decides an Acquire. Returns an error without touching `done` when it
   // fails before reading state; otherwise takes `done` and returns OK.
   absl::Status AcquireLocked(CallId id, const AcquireArgs& args,
                              Callback<AcquireResult>& done)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Puts `w` into `r`'s queue (made if it has none) before `place`, and
+  // into its indexes; counts it.
+  WaitQueue::iterator LinkWaiter(ResourceState& r, WaitQueue::iterator place, Waiter w)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Takes `w` out of `r`'s queue and its indexes; its row stays.
+  void UnlinkWaiter(ResourceState& r, WaitQueue::iterator w)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The resource and its lease (of any kind) that `token` holds and
   // `caller` owns (an expired lease is ended first); otherwise the LeaseLost
@@ -261,18 +240,8 @@ class LockManager {
   void EndLease(const std::string& name, ResourceState& r, HeldLease& lease, LeaseEnd why,
                 const LeaseListener* releaser = nullptr)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Removes every listener; returns them, each with a reference taken.
-  std::vector<LeaseListener*> TakeListeners() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Drops `r` from the table when nothing refers to it any more.
   void MaybeForget(const std::string& name) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::Time CappedExpiry(const HeldLease& lease, absl::Duration ttl) const
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Puts `lease` (of the resource whose key in resources_ is `key`) in the
-  // expiry index under its expiry, and the expiry timer early enough.
-  void IndexExpiry(const std::string& key, const HeldLease& lease)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Moves `lease`'s expiry (and its entry in the index) to `expiry`.
-  void MoveExpiry(HeldLease& lease, absl::Time expiry) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Timer callbacks. OnExpiryTimer ends every lease due, in expiry order.
   void OnExpiryTimer();
   void OnDelayEnd(const std::string& name);
@@ -286,10 +255,9 @@ class LockManager {
   void GrantWaiters(const std::string& name, ResourceState& r)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Grants every parked call of `holder` that its leases on `r` let through
-  // at once (a reentrant acquire of a lease it holds, or a shared lease for
-  // the exclusive holder), in queue order, each a decision of its own.
-  // Waiters loaded from the store whose clients have not come back stay:
-  // their retries are answered on arrival.
+  // (a reentrant acquire, or a shared lease for the exclusive holder), in
+  // queue order, each a decision of its own. Loaded waiters whose clients
+  // are not back stay: their retries are answered on arrival.
   void GrantHolderWaiters(const std::string& name, ResourceState& r,
                           const std::string& holder) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Gives the parked or loaded waiter `w` of `r` to the call `id` (a retry
@@ -300,16 +268,9 @@ class LockManager {
   // Ends the call parked as `w`, if any, with CANCELLED (a retry with the
   // same request id took over); `w` stays in the queue, detached.
   void Supersede(Waiter& w) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Puts `w` into `r`'s queue (made if it has none) before `place`, and
-  // into its indexes; counts it.
-  WaitQueue::iterator LinkWaiter(ResourceState& r, WaitQueue::iterator place, Waiter w)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Takes `w` out of `r`'s queue and its indexes; its row stays.
-  void UnlinkWaiter(ResourceState& r, WaitQueue::iterator w)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Removes `w` from `r`'s queue and its row from the store (the caller
   // unparks its call first: ParkedCalls::Unpark).
-  void EraseWaiter(const std::string& name, ResourceState& r, WaitQueue::iterator w)
+  void EraseWaiter(ResourceState& r, WaitQueue::iterator w)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Drops the loaded waiters whose clients did not come back in time.
   void DropDetachedWaiters();
@@ -386,13 +347,6 @@ class LockManager {
   absl::Status LoadFromStore() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // What LoadFromStore hands each row to (lock_manager_commit.cc).
   class Restorer;
-  // Drops every lease from memory (not from the store) and the expiry index.
-  void ForgetLeases() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void RestoreLease(LeaseRecord& record, absl::Time now)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // True when it left a loaded waiter detached (its client to come back).
-  bool RestoreWaiter(WaiterRecord& record, absl::Time now)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // Timer callbacks hold a reference; the destructor clears `manager` under
   // `mu`, which waits for a callback in progress and disarms later ones.
@@ -415,8 +369,7 @@ class LockManager {
 
   absl::Mutex mu_;
   absl::node_hash_map<std::string, ResourceState> resources_ ABSL_GUARDED_BY(mu_);
-  // Parked Acquire and AcquireMany calls, for CancelAcquire and wait
-  // timeouts, and the one timer for the ends of their waits.
+  // Parked calls, for CancelAcquire, and the timer that ends their waits.
   ParkedCalls parked_ ABSL_GUARDED_BY(mu_);
   uint64_t last_token_ ABSL_GUARDED_BY(mu_) = 0;
   bool shutting_down_ ABSL_GUARDED_BY(mu_) = false;
@@ -429,15 +382,12 @@ class LockManager {
   uint64_t next_waiter_seq_ ABSL_GUARDED_BY(mu_) = 1;
   // Who hears when which lease ends (with each lease's first_listener).
   LeaseListeners listeners_ ABSL_GUARDED_BY(mu_);
-  // Every held lease by expiry, and the one timer that serves them.
-  DeadlineIndex expiries_ ABSL_GUARDED_BY(mu_);
-  DeadlineTimer expiry_timer_ ABSL_GUARDED_BY(mu_);  // runs OnExpiryTimer
-  // For Figures(): leases held, and waiters in every queue.
-  uint64_t held_leases_ ABSL_GUARDED_BY(mu_) = 0;
+  // Every held lease by expiry, and the timer that runs OnExpiryTimer.
+  LeaseExpiries expiries_ ABSL_GUARDED_BY(mu_);
+  // For Figures(): waiters in every queue.
   uint64_t waiters_ ABSL_GUARDED_BY(mu_) = 0;
 
-  // The rows, fence moves and replies of the decision under way, not yet
-  // in commits_.
+  // What the decision under way changes, not yet in commits_.
   Decision decision_ ABSL_GUARDED_BY(mu_){kMaxDecisionItems};
 
   // Last: its destructor flushes what is queued, using the members above.

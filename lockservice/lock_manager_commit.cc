@@ -120,7 +120,7 @@ void LockManager::Recover(const absl::Status& commit_error) {
                       "committed: renew them on a new stream to hear of their end again")));
   };
   DecisionLock lock(this);
-  listeners = TakeListeners();
+  listeners = listeners_.TakeAll();
   LogError("lock store commit failed: %s; reloading the last committed state",
            commit_error.ToString());
   ++epoch_;
@@ -133,9 +133,12 @@ void LockManager::Recover(const absl::Status& commit_error) {
   }
 }
 
+// What LoadFromStore hands each row to. It starts from no lease held (the
+// waiters stay: a reload finds the parked ones again); Forget() drops the
+// leases again after a load that failed.
 class LockManager::Restorer final : public LoadSink {
  public:
-  Restorer(LockManager& m, absl::Time now) : m_(m), now_(now) {}
+  Restorer(LockManager& m, absl::Time now) : m_(m), now_(now) { Forget(); }
 
   // Called within LoadFromStore, which holds mu_.
   void OnLastToken(uint64_t last_token) override {
@@ -152,14 +155,12 @@ class LockManager::Restorer final : public LoadSink {
     // twenty times over.
     m_.resources_.reserve(m_.resources_.size() + count);
   }
-  void OnLease(LeaseRecord& record) override {
-    m_.mu_.AssertHeld();
-    m_.RestoreLease(record, now_);
-  }
-  void OnWaiter(WaiterRecord& record) override {
-    m_.mu_.AssertHeld();
-    detached_ = m_.RestoreWaiter(record, now_) || detached_;
-  }
+  void OnLease(LeaseRecord& record) override;
+  void OnWaiter(WaiterRecord& record) override;
+
+  // Drops every lease from memory (not from the store) and the expiries.
+  void Forget();
+  // Whether a waiter was left detached (its client to come back).
   bool detached() const { return detached_; }
 
  private:
@@ -168,13 +169,80 @@ class LockManager::Restorer final : public LoadSink {
   bool detached_ = false;
 };
 
+void LockManager::Restorer::Forget() {
+  m_.mu_.AssertHeld();
+  for (auto& [name, r] : m_.resources_) {
+    r.lease.reset();
+    if (r.shared != nullptr) r.shared->leases.clear();
+  }
+  m_.expiries_.Clear();
+}
+
+void LockManager::Restorer::OnLease(LeaseRecord& record) {
+  m_.mu_.AssertHeld();
+  // test builds only: "restore", or "restore-shared", "restore-permit".
+  FENCEGATE_LEASE_EVENT(record.mode == LeaseMode::kExclusive
+                            ? std::string("restore")
+                            : absl::StrCat("restore-", LeaseModeName(record.mode)),
+                        record.resource, record.token, record.ttl, record.holder);
+  HeldLease lease;
+  lease.holder = std::move(record.holder);
+  lease.token = record.token;
+  lease.ttl = CompactDuration(record.ttl);
+  // The "delay restart" rule: held for a full TTL from now, and the max_hold
+  // cap counts from now too (a lease re-armed past its cap would take
+  // renewals that end it at once).
+  lease.acquired_at = CompactTime(now_);
+  lease.expiry = CompactTime(CappedExpiry(lease, record.ttl, now_, m_.limits_.max_hold));
+  lease.hold_count = record.hold_count;
+  lease.request_ids.Assign(record.request_ids, m_.limits_.remembered_request_ids);
+  lease.mode = record.mode;
+  m_.last_token_ = std::max(m_.last_token_, lease.token);
+  auto [it, added] = m_.resources_.try_emplace(std::move(record.resource));
+  ResourceState& r = it->second;
+  LeaseExpiries& expiries = m_.expiries_;
+  if (lease.mode != LeaseMode::kExclusive) {
+    SharedHolds& shared = r.EnsureShared();
+    shared.permits = record.permits;
+    for (HeldLease& same : shared.leases) {
+      if (same.token == lease.token) {  // listed twice by the store
+        expiries.Remove(same);
+        same = std::move(lease);
+        expiries.Add(it->first, same);
+        return;
+      }
+    }
+    expiries.Add(it->first, shared.leases.emplace_back(std::move(lease)));
+    return;
+  }
+  if (r.lease) expiries.Remove(*r.lease);  // listed twice by the store
+  r.lease = std::move(lease);
+  expiries.Add(it->first, *r.lease);
+}
+
+void LockManager::Restorer::OnWaiter(WaiterRecord& record) {
+  m_.mu_.AssertHeld();
+  m_.next_waiter_seq_ = std::max(m_.next_waiter_seq_, record.seq + 1);
+  ResourceState& r = m_.resources_[record.resource];
+  if (r.FindParked(record.holder, record.request_id)) return;  // still parked (a reload)
+  WaitQueue& queue = r.EnsureQueue();
+  auto place = std::find_if(queue.begin(), queue.end(),
+                            [&](const Waiter& w) { return w.seq > record.seq; });
+  if (record.mode == LeaseMode::kPermit) r.EnsureShared().permits = record.permits;
+  m_.LinkWaiter(r, place,
+                Waiter{0, std::move(record.holder), record.ttl,
+                       std::move(record.request_id), nullptr, CompactTime(), record.seq,
+                       /*listener=*/nullptr, /*parked_at=*/CompactTime(now_), record.mode,
+                       /*many=*/false, record.permits});
+  detached_ = true;
+}
+
 absl::Status LockManager::LoadFromStore() {
   const absl::Time now = clock_->Now();
-  ForgetLeases();
   Restorer restorer(*this, now);
   absl::Status status = store_->LoadInto(restorer);
   if (!status.ok()) {
-    ForgetLeases();
+    restorer.Forget();
     return status;
   }
   // Waiters keep their places, detached until their clients retry.
@@ -190,77 +258,6 @@ absl::Status LockManager::LoadFromStore() {
     EndDecision();  // one per resource
   }
   return absl::OkStatus();
-}
-
-void LockManager::ForgetLeases() {
-  for (auto& [name, r] : resources_) {
-    r.lease.reset();
-    if (r.shared != nullptr) r.shared->leases.clear();
-  }
-  expiries_.Clear();
-  held_leases_ = 0;
-}
-
-void LockManager::RestoreLease(LeaseRecord& record, absl::Time now) {
-  // test builds only: "restore", or "restore-shared", "restore-permit".
-  FENCEGATE_LEASE_EVENT(record.mode == LeaseMode::kExclusive
-                            ? std::string("restore")
-                            : absl::StrCat("restore-", LeaseModeName(record.mode)),
-                        record.resource, record.token, record.ttl, record.holder);
-  HeldLease lease;
-  lease.holder = std::move(record.holder);
-  lease.token = record.token;
-  lease.ttl = CompactDuration(record.ttl);
-  // The "delay restart" rule: held for a full TTL from now, and the max_hold
-  // cap counts from now too (a lease re-armed past its cap would take
-  // renewals that end it at once).
-  lease.acquired_at = CompactTime(now);
-  lease.expiry = CompactTime(CappedExpiry(lease, record.ttl));
-  lease.hold_count = record.hold_count;
-  lease.request_ids.Assign(record.request_ids, limits_.remembered_request_ids);
-  lease.mode = record.mode;
-  last_token_ = std::max(last_token_, lease.token);
-  auto [it, added] = resources_.try_emplace(std::move(record.resource));
-  ResourceState& r = it->second;
-  if (lease.mode != LeaseMode::kExclusive) {
-    SharedHolds& shared = r.EnsureShared();
-    shared.permits = record.permits;
-    for (HeldLease& same : shared.leases) {
-      if (same.token == lease.token) {  // listed twice by the store
-        expiries_.Remove(same.expiry, same.token);
-        same = std::move(lease);
-        IndexExpiry(it->first, same);
-        return;
-      }
-    }
-    ++held_leases_;
-    IndexExpiry(it->first, shared.leases.emplace_back(std::move(lease)));
-    return;
-  }
-  if (!r.lease) {
-    ++held_leases_;
-  } else {
-    expiries_.Remove(r.lease->expiry, r.lease->token);  // listed twice by the store
-  }
-  r.lease = std::move(lease);
-  IndexExpiry(it->first, *r.lease);
-}
-
-bool LockManager::RestoreWaiter(WaiterRecord& record, absl::Time now) {
-  next_waiter_seq_ = std::max(next_waiter_seq_, record.seq + 1);
-  ResourceState& r = resources_[record.resource];
-  if (r.FindParked(record.holder, record.request_id))
-    return false;  // still parked here (a reload)
-  WaitQueue& queue = r.EnsureQueue();
-  auto place = std::find_if(queue.begin(), queue.end(),
-                            [&](const Waiter& w) { return w.seq > record.seq; });
-  if (record.mode == LeaseMode::kPermit) r.EnsureShared().permits = record.permits;
-  LinkWaiter(r, place,
-             Waiter{0, std::move(record.holder), record.ttl, std::move(record.request_id),
-                    nullptr, CompactTime(), record.seq, /*listener=*/nullptr,
-                    /*parked_at=*/CompactTime(now), record.mode, /*many=*/false,
-                    record.permits});
-  return true;
 }
 
 }  // namespace fencegate::lockservice

@@ -36,7 +36,7 @@ void LockManager::Grant(const std::string& name, ResourceState& r,
   granted.mode = mode;
   granted.ttl = CompactDuration(ttl);
   granted.acquired_at = CompactTime(now);
-  granted.expiry = CompactTime(CappedExpiry(granted, ttl));
+  granted.expiry = CompactTime(CappedExpiry(granted, ttl, now, limits_.max_hold));
   granted.hold_count = 1;
   granted.request_ids.Remember(request_id, limits_.remembered_request_ids);
   // test builds only: "grant", or "grant-shared", "grant-permit".
@@ -47,8 +47,7 @@ void LockManager::Grant(const std::string& name, ResourceState& r,
   HeldLease& lease = mode == LeaseMode::kExclusive
                          ? r.lease.emplace(std::move(granted))
                          : r.EnsureShared().leases.emplace_back(std::move(granted));
-  ++held_leases_;
-  IndexExpiry(resources_.find(name)->first, lease);
+  expiries_.Add(resources_.find(name)->first, lease);
   if (listener != nullptr) listeners_.Listen(listener, lease.token, lease.first_listener);
   decision_.PutLease(name, r, lease);
   // Only an exclusive lease writes, so only its grant fences the others out.
@@ -69,7 +68,9 @@ void LockManager::Reenter(const std::string& name, ResourceState& r, HeldLease& 
   if (!retry) {
     ++lease.hold_count;
     lease.request_ids.Remember(request_id, limits_.remembered_request_ids);
-    MoveExpiry(lease, std::max(lease.expiry.get(), CappedExpiry(lease, ttl)));
+    expiries_.Move(lease,
+                   std::max(lease.expiry.get(),
+                            CappedExpiry(lease, ttl, clock_->Now(), limits_.max_hold)));
     lease.ttl = CompactDuration(std::max(lease.ttl.get(), ttl));
     decision_.PutLease(name, r, lease);
   }
@@ -104,8 +105,7 @@ void LockManager::EndLease(const std::string& name, ResourceState& r, HeldLease&
   const bool exclusive = lease.mode == LeaseMode::kExclusive;
   FENCEGATE_LEASE_EVENT(expired ? "expire" : "release", name, lease.token,
                         lease.ttl.get(), lease.holder);  // test builds only
-  expiries_.Remove(lease.expiry, lease.token);
-  expiry_timer_.DisarmIfEmpty(expiries_);  // nothing left to expire
+  expiries_.Remove(lease);
   for (LeaseListener* listener : listeners_.End(lease.token, lease.first_listener)) {
     if (listener != releaser) {
       decision_.TellLost(listener, LeaseLoss{name, lease.token, why});
@@ -130,7 +130,6 @@ void LockManager::EndLease(const std::string& name, ResourceState& r, HeldLease&
     std::vector<HeldLease>& leases = r.shared->leases;
     leases.erase(leases.begin() + (&lease - leases.data()));
   }
-  --held_leases_;
   if (expired && exclusive && limits_.lock_delay > absl::ZeroDuration()) {
     r.delay_until = CompactTime(clock_->Now() + limits_.lock_delay);
     SetTimer(r.delay_until.get(), [name](LockManager& m) { m.OnDelayEnd(name); });
@@ -141,7 +140,7 @@ void LockManager::EndLease(const std::string& name, ResourceState& r, HeldLease&
 void LockManager::OnExpiryTimer() {
   {
     absl::MutexLock lock(&mu_);
-    expiry_timer_.Fired();
+    expiries_.Fired();
   }
   // One decision per lease: each expiry commits whole (its fence, its row,
   // the grant to the next waiter), and no batch outgrows a store's
@@ -150,7 +149,7 @@ void LockManager::OnExpiryTimer() {
     DecisionLock lock(this);
     const DeadlineIndex::Entry due = expiries_.Due(clock_->Now());
     if (due.resource == nullptr) {
-      expiry_timer_.Arm(expiries_);
+      expiries_.Arm();
       return;
     }
     const std::string name = *due.resource;  // MaybeForget may drop the key
@@ -158,7 +157,7 @@ void LockManager::OnExpiryTimer() {
     HeldLease* lease = it == resources_.end() ? nullptr : it->second.FindLease(due.id);
     if (lease == nullptr) {
       // Cannot happen (a lease leaves the index when it ends); never loop on it.
-      expiries_.Remove(due.deadline, due.id);
+      expiries_.Remove(due);
       continue;
     }
     EndLease(name, it->second, *lease, LeaseEnd::kExpired);  // takes it out of the index
@@ -172,28 +171,6 @@ void LockManager::OnDelayEnd(const std::string& name) {
   if (it == resources_.end()) return;
   GrantWaiters(name, it->second);
   MaybeForget(name);
-}
-
-void LockManager::IndexExpiry(const std::string& key, const HeldLease& lease) {
-  expiries_.Add(lease.expiry, lease.token, &key);
-  expiry_timer_.Arm(expiries_);
-}
-
-void LockManager::MoveExpiry(HeldLease& lease, absl::Time expiry) {
-  if (CompactTime(expiry) == lease.expiry) return;
-  const CompactTime from = lease.expiry;
-  lease.expiry = CompactTime(expiry);
-  expiries_.Move(from, lease.token, lease.expiry);
-  expiry_timer_.Arm(expiries_);
-}
-
-absl::Time LockManager::CappedExpiry(const HeldLease& lease,
-                                     absl::Duration ttl) const {
-  absl::Time expiry = clock_->Now() + ttl;
-  if (limits_.max_hold > absl::ZeroDuration()) {
-    expiry = std::min(expiry, lease.acquired_at.get() + limits_.max_hold);
-  }
-  return expiry;
 }
 
 void LockManager::MaybeForget(const std::string& name) {

@@ -58,7 +58,7 @@ void LockManager::AcquireMany(CallId id, MultiAcquireArgs args,
                               Callback<MultiAcquireResult> done) {
   absl::Status error = ValidateAcquireMany(
       args, limits_, std::min(limits_.max_multi_resources, kMaxMultiResources));
-  if (error.ok()) error = CheckBacklog();
+  if (error.ok()) error = CheckBacklog(commits_->PendingGroups(), limits_);
   if (error.ok()) {
     CommitArrival arrival = Arriving();  // the decision's items commit together
     DecisionLock lock(this);

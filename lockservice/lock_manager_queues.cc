@@ -1,6 +1,5 @@
-// Wait queues: parking bookkeeping (the queue and its indexes), retries
-// that take a place over, cancellation, wait timeouts, the drop of loaded
-// waiters whose clients did not come back, and serving the queue.
+// Wait queues: retries that take a place over, cancellation, wait timeouts, the drop of
+// loaded waiters whose clients did not come back, and serving the queue.
 #include <iterator>
 #include <string>
 #include <utility>
@@ -36,19 +35,7 @@ void LockManager::Reattach(CallId id, const AcquireArgs& args, ResourceState& r,
   GrantWaiters(args.resource, r);  // it may head a free queue
 }
 
-WaitQueue::iterator LockManager::LinkWaiter(ResourceState& r, WaitQueue::iterator place,
-                                            Waiter w) {
-  ++waiters_;
-  return r.EnsureQueue().Link(place, std::move(w));
-}
-
-void LockManager::UnlinkWaiter(ResourceState& r, WaitQueue::iterator w) {
-  r.queue->Unlink(w);  // left empty, it goes in MaybeForget
-  --waiters_;
-}
-
-void LockManager::EraseWaiter(const std::string& name, ResourceState& r,
-                              WaitQueue::iterator w) {
+void LockManager::EraseWaiter(ResourceState& r, WaitQueue::iterator w) {
   if (w->seq != 0) decision_.DeleteWaiter(*w);
   UnlinkWaiter(r, w);
 }
@@ -64,7 +51,7 @@ void LockManager::DropDetachedWaiters() {
         LogInfo("dropping the waiter of '%s' for '%s': its client did not retry within "
                 "%s (--waiter_reattach_grace)",
                 w->holder, name, absl::FormatDuration(limits_.waiter_reattach_grace));
-        EraseWaiter(name, r, w);
+        EraseWaiter(r, w);
         names.push_back(name);
       }
       w = next;
@@ -94,7 +81,7 @@ void LockManager::CancelAcquire(CallId id) {
     parked_.Unpark(*waiter);
     done = std::move(waiter->done);
     ResourceState& r = resources_.find(name)->second;
-    EraseWaiter(name, r, waiter);
+    EraseWaiter(r, waiter);
     GrantWaiters(name, r);  // it may have held back readers behind it
     MaybeForget(name);
   }
@@ -130,7 +117,7 @@ void LockManager::OnWaitTimer() {
     parked_.Unpark(*waiter);
     Callback<AcquireResult> done = std::move(waiter->done);
     ResourceState& r = resources_.find(name)->second;
-    EraseWaiter(name, r, waiter);
+    EraseWaiter(r, waiter);
     Count(metrics_->not_granted[LockManagerMetrics::kWaitTimeout]);
     decision_.Reply(std::move(done),
                     absl::StatusOr<AcquireResult>(r.NotAcquired(clock_->Now())));
@@ -167,7 +154,7 @@ void LockManager::GrantWaiters(const std::string& name, ResourceState& r) {
     Count(metrics_->grants[LockManagerMetrics::kWaited]);
     Callback<AcquireResult> done = std::move(next.done);
     parked_.Unpark(next);
-    EraseWaiter(name, r, r.queue->begin());
+    EraseWaiter(r, r.queue->begin());
     // A shared holder's parked call for its own lease is a reentrant one.
     if (HeldLease* held = r.ReentrantLease(holder, mode)) {
       Reenter(name, r, *held, ttl, request_id, std::move(done), listener);
@@ -205,7 +192,7 @@ void LockManager::GrantHolderWaiters(const std::string& name, ResourceState& r,
       LeaseListener* const listener = w->listener;
       Callback<AcquireResult> done = std::move(w->done);
       parked_.Unpark(*w);
-      EraseWaiter(name, r, w);
+      EraseWaiter(r, w);
       if (held != nullptr) {
         Reenter(name, r, *held, ttl, request_id, std::move(done), listener);
       } else {

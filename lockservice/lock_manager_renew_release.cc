@@ -44,7 +44,7 @@ void LockManager::OnHeldLease(absl::string_view op, LockManagerMetrics::LeaseLos
                               const std::string& resource, uint64_t token,
                               const std::string& caller, absl::Status error,
                               Callback<Result> done, Decide decide) {
-  if (error.ok()) error = CheckBacklog();
+  if (error.ok()) error = CheckBacklog(commits_->PendingGroups(), limits_);
   if (error.ok()) {
     CommitArrival arrival = Arriving();  // the decision's items commit together
     DecisionLock lock(this);
@@ -71,7 +71,9 @@ void LockManager::Renew(RenewArgs args, Callback<RenewResult> done) {
               ValidateRenew(args, limits_), std::move(done),
               [&](ResourceState& r, HeldLease& lease) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
                 const absl::Time now = clock_->Now();
-                MoveExpiry(lease, CappedExpiry(lease, args.ttl));  // extend TO, not by
+                expiries_.Move(lease,
+                               CappedExpiry(lease, args.ttl, clock_->Now(),
+                                            limits_.max_hold));  // extend TO, not by
                 if (args.ttl > lease.ttl.get()) {
                   lease.ttl = CompactDuration(args.ttl);
                   decision_.PutLease(args.resource, r, lease);

@@ -135,8 +135,10 @@ TEST(LeaseListenersTest, ARemovedListenerIsNeverToldAndItsPlaceGoesToTheNext) {
   ListenerId five = 0;
   index.Listen(&never_added, 5, five);
   EXPECT_EQ(five, 0u);
-  EXPECT_THAT(index.RemoveAll(), ElementsAre(&c));
+  std::vector<LeaseListener*> taken = index.TakeAll();
+  EXPECT_THAT(taken, ElementsAre(&c));
   EXPECT_EQ(index.listener_count(), 0u);
+  StopListeners(std::move(taken), absl::UnavailableError("stopped"));  // the references
 }
 
 // ----------------------------------------------------- the lock manager
