@@ -1,24 +1,23 @@
 // What both servers' main() do besides their own flags: the flags every
-// server takes (filling ServingOptions, server_setup.h), the process
-// set-up before them, and the signal loop after the server started.
+// server takes (bound to ServingOptions' fields: option_flags.h), the
+// process set-up before them, and the signal loop after the server started.
 //
-//   ABSL_FLAG(std::string, listen, kDefaults.serving.listen, fencegate::kListenFlagHelp);
+//   FENCEGATE_OPTION_FLAG(Options, std::string, listen, serving.listen,
+//                         fencegate::kListenFlagHelp);
+//   ...                                     // one line per flag of its own
 //   int main(int argc, char** argv) {
 //     fencegate::InitServerMain("fencegate-x", argc, argv, "what it does.\nUsage: ...");
-//     Options options;
-//     options.serving =
-//         fencegate::ServingOptionsFromFlags(absl::GetFlag(FLAGS_listen), options.serving);
-//     ...                                   // the server's own flags
+//     Options options = Options::FromFlags();  // these flags and its own
 //     auto server = Server::Start(options);  // Start() calls options.Validate()
-//     ...                                   // log failure or the start-up line
+//     ...            // log failure, or the start-up line (options.Describe())
 //     return fencegate::ServeUntilShutdownSignal("fencegate-x", **server);
 //   }
 //
 // Defined here: --port_file, --shutdown_grace, --signing_keys, --tls_cert,
-// --tls_key, --tls_client_ca, --metrics_listen, --metrics_port_file. Each
-// main defines --listen itself, because its default differs by server, with
-// the help text kListenFlagHelp. Link this only into server binaries: it
-// defines flags.
+// --tls_key, --tls_client_ca, --metrics_listen, --metrics_port_file
+// (OptionFlags<ServingOptions>). Each main binds --listen itself, because
+// its default differs by server, with the help text kListenFlagHelp. Link
+// this only into server binaries: it defines flags.
 //
 // Thread safety: call from main()'s thread only.
 #ifndef FENCEGATE_COMMON_SERVER_MAIN_H_
@@ -44,10 +43,6 @@ inline constexpr char kListenFlagHelp[] =
 // 3% of a server's CPU under load (tests keep it on).
 void InitServerMain(absl::string_view program, int argc, char** argv,
                     absl::string_view usage);
-
-// ServingOptions from the flags above, with `listen` from the main's flag;
-// what no flag sets (metrics_auto_port) comes from `defaults`.
-ServingOptions ServingOptionsFromFlags(std::string listen, ServingOptions defaults);
 
 // Waits for SIGTERM or SIGINT; each SIGHUP before it reloads the signing
 // keys (logging the keys now in use, or why the old ones stay). Then shuts

@@ -1,6 +1,7 @@
 #include "gateway/gateway_server_options.h"
 
 #include "absl/strings/str_cat.h"
+#include "common/option_flags.h"
 #include "gateway/postgres_connection.h"
 
 namespace fencegate::gateway {
@@ -61,6 +62,14 @@ absl::Status GatewayServerOptions::Validate() const {
         kPostgresMaxNameBytes, " (PostgreSQL's index entries hold at most 2704 bytes)"));
   }
   return absl::OkStatus();
+}
+
+GatewayServerOptions GatewayServerOptions::FromFlags() {
+  return ServerOptionsFromFlags<GatewayServerOptions>();
+}
+
+std::string GatewayServerOptions::Describe() const {
+  return DescribeServerOptions(*this);
 }
 
 }  // namespace fencegate::gateway

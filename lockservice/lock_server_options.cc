@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/option_flags.h"
 #include "lockservice/etcd/etcd_client.h"
 #include "lockservice/etcd/etcd_lock_store.h"
 #include "lockservice/lock_manager.h"
@@ -106,5 +107,11 @@ size_t EtcdMaxBatch(int etcd_max_txn_ops) {
   const int slack = static_cast<int>(LockManager::kMaxDecisionItems) - 1;
   return items > slack ? static_cast<size_t>(items - slack) : 0;
 }
+
+LockServerOptions LockServerOptions::FromFlags() {
+  return ServerOptionsFromFlags<LockServerOptions>();
+}
+
+std::string LockServerOptions::Describe() const { return DescribeServerOptions(*this); }
 
 }  // namespace fencegate::lockservice

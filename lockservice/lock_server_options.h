@@ -1,6 +1,6 @@
 // LockServerOptions: everything a fencegate-lockservice is started with,
-// each field filled by the flag of the same name (main.cc). The defaults
-// here are the flags' defaults.
+// each flag bound to the field it fills in main.cc (common/option_flags.h).
+// The defaults here are the flags' defaults.
 //
 // Validate() is the one place a setting that cannot work is refused:
 // LockServer::Start() calls it first, so a server started in-process (the
@@ -68,6 +68,12 @@ struct LockServerOptions {
   // OK, or INVALID_ARGUMENT naming the flag and the limit it breaks. Reads
   // no file and opens no connection.
   absl::Status Validate() const;
+
+  // What the command line set (the flags main.cc binds: option_flags.h);
+  // defaults for the rest. Reads the flags: call after InitServerMain.
+  static LockServerOptions FromFlags();
+  // Every flag's setting as "name=value ..." (the start-up line).
+  std::string Describe() const;
 
   static ServingOptions DefaultServing() {
     ServingOptions serving;

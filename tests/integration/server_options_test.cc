@@ -267,7 +267,10 @@ std::vector<std::pair<std::string, std::string>> FlagsOfHelp(const std::string& 
 // units give them (/etc/fencegate/<server>.flags): a file that sets every
 // flag --help lists is accepted, comments and blank lines included, and
 // what it sets takes effect. (--listen, --port_file and --db come from the
-// harness on the command line, after the file.)
+// harness on the command line, after the file.) And every flag is bound to
+// its options struct (common/option_flags.h): the start-up line shows each
+// one's setting, but the gateway's --storage (it may hold a password; the
+// line says storage= as the server describes it).
 TEST(ServerMainTest, EveryFlagCanComeFromAFlagsFile) {
   testing::TempDir dir;
   for (const char* binary : {FENCEGATE_LOCKSERVICE_BIN, FENCEGATE_GATEWAY_BIN}) {
@@ -295,6 +298,16 @@ TEST(ServerMainTest, EveryFlagCanComeFromAFlagsFile) {
             name);
     ASSERT_THAT(server, IsOk()) << file;
     EXPECT_THAT((*server)->WaitForLog("max_batch=17"), IsOk());
+    const std::string log = (*server)->LogTail();
+    const size_t line_at = log.find(" serving on port ");
+    ASSERT_NE(line_at, std::string::npos) << log;
+    const std::string line = log.substr(line_at, log.find('\n', line_at) - line_at);
+    for (const auto& [flag, value] : flags) {
+      if (flag == "storage") continue;
+      EXPECT_TRUE(absl::StrContains(line, absl::StrCat(" ", flag, "=")) ||
+                  absl::StrContains(line, absl::StrCat("(", flag, "=")))
+          << flag << " is not on the start-up line: " << line;
+    }
     EXPECT_THAT((*server)->Terminate(), IsOk());
   }
 }
