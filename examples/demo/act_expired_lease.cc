@@ -5,21 +5,18 @@
 
 namespace fencegate::demo {
 
-absl::StatusOr<ActResult> RunExpiredLeaseAct(const DemoSetup& setup) {
-  ActResult result;
-  result.title = "Act 2: expired lease, with fencing";
-  Act act(setup, "expired-lease", Storage::kGateway, &result);
-  act.timeline().BeginSection(
-      result.title,
-      "Client 1 is cut off from the lock service (a network partition): its renewals "
-      "fail and its lease expires. Client 2 takes over. Client 1's late calls follow.");
+namespace {
+
+absl::Status PlayExpiredLease(Act& act, ActResult& result) {
+  const DemoSetup& setup = act.setup();
   // Client 1 reaches the lock service through a link the demo can cut.
   DEMO_ASSIGN_OR_RETURN(link, testing::TcpProxy::Start(setup.lockservice_port));
   DEMO_ASSIGN_OR_RETURN(c1, act.StartClient(Lane::kClient1, link->address()));
   DEMO_ASSIGN_OR_RETURN(c2, act.StartClient(Lane::kClient2));
 
   DEMO_ASSIGN_OR_RETURN(grant1, act.Acquire(*c1, Lane::kClient1));
-  if (!act.Expect(grant1.ok(), "client 1 acquires the free lock")) return result;
+  if (!act.Expect(grant1.ok(), "client 1 acquires the free lock"))
+    return absl::OkStatus();
   const uint64_t t1 = grant1.GetUint("token");
   DEMO_ASSIGN_OR_RETURN(read1, act.Read(*c1, Lane::kClient1));
   act.Expect(read1.ok(), "client 1 reads the counter");
@@ -34,7 +31,7 @@ absl::StatusOr<ActResult> RunExpiredLeaseAct(const DemoSetup& setup) {
 
   DEMO_ASSIGN_OR_RETURN(grant2, act.Acquire(*c2, Lane::kClient2));
   if (!act.Expect(grant2.ok(), "client 2 acquires the lock after the expiry")) {
-    return result;
+    return absl::OkStatus();
   }
   const uint64_t t2 = grant2.GetUint("token");
   DEMO_ASSIGN_OR_RETURN(read2, act.Read(*c2, Lane::kClient2));
@@ -86,7 +83,18 @@ absl::StatusOr<ActResult> RunExpiredLeaseAct(const DemoSetup& setup) {
       untouched ? absl::StrCat("client 2 still holds the lock (token ", t2, ")")
                 : absl::StrCat("the lock is held by token ", state->token),
       "; ", CounterSummary(final_value, act.acknowledged()));
-  return result;
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<ActResult> RunExpiredLeaseAct(const DemoSetup& setup) {
+  return PlayAct(
+      setup,
+      {"Act 2: expired lease, with fencing", "expired-lease", Storage::kGateway,
+       "Client 1 is cut off from the lock service (a network partition): its renewals "
+       "fail and its lease expires. Client 2 takes over. Client 1's late calls follow."},
+      PlayExpiredLease);
 }
 
 }  // namespace fencegate::demo

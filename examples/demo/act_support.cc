@@ -27,6 +27,22 @@ absl::StatusOr<Message> Checked(absl::StatusOr<Message> reply,
   return reply;
 }
 
+// Marks `step` refused, as safety requires, in these words.
+void Refuse(Step& step, std::string result, std::string label) {
+  step.result = std::move(result);
+  step.label = std::move(label);
+  step.outcome = Outcome::kRefused;
+}
+
+// A read or write refused as stale: `call` ("read(7)") is how its label
+// names it.
+void RefuseStale(const Message& reply, absl::string_view call, Step& step) {
+  Refuse(step,
+         absl::StrCat("REFUSED: stale token; the fence is at token ",
+                      reply.Get("max_token")),
+         absl::StrCat(call, " → REFUSED: stale, max ", reply.Get("max_token")));
+}
+
 }  // namespace
 
 std::string Verdict(const Message& reply) {
@@ -85,158 +101,141 @@ absl::StatusOr<std::unique_ptr<ClientProcess>> Act::StartClient(Lane lane,
   return ClientProcess::Start(options, on_event);
 }
 
+absl::StatusOr<Message> Act::Call(
+    ClientProcess& client, Lane lane, const Message& command, absl::string_view doing,
+    Lane target, absl::FunctionRef<void(const Message&, Step&)> describe) {
+  absl::StatusOr<Message> reply = Checked(client.Call(command), client, doing);
+  if (!reply.ok()) return reply;
+  Step step;
+  step.actor = lane;
+  step.target = target;
+  step.token = token_[Index(lane)];
+  describe(*reply, step);
+  timeline().Add(step);
+  return reply;
+}
+
+absl::StatusOr<Message> Act::Call(
+    ClientProcess& client, Lane lane, absl::string_view word, Lane target,
+    absl::FunctionRef<void(const Message&, Step&)> describe) {
+  Message command;
+  command.word = std::string(word);
+  return Call(client, lane, command, word, target, describe);
+}
+
 absl::StatusOr<Message> Act::Acquire(ClientProcess& client, Lane lane) {
   Message command;
   command.word = "acquire";
   command.Set("ttl_ms", absl::ToInt64Milliseconds(setup_.ttl));
-  absl::StatusOr<Message> reply = Checked(client.Call(command), client, "acquire");
-  if (!reply.ok()) return reply;
-  Step step;
-  step.actor = lane;
-  step.target = Lane::kLockService;
-  step.action =
-      absl::StrCat("acquire '", resource_, "', TTL ", absl::FormatDuration(setup_.ttl));
-  if (reply->ok()) {
-    token_[Index(lane)] = reply->GetUint("token");
-    step.token = token_[Index(lane)];
-    step.result = absl::StrCat("granted: token ", step.token);
-    step.label = absl::StrCat("acquire → token ", step.token);
-  } else {
-    step.result =
-        absl::StrCat("NOT ACQUIRED: held with token ", reply->Get("holder_token"));
-    step.label = absl::StrCat("acquire → held by token ", reply->Get("holder_token"));
-    step.outcome = Outcome::kRefused;
-  }
-  timeline().Add(step);
-  return reply;
+  return Call(
+      client, lane, command, "acquire", Lane::kLockService,
+      [&](const Message& reply, Step& step) {
+        step.action = absl::StrCat("acquire '", resource_, "', TTL ",
+                                   absl::FormatDuration(setup_.ttl));
+        if (reply.ok()) {
+          token_[Index(lane)] = reply.GetUint("token");
+          step.token = token_[Index(lane)];
+          step.result = absl::StrCat("granted: token ", step.token);
+          step.label = absl::StrCat("acquire → token ", step.token);
+        } else {
+          step.token = 0;  // none granted
+          Refuse(
+              step,
+              absl::StrCat("NOT ACQUIRED: held with token ", reply.Get("holder_token")),
+              absl::StrCat("acquire → held by token ", reply.Get("holder_token")));
+        }
+      });
 }
 
 absl::StatusOr<Message> Act::Check(ClientProcess& client, Lane lane) {
-  absl::StatusOr<Message> reply =
-      Checked(client.Call("check"), client, "check its lease");
-  if (!reply.ok()) return reply;
-  Step step;
-  step.actor = step.target = lane;
-  step.token = token_[Index(lane)];
-  step.action = "checks its lease: Lease::Check()";
-  if (reply->ok()) {
-    step.result = absl::StrCat("valid, ", Secs(reply->GetInt("remaining_ms")), " left");
-    step.label =
-        absl::StrCat("Check(): valid, ", Secs(reply->GetInt("remaining_ms")), " left");
-    step.outcome = Outcome::kOk;
-  } else {
-    step.result = "LOST: the lease expired while it was not looking";
-    step.label = "Check(): lease LOST";
-    step.outcome = Outcome::kRefused;
-  }
-  timeline().Add(step);
-  return reply;
+  Message command;
+  command.word = "check";
+  return Call(client, lane, command, "check its lease", lane,
+              [](const Message& reply, Step& step) {
+                step.action = "checks its lease: Lease::Check()";
+                if (reply.ok()) {
+                  const std::string left = Secs(reply.GetInt("remaining_ms"));
+                  step.result = absl::StrCat("valid, ", left, " left");
+                  step.label = absl::StrCat("Check(): valid, ", left, " left");
+                } else {
+                  Refuse(step, "LOST: the lease expired while it was not looking",
+                         "Check(): lease LOST");
+                }
+              });
 }
 
 absl::StatusOr<Message> Act::Read(ClientProcess& client, Lane lane) {
-  absl::StatusOr<Message> reply = Checked(client.Call("read"), client, "read");
-  if (!reply.ok()) return reply;
-  const uint64_t token = token_[Index(lane)];
-  Step step;
-  step.actor = lane;
-  step.target = StoreLane();
-  step.token = token;
   const bool fenced = this->fenced();
-  step.action = fenced ? "read counter" : "read counter from the file";
-  if (reply->ok()) {
-    last_read_[Index(lane)] = reply->GetInt("value");
-    step.result = absl::StrCat("counter = ", reply->Get("value"));
-    step.label = fenced ? absl::StrCat("read(", token, ") → ", reply->Get("value"))
-                        : absl::StrCat("read → ", reply->Get("value"));
-  } else {
-    step.result = absl::StrCat("REFUSED: stale token; the fence is at token ",
-                               reply->Get("max_token"));
-    step.label =
-        absl::StrCat("read(", token, ") → REFUSED: stale, max ", reply->Get("max_token"));
-    step.outcome = Outcome::kRefused;
-  }
-  timeline().Add(step);
-  return reply;
+  return Call(client, lane, "read", StoreLane(), [&](const Message& reply, Step& step) {
+    step.action = fenced ? "read counter" : "read counter from the file";
+    if (reply.ok()) {
+      last_read_[Index(lane)] = reply.GetInt("value");
+      step.result = absl::StrCat("counter = ", reply.Get("value"));
+      step.label = fenced ? absl::StrCat("read(", step.token, ") → ", reply.Get("value"))
+                          : absl::StrCat("read → ", reply.Get("value"));
+    } else {
+      RefuseStale(reply, absl::StrCat("read(", step.token, ")"), step);
+    }
+  });
 }
 
 absl::StatusOr<Message> Act::Write(ClientProcess& client, Lane lane, bool stale) {
-  absl::StatusOr<Message> reply = Checked(client.Call("write"), client, "write");
-  if (!reply.ok()) return reply;
-  const uint64_t token = token_[Index(lane)];
-  Step step;
-  step.actor = lane;
-  step.target = StoreLane();
-  step.token = token;
   const bool fenced = this->fenced();
   const int64_t read = last_read_[Index(lane)];
-  step.action = absl::StrCat("write counter = ", read + 1, " (read ", read, ", +1)",
-                             fenced ? "" : " to the file");
-  if (reply->ok()) {
-    ++acknowledged_;
-    const std::string value = reply->Get("value");
-    if (stale) {
-      step.result = "ACCEPTED, unchecked: overwrites client 2's write";
-      step.label =
-          absl::StrCat("write counter=", value, " → accepted: overwrites client 2's");
-      step.outcome = Outcome::kDamage;
+  return Call(client, lane, "write", StoreLane(), [&](const Message& reply, Step& step) {
+    step.action = absl::StrCat("write counter = ", read + 1, " (read ", read, ", +1)",
+                               fenced ? "" : " to the file");
+    if (reply.ok()) {
+      ++acknowledged_;
+      const std::string value = reply.Get("value");
+      if (stale) {
+        step.result = "ACCEPTED, unchecked: overwrites client 2's write";
+        step.label =
+            absl::StrCat("write counter=", value, " → accepted: overwrites client 2's");
+        step.outcome = Outcome::kDamage;
+      } else {
+        step.result = absl::StrCat("OK, counter = ", value);
+        step.label =
+            fenced ? absl::StrCat("write(", step.token, ") counter=", value, " → OK")
+                   : absl::StrCat("write counter=", value, " → OK");
+      }
     } else {
-      step.result = absl::StrCat("OK, counter = ", value);
-      step.label = fenced ? absl::StrCat("write(", token, ") counter=", value, " → OK")
-                          : absl::StrCat("write counter=", value, " → OK");
+      RefuseStale(reply, absl::StrCat("write(", step.token, ") counter=", read + 1),
+                  step);
     }
-  } else {
-    step.result = absl::StrCat("REFUSED: stale token; the fence is at token ",
-                               reply->Get("max_token"));
-    step.label = absl::StrCat("write(", token, ") counter=", read + 1,
-                              " → REFUSED: stale, max ", reply->Get("max_token"));
-    step.outcome = Outcome::kRefused;
-  }
-  timeline().Add(step);
-  return reply;
+  });
 }
 
 absl::StatusOr<Message> Act::Renew(ClientProcess& client, Lane lane) {
-  absl::StatusOr<Message> reply = Checked(client.Call("renew"), client, "renew");
-  if (!reply.ok()) return reply;
-  const uint64_t token = token_[Index(lane)];
-  Step step;
-  step.actor = lane;
-  step.target = Lane::kLockService;
-  step.token = token;
-  step.action = "renew its lease";
-  if (reply->ok()) {
-    step.result = absl::StrCat("renewed for ", Secs(reply->GetInt("ttl_ms")));
-    step.label = absl::StrCat("renew(", token, ") → OK");
-  } else {
-    step.result = absl::StrCat("REFUSED: lease lost; token ", reply->Get("holder_token"),
-                               " holds the lock");
-    step.label = absl::StrCat("renew(", token, ") → REFUSED: lease lost");
-    step.outcome = Outcome::kRefused;
-  }
-  timeline().Add(step);
-  return reply;
+  return Call(
+      client, lane, "renew", Lane::kLockService, [](const Message& reply, Step& step) {
+        step.action = "renew its lease";
+        if (reply.ok()) {
+          step.result = absl::StrCat("renewed for ", Secs(reply.GetInt("ttl_ms")));
+          step.label = absl::StrCat("renew(", step.token, ") → OK");
+        } else {
+          Refuse(step,
+                 absl::StrCat("REFUSED: lease lost; token ", reply.Get("holder_token"),
+                              " holds the lock"),
+                 absl::StrCat("renew(", step.token, ") → REFUSED: lease lost"));
+        }
+      });
 }
 
 absl::StatusOr<Message> Act::Release(ClientProcess& client, Lane lane) {
-  absl::StatusOr<Message> reply = Checked(client.Call("release"), client, "release");
-  if (!reply.ok()) return reply;
-  const uint64_t token = token_[Index(lane)];
-  Step step;
-  step.actor = lane;
-  step.target = Lane::kLockService;
-  step.token = token;
-  step.action = "release the lock";
-  if (reply->ok()) {
-    step.result = "released";
-    step.label = absl::StrCat("release(", token, ") → OK");
-  } else {
-    step.result = absl::StrCat("REFUSED: not the holder (token ",
-                               reply->Get("holder_token"), " is); nothing released");
-    step.label = absl::StrCat("release(", token, ") → REFUSED: not the holder");
-    step.outcome = Outcome::kRefused;
-  }
-  timeline().Add(step);
-  return reply;
+  return Call(
+      client, lane, "release", Lane::kLockService, [](const Message& reply, Step& step) {
+        step.action = "release the lock";
+        if (reply.ok()) {
+          step.result = "released";
+          step.label = absl::StrCat("release(", step.token, ") → OK");
+        } else {
+          Refuse(step,
+                 absl::StrCat("REFUSED: not the holder (token ",
+                              reply.Get("holder_token"), " is); nothing released"),
+                 absl::StrCat("release(", step.token, ") → REFUSED: not the holder"));
+        }
+      });
 }
 
 absl::Status Act::Freeze(ClientProcess& client, Lane lane) {
@@ -302,6 +301,44 @@ bool Act::Expect(bool holds, const std::string& what) {
     timeline().Say(absl::StrCat("UNEXPECTED: ", what));
   }
   return holds;
+}
+
+absl::StatusOr<ActResult> PlayAct(
+    const DemoSetup& setup, const ActScript& script,
+    absl::FunctionRef<absl::Status(Act& act, ActResult& result)> play) {
+  ActResult result;
+  result.title = script.title;
+  Act act(setup, script.resource, script.storage, &result);
+  act.timeline().BeginSection(result.title, script.intro);
+  DEMO_RETURN_IF_ERROR(play(act, result));
+  return result;
+}
+
+absl::StatusOr<PausedHolder> FreezeHolderPastExpiry(Act& act) {
+  PausedHolder paused;
+  DEMO_ASSIGN_OR_RETURN(c1, act.StartClient(Lane::kClient1));
+  paused.c1 = std::move(c1);
+  DEMO_ASSIGN_OR_RETURN(c2, act.StartClient(Lane::kClient2));
+  paused.c2 = std::move(c2);
+
+  DEMO_ASSIGN_OR_RETURN(grant1, act.Acquire(*paused.c1, Lane::kClient1));
+  if (!act.Expect(grant1.ok(), "client 1 acquires the free lock")) return paused;
+  paused.t1 = grant1.GetUint("token");
+  DEMO_ASSIGN_OR_RETURN(check1, act.Check(*paused.c1, Lane::kClient1));
+  act.Expect(check1.ok(), "client 1's lease is valid before the pause");
+  DEMO_ASSIGN_OR_RETURN(read1, act.Read(*paused.c1, Lane::kClient1));
+  act.Expect(read1.ok(), "client 1 reads the counter");
+
+  DEMO_RETURN_IF_ERROR(act.Freeze(*paused.c1, Lane::kClient1));
+  DEMO_RETURN_IF_ERROR(act.WaitForExpiry(paused.t1));
+
+  DEMO_ASSIGN_OR_RETURN(grant2, act.Acquire(*paused.c2, Lane::kClient2));
+  if (!act.Expect(grant2.ok(), "client 2 acquires the lock after the expiry")) {
+    return paused;
+  }
+  paused.t2 = grant2.GetUint("token");
+  paused.handed_over = true;
+  return paused;
 }
 
 }  // namespace fencegate::demo

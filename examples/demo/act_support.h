@@ -1,5 +1,6 @@
-// What the demo's three acts (acts.h) share: the setup they run against,
-// their result, and an Act helper that starts client processes, sends them
+// What the demo's acts (acts.h) share: the setup they run against, their
+// result, the runner that plays each (PlayAct), the paused holder three of
+// them open with, and an Act helper that starts client processes, sends them
 // commands, and records each call and its answer on the timeline in the
 // same words, so the acts read as the story they tell.
 //
@@ -12,13 +13,15 @@
 #include <string>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
-#include "harness/client_process.h"
 #include "examples/demo/timeline.h"
 #include "fencegate/client/gateway_client.h"
 #include "fencegate/client/lock_client.h"
 #include "fencegate/client_tls_files.h"
+#include "harness/client_process.h"
 
 // For the acts: `lhs` = the value of a StatusOr expression, or return its
 // error; return a non-OK Status expression.
@@ -70,6 +73,7 @@ class Act {
   // `resource` names this act's lock (and gateway resource).
   Act(const DemoSetup& setup, std::string resource, Storage storage, ActResult* result);
 
+  const DemoSetup& setup() const { return setup_; }
   const std::string& resource() const { return resource_; }
   Timeline& timeline() { return *setup_.timeline; }
 
@@ -122,6 +126,18 @@ class Act {
   }
 
  private:
+  // What every call above does: sends `command` to `client` (on `lane`;
+  // `doing` names it in an error), and records the planned reply as a step
+  // from `lane` to `target` carrying the lane's token, which `describe`
+  // words (action, result, label, outcome) from the reply. The second
+  // sends the bare command `word`.
+  absl::StatusOr<Message> Call(ClientProcess& client, Lane lane, const Message& command,
+                               absl::string_view doing, Lane target,
+                               absl::FunctionRef<void(const Message&, Step&)> describe);
+  absl::StatusOr<Message> Call(ClientProcess& client, Lane lane, absl::string_view word,
+                               Lane target,
+                               absl::FunctionRef<void(const Message&, Step&)> describe);
+
   bool fenced() const { return storage_ != Storage::kPlainFile; }
   std::string PlainDbPath() const;
 
@@ -133,6 +149,38 @@ class Act {
   int64_t last_read_[2] = {0, 0};  // the counter as each last read it
   int acknowledged_ = 0;
 };
+
+// An act's script: its title (on the timeline and in the summary), the
+// lock (and gateway resource) it plays on, where its counter is kept, and
+// the sentence that opens it.
+struct ActScript {
+  std::string title;
+  std::string resource;
+  Storage storage = Storage::kGateway;
+  std::string intro;
+};
+
+// The one runner of every act: opens the act's section on the timeline,
+// hands `play` an Act on the script's lock and storage, and returns the
+// result `play` filled in (its summary; the failed expectations Act::Expect
+// keeps). `play` returns OK when it ends early on a failed expectation; an
+// error is a failure of the demo itself.
+absl::StatusOr<ActResult> PlayAct(
+    const DemoSetup& setup, const ActScript& script,
+    absl::FunctionRef<absl::Status(Act& act, ActResult& result)> play);
+
+// The opening acts 1, 3 and 4 share (the paused holder): both clients
+// start; client 1 acquires the free lock, checks its lease and reads the
+// counter; it is frozen (SIGSTOP) until its lease expires; client 2
+// acquires the lock after the expiry.
+struct PausedHolder {
+  std::unique_ptr<ClientProcess> c1, c2;
+  uint64_t t1 = 0;  // client 1's token
+  uint64_t t2 = 0;  // client 2's token
+  // Both grants came; false: an expectation failed and the act ends there.
+  bool handed_over = false;
+};
+absl::StatusOr<PausedHolder> FreezeHolderPastExpiry(Act& act);
 
 }  // namespace fencegate::demo
 
