@@ -23,6 +23,7 @@
 #include "pqxx/connection"
 #include "pqxx/nontransaction"
 #include "tests/testing/status_matchers.h"
+#include "tests/upgrade/sqlite_upgrade_test.h"
 #include "tests/upgrade/upgrade_fixtures.h"
 
 namespace fencegate::gateway {
@@ -103,66 +104,24 @@ void ExpectWritesToGoOn(StorageBackend& storage) {
 
 // ------------------------------------------------------------------ SQLite
 
-class SqliteStorageUpgradeTest : public ::testing::Test {
+class SqliteStorageUpgradeTest : public testing::SqliteUpgradeTest<SqliteStorage> {
  protected:
-  void SetUp() override {
-    absl::StatusOr<std::string> fixture =
-        testing::ReadFixture("gateway-sqlite-0.1.0.sql");
-    ASSERT_THAT(fixture, IsOk());
-    ASSERT_THAT(testing::MakeSqliteFile(path_, *fixture), IsOk());
-  }
-
-  std::string Marker() { return testing::SqliteFormatMarker(path_); }
-
-  testing::TempDir dir_;
-  const std::string path_ = dir_.File("objects.db");
+  SqliteStorageUpgradeTest()
+      : SqliteUpgradeTest(
+            "gateway-sqlite-0.1.0.sql", "objects.db",
+            [](const std::string& path) { return SqliteStorage::Open(path, 1); }) {}
 };
 
 TEST_F(SqliteStorageUpgradeTest, TheZeroOneZeroFileReadsWholeAndIsMigratedOnce) {
-  EXPECT_EQ(Marker(), "");
-  {
-    absl::StatusOr<std::unique_ptr<SqliteStorage>> storage =
-        SqliteStorage::Open(path_, 1);
-    ASSERT_THAT(storage, IsOk());
-    EXPECT_FALSE((*storage)->format_at_open().marked.has_value());
-    EXPECT_TRUE((*storage)->format_at_open().migrated());
-    ExpectZeroOneZeroObjects(**storage);
-  }
-  EXPECT_EQ(Marker(), absl::StrCat(SqliteStorage::kStateFormat));
-  const std::string migrated = testing::FileBytes(path_);
-
-  // Opened again: the format is found, nothing is migrated or written.
-  {
-    absl::StatusOr<std::unique_ptr<SqliteStorage>> storage =
-        SqliteStorage::Open(path_, 1);
-    ASSERT_THAT(storage, IsOk());
-    EXPECT_EQ((*storage)->format_at_open().marked, SqliteStorage::kStateFormat);
-    EXPECT_FALSE((*storage)->format_at_open().migrated());
-    ExpectZeroOneZeroObjects(**storage);
-  }
-  EXPECT_TRUE(testing::FileBytes(path_) == migrated)
-      << "the second open wrote to the file";
+  ExpectMigratedOnce(ExpectZeroOneZeroObjects);
 }
 
 TEST_F(SqliteStorageUpgradeTest, WritesGoOnAboveZeroOneZeroVersionsAndFences) {
-  absl::StatusOr<std::unique_ptr<SqliteStorage>> storage = SqliteStorage::Open(path_, 1);
-  ASSERT_THAT(storage, IsOk());
-  ExpectWritesToGoOn(**storage);
+  ExpectOnOpen(ExpectWritesToGoOn);
 }
 
 TEST_F(SqliteStorageUpgradeTest, ANewerFormatIsRefusedNamingBothAndTheFileIsUnchanged) {
-  const int64_t newer = SqliteStorage::kStateFormat + 1;
-  ASSERT_THAT(testing::MarkSqliteFormat(path_, newer), IsOk());
-  const std::string before = testing::FileBytes(path_);
-  EXPECT_THAT(
-      SqliteStorage::Open(path_, 1),
-      StatusIs(absl::StatusCode::kFailedPrecondition,
-               AllOf(HasSubstr(absl::StrCat(path_, " has state format ", newer)),
-                     HasSubstr(absl::StrCat(ProjectVersion(), " reads formats up to ",
-                                            SqliteStorage::kStateFormat)),
-                     HasSubstr("upgrade the binary or restore a backup"))));
-  EXPECT_TRUE(testing::FileBytes(path_) == before)
-      << "the refused open wrote to the file";
+  ExpectANewerFormatRefused();
 }
 
 // -------------------------------------------------------------- PostgreSQL

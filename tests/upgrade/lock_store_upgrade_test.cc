@@ -27,6 +27,7 @@
 #include "tests/testing/fake_clock.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/unit/store_under_test.h"
+#include "tests/upgrade/sqlite_upgrade_test.h"
 #include "tests/upgrade/upgrade_fixtures.h"
 
 namespace fencegate::lockservice {
@@ -119,65 +120,25 @@ void ExpectTheCounterToGoOn(LockStore& store) {
 
 // ------------------------------------------------------------------ SQLite
 
-class SqliteLockStoreUpgradeTest : public ::testing::Test {
+class SqliteLockStoreUpgradeTest : public testing::SqliteUpgradeTest<SqliteLockStore> {
  protected:
-  void SetUp() override {
-    absl::StatusOr<std::string> fixture =
-        testing::ReadFixture("lockservice-sqlite-0.1.0.sql");
-    ASSERT_THAT(fixture, IsOk());
-    ASSERT_THAT(testing::MakeSqliteFile(path_, *fixture), IsOk());
-  }
-
-  std::string Marker() { return testing::SqliteFormatMarker(path_); }
-
-  testing::TempDir dir_;
-  const std::string path_ = dir_.File("locks.db");
+  SqliteLockStoreUpgradeTest()
+      : SqliteUpgradeTest(
+            "lockservice-sqlite-0.1.0.sql", "locks.db",
+            [](const std::string& path) { return SqliteLockStore::Open(path); }) {}
 };
 
 TEST_F(SqliteLockStoreUpgradeTest, TheZeroOneZeroFileLoadsWholeAndIsMigratedOnce) {
-  EXPECT_EQ(Marker(), "");
-  {
-    absl::StatusOr<std::unique_ptr<SqliteLockStore>> store = SqliteLockStore::Open(path_);
-    ASSERT_THAT(store, IsOk());
-    EXPECT_FALSE((*store)->format_at_open().marked.has_value());
-    EXPECT_TRUE((*store)->format_at_open().migrated());
-    ExpectZeroOneZeroState(**store);
-  }
-  EXPECT_EQ(Marker(), absl::StrCat(SqliteLockStore::kStateFormat));
-  const std::string migrated = testing::FileBytes(path_);
-
-  // Opened again: the format is found, nothing is migrated or written.
-  {
-    absl::StatusOr<std::unique_ptr<SqliteLockStore>> store = SqliteLockStore::Open(path_);
-    ASSERT_THAT(store, IsOk());
-    EXPECT_EQ((*store)->format_at_open().marked, SqliteLockStore::kStateFormat);
-    EXPECT_FALSE((*store)->format_at_open().migrated());
-    ExpectZeroOneZeroState(**store);
-  }
-  EXPECT_TRUE(testing::FileBytes(path_) == migrated)
-      << "the second open wrote to the file";
+  ExpectMigratedOnce(ExpectZeroOneZeroState);
 }
 
 TEST_F(SqliteLockStoreUpgradeTest, TheCounterGoesOnAboveEveryZeroOneZeroToken) {
-  absl::StatusOr<std::unique_ptr<SqliteLockStore>> store = SqliteLockStore::Open(path_);
-  ASSERT_THAT(store, IsOk());
-  ExpectTheCounterToGoOn(**store);
+  ExpectOnOpen(ExpectTheCounterToGoOn);
 }
 
 TEST_F(SqliteLockStoreUpgradeTest, ANewerFormatIsRefusedNamingBothAndTheFileIsUnchanged) {
-  const int64_t newer = SqliteLockStore::kStateFormat + 1;
-  ASSERT_THAT(testing::MarkSqliteFormat(path_, newer), IsOk());
-  const std::string before = testing::FileBytes(path_);
-  EXPECT_THAT(
-      SqliteLockStore::Open(path_),
-      StatusIs(absl::StatusCode::kFailedPrecondition,
-               AllOf(HasSubstr(absl::StrCat(path_, " has state format ", newer)),
-                     HasSubstr(absl::StrCat(ProjectVersion(), " reads formats up to ",
-                                            SqliteLockStore::kStateFormat)),
-                     HasSubstr("upgrade the binary or restore a backup"))));
-  EXPECT_TRUE(testing::FileBytes(path_) == before)
-      << "the refused open wrote to the file";
-  EXPECT_EQ(Marker(), absl::StrCat(newer));
+  ExpectANewerFormatRefused();
+  EXPECT_EQ(Marker(), absl::StrCat(SqliteLockStore::kStateFormat + 1));
 }
 
 TEST_F(SqliteLockStoreUpgradeTest, AMarkerThatIsNoFormatIsDataLoss) {
