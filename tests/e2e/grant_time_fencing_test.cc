@@ -21,9 +21,10 @@
 #include "gtest/gtest.h"
 #include "harness/poll.h"
 #include "harness/server_process.h"
-#include "tests/testing/status_matchers.h"
 #include "harness/tcp_proxy.h"
 #include "harness/temp_dir.h"
+#include "tests/e2e/own_servers_fixture.h"
+#include "tests/testing/status_matchers.h"
 
 namespace fencegate::e2e {
 namespace {
@@ -33,36 +34,11 @@ using ::fencegate::testing::IsOk;
 constexpr absl::Duration kShortTtl = absl::Milliseconds(500);
 constexpr absl::Duration kGrantPatience = absl::Seconds(30);
 
-class GrantTimeFencingTest : public ::testing::Test {
+class GrantTimeFencingTest : public OwnServersTest {
  protected:
-  // On `port` (0: a free one).
-  void StartLockService(int port = 0) {
-    auto locks = testing::ServerProcess::Start(FENCEGATE_LOCKSERVICE_BIN,
-                                               {"--db=" + dir_.File("locks.db")},
-                                               dir_.path(), "lockservice", port);
-    ASSERT_THAT(locks, IsOk());
-    lockservice_ = *std::move(locks);
-    auto lock = client::LockClient::Connect(lockservice_->address());
-    ASSERT_THAT(lock, IsOk());
-    lock_ = *std::move(lock);
-  }
-
   // Following the lock service at `follow` (itself, or a proxy before it).
   void StartGateway(const std::string& follow) {
-    auto gateway = testing::ServerProcess::Start(
-        FENCEGATE_GATEWAY_BIN, {"--db=" + dir_.File("gateway.db"), "--lockservice=" + follow},
-        dir_.path(), "gateway");
-    ASSERT_THAT(gateway, IsOk());
-    gateway_ = *std::move(gateway);
-    auto gateway_client = client::GatewayClient::Connect(gateway_->address());
-    ASSERT_THAT(gateway_client, IsOk());
-    gateway_client_ = *std::move(gateway_client);
-  }
-
-  void TearDown() override {
-    if (!HasFailure()) return;
-    if (lockservice_) std::cerr << "--- lock service:\n" << lockservice_->LogTail() << "\n";
-    if (gateway_) std::cerr << "--- gateway:\n" << gateway_->LogTail() << "\n";
+    OwnServersTest::StartGateway({"--lockservice=" + follow});
   }
 
   // Each call is a new holder (a reentrant acquire would keep the token).
@@ -74,12 +50,6 @@ class GrantTimeFencingTest : public ::testing::Test {
         lock_->Acquire(resource, absl::StrCat("holder-", ++holders_), options);
     EXPECT_TRUE(outcome.ok() && outcome->acquired) << outcome.status();
     return outcome.ok() ? outcome->token : 0;
-  }
-
-  uint64_t FenceOf(const std::string& resource) {
-    absl::StatusOr<client::ResourceSummary> summary = gateway_client_->Describe(resource);
-    EXPECT_THAT(summary, IsOk());
-    return summary.ok() ? summary->max_token : 0;
   }
 
   // Waits until the gateway's fence on `resource` is above `token` (an
@@ -110,11 +80,6 @@ class GrantTimeFencingTest : public ::testing::Test {
   }
 
   int holders_ = 0;
-  testing::TempDir dir_;
-  std::unique_ptr<testing::ServerProcess> lockservice_;
-  std::unique_ptr<testing::ServerProcess> gateway_;
-  std::unique_ptr<client::LockClient> lock_;
-  std::unique_ptr<client::GatewayClient> gateway_client_;
 };
 
 TEST_F(GrantTimeFencingTest, ExpiredHolderIsRefusedWithNoSuccessorAtAll) {
@@ -179,7 +144,7 @@ TEST_F(GrantTimeFencingTest, LockServiceKilledWhileFollowedIsCaughtUpAfterRestar
 
   lockservice_->Kill();
   lockservice_.reset();
-  StartLockService(port);  // same address, same database
+  StartLockService({}, port);  // same address, same database
 
   // After the restart: a new grant reaches the gateway through the new
   // stream, and the lease held at the crash (re-armed for its full TTL)

@@ -21,8 +21,9 @@
 #include "gtest/gtest.h"
 #include "harness/poll.h"
 #include "harness/server_process.h"
-#include "tests/testing/status_matchers.h"
 #include "harness/temp_dir.h"
+#include "tests/e2e/own_servers_fixture.h"
+#include "tests/testing/status_matchers.h"
 
 namespace fencegate::e2e {
 namespace {
@@ -31,7 +32,7 @@ using ::fencegate::testing::IsOk;
 using ::fencegate::testing::StatusIs;
 using ::testing::HasSubstr;
 
-class SignedTokensTest : public ::testing::Test {
+class SignedTokensTest : public OwnServersTest {
  protected:
   // Fresh random keys named `ids`; the first is the signing key.
   static std::vector<std::string> NewKeys(const std::vector<std::string>& ids) {
@@ -53,31 +54,8 @@ class SignedTokensTest : public ::testing::Test {
                     const std::vector<std::string>& gateway_keys) {
     WriteFile("lock-keys.txt", lock_keys);
     WriteFile("gateway-keys.txt", gateway_keys);
-    auto locks = testing::ServerProcess::Start(
-        FENCEGATE_LOCKSERVICE_BIN,
-        {"--db=" + dir_.File("locks.db"), "--signing_keys=" + dir_.File("lock-keys.txt")},
-        dir_.path(), "lockservice");
-    ASSERT_THAT(locks, IsOk());
-    lockservice_ = *std::move(locks);
-    auto gateway = testing::ServerProcess::Start(
-        FENCEGATE_GATEWAY_BIN,
-        {"--db=" + dir_.File("gateway.db"),
-         "--signing_keys=" + dir_.File("gateway-keys.txt")},
-        dir_.path(), "gateway");
-    ASSERT_THAT(gateway, IsOk());
-    gateway_ = *std::move(gateway);
-    auto lock = client::LockClient::Connect(lockservice_->address());
-    ASSERT_THAT(lock, IsOk());
-    lock_ = *std::move(lock);
-    auto gateway_client = client::GatewayClient::Connect(gateway_->address());
-    ASSERT_THAT(gateway_client, IsOk());
-    gateway_client_ = *std::move(gateway_client);
-  }
-
-  void TearDown() override {
-    if (!HasFailure()) return;
-    if (lockservice_) std::cerr << "--- lock service:\n" << lockservice_->LogTail() << "\n";
-    if (gateway_) std::cerr << "--- gateway:\n" << gateway_->LogTail() << "\n";
+    StartLockService({"--signing_keys=" + dir_.File("lock-keys.txt")});
+    StartGateway({"--signing_keys=" + dir_.File("gateway-keys.txt")});
   }
 
   // A granted token with its signature, as a Fencing for the gateway.
@@ -89,12 +67,6 @@ class SignedTokensTest : public ::testing::Test {
     EXPECT_TRUE(outcome.ok() && outcome->acquired) << outcome.status();
     if (!outcome.ok()) return client::Fencing{resource, 0, {}};
     return client::Fencing{resource, outcome->token, outcome->signature};
-  }
-
-  uint64_t FenceOf(const std::string& resource) {
-    absl::StatusOr<client::ResourceSummary> summary = gateway_client_->Describe(resource);
-    EXPECT_THAT(summary, IsOk());
-    return summary.ok() ? summary->max_token : 0;
   }
 
   std::string ValueOf(const std::string& resource, const std::string& key) {
@@ -110,12 +82,6 @@ class SignedTokensTest : public ::testing::Test {
 
   // SIGHUP: the server re-reads its key file.
   static void Reload(testing::ServerProcess& server) { server.process().Signal(SIGHUP); }
-
-  testing::TempDir dir_;
-  std::unique_ptr<testing::ServerProcess> lockservice_;
-  std::unique_ptr<testing::ServerProcess> gateway_;
-  std::unique_ptr<client::LockClient> lock_;
-  std::unique_ptr<client::GatewayClient> gateway_client_;
 };
 
 TEST_F(SignedTokensTest, ForgedUnsignedTamperedAndCrossResourceTokensChangeNothing) {
