@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/state_lock.h"
@@ -65,6 +66,15 @@ std::unique_ptr<testing::ServerProcess> StartOnState(const char* binary,
       testing::ServerProcess::Start(binary, {"--db=" + db}, dir.path(), name);
   EXPECT_THAT(server, IsOk());
   return server.ok() ? *std::move(server) : nullptr;
+}
+
+// A client (client::LockClient or client::GatewayClient) of the server at
+// `address`; null, the failure recorded, if it cannot connect.
+template <typename Client>
+std::unique_ptr<Client> Connected(const std::string& address) {
+  absl::StatusOr<std::unique_ptr<Client>> connected = Client::Connect(address);
+  EXPECT_THAT(connected, IsOk());
+  return connected.ok() ? *std::move(connected) : nullptr;
 }
 
 // Starts `binary` on `listen` and the state `db` that `first` serves: it
@@ -129,91 +139,101 @@ TEST(StateLockTest, AnUnwritableDirectoryIsAnErrorNamingTheLockFile) {
 
 // --- two servers on one state ----------------------------------------------
 
+// Each test's temp dir, and the SQLite state the first server runs on.
+class SecondInstanceTest : public ::testing::Test {
+ protected:
+  // The first `binary`, on the state <dir_>/<db_name> (db_); null, the
+  // failure recorded, if it did not start.
+  std::unique_ptr<testing::ServerProcess> StartFirst(const char* binary,
+                                                     const char* db_name) {
+    db_ = dir_.File(db_name);
+    return StartOnState(binary, dir_, db_, "first");
+  }
+
+  testing::TempDir dir_;
+  std::string db_;
+};
+
 // The reproduction of the bug: the second lock service on the same database
 // (and the same port, as a restart script that does not wait would start
 // it) exits non-zero naming the state, its lock file and the first's PID;
 // the first keeps serving, and a lock taken through it is held once over
 // fresh connections, each of which might have reached a second process.
-TEST(SecondInstanceTest, ASecondLockServiceOnOneDatabaseExitsAndTheFirstServesOn) {
-  testing::TempDir dir;
-  const std::string db = dir.File("locks.db");
-  std::unique_ptr<testing::ServerProcess> first = StartOnState(kLockService, dir, db, "first");
+TEST_F(SecondInstanceTest, ASecondLockServiceOnOneDatabaseExitsAndTheFirstServesOn) {
+  std::unique_ptr<testing::ServerProcess> first = StartFirst(kLockService, "locks.db");
   ASSERT_NE(first, nullptr);
-  absl::StatusOr<std::unique_ptr<client::LockClient>> lock =
-      client::LockClient::Connect(first->address());
-  ASSERT_THAT(lock, IsOk());
+  std::unique_ptr<client::LockClient> lock =
+      Connected<client::LockClient>(first->address());
+  ASSERT_NE(lock, nullptr);
   absl::StatusOr<client::AcquireOutcome> held =
-      (*lock)->Acquire("dup", "h0", WithTtl(absl::Seconds(60)));
+      lock->Acquire("dup", "h0", WithTtl(absl::Seconds(60)));
   ASSERT_THAT(held, IsOk());
   ASSERT_TRUE(held->acquired);
 
-  ExpectRefusedBeside(*first, kLockService, first->address(), db);
-  ExpectRefusedBeside(*first, kLockService, "127.0.0.1:0", db);
+  ExpectRefusedBeside(*first, kLockService, first->address(), db_);
+  ExpectRefusedBeside(*first, kLockService, "127.0.0.1:0", db_);
 
   for (int i = 1; i <= 12; ++i) {
-    absl::StatusOr<std::unique_ptr<client::LockClient>> fresh =
-        client::LockClient::Connect(first->address());
-    ASSERT_THAT(fresh, IsOk());
+    std::unique_ptr<client::LockClient> fresh =
+        Connected<client::LockClient>(first->address());
+    ASSERT_NE(fresh, nullptr);
     absl::StatusOr<client::AcquireOutcome> outcome =
-        (*fresh)->Acquire("dup", absl::StrCat("h", i), WithTtl(absl::Seconds(60)));
+        fresh->Acquire("dup", absl::StrCat("h", i), WithTtl(absl::Seconds(60)));
     ASSERT_THAT(outcome, IsOk());
     EXPECT_FALSE(outcome->acquired) << "h" << i << " got token " << outcome->token;
     EXPECT_EQ(outcome->holder_token, held->token);
   }
-  absl::StatusOr<client::LockState> state = (*lock)->Describe("dup");
+  absl::StatusOr<client::LockState> state = lock->Describe("dup");
   ASSERT_THAT(state, IsOk());
   EXPECT_EQ(state->holder, "h0");
   EXPECT_EQ(state->holders, 1u);
   EXPECT_THAT(first->Terminate(), IsOk());
 }
 
-TEST(SecondInstanceTest, ASecondGatewayOnOneDatabaseExitsAndTheFirstServesOn) {
-  testing::TempDir dir;
-  const std::string db = dir.File("objects.db");
-  std::unique_ptr<testing::ServerProcess> first = StartOnState(kGateway, dir, db, "first");
+TEST_F(SecondInstanceTest, ASecondGatewayOnOneDatabaseExitsAndTheFirstServesOn) {
+  std::unique_ptr<testing::ServerProcess> first = StartFirst(kGateway, "objects.db");
   ASSERT_NE(first, nullptr);
-  absl::StatusOr<std::unique_ptr<client::GatewayClient>> gateway =
-      client::GatewayClient::Connect(first->address());
-  ASSERT_THAT(gateway, IsOk());
-  ASSERT_THAT((*gateway)->Put(Fenced(5), "count", "1"), IsOk());
+  std::unique_ptr<client::GatewayClient> gateway =
+      Connected<client::GatewayClient>(first->address());
+  ASSERT_NE(gateway, nullptr);
+  ASSERT_THAT(gateway->Put(Fenced(5), "count", "1"), IsOk());
 
-  ExpectRefusedBeside(*first, kGateway, "127.0.0.1:0", db);
+  ExpectRefusedBeside(*first, kGateway, "127.0.0.1:0", db_);
 
   // The first still fences: its fence for "orders" is 5.
-  EXPECT_THAT((*gateway)->Put(Fenced(4), "count", "2"),
+  EXPECT_THAT(gateway->Put(Fenced(4), "count", "2"),
               StatusIs(absl::StatusCode::kAborted));
-  EXPECT_THAT((*gateway)->Put(Fenced(6), "count", "3"), IsOk());
+  EXPECT_THAT(gateway->Put(Fenced(6), "count", "3"), IsOk());
   EXPECT_THAT(first->Terminate(), IsOk());
 }
 
 // kill -9 leaves no lock behind: the next server on the state serves at
 // once, with every lease the first had granted.
-TEST(SecondInstanceTest, AfterAKillNineTheNextLockServiceServesAtOnceWithEveryLease) {
-  testing::TempDir dir;
-  const std::string db = dir.File("locks.db");
-  std::unique_ptr<testing::ServerProcess> first = StartOnState(kLockService, dir, db, "first");
+TEST_F(SecondInstanceTest, AfterAKillNineTheNextLockServiceServesAtOnceWithEveryLease) {
+  std::unique_ptr<testing::ServerProcess> first = StartFirst(kLockService, "locks.db");
   ASSERT_NE(first, nullptr);
   const std::vector<std::string> resources = {"a", "b", "c"};
   std::vector<uint64_t> tokens;
   {
-    absl::StatusOr<std::unique_ptr<client::LockClient>> lock =
-        client::LockClient::Connect(first->address());
-    ASSERT_THAT(lock, IsOk());
+    std::unique_ptr<client::LockClient> lock =
+        Connected<client::LockClient>(first->address());
+    ASSERT_NE(lock, nullptr);
     for (const std::string& resource : resources) {
       absl::StatusOr<client::AcquireOutcome> outcome =
-          (*lock)->Acquire(resource, "holder", WithTtl(absl::Seconds(120)));
+          lock->Acquire(resource, "holder", WithTtl(absl::Seconds(120)));
       ASSERT_THAT(outcome, IsOk());
       ASSERT_TRUE(outcome->acquired);
       tokens.push_back(outcome->token);
     }
   }
-  std::unique_ptr<testing::ServerProcess> next = KillAndStartNext(*first, kLockService, dir, db);
+  std::unique_ptr<testing::ServerProcess> next =
+      KillAndStartNext(*first, kLockService, dir_, db_);
   ASSERT_NE(next, nullptr);
-  absl::StatusOr<std::unique_ptr<client::LockClient>> lock =
-      client::LockClient::Connect(next->address());
-  ASSERT_THAT(lock, IsOk());
+  std::unique_ptr<client::LockClient> lock =
+      Connected<client::LockClient>(next->address());
+  ASSERT_NE(lock, nullptr);
   for (size_t i = 0; i < resources.size(); ++i) {
-    absl::StatusOr<client::LockState> state = (*lock)->Describe(resources[i]);
+    absl::StatusOr<client::LockState> state = lock->Describe(resources[i]);
     ASSERT_THAT(state, IsOk());
     EXPECT_TRUE(state->held) << resources[i];
     EXPECT_EQ(state->holder, "holder");
@@ -222,73 +242,74 @@ TEST(SecondInstanceTest, AfterAKillNineTheNextLockServiceServesAtOnceWithEveryLe
   EXPECT_THAT(next->Terminate(), IsOk());
 }
 
-TEST(SecondInstanceTest, AfterAKillNineTheNextGatewayServesAtOnce) {
-  testing::TempDir dir;
-  const std::string db = dir.File("objects.db");
-  std::unique_ptr<testing::ServerProcess> first = StartOnState(kGateway, dir, db, "first");
+TEST_F(SecondInstanceTest, AfterAKillNineTheNextGatewayServesAtOnce) {
+  std::unique_ptr<testing::ServerProcess> first = StartFirst(kGateway, "objects.db");
   ASSERT_NE(first, nullptr);
   {
-    absl::StatusOr<std::unique_ptr<client::GatewayClient>> gateway =
-        client::GatewayClient::Connect(first->address());
-    ASSERT_THAT(gateway, IsOk());
-    ASSERT_THAT((*gateway)->Put(Fenced(7), "count", "1"), IsOk());
+    std::unique_ptr<client::GatewayClient> gateway =
+        Connected<client::GatewayClient>(first->address());
+    ASSERT_NE(gateway, nullptr);
+    ASSERT_THAT(gateway->Put(Fenced(7), "count", "1"), IsOk());
   }
-  std::unique_ptr<testing::ServerProcess> next = KillAndStartNext(*first, kGateway, dir, db);
+  std::unique_ptr<testing::ServerProcess> next =
+      KillAndStartNext(*first, kGateway, dir_, db_);
   ASSERT_NE(next, nullptr);
-  absl::StatusOr<std::unique_ptr<client::GatewayClient>> gateway =
-      client::GatewayClient::Connect(next->address());
-  ASSERT_THAT(gateway, IsOk());
-  EXPECT_THAT((*gateway)->Put(Fenced(6), "count", "2"),
+  std::unique_ptr<client::GatewayClient> gateway =
+      Connected<client::GatewayClient>(next->address());
+  ASSERT_NE(gateway, nullptr);
+  EXPECT_THAT(gateway->Put(Fenced(6), "count", "2"),
               StatusIs(absl::StatusCode::kAborted));
   EXPECT_THAT(next->Terminate(), IsOk());
 }
 
 // --- no shared ports -------------------------------------------------------
 
-TEST(SecondInstanceTest, ASecondServerOnATakenGrpcPortFailsNamingThePort) {
+// For each server: a first one on a state of its own, then a second on
+// another state whose `flag` (--listen or --metrics_listen) asks for the
+// address `taken` reports of the first: the second must exit 1 saying it
+// cannot listen there, naming the flag.
+void ExpectATakenPortRefused(
+    const std::string& flag,
+    absl::FunctionRef<absl::StatusOr<std::string>(testing::ServerProcess&)> taken) {
   for (const char* binary : {kLockService, kGateway}) {
     SCOPED_TRACE(binary);
     testing::TempDir dir;
-    absl::StatusOr<std::unique_ptr<testing::ServerProcess>> first =
-        testing::ServerProcess::Start(binary, {"--db=" + dir.File("first.db")}, dir.path(),
-                                      "first");
-    ASSERT_THAT(first, IsOk());
-    const testing::ProgramResult second =
-        RunToEnd({binary, "--listen=" + (*first)->address(),
-                  "--db=" + dir.File("second.db"), "--metrics_listen="});
+    std::unique_ptr<testing::ServerProcess> first =
+        StartOnState(binary, dir, dir.File("first.db"), "first");
+    ASSERT_NE(first, nullptr);
+    absl::StatusOr<std::string> address = taken(*first);
+    ASSERT_THAT(address, IsOk());
+    const bool grpc = flag == "--listen";
+    const testing::ProgramResult second = RunToEnd(
+        {binary, "--listen=" + (grpc ? *address : "127.0.0.1:0"),
+         "--db=" + dir.File("second.db"), "--metrics_listen=" + (grpc ? "" : *address)});
     EXPECT_EQ(second.exit_code, 1);
-    EXPECT_THAT(second.stderr_text,
-                HasSubstr("cannot listen on " + (*first)->address()));
-    EXPECT_THAT(second.stderr_text, HasSubstr("--listen"));
-    EXPECT_THAT((*first)->Terminate(), IsOk());
+    EXPECT_THAT(second.stderr_text, HasSubstr("cannot listen on " + *address));
+    EXPECT_THAT(second.stderr_text, HasSubstr(flag));
+    EXPECT_THAT(first->Terminate(), IsOk());
   }
 }
 
-TEST(SecondInstanceTest, ASecondServerOnATakenMetricsPortFailsNamingThePort) {
-  for (const char* binary : {kLockService, kGateway}) {
-    SCOPED_TRACE(binary);
-    testing::TempDir dir;
-    absl::StatusOr<std::unique_ptr<testing::ServerProcess>> first =
-        testing::ServerProcess::Start(binary, {"--db=" + dir.File("first.db")}, dir.path(),
-                                      "first");
-    ASSERT_THAT(first, IsOk());
-    absl::StatusOr<int> metrics_port = (*first)->MetricsPort();
-    ASSERT_THAT(metrics_port, IsOk());
-    const std::string taken = absl::StrCat("127.0.0.1:", *metrics_port);
-    const testing::ProgramResult second =
-        RunToEnd({binary, "--listen=127.0.0.1:0", "--db=" + dir.File("second.db"),
-                  "--metrics_listen=" + taken});
-    EXPECT_EQ(second.exit_code, 1);
-    EXPECT_THAT(second.stderr_text, HasSubstr("cannot listen on " + taken));
-    EXPECT_THAT(second.stderr_text, HasSubstr("--metrics_listen"));
-    EXPECT_THAT((*first)->Terminate(), IsOk());
-  }
+TEST_F(SecondInstanceTest, ASecondServerOnATakenGrpcPortFailsNamingThePort) {
+  ExpectATakenPortRefused("--listen", [](testing::ServerProcess& first) {
+    return absl::StatusOr<std::string>(first.address());
+  });
+}
+
+TEST_F(SecondInstanceTest, ASecondServerOnATakenMetricsPortFailsNamingThePort) {
+  ExpectATakenPortRefused(
+      "--metrics_listen",
+      [](testing::ServerProcess& first) -> absl::StatusOr<std::string> {
+        absl::StatusOr<int> metrics_port = first.MetricsPort();
+        if (!metrics_port.ok()) return metrics_port.status();
+        return absl::StrCat("127.0.0.1:", *metrics_port);
+      });
 }
 
 // --metrics_listen=auto on a fixed gRPC port asks for the server's default
 // metrics port (9464, 9465); two servers of one kind on one host then get
 // two ports, and the second's start-up line and port file say which.
-TEST(SecondInstanceTest, MetricsListenAutoTakesAFreePortWhenTheDefaultIsTaken) {
+TEST_F(SecondInstanceTest, MetricsListenAutoTakesAFreePortWhenTheDefaultIsTaken) {
   for (const char* binary : {kLockService, kGateway}) {
     SCOPED_TRACE(binary);
     testing::TempDir dir;

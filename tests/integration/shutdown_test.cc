@@ -35,27 +35,45 @@ constexpr char kLockServiceBinary[] = FENCEGATE_LOCKSERVICE_BIN;
 constexpr char kGatewayBinary[] = FENCEGATE_GATEWAY_BIN;
 constexpr absl::Duration kExitWithin = absl::Seconds(3);
 
-absl::StatusOr<std::unique_ptr<testing::ServerProcess>> StartServer(
-    const char* binary, const testing::TempDir& dir, const std::string& name) {
-  return testing::ServerProcess::Start(
-      binary, {"--db=" + dir.File(name + ".db"), "--shutdown_grace=60s"}, dir.path(), name);
-}
+// Each test's temp dir, its servers (with a grace of 60 s) and its client
+// of the lock service.
+class ShutdownTest : public ::testing::Test {
+ protected:
+  // The server `binary`, its state and files named `name`.
+  absl::StatusOr<std::unique_ptr<testing::ServerProcess>> StartServer(
+      const char* binary, const std::string& name) {
+    return testing::ServerProcess::Start(
+        binary, {"--db=" + dir_.File(name + ".db"), "--shutdown_grace=60s"}, dir_.path(),
+        name);
+  }
 
-TEST(ShutdownTest, ClientsWithIdleChannelsAndStreamsDoNotHoldTheShutdown) {
-  testing::TempDir dir;
-  absl::StatusOr<std::unique_ptr<testing::ServerProcess>> lockservice =
-      StartServer(kLockServiceBinary, dir, "lockservice");
-  ASSERT_THAT(lockservice, IsOk());
+  // The lock service in lockservice_, and lock_ connected to it.
+  void StartLockService() {
+    absl::StatusOr<std::unique_ptr<testing::ServerProcess>> lockservice =
+        StartServer(kLockServiceBinary, "lockservice");
+    ASSERT_THAT(lockservice, IsOk());
+    lockservice_ = *std::move(lockservice);
+    absl::StatusOr<std::unique_ptr<client::LockClient>> lock =
+        client::LockClient::Connect(lockservice_->address());
+    ASSERT_THAT(lock, IsOk());
+    lock_ = *std::move(lock);
+  }
+
+  testing::TempDir dir_;
+  std::unique_ptr<testing::ServerProcess> lockservice_;
+  std::unique_ptr<client::LockClient> lock_;
+};
+
+TEST_F(ShutdownTest, ClientsWithIdleChannelsAndStreamsDoNotHoldTheShutdown) {
+  ASSERT_NO_FATAL_FAILURE(StartLockService());
   absl::StatusOr<std::unique_ptr<testing::ServerProcess>> gateway =
-      StartServer(kGatewayBinary, dir, "gateway");
+      StartServer(kGatewayBinary, "gateway");
   ASSERT_THAT(gateway, IsOk());
 
   // A lease and a pipelined write: the clients' Session streams are open,
   // then idle, and their channels stay open.
-  absl::StatusOr<std::unique_ptr<client::LockClient>> lock =
-      client::LockClient::Connect((*lockservice)->address());
-  ASSERT_THAT(lock, IsOk());
-  absl::StatusOr<std::unique_ptr<client::Lease>> lease = (*lock)->AcquireLease("r", "holder");
+  absl::StatusOr<std::unique_ptr<client::Lease>> lease =
+      lock_->AcquireLease("r", "holder");
   ASSERT_THAT(lease, IsOk());
   absl::StatusOr<std::unique_ptr<client::GatewayClient>> gateway_client =
       client::GatewayClient::Connect((*gateway)->address());
@@ -66,30 +84,24 @@ TEST(ShutdownTest, ClientsWithIdleChannelsAndStreamsDoNotHoldTheShutdown) {
   ASSERT_THAT((*lease)->Release(), IsOk());
 
   EXPECT_THAT((*gateway)->Terminate(kExitWithin), IsOk());
-  EXPECT_THAT((*lockservice)->Terminate(kExitWithin), IsOk());
+  EXPECT_THAT(lockservice_->Terminate(kExitWithin), IsOk());
 }
 
 // A parked Acquire is answered UNAVAILABLE "shutting down" at once, not
 // granted, and the server exits without waiting for the 50 s it may wait
 // or for the idle connections of the waiter and the holder.
-TEST(ShutdownTest, AParkedAcquireIsAnsweredUnavailableAtOnce) {
-  testing::TempDir dir;
-  absl::StatusOr<std::unique_ptr<testing::ServerProcess>> lockservice =
-      StartServer(kLockServiceBinary, dir, "lockservice");
-  ASSERT_THAT(lockservice, IsOk());
-  absl::StatusOr<std::unique_ptr<client::LockClient>> lock =
-      client::LockClient::Connect((*lockservice)->address());
-  ASSERT_THAT(lock, IsOk());
+TEST_F(ShutdownTest, AParkedAcquireIsAnsweredUnavailableAtOnce) {
+  ASSERT_NO_FATAL_FAILURE(StartLockService());
   client::AcquireOptions hold;
   hold.ttl = absl::Seconds(120);
-  absl::StatusOr<client::AcquireOutcome> held = (*lock)->Acquire("r", "first", hold);
+  absl::StatusOr<client::AcquireOutcome> held = lock_->Acquire("r", "first", hold);
   ASSERT_THAT(held, IsOk());
   ASSERT_TRUE(held->acquired);
 
   // The waiter calls the service directly: the client library would retry
   // an UNAVAILABLE, which is not what is tested here.
   std::shared_ptr<grpc::Channel> channel =
-      grpc::CreateChannel((*lockservice)->address(), grpc::InsecureChannelCredentials());
+      grpc::CreateChannel(lockservice_->address(), grpc::InsecureChannelCredentials());
   std::unique_ptr<v1::LockService::Stub> stub = v1::LockService::NewStub(channel);
   grpc::Status waited;
   v1::AcquireResponse response;
@@ -105,13 +117,13 @@ TEST(ShutdownTest, AParkedAcquireIsAnsweredUnavailableAtOnce) {
   });
   absl::Status parked = testing::PollUntil(
       [&] {
-        absl::StatusOr<client::LockState> state = (*lock)->Describe("r");
+        absl::StatusOr<client::LockState> state = lock_->Describe("r");
         return state.ok() && state->waiters == 1;
       },
       absl::Seconds(20), "the Acquire is parked");
   ASSERT_THAT(parked, IsOk());
 
-  EXPECT_THAT((*lockservice)->Terminate(kExitWithin), IsOk());
+  EXPECT_THAT(lockservice_->Terminate(kExitWithin), IsOk());
   waiter.join();
   EXPECT_EQ(waited.error_code(), grpc::StatusCode::UNAVAILABLE) << waited.error_message();
   EXPECT_THAT(waited.error_message(), HasSubstr("shutting down"));
