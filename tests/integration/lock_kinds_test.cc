@@ -18,17 +18,17 @@
 #include "gmock/gmock.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
-#include "tests/testing/lock_session_calls.h"
 #include "harness/server_process.h"
-#include "tests/testing/status_matchers.h"
 #include "harness/temp_dir.h"
+#include "tests/integration/lockservice_process_fixture.h"
+#include "tests/testing/lock_session_calls.h"
+#include "tests/testing/status_matchers.h"
 
 namespace fencegate {
 namespace {
 
 namespace v1 = ::fencegate::v1;
 using ::fencegate::testing::IsOk;
-using ::fencegate::testing::ServerProcess;
 using ::fencegate::testing::StatusIs;
 using ::testing::AllOf;
 using ::testing::HasSubstr;
@@ -39,27 +39,8 @@ std::string FieldOf(const absl::Status& status) {
   return info.has_value() ? info->field : "";
 }
 
-class LockKindsTest : public ::testing::Test {
+class LockKindsTest : public testing::LockServiceProcessTest {
  protected:
-  void StartServer(std::vector<std::string> extra = {}) {
-    std::vector<std::string> args = {"--db=" + dir_.File("locks.db")};
-    args.insert(args.end(), extra.begin(), extra.end());
-    auto server =
-        ServerProcess::Start(FENCEGATE_LOCKSERVICE_BIN, args, dir_.path(), "lockservice");
-    ASSERT_TRUE(server.ok()) << server.status();
-    server_ = *std::move(server);
-    stub_ = v1::LockService::NewStub(
-        grpc::CreateChannel(server_->address(), grpc::InsecureChannelCredentials()));
-  }
-
-  void TearDown() override {
-    if (HasFailure() && server_ != nullptr) std::cerr << server_->LogTail() << "\n";
-  }
-
-  static void SetDeadline(grpc::ClientContext& ctx) {
-    ctx.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(30)));
-  }
-
   // A try-lock of `mode` (a v1::LeaseMode, or any number).
   absl::StatusOr<v1::AcquireResponse> Acquire(const std::string& resource,
                                               const std::string& holder, int mode,
@@ -87,31 +68,6 @@ class LockKindsTest : public ::testing::Test {
     EXPECT_TRUE(r->acquired()) << holder << ": " << r->ShortDebugString();
     return r->acquired() ? r->token() : 0;
   }
-
-  absl::Status Release(const std::string& resource, uint64_t token) {
-    grpc::ClientContext ctx;
-    SetDeadline(ctx);
-    v1::ReleaseRequest request;
-    request.set_resource(resource);
-    request.set_token(token);
-    v1::ReleaseResponse response;
-    return FromGrpcStatus(stub_->Release(&ctx, request, &response));
-  }
-
-  absl::StatusOr<v1::DescribeResponse> Describe(const std::string& resource) {
-    grpc::ClientContext ctx;
-    SetDeadline(ctx);
-    v1::DescribeRequest request;
-    request.set_resource(resource);
-    v1::DescribeResponse response;
-    grpc::Status status = stub_->Describe(&ctx, request, &response);
-    if (!status.ok()) return FromGrpcStatus(status);
-    return response;
-  }
-
-  testing::TempDir dir_;
-  std::unique_ptr<ServerProcess> server_;
-  std::unique_ptr<v1::LockService::Stub> stub_;
 };
 
 TEST_F(LockKindsTest, SharedHoldersTogetherThenAnExclusiveOneWithALargerToken) {

@@ -18,12 +18,13 @@
 #include "gmock/gmock.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
+#include "harness/server_process.h"
+#include "harness/temp_dir.h"
+#include "tests/integration/lockservice_process_fixture.h"
 #include "tests/testing/lock_session_calls.h"
 #include "tests/testing/own_channel.h"
 #include "tests/testing/pipelined_stream.h"
-#include "harness/server_process.h"
 #include "tests/testing/status_matchers.h"
-#include "harness/temp_dir.h"
 
 namespace fencegate {
 namespace {
@@ -32,47 +33,16 @@ namespace v1 = ::fencegate::v1;
 using ::fencegate::testing::AcquireCall;
 using ::fencegate::testing::DescribeCall;
 using ::fencegate::testing::IsOk;
-using ::fencegate::testing::ServerProcess;
 using SessionStream =
     grpc::ClientReaderWriter<v1::LockSessionRequest, v1::LockSessionResponse>;
 
-class LockSessionStreamTest : public ::testing::Test {
+class LockSessionStreamTest : public testing::LockServiceProcessTest {
  protected:
-  void StartServer(std::vector<std::string> extra = {}) {
-    std::vector<std::string> args = {"--db=" + dir_.File("locks.db")};
-    args.insert(args.end(), extra.begin(), extra.end());
-    auto server =
-        ServerProcess::Start(FENCEGATE_LOCKSERVICE_BIN, args, dir_.path(), "lockservice");
-    ASSERT_TRUE(server.ok()) << server.status();
-    server_ = *std::move(server);
-    stub_ = v1::LockService::NewStub(
-        grpc::CreateChannel(server_->address(), grpc::InsecureChannelCredentials()));
-  }
-
-  void TearDown() override {
-    if (HasFailure() && server_ != nullptr) std::cerr << server_->LogTail() << "\n";
-  }
-
-  absl::StatusOr<v1::DescribeResponse> Describe(const std::string& resource) {
-    grpc::ClientContext ctx;
-    ctx.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(30)));
-    v1::DescribeRequest request;
-    request.set_resource(resource);
-    v1::DescribeResponse response;
-    grpc::Status status = stub_->Describe(&ctx, request, &response);
-    if (!status.ok()) return absl::UnavailableError(status.error_message());
-    return response;
-  }
-
   static bool Send(SessionStream& stream, const std::vector<v1::LockCall>& calls) {
     v1::LockSessionRequest message;
     for (const v1::LockCall& call : calls) *message.add_calls() = call;
     return stream.Write(message);
   }
-
-  testing::TempDir dir_;
-  std::unique_ptr<ServerProcess> server_;
-  std::unique_ptr<v1::LockService::Stub> stub_;
 };
 
 TEST_F(LockSessionStreamTest, AnExpiryIsPushedOnTheStreamThatAcquiredTheLease) {

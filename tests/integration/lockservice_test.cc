@@ -20,43 +20,21 @@
 #include "gmock/gmock.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
+#include "harness/server_process.h"
+#include "harness/temp_dir.h"
+#include "tests/integration/lockservice_process_fixture.h"
 #include "tests/testing/health_check.h"
 #include "tests/testing/own_channel.h"
-#include "harness/server_process.h"
 #include "tests/testing/status_matchers.h"
-#include "harness/temp_dir.h"
 
 namespace fencegate {
 namespace {
 
 namespace v1 = ::fencegate::v1;
-using ::fencegate::testing::ServerProcess;
 using ::fencegate::testing::StatusIs;
 
-constexpr char kBinary[] = FENCEGATE_LOCKSERVICE_BIN;
-
-class LockServiceTest : public ::testing::Test {
+class LockServiceTest : public testing::LockServiceProcessTest {
  protected:
-  void StartServer(std::vector<std::string> extra = {}) {
-    std::vector<std::string> args = {"--db=" + dir_.File("locks.db")};
-    args.insert(args.end(), extra.begin(), extra.end());
-    auto server = ServerProcess::Start(kBinary, args, dir_.path(), "lockservice");
-    ASSERT_TRUE(server.ok()) << server.status();
-    server_ = *std::move(server);
-    channel_ = grpc::CreateChannel(server_->address(), grpc::InsecureChannelCredentials());
-    stub_ = v1::LockService::NewStub(channel_);
-  }
-
-  void TearDown() override {
-    if (HasFailure() && server_ != nullptr) {
-      std::cerr << "server log tail:\n" << server_->LogTail() << "\n";
-    }
-  }
-
-  static void SetDeadline(grpc::ClientContext& ctx, absl::Duration d) {
-    ctx.set_deadline(absl::ToChronoTime(absl::Now() + d));
-  }
-
   absl::StatusOr<v1::AcquireResponse> Acquire(v1::LockService::Stub& stub,
                                               const std::string& resource,
                                               const std::string& holder,
@@ -74,33 +52,6 @@ class LockServiceTest : public ::testing::Test {
     if (!s.ok()) return FromGrpcStatus(s);
     return resp;
   }
-
-  absl::Status Release(v1::LockService::Stub& stub, const std::string& resource,
-                       uint64_t token) {
-    grpc::ClientContext ctx;
-    SetDeadline(ctx, absl::Seconds(30));
-    v1::ReleaseRequest req;
-    req.set_resource(resource);
-    req.set_token(token);
-    v1::ReleaseResponse resp;
-    return FromGrpcStatus(stub.Release(&ctx, req, &resp));
-  }
-
-  absl::StatusOr<v1::DescribeResponse> Describe(const std::string& resource) {
-    grpc::ClientContext ctx;
-    SetDeadline(ctx, absl::Seconds(30));
-    v1::DescribeRequest req;
-    req.set_resource(resource);
-    v1::DescribeResponse resp;
-    grpc::Status s = stub_->Describe(&ctx, req, &resp);
-    if (!s.ok()) return FromGrpcStatus(s);
-    return resp;
-  }
-
-  testing::TempDir dir_;
-  std::unique_ptr<ServerProcess> server_;
-  std::shared_ptr<grpc::Channel> channel_;
-  std::unique_ptr<v1::LockService::Stub> stub_;
 };
 
 TEST_F(LockServiceTest, ConcurrentClientsNeverHoldTheSameResourceTogether) {
