@@ -88,13 +88,10 @@ absl::Status PlayExpiredLease(Act& act, ActResult& result) {
 
 }  // namespace
 
-absl::StatusOr<ActResult> RunExpiredLeaseAct(const DemoSetup& setup) {
-  return PlayAct(
-      setup,
-      {"Act 2: expired lease, with fencing", "expired-lease", Storage::kGateway,
-       "Client 1 is cut off from the lock service (a network partition): its renewals "
-       "fail and its lease expires. Client 2 takes over. Client 1's late calls follow."},
-      PlayExpiredLease);
-}
+const ActScript kExpiredLeaseAct = {
+    "Act 2: expired lease, with fencing", "expired-lease", Storage::kGateway,
+    "Client 1 is cut off from the lock service (a network partition): its renewals "
+    "fail and its lease expires. Client 2 takes over. Client 1's late calls follow.",
+    PlayExpiredLease};
 
 }  // namespace fencegate::demo

@@ -64,24 +64,18 @@ absl::Status PlayGcPause(Act& act, ActResult& result) {
 
 }  // namespace
 
-absl::StatusOr<ActResult> RunGcPauseAct(const DemoSetup& setup) {
-  return PlayAct(
-      setup,
-      {"Act 1: GC pause, with fencing", "gc-pause", Storage::kGateway,
-       "Client 1 is frozen (SIGSTOP) in the middle of incrementing a counter; its "
-       "lease expires, client 2 takes over, then client 1 wakes up and writes."},
-      PlayGcPause);
-}
+const ActScript kGcPauseAct = {
+    "Act 1: GC pause, with fencing", "gc-pause", Storage::kGateway,
+    "Client 1 is frozen (SIGSTOP) in the middle of incrementing a counter; its "
+    "lease expires, client 2 takes over, then client 1 wakes up and writes.",
+    PlayGcPause};
 
-absl::StatusOr<ActResult> RunSqlTableAct(const DemoSetup& setup) {
-  return PlayAct(
-      setup,
-      {"Act 4: GC pause, fenced in your own PostgreSQL table", "sql-table",
-       Storage::kSqlTable,
-       "Act 1 again, with the counter in a table of the clients' own on PostgreSQL "
-       "(no gateway): every read and write is a transaction whose first statement is "
-       "fencegate_fence(resource, token)."},
-      PlayGcPause);
-}
+const ActScript kSqlTableAct = {
+    "Act 4: GC pause, fenced in your own PostgreSQL table", "sql-table",
+    Storage::kSqlTable,
+    "Act 1 again, with the counter in a table of the clients' own on PostgreSQL "
+    "(no gateway): every read and write is a transaction whose first statement is "
+    "fencegate_fence(resource, token).",
+    PlayGcPause};
 
 }  // namespace fencegate::demo

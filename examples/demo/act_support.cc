@@ -303,14 +303,12 @@ bool Act::Expect(bool holds, const std::string& what) {
   return holds;
 }
 
-absl::StatusOr<ActResult> PlayAct(
-    const DemoSetup& setup, const ActScript& script,
-    absl::FunctionRef<absl::Status(Act& act, ActResult& result)> play) {
+absl::StatusOr<ActResult> PlayAct(const DemoSetup& setup, const ActScript& script) {
   ActResult result;
   result.title = script.title;
   Act act(setup, script.resource, script.storage, &result);
   act.timeline().BeginSection(result.title, script.intro);
-  DEMO_RETURN_IF_ERROR(play(act, result));
+  DEMO_RETURN_IF_ERROR(script.play(act, result));
   return result;
 }
 

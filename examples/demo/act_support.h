@@ -151,23 +151,22 @@ class Act {
 };
 
 // An act's script: its title (on the timeline and in the summary), the
-// lock (and gateway resource) it plays on, where its counter is kept, and
-// the sentence that opens it.
+// lock (and gateway resource) it plays on, where its counter is kept, the
+// sentence that opens it, and what it does then. `play` returns OK when it
+// ends early on a failed expectation (Act::Expect keeps those); an error
+// is a failure of the demo itself.
 struct ActScript {
   std::string title;
   std::string resource;
   Storage storage = Storage::kGateway;
   std::string intro;
+  absl::Status (*play)(Act& act, ActResult& result) = nullptr;
 };
 
 // The one runner of every act: opens the act's section on the timeline,
-// hands `play` an Act on the script's lock and storage, and returns the
-// result `play` filled in (its summary; the failed expectations Act::Expect
-// keeps). `play` returns OK when it ends early on a failed expectation; an
-// error is a failure of the demo itself.
-absl::StatusOr<ActResult> PlayAct(
-    const DemoSetup& setup, const ActScript& script,
-    absl::FunctionRef<absl::Status(Act& act, ActResult& result)> play);
+// hands the script's `play` an Act on its lock and storage, and returns the
+// result `play` filled in (its summary, the failed expectations).
+absl::StatusOr<ActResult> PlayAct(const DemoSetup& setup, const ActScript& script);
 
 // The opening acts 1, 3 and 4 share (the paused holder): both clients
 // start; client 1 acquires the free lock, checks its lease and reads the

@@ -41,13 +41,10 @@ absl::Status PlayUnfenced(Act& act, ActResult& result) {
 
 }  // namespace
 
-absl::StatusOr<ActResult> RunUnfencedAct(const DemoSetup& setup) {
-  return PlayAct(
-      setup,
-      {"Act 3: GC pause, without fencing (the control)", "no-fence", Storage::kPlainFile,
-       "Act 1 again, but the counter lives in a plain SQLite file that the clients write "
-       "directly, with no token check. The lock alone cannot stop client 1."},
-      PlayUnfenced);
-}
+const ActScript kUnfencedAct = {
+    "Act 3: GC pause, without fencing (the control)", "no-fence", Storage::kPlainFile,
+    "Act 1 again, but the counter lives in a plain SQLite file that the clients write "
+    "directly, with no token check. The lock alone cannot stop client 1.",
+    PlayUnfenced};
 
 }  // namespace fencegate::demo

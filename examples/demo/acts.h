@@ -1,6 +1,7 @@
-// The demo's three acts. Each runs real client processes against the real
-// servers of `setup`, records every step on setup.timeline, and returns
-// whether it came out as expected (ActResult::failures lists what did not).
+// The demo's four acts, each an ActScript that PlayAct (act_support.h)
+// plays. Each runs real client processes against the real servers of
+// `setup`, records every step on setup.timeline, and returns whether it
+// came out as expected (ActResult::failures lists what did not).
 // An error status means the act could not be played (a process died, a
 // server was unreachable, a deadline passed, or the demo was interrupted).
 //
@@ -32,10 +33,10 @@
 
 namespace fencegate::demo {
 
-absl::StatusOr<ActResult> RunGcPauseAct(const DemoSetup& setup);
-absl::StatusOr<ActResult> RunExpiredLeaseAct(const DemoSetup& setup);
-absl::StatusOr<ActResult> RunUnfencedAct(const DemoSetup& setup);
-absl::StatusOr<ActResult> RunSqlTableAct(const DemoSetup& setup);
+extern const ActScript kGcPauseAct;       // act 1
+extern const ActScript kExpiredLeaseAct;  // act 2
+extern const ActScript kUnfencedAct;      // act 3
+extern const ActScript kSqlTableAct;      // act 4
 
 }  // namespace fencegate::demo
 

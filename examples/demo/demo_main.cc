@@ -337,10 +337,11 @@ int Run() {
   std::vector<ActResult> results;
   absl::Status error;
   for (const std::string& act : acts) {
-    absl::StatusOr<ActResult> result = act == "1"   ? RunGcPauseAct(setup)
-                                       : act == "2" ? RunExpiredLeaseAct(setup)
-                                       : act == "3" ? RunUnfencedAct(setup)
-                                                    : RunSqlTableAct(setup);
+    const ActScript& script = act == "1"   ? kGcPauseAct
+                              : act == "2" ? kExpiredLeaseAct
+                              : act == "3" ? kUnfencedAct
+                                           : kSqlTableAct;
+    absl::StatusOr<ActResult> result = PlayAct(setup, script);
     if (!result.ok()) {
       error = result.status();
       break;
