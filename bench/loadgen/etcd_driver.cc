@@ -6,6 +6,7 @@
 #include "absl/strings/str_format.h"
 #include "bench/loadgen/acquire_in_order.h"
 #include "bench/loadgen/grpc_util.h"
+#include "lockservice/etcd/etcd_client.h"
 
 namespace fencegate::bench {
 namespace {
@@ -13,24 +14,11 @@ namespace {
 using etcdserverpb::Compare;
 using etcdserverpb::RangeRequest;
 
-// The end of the range of every key that starts with `prefix` (etcd's
-// GetPrefixRangeEnd): the prefix with its last byte below 0xff incremented.
-std::string PrefixEnd(std::string prefix) {
-  for (int i = static_cast<int>(prefix.size()) - 1; i >= 0; --i) {
-    if (static_cast<unsigned char>(prefix[i]) < 0xff) {
-      prefix[i] = static_cast<char>(prefix[i] + 1);
-      prefix.resize(i + 1);
-      return prefix;
-    }
-  }
-  return std::string(1, '\0');  // every key
-}
-
 // The oldest (ascending) or newest (descending) key under `prefix`.
 void SetFirstCreate(RangeRequest* range, const std::string& prefix,
                     RangeRequest::SortOrder order) {
   range->set_key(prefix);
-  range->set_range_end(PrefixEnd(prefix));
+  range->set_range_end(etcd::PrefixRangeEnd(prefix));
   range->set_sort_target(RangeRequest::CREATE);
   range->set_sort_order(order);
   range->set_limit(1);
@@ -211,7 +199,7 @@ absl::StatusOr<std::optional<HeldLock>> EtcdDriver::RwAcquire(
   etcdserverpb::RangeRequest last;
   const std::string blockers = read ? absl::StrCat(prefix, "write") : prefix;
   last.set_key(blockers);
-  last.set_range_end(PrefixEnd(blockers));
+  last.set_range_end(etcd::PrefixRangeEnd(blockers));
   last.set_sort_target(RangeRequest::MOD);
   last.set_sort_order(RangeRequest::DESCEND);
   last.set_limit(1);
