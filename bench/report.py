@@ -4,7 +4,8 @@ docs/benchmarks.md + docs/benchmarks.svg. Called by ./scripts/bench and
 the bench tests (tests/bench_tests.cmake). This file is the command line;
 the work is in report_aggregate.py (CPU snapshots, medians),
 report_markdown.py (the page), report_svg.py (the chart), report_tables.py,
-report_systems.py, report_python.py, report_loop.py and scale_report.py.
+report_systems.py, report_python.py, report_loop.py and scale_report.py
+(svg_chart.py: what the two charts share).
 
   report.py cpu PID...                 one CPU-time snapshot (JSON) for the
                                        "was the machine busy" figure

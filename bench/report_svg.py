@@ -7,6 +7,7 @@ import html
 
 from report_systems import COLOR, LABEL, SYSTEM_ORDER
 from report_tables import find
+from svg_chart import svg_open, y_grid
 
 # The chart compares the durable systems; Redis everysec (not durable) is in
 # the tables, where its 5-10x larger bars do not flatten the others.
@@ -36,21 +37,13 @@ def render_svg(doc):
     left, right, top_m, bottom = 70, 20, 50, 90
     plot_w, plot_h = width - left - right, height - top_m - bottom
     y = lambda v: top_m + plot_h * (1 - v / ymax)
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-           f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="12">',
-           f'<rect width="{width}" height="{height}" fill="white"/>',
-           f'<text x="{width / 2}" y="22" text-anchor="middle" font-size="15" font-weight="bold">'
-           f'ops/s at 32 clients, fsync before every acknowledgement (higher is better)</text>',
-           f'<text x="{width / 2}" y="38" text-anchor="middle" fill="#555">'
-           f'git {html.escape(doc["git_sha"][:12])}, {html.escape(doc["generated_at"])}, '
-           f'{doc["machine"].get("cores")} cores shared by clients and servers; medians of '
-           f'{doc["config"]["runs"]} runs; Redis everysec (not durable) is in the tables</text>']
-    v = 0
-    while v <= ymax + 1e-9:
-        out.append(f'<line x1="{left}" x2="{width - right}" y1="{y(v):.1f}" y2="{y(v):.1f}" '
-                   f'stroke="#ddd"/>')
-        out.append(f'<text x="{left - 6}" y="{y(v) + 4:.1f}" text-anchor="end">{v:,.0f}</text>')
-        v += step
+    out = svg_open(
+        width, height, width / 2,
+        "ops/s at 32 clients, fsync before every acknowledgement (higher is better)",
+        f'git {html.escape(doc["git_sha"][:12])}, {html.escape(doc["generated_at"])}, '
+        f'{doc["machine"].get("cores")} cores shared by clients and servers; medians of '
+        f'{doc["config"]["runs"]} runs; Redis everysec (not durable) is in the tables')
+    out += y_grid(left, width - right, y, ymax, step)
     charted = [s for s in CHART_SYSTEMS if any(k[2] == s for k in values)] or CHART_SYSTEMS
     group_w = plot_w / len(groups)
     bar_w = group_w * 0.8 / len(charted)
