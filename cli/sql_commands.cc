@@ -10,7 +10,7 @@
 #include "cli/cli_flags.h"
 #include "cli/command.h"
 #include "cli/exit_codes.h"
-#include "common/signing_keys.h"
+#include "common/signing/signing_keys.h"
 #include "gateway/postgres_connection.h"
 #include "gateway/postgres_sql_api.h"
 #include "pqxx/nontransaction"

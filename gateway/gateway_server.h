@@ -4,7 +4,7 @@
 // Start(). The storage is SQLite (the embedded default) or, with a
 // PostgreSQL connection URI in `storage`, PostgreSQL.
 //
-// Metrics and the status page (common/server_observability.h): on unless
+// Metrics and the status page (common/server/server_observability.h): on unless
 // serving.metrics_listen is empty.
 //
 // Start() refuses options that cannot work
@@ -22,11 +22,11 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "common/grpc_shutdown.h"
-#include "common/server_observability.h"
-#include "common/server_setup.h"
-#include "common/state_lock.h"
-#include "common/token_signer.h"
+#include "common/core/state_lock.h"
+#include "common/core/token_signer.h"
+#include "common/server/grpc_shutdown.h"
+#include "common/server/server_observability.h"
+#include "common/server/server_setup.h"
 #include "gateway/fence_follower.h"
 #include "gateway/fenced_store.h"
 #include "gateway/gateway_limits.h"

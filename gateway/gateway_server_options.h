@@ -12,10 +12,10 @@
 #include <string>
 
 #include "absl/status/status.h"
-#include "common/server_setup.h"
+#include "common/core/stream_session.h"
+#include "common/server/server_setup.h"
 #include "fencegate/client_tls_files.h"
 #include "gateway/gateway_limits.h"
-#include "common/stream_session.h"
 
 namespace fencegate::gateway {
 
@@ -42,7 +42,7 @@ struct GatewayServerOptions {
   // Bounds of each Session stream (--max_stream_in_flight; gateway/session.h).
   StreamLimits session_limits;
   // Session streams open at once (--max_sessions); one more ends at once
-  // with RESOURCE_EXHAUSTED (common/stream_reactor.h).
+  // with RESOURCE_EXHAUSTED (common/server/stream_reactor.h).
   size_t max_sessions = 10000;
 
   // OK, or INVALID_ARGUMENT naming the flag and the limit it breaks. Reads

@@ -1,15 +1,15 @@
 // fencegate-gateway: fenced storage over gRPC. Refuses any write whose
 // fencing token is older than the newest one seen for its resource.
 // Flags fill GatewayServerOptions (those both servers take are in
-// common/server_main.h); everything else is in gateway_server.h.
+// common/server_main/server_main.h); everything else is in gateway_server.h.
 #include <cstdint>
 #include <cstdlib>
 #include <string>
 
 #include "absl/flags/flag.h"
-#include "common/build_info.h"
-#include "common/log.h"
-#include "common/server_main.h"
+#include "common/base/log.h"
+#include "common/build_info/build_info.h"
+#include "common/server_main/server_main.h"
 #include "gateway/gateway_server.h"
 
 namespace {

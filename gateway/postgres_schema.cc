@@ -9,7 +9,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "common/log.h"
+#include "common/base/log.h"
 #include "gateway/postgres_connection.h"
 #include "pqxx/binarystring"
 #include "pqxx/nontransaction"

@@ -9,7 +9,7 @@
 //                      values, expected[]) -> one row: the decision
 //   fencegate_meta(key PK, value)     the row ('format', N): the state format
 //
-// State format (common/state_format.h, docs/upgrades.md): the tables are
+// State format (common/core/state_format.h, docs/upgrades.md): the tables are
 // format 1, what 0.1.0 made (without fencegate_meta: no marker). At start
 // a gateway migrates a schema of an older format, or without a marker, in
 // one transaction keeping every row, and writes the marker (fencegate_meta
@@ -48,7 +48,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
-#include "common/state_format.h"
+#include "common/core/state_format.h"
 #include "gateway/storage_backend.h"
 #include "pqxx/connection"
 #include "pqxx/row"

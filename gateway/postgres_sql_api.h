@@ -19,7 +19,7 @@
 #define FENCEGATE_GATEWAY_POSTGRES_SQL_API_H_
 
 #include "absl/status/status.h"
-#include "common/signing_keys.h"
+#include "common/signing/signing_keys.h"
 #include "pqxx/connection"
 
 namespace fencegate::gateway {

@@ -9,8 +9,8 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "common/log.h"
-#include "common/test_hooks.h"
+#include "common/base/log.h"
+#include "common/test_hooks/test_hooks.h"
 #include "gateway/postgres_schema.h"
 #include "pqxx/binarystring"
 #include "pqxx/except"

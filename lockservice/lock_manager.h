@@ -62,7 +62,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "common/group_commit.h"
+#include "common/core/group_commit.h"
 #include "fencegate/clock.h"
 #include "fencegate/lease_mode.h"
 #include "lockservice/deadline_index.h"

@@ -26,7 +26,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "common/token_signer.h"
+#include "common/core/token_signer.h"
 #include "fencegate/lease_mode.h"
 #include "fencegate/v1/lock.pb.h"
 #include "lockservice/lock_limits.h"

@@ -13,8 +13,8 @@
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
-#include "common/server_setup.h"
-#include "common/stream_session.h"
+#include "common/core/stream_session.h"
+#include "common/server/server_setup.h"
 #include "fencegate/client_tls_files.h"
 #include "lockservice/lock_limits.h"
 

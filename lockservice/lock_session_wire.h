@@ -16,8 +16,8 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "common/stream_wire.h"
-#include "common/token_signer.h"
+#include "common/core/stream_wire.h"
+#include "common/core/token_signer.h"
 #include "fencegate/v1/lock.pb.h"
 #include "lockservice/lease_listener.h"
 #include "lockservice/lock_manager.h"

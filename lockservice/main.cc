@@ -5,9 +5,9 @@
 
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
-#include "common/build_info.h"
-#include "common/log.h"
-#include "common/server_main.h"
+#include "common/base/log.h"
+#include "common/build_info/build_info.h"
+#include "common/server_main/server_main.h"
 #include "lockservice/lock_server.h"
 
 namespace {

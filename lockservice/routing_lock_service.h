@@ -24,7 +24,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
-#include "common/stuck_channel.h"
+#include "common/server/stuck_channel.h"
 #include "fencegate/v1/lock.grpc.pb.h"
 #include "grpcpp/security/credentials.h"
 #include "lockservice/forwarding_lock_service.h"

@@ -36,8 +36,8 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
-#include "common/sqlite.h"
-#include "common/state_format.h"
+#include "common/core/sqlite.h"
+#include "common/core/state_format.h"
 #include "lockservice/lock_store.h"
 
 namespace fencegate::lockservice {

@@ -32,7 +32,7 @@
 --
 -- Signed tokens: once fencegate_keys holds a key (`fencegate sql-keys`),
 -- fencegate_fence and fencegate_check accept only tokens with a valid
--- HMAC-SHA256 signature (common/token_signer.h), checked with pgcrypto.
+-- HMAC-SHA256 signature (common/core/token_signer.h), checked with pgcrypto.
 -- fencegate_keys is readable only by the owner of these functions, which
 -- run as that owner (SECURITY DEFINER): install as a role the applications
 -- do not use, and grant them nothing but EXECUTE (the default).

@@ -73,7 +73,7 @@
 #include "absl/functional/any_invocable.h"
 #include "absl/functional/function_ref.h"
 #include "absl/time/time.h"
-#include "common/state_format.h"
+#include "common/core/state_format.h"
 #include "lockservice/etcd/etcd_client.h"
 #include "lockservice/etcd/leader_election.h"
 #include "lockservice/lock_store.h"

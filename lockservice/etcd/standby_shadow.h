@@ -14,8 +14,8 @@
 
 #include <memory>
 
+#include "common/core/token_signer.h"
 #include "fencegate/clock.h"
-#include "common/token_signer.h"
 #include "lockservice/lock_service_base.h"
 #include "lockservice/lock_limits.h"
 

@@ -8,8 +8,8 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
-#include "common/signing_keys.h"
-#include "common/token_signer.h"
+#include "common/core/token_signer.h"
+#include "common/signing/signing_keys.h"
 #include "fencegate/client/lock_client.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

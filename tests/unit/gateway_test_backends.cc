@@ -3,7 +3,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "common/sqlite.h"
+#include "common/core/sqlite.h"
 #include "gateway/postgres_connection.h"
 #include "gateway/postgres_storage.h"
 #include "gateway/sqlite_storage.h"

@@ -11,7 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
-#include "common/build_info.h"
+#include "common/build_info/build_info.h"
 #include "gateway/postgres_connection.h"
 #include "gateway/postgres_schema.h"
 #include "gateway/postgres_storage.h"
