@@ -1,5 +1,6 @@
 // `fencegate sql-install` and `fencegate sql-keys`: the SQL fencing API on a
-// PostgreSQL database (gateway/postgres_sql_api.h, docs/sql-fencing.md).
+// PostgreSQL database (gateway/postgres/postgres_sql_api.h,
+// docs/sql-fencing.md).
 #include <memory>
 #include <string>
 #include <vector>
@@ -11,8 +12,8 @@
 #include "cli/command.h"
 #include "cli/exit_codes.h"
 #include "common/signing/signing_keys.h"
-#include "gateway/postgres_connection.h"
-#include "gateway/postgres_sql_api.h"
+#include "gateway/postgres/postgres_connection.h"
+#include "gateway/postgres/postgres_sql_api.h"
 #include "pqxx/nontransaction"
 
 ABSL_FLAG(std::string, postgres, "",

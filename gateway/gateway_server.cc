@@ -7,8 +7,8 @@
 #include "common/server/grpc_shutdown.h"
 #include "common/server/server_setup.h"
 #include "gateway/gateway_status_page.h"
-#include "gateway/postgres_connection.h"
-#include "gateway/postgres_storage.h"
+#include "gateway/postgres/postgres_connection.h"
+#include "gateway/postgres/postgres_storage.h"
 #include "gateway/sqlite_storage.h"
 
 namespace fencegate::gateway {

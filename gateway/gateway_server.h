@@ -32,7 +32,7 @@
 #include "gateway/gateway_limits.h"
 #include "gateway/gateway_server_options.h"
 #include "gateway/gateway_service.h"
-#include "gateway/postgres_storage.h"
+#include "gateway/postgres/postgres_storage.h"
 #include "gateway/stale_refusals.h"
 #include "gateway/storage_backend.h"
 #include "gateway/store_metrics.h"

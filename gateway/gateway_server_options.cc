@@ -1,7 +1,7 @@
 #include "gateway/gateway_server_options.h"
 
 #include "absl/strings/str_cat.h"
-#include "gateway/postgres_connection.h"
+#include "gateway/postgres/postgres_connection.h"
 
 namespace fencegate::gateway {
 namespace {

@@ -29,7 +29,7 @@ struct GatewayServerOptions {
   std::string db_path = "fencegate-gateway.db";
   // Empty: SQLite at db_path. A libpq connection URI
   // (postgres://user@host:port/db?...): PostgreSQL, which several gateways
-  // may share (postgres_storage.h); tables are created if missing.
+  // may share (postgres/postgres_storage.h); tables are created if missing.
   std::string storage;
   // Read-only connections (SQLite or PostgreSQL) serving plain reads, List
   // and Describe.

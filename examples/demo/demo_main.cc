@@ -45,7 +45,7 @@
 #include "fencegate/client/lock_client.h"
 #include "fencegate/client_tls_files.h"
 #include "fencegate/v1/server_info.grpc.pb.h"
-#include "gateway/postgres_sql_api.h"
+#include "gateway/postgres/postgres_sql_api.h"
 #include "grpcpp/create_channel.h"
 #include "harness/postgres_server.h"
 #include "harness/server_process.h"

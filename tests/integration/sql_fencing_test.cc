@@ -1,4 +1,4 @@
-// The SQL fencing API (gateway/sql/fencegate_sql_api.sql) on a real
+// The SQL fencing API (gateway/postgres/sql/fencegate_sql_api.sql) on a real
 // PostgreSQL: installed by the real `fencegate sql-install`, used from a
 // user's own table, shared with a real fencegate-gateway on the same
 // schema, with signed tokens loaded by `fencegate sql-keys`. The races at

@@ -11,7 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "common/signing/signing_keys.h"
-#include "gateway/postgres_sql_api.h"
+#include "gateway/postgres/postgres_sql_api.h"
 #include "pqxx/connection"
 
 namespace fencegate::torture {

@@ -38,8 +38,8 @@
 -- do not use, and grant them nothing but EXECUTE (the default).
 --
 -- Installed by `fencegate sql-install --postgres=URL` into the current
--- schema, after the gateway's tables (gateway/postgres_schema.h), in one
--- transaction; running it again changes nothing. The ALTER FUNCTIONs at
+-- schema, after the gateway's tables (gateway/postgres/postgres_schema.h), in
+-- one transaction; running it again changes nothing. The ALTER FUNCTIONs at
 -- the end pin each function's search_path to this schema and pgcrypto's.
 
 CREATE EXTENSION IF NOT EXISTS pgcrypto;

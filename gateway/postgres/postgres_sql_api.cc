@@ -1,12 +1,12 @@
-#include "gateway/postgres_sql_api.h"
+#include "gateway/postgres/postgres_sql_api.h"
 
 #include <string>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
-#include "gateway/postgres_connection.h"
-#include "gateway/postgres_schema.h"
-#include "gateway/sql_api_script.h"  // generated: kSqlApiScriptText
+#include "gateway/postgres/postgres_connection.h"
+#include "gateway/postgres/postgres_schema.h"
+#include "gateway/postgres/sql_api_script.h"  // generated: kSqlApiScriptText
 #include "pqxx/binarystring"
 #include "pqxx/nontransaction"
 #include "pqxx/transaction"

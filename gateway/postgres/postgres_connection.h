@@ -14,8 +14,8 @@
 //
 // Thread safety: a PostgresTarget is immutable after Parse() and may be
 // shared. A pqxx::connection is used by one thread at a time.
-#ifndef FENCEGATE_GATEWAY_POSTGRES_CONNECTION_H_
-#define FENCEGATE_GATEWAY_POSTGRES_CONNECTION_H_
+#ifndef FENCEGATE_GATEWAY_POSTGRES_POSTGRES_CONNECTION_H_
+#define FENCEGATE_GATEWAY_POSTGRES_POSTGRES_CONNECTION_H_
 
 #include <exception>
 #include <memory>
@@ -63,4 +63,4 @@ bool IsConnectionLost(const std::exception& error);
 
 }  // namespace fencegate::gateway
 
-#endif  // FENCEGATE_GATEWAY_POSTGRES_CONNECTION_H_
+#endif  // FENCEGATE_GATEWAY_POSTGRES_POSTGRES_CONNECTION_H_

@@ -9,8 +9,8 @@
 //
 // Ownership: the pool owns its connections. Thread safety: Run() is
 // thread-safe; it waits while every connection is lent out.
-#ifndef FENCEGATE_GATEWAY_POSTGRES_READER_POOL_H_
-#define FENCEGATE_GATEWAY_POSTGRES_READER_POOL_H_
+#ifndef FENCEGATE_GATEWAY_POSTGRES_POSTGRES_READER_POOL_H_
+#define FENCEGATE_GATEWAY_POSTGRES_POSTGRES_READER_POOL_H_
 
 #include <cstddef>
 #include <memory>
@@ -24,7 +24,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
-#include "gateway/postgres_connection.h"
+#include "gateway/postgres/postgres_connection.h"
 #include "pqxx/connection"
 
 namespace fencegate::gateway {
@@ -72,4 +72,4 @@ class PostgresReaderPool {
 
 }  // namespace fencegate::gateway
 
-#endif  // FENCEGATE_GATEWAY_POSTGRES_READER_POOL_H_
+#endif  // FENCEGATE_GATEWAY_POSTGRES_POSTGRES_READER_POOL_H_

@@ -1,4 +1,4 @@
-#include "gateway/postgres_reader_pool.h"
+#include "gateway/postgres/postgres_reader_pool.h"
 
 #include <exception>
 

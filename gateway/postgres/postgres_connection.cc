@@ -1,4 +1,4 @@
-#include "gateway/postgres_connection.h"
+#include "gateway/postgres/postgres_connection.h"
 
 #include <libpq-fe.h>
 

@@ -1,4 +1,4 @@
-#include "gateway/postgres_schema.h"
+#include "gateway/postgres/postgres_schema.h"
 
 #include <cstdint>
 #include <iterator>
@@ -10,7 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/base/log.h"
-#include "gateway/postgres_connection.h"
+#include "gateway/postgres/postgres_connection.h"
 #include "pqxx/binarystring"
 #include "pqxx/nontransaction"
 #include "pqxx/transaction"

@@ -1,6 +1,7 @@
-// The SQL fencing API on PostgreSQL (gateway/sql/fencegate_sql_api.sql,
-// docs/sql-fencing.md): functions a user's own transactions call to fence
-// writes to their own tables with the gateway's fence per resource.
+// The SQL fencing API on PostgreSQL
+// (gateway/postgres/sql/fencegate_sql_api.sql, docs/sql-fencing.md): functions
+// a user's own transactions call to fence writes to their own tables with the
+// gateway's fence per resource.
 //
 //   InstallSqlApi()  creates the gateway's schema (postgres_schema.h) if it
 //                    is missing, then runs the API's script, in the
@@ -15,8 +16,8 @@
 // FAILED_PRECONDITION when the API is not installed (LoadSqlKeys).
 // Thread safety: each uses the connection it is given, which no other
 // thread may use meanwhile.
-#ifndef FENCEGATE_GATEWAY_POSTGRES_SQL_API_H_
-#define FENCEGATE_GATEWAY_POSTGRES_SQL_API_H_
+#ifndef FENCEGATE_GATEWAY_POSTGRES_POSTGRES_SQL_API_H_
+#define FENCEGATE_GATEWAY_POSTGRES_POSTGRES_SQL_API_H_
 
 #include "absl/status/status.h"
 #include "common/signing/signing_keys.h"
@@ -36,4 +37,4 @@ absl::Status LoadSqlKeys(pqxx::connection& connection, const KeyRing& keys);
 
 }  // namespace fencegate::gateway
 
-#endif  // FENCEGATE_GATEWAY_POSTGRES_SQL_API_H_
+#endif  // FENCEGATE_GATEWAY_POSTGRES_POSTGRES_SQL_API_H_

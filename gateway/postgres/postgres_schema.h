@@ -39,8 +39,8 @@
 //
 // Thread safety: EnsurePostgresSchema() uses the connection it is given,
 // which no other thread may use meanwhile.
-#ifndef FENCEGATE_GATEWAY_POSTGRES_SCHEMA_H_
-#define FENCEGATE_GATEWAY_POSTGRES_SCHEMA_H_
+#ifndef FENCEGATE_GATEWAY_POSTGRES_POSTGRES_SCHEMA_H_
+#define FENCEGATE_GATEWAY_POSTGRES_POSTGRES_SCHEMA_H_
 
 #include <cstdint>
 #include <string>
@@ -117,4 +117,4 @@ absl::Status EnsurePostgresSchema(pqxx::connection& connection,
 
 }  // namespace fencegate::gateway
 
-#endif  // FENCEGATE_GATEWAY_POSTGRES_SCHEMA_H_
+#endif  // FENCEGATE_GATEWAY_POSTGRES_POSTGRES_SCHEMA_H_

@@ -1,4 +1,4 @@
-#include "gateway/postgres_storage.h"
+#include "gateway/postgres/postgres_storage.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -11,7 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/base/log.h"
 #include "common/test_hooks/test_hooks.h"
-#include "gateway/postgres_schema.h"
+#include "gateway/postgres/postgres_schema.h"
 #include "pqxx/binarystring"
 #include "pqxx/except"
 #include "pqxx/nontransaction"

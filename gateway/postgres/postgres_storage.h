@@ -37,8 +37,8 @@
 // Tokens and versions are stored as bigint; callers keep them below 2^63.
 //
 // Thread safety: as StorageBackend (one write-path thread; reads from any).
-#ifndef FENCEGATE_GATEWAY_POSTGRES_STORAGE_H_
-#define FENCEGATE_GATEWAY_POSTGRES_STORAGE_H_
+#ifndef FENCEGATE_GATEWAY_POSTGRES_POSTGRES_STORAGE_H_
+#define FENCEGATE_GATEWAY_POSTGRES_POSTGRES_STORAGE_H_
 
 #include <cstddef>
 #include <memory>
@@ -48,8 +48,8 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
-#include "gateway/postgres_connection.h"
-#include "gateway/postgres_reader_pool.h"
+#include "gateway/postgres/postgres_connection.h"
+#include "gateway/postgres/postgres_reader_pool.h"
 #include "gateway/storage_backend.h"
 #include "pqxx/connection"
 #include "pqxx/transaction"
@@ -101,4 +101,4 @@ class PostgresStorage final : public StorageBackend {
 
 }  // namespace fencegate::gateway
 
-#endif  // FENCEGATE_GATEWAY_POSTGRES_STORAGE_H_
+#endif  // FENCEGATE_GATEWAY_POSTGRES_POSTGRES_STORAGE_H_
