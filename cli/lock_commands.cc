@@ -12,8 +12,8 @@
 #include "cli/cli_flags.h"
 #include "cli/command.h"
 #include "cli/exit_codes.h"
-#include "common/errors.h"
-#include "common/signing_keys.h"
+#include "common/base/errors.h"
+#include "common/signing/signing_keys.h"
 #include "fencegate/client/errors.h"
 #include "fencegate/client/lock_client.h"
 

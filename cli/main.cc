@@ -14,7 +14,7 @@
 #include "cli/flag_parser.h"
 #include "cli/help.h"
 #include "cli/output.h"
-#include "common/build_info.h"
+#include "common/build_info/build_info.h"
 #include "fencegate/client/fencing_token.h"
 
 namespace fencegate::cli {

@@ -10,7 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "cli/exit_codes.h"
-#include "common/errors.h"
+#include "common/base/errors.h"
 #include "common/metrics/exposition.h"
 
 namespace fencegate::cli {

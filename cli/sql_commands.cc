@@ -1,5 +1,6 @@
 // `fencegate sql-install` and `fencegate sql-keys`: the SQL fencing API on a
-// PostgreSQL database (gateway/postgres_sql_api.h, docs/sql-fencing.md).
+// PostgreSQL database (gateway/postgres/postgres_sql_api.h,
+// docs/sql-fencing.md).
 #include <memory>
 #include <string>
 #include <vector>
@@ -10,9 +11,9 @@
 #include "cli/cli_flags.h"
 #include "cli/command.h"
 #include "cli/exit_codes.h"
-#include "common/signing_keys.h"
-#include "gateway/postgres_connection.h"
-#include "gateway/postgres_sql_api.h"
+#include "common/signing/signing_keys.h"
+#include "gateway/postgres/postgres_connection.h"
+#include "gateway/postgres/postgres_sql_api.h"
 #include "pqxx/nontransaction"
 
 ABSL_FLAG(std::string, postgres, "",

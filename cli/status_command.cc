@@ -15,9 +15,9 @@
 #include "cli/command.h"
 #include "cli/exit_codes.h"
 #include "client/channel.h"
-#include "common/grpc_status.h"
+#include "common/grpc/channel_credentials.h"
+#include "common/grpc/grpc_status.h"
 #include "common/metrics/key_figures.h"
-#include "common/channel_credentials.h"
 #include "fencegate/v1/server_info.grpc.pb.h"
 #include "grpcpp/client_context.h"
 

@@ -6,8 +6,8 @@
 #include "absl/random/random.h"
 #include "absl/strings/str_cat.h"
 #include "client/lease_watches.h"
-#include "common/errors.h"
-#include "common/monotonic_wait.h"
+#include "common/base/errors.h"
+#include "common/base/monotonic_wait.h"
 #include "fencegate/client/errors.h"
 #include "fencegate/client/lock_client.h"
 

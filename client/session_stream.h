@@ -69,8 +69,8 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "common/errors.h"
-#include "common/grpc_status.h"
+#include "common/base/errors.h"
+#include "common/grpc/grpc_status.h"
 #include "grpcpp/client_context.h"
 #include "grpcpp/support/client_callback.h"
 

@@ -1,4 +1,5 @@
-# The git commit this build tree was configured from, for common/build_info.h.
+# The git commit this build tree was configured from, for
+# common/build_info/build_info.h.
 #
 # Found once, at configure time: a build tree keeps the commit of its last
 # configure (re-run `cmake -S . -B build` to refresh it; ./scripts/package
@@ -14,7 +15,8 @@
 #                        -DFENCEGATE_GIT_SHA=<sha> to say where it came from.
 #
 # The values are written into the build tree (never committed) as
-# generated/fencegate_build_values.h, which only common/build_info.cc reads.
+# generated/fencegate_build_values.h, which only common/build_info/build_info.cc
+# reads.
 set(FENCEGATE_GIT_SHA "" CACHE STRING
     "Git sha to report (empty: found at configure time, if this is a checkout)")
 
@@ -59,5 +61,5 @@ else()
 endif()
 
 set(FENCEGATE_BUILD_VALUES_DIR "${PROJECT_BINARY_DIR}/generated")
-configure_file("${PROJECT_SOURCE_DIR}/common/fencegate_build_values.h.in"
+configure_file("${PROJECT_SOURCE_DIR}/common/build_info/fencegate_build_values.h.in"
                "${FENCEGATE_BUILD_VALUES_DIR}/fencegate_build_values.h" @ONLY)

@@ -142,9 +142,10 @@ endfunction()
 
 # fencegate_check_not_linked(TARGET target FORBIDDEN lib...): fails the
 # configure if `target` links any of `lib`, directly or through the tree's
-# own libraries. It keeps the layering of common/ (common/CMakeLists.txt)
-# honest: the cores link no gRPC, the client library no SQLite and no
-# server code.
+# own libraries, or holds the objects of one ($<TARGET_OBJECTS:lib>, as the
+# installed client library does). It keeps the layering of common/
+# (common/CMakeLists.txt) honest: the cores link no gRPC and no server code,
+# the client library no SQLite, no server code and no test hooks.
 function(fencegate_collect_links target out)
   set(seen ${${out}})
   if(NOT TARGET ${target} OR target IN_LIST seen)
@@ -154,6 +155,15 @@ function(fencegate_collect_links target out)
   get_target_property(imported ${target} IMPORTED)
   if(NOT imported)
     get_target_property(deps ${target} LINK_LIBRARIES)
+    if(NOT deps)
+      set(deps "")
+    endif()
+    get_target_property(sources ${target} SOURCES)
+    foreach(source IN LISTS sources)
+      if(source MATCHES "^\\$<TARGET_OBJECTS:([^>]+)>$")
+        list(APPEND deps ${CMAKE_MATCH_1})
+      endif()
+    endforeach()
     if(deps)
       foreach(dep IN LISTS deps)
         if(NOT dep IN_LIST seen)

@@ -6,10 +6,10 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "common/errors.h"
-#include "common/log.h"
-#include "common/stuck_channel.h"
-#include "common/test_hooks.h"
+#include "common/base/errors.h"
+#include "common/base/log.h"
+#include "common/server/stuck_channel.h"
+#include "common/test_hooks/test_hooks.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/support/channel_arguments.h"
 
@@ -44,7 +44,7 @@ FenceFollower::FenceFollower(FencedStore* store, FenceFollowerOptions options)
               static_cast<int>(absl::ToInt64Milliseconds(options_.max_backoff)));
   // A lock service host that vanishes without closing the connection would
   // leave the stream silent forever: ping it (servers allow it, see
-  // common/server_setup.cc).
+  // common/server/server_setup.cc).
   args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 10000);
   args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 5000);
   UseOwnSubchannels(args);  // a stuck channel is replaced (Connect())

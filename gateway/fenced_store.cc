@@ -7,10 +7,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "common/errors.h"
-#include "common/log.h"
-#include "common/test_hooks.h"
-#include "common/reply_batch.h"
+#include "common/base/errors.h"
+#include "common/base/log.h"
+#include "common/core/reply_batch.h"
+#include "common/test_hooks/test_hooks.h"
 #include "gateway/request_validation.h"
 
 namespace fencegate::gateway {

@@ -3,7 +3,7 @@
 // StorageBackend, and turns the backend's decisions into replies. No gRPC
 // types: plain structs in (requests.h), absl::StatusOr out through callbacks.
 //
-// Group commit. A fenced operation joins a queue (common/group_commit.h);
+// Group commit. A fenced operation joins a queue (common/core/group_commit.h);
 // one thread at a time takes everything queued (up to max_batch) as one
 // batch, either the store's writer thread or a Session's thread that ended
 // its Arrival with FlushHere() (run to completion): BeginBatch, Apply each
@@ -64,8 +64,8 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
-#include "common/group_commit.h"
-#include "common/token_signer.h"
+#include "common/core/group_commit.h"
+#include "common/core/token_signer.h"
 #include "gateway/gateway_limits.h"
 #include "gateway/requests.h"
 #include "gateway/storage_backend.h"
@@ -108,7 +108,7 @@ class FencedStore {
   // are answered. Idempotent.
   void Shutdown();
 
-  // Announces fenced ops on their way (common/group_commit.h): while it is
+  // Announces fenced ops on their way (common/core/group_commit.h): while it is
   // held, the writer does not start a batch that is not full. Hold it while
   // handling requests just received, never while waiting for an answer.
   using Arrival = CommitArrival;

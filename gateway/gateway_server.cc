@@ -3,12 +3,12 @@
 #include <chrono>
 
 #include "absl/strings/str_cat.h"
-#include "common/channel_credentials.h"
-#include "common/grpc_shutdown.h"
-#include "common/server_setup.h"
+#include "common/grpc/channel_credentials.h"
+#include "common/server/grpc_shutdown.h"
+#include "common/server/server_setup.h"
 #include "gateway/gateway_status_page.h"
-#include "gateway/postgres_connection.h"
-#include "gateway/postgres_storage.h"
+#include "gateway/postgres/postgres_connection.h"
+#include "gateway/postgres/postgres_storage.h"
 #include "gateway/sqlite_storage.h"
 
 namespace fencegate::gateway {

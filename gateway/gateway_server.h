@@ -4,7 +4,7 @@
 // Start(). The storage is SQLite (the embedded default) or, with a
 // PostgreSQL connection URI in `storage`, PostgreSQL.
 //
-// Metrics and the status page (common/server_observability.h): on unless
+// Metrics and the status page (common/server/server_observability.h): on unless
 // serving.metrics_listen is empty.
 //
 // Start() refuses options that cannot work
@@ -22,17 +22,17 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "common/grpc_shutdown.h"
-#include "common/server_observability.h"
-#include "common/server_setup.h"
-#include "common/state_lock.h"
-#include "common/token_signer.h"
+#include "common/core/state_lock.h"
+#include "common/core/token_signer.h"
+#include "common/server/grpc_shutdown.h"
+#include "common/server/server_observability.h"
+#include "common/server/server_setup.h"
 #include "gateway/fence_follower.h"
 #include "gateway/fenced_store.h"
 #include "gateway/gateway_limits.h"
 #include "gateway/gateway_server_options.h"
 #include "gateway/gateway_service.h"
-#include "gateway/postgres_storage.h"
+#include "gateway/postgres/postgres_storage.h"
 #include "gateway/stale_refusals.h"
 #include "gateway/storage_backend.h"
 #include "gateway/store_metrics.h"

@@ -1,8 +1,8 @@
 #include "gateway/gateway_server_options.h"
 
 #include "absl/strings/str_cat.h"
-#include "common/option_flags.h"
-#include "gateway/postgres_connection.h"
+#include "common/server_main/option_flags.h"
+#include "gateway/postgres/postgres_connection.h"
 
 namespace fencegate::gateway {
 namespace {

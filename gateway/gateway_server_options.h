@@ -1,6 +1,7 @@
 // GatewayServerOptions: everything a fencegate-gateway is started with,
-// each flag bound to the field it fills in main.cc (common/option_flags.h).
-// The defaults here are the flags' defaults.
+// each flag bound to the field it fills in main.cc
+// (common/server_main/option_flags.h). The defaults here are the flags'
+// defaults.
 //
 // Validate() is the one place a setting that cannot work is refused:
 // GatewayServer::Start() calls it first, so a server started in-process
@@ -12,10 +13,10 @@
 #include <string>
 
 #include "absl/status/status.h"
-#include "common/server_setup.h"
+#include "common/core/stream_session.h"
+#include "common/server/server_setup.h"
 #include "fencegate/client_tls_files.h"
 #include "gateway/gateway_limits.h"
-#include "common/stream_session.h"
 
 namespace fencegate::gateway {
 
@@ -29,7 +30,7 @@ struct GatewayServerOptions {
   std::string db_path = "fencegate-gateway.db";
   // Empty: SQLite at db_path. A libpq connection URI
   // (postgres://user@host:port/db?...): PostgreSQL, which several gateways
-  // may share (postgres_storage.h); tables are created if missing.
+  // may share (postgres/postgres_storage.h); tables are created if missing.
   std::string storage;
   // Read-only connections (SQLite or PostgreSQL) serving plain reads, List
   // and Describe.
@@ -42,7 +43,7 @@ struct GatewayServerOptions {
   // Bounds of each Session stream (--max_stream_in_flight; gateway/session.h).
   StreamLimits session_limits;
   // Session streams open at once (--max_sessions); one more ends at once
-  // with RESOURCE_EXHAUSTED (common/stream_reactor.h).
+  // with RESOURCE_EXHAUSTED (common/server/stream_reactor.h).
   size_t max_sessions = 10000;
 
   // OK, or INVALID_ARGUMENT naming the flag and the limit it breaks. Reads

@@ -3,8 +3,8 @@
 #include <optional>
 #include <utility>
 
-#include "common/grpc_status.h"
-#include "common/validation.h"
+#include "common/core/validation.h"
+#include "common/grpc/grpc_status.h"
 #include "gateway/request_protos.h"
 #include "gateway/session.h"
 

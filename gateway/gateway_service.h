@@ -3,7 +3,7 @@
 // with fields it does not know. A fenced call holds no thread while it waits
 // for its group commit: its reactor is finished from the store's callback.
 // The Session stream is a Session (session.h) in a StreamReactor
-// (common/stream_reactor.h), on raw bytes.
+// (common/server/stream_reactor.h), on raw bytes.
 //
 // Ownership: `store` must outlive the service. The FencedStore args point
 // into the request message, which gRPC keeps alive until Finish().
@@ -15,8 +15,8 @@
 #include <cstddef>
 
 #include "absl/time/time.h"
-#include "common/stream_reactor.h"
-#include "common/stream_session.h"
+#include "common/core/stream_session.h"
+#include "common/server/stream_reactor.h"
 #include "fencegate/v1/gateway.grpc.pb.h"
 #include "gateway/fenced_store.h"
 
@@ -35,7 +35,7 @@ using GatewayCallbackService = fencegate::v1::Gateway::WithCallbackMethod_Write<
 class GatewayServiceImpl final : public GatewayCallbackService {
  public:
   // At most `max_sessions` Session streams at once (--max_sessions): one
-  // more ends at once with RESOURCE_EXHAUSTED (common/stream_reactor.h).
+  // more ends at once with RESOURCE_EXHAUSTED (common/server/stream_reactor.h).
   GatewayServiceImpl(FencedStore* store, const StreamLimits& session_limits,
                      size_t max_sessions)
       : store_(store), session_limits_(session_limits), sessions_(max_sessions) {}

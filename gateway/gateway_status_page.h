@@ -2,7 +2,7 @@
 // figures (common/metrics/key_figures.h), the grant-time feed's state, and
 // the most recent stale refusals (stale_refusals.h): resource, RPC,
 // refused token, the fence it met, when. Names chosen by clients are
-// escaped (common/status_page.h).
+// escaped (common/metrics/status_page.h).
 //
 // Thread safety: thread-safe.
 #ifndef FENCEGATE_GATEWAY_GATEWAY_STATUS_PAGE_H_

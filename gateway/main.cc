@@ -1,18 +1,18 @@
 // fencegate-gateway: fenced storage over gRPC. Refuses any write whose
 // fencing token is older than the newest one seen for its resource.
 // Each flag below fills its field of GatewayServerOptions (option_flags.h;
-// those both servers take are in common/server_main.cc); everything else
-// is in gateway_server.h.
+// the flags both servers take are in common/server_main/server_main.cc);
+// everything else is in gateway_server.h.
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
 #include <string>
 
-#include "common/build_info.h"
-#include "common/log.h"
-#include "common/option_flags.h"
-#include "common/server_main.h"
-#include "common/tls.h"
+#include "common/build_info/build_info.h"
+#include "common/base/log.h"
+#include "common/server_main/option_flags.h"
+#include "common/server_main/server_main.h"
+#include "common/server/tls.h"
 #include "gateway/gateway_server.h"
 
 using Options = fencegate::gateway::GatewayServerOptions;

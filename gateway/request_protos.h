@@ -2,7 +2,7 @@
 // gateway.proto) and FencedStore's plain structs (requests.h): all that
 // GatewayServiceImpl does to a call apart from gRPC itself. No gRPC types,
 // so the fuzz target (tests/fuzz/gateway_fuzzer.cc) drives exactly the path
-// a call takes: RejectUnknownFields (common/validation.h), *ArgsFromProto,
+// a call takes: RejectUnknownFields (common/core/validation.h), *ArgsFromProto,
 // the FencedStore call, Fill*Response.
 //
 // Ownership: the *Args point into `request` (requests.h), which must outlive

@@ -6,8 +6,8 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
-#include "common/errors.h"
-#include "common/validation.h"
+#include "common/base/errors.h"
+#include "common/core/validation.h"
 #include "fencegate/lease_mode.h"
 
 namespace fencegate::gateway {

@@ -1,6 +1,6 @@
 // Input checks for the gateway's requests. Each returns OK or
 // INVALID_ARGUMENT whose message names the field, the limit and what was
-// received, and whose ErrorInfo (common/errors.h) carries the field name
+// received, and whose ErrorInfo (common/base/errors.h) carries the field name
 // ("resource", "token", "mutation.value", "mutations[2].key", ...).
 //
 // Thread safety: pure functions; safe from any thread.

@@ -17,7 +17,7 @@
 
 namespace fencegate::gateway {
 
-// The signature that came with a token (common/token_signer.h); both
+// The signature that came with a token (common/core/token_signer.h); both
 // empty when the request carried none.
 //
 // `mode` on every request that carries a token: the wire's LeaseMode value

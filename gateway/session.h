@@ -1,8 +1,8 @@
 // Session: one gateway Session stream (gateway.proto, rpc Session), without
-// gRPC: a StreamSession (common/stream_session.h: reading, bounds, answer
+// gRPC: a StreamSession (common/core/stream_session.h: reading, bounds, answer
 // coalescing, the end of the stream) whose calls are Write, MultiWrite,
 // Read and Fence, each handed to the FencedStore. Over gRPC it runs in a
-// StreamReactor (common/stream_reactor.h); the tests and the fuzz target
+// StreamReactor (common/server/stream_reactor.h); the tests and the fuzz target
 // drive it on a fake transport. docs/gateway.md, "The session stream", is
 // the user's view.
 //
@@ -31,8 +31,8 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
-#include "common/stream_session.h"
-#include "common/stream_transport.h"
+#include "common/core/stream_session.h"
+#include "common/core/stream_transport.h"
 #include "gateway/fenced_store.h"
 #include "gateway/session_wire.h"
 

@@ -2,7 +2,7 @@
 
 #include <utility>
 
-#include "common/errors.h"
+#include "common/base/errors.h"
 #include "fencegate/v1/errors.pb.h"
 #include "gateway/request_protos.h"
 

@@ -4,7 +4,7 @@
 // target parses exactly what the server parses.
 //
 // Parsing, and appending answers one by one as elements of
-// GatewaySessionResponse.results, follow common/stream_wire.h.
+// GatewaySessionResponse.results, follow common/core/stream_wire.h.
 //
 // Thread safety: pure functions.
 #ifndef FENCEGATE_GATEWAY_SESSION_WIRE_H_
@@ -15,13 +15,13 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "common/stream_wire.h"
+#include "common/core/stream_wire.h"
 #include "fencegate/v1/gateway.pb.h"
 #include "gateway/requests.h"
 
 namespace fencegate::gateway {
 
-// A parsed incoming message (common/stream_wire.h). The FencedStore args
+// A parsed incoming message (common/core/stream_wire.h). The FencedStore args
 // made from its calls point into its arena, so it lives until the last of
 // its calls is answered.
 using IncomingCall = ::fencegate::IncomingCall<fencegate::v1::GatewayCall>;

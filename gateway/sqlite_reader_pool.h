@@ -19,7 +19,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
-#include "common/sqlite.h"
+#include "common/core/sqlite.h"
 
 namespace fencegate::gateway {
 

@@ -4,9 +4,9 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "common/log.h"
-#include "common/sqlite_state_format.h"
-#include "common/test_hooks.h"
+#include "common/base/log.h"
+#include "common/core/sqlite_state_format.h"
+#include "common/test_hooks/test_hooks.h"
 
 namespace fencegate::gateway {
 namespace {
@@ -30,7 +30,7 @@ constexpr char kSchema[] =
 // changes them in a step of its own, never in kSchema.
 absl::Status MigrateToFormat1(SqliteDb& db) { return db.Exec(kSchema); }
 
-// Every step, in order (common/sqlite_state_format.h).
+// Every step, in order (common/core/sqlite_state_format.h).
 constexpr SqliteMigration kMigrations[] = {
     {1, &MigrateToFormat1},
 };

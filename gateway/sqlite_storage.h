@@ -23,9 +23,9 @@
 // objects(resource, key, value, version). Tokens and versions are stored as
 // SQLite INTEGERs (int64); callers keep them below 2^63.
 //
-// State format (common/state_format.h, docs/upgrades.md): the row
+// State format (common/core/state_format.h, docs/upgrades.md): the row
 // ('format', N) of a table meta(key, value), as in the lock service's file
-// (common/sqlite_state_format.h says why a row and not user_version).
+// (common/core/sqlite_state_format.h says why a row and not user_version).
 // Open() migrates a file of an older format, or without a marker (0.1.0's,
 // format 1), in one transaction keeping every row, and writes the marker;
 // it refuses a file of a newer format (FAILED_PRECONDITION, naming both
@@ -43,8 +43,8 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "common/sqlite.h"
-#include "common/state_format.h"
+#include "common/core/sqlite.h"
+#include "common/core/state_format.h"
 #include "gateway/sqlite_reader_pool.h"
 #include "gateway/storage_backend.h"
 

@@ -1,8 +1,9 @@
 // StorageBackend: where the gateway keeps objects and fences, and the one
 // place that decides whether a fenced operation is accepted. SQLite is the
-// embedded default (sqlite_storage.h); PostgreSQL (postgres_storage.h) lets
-// several gateways share one database. Each keeps the same contract, so the
-// guarantee does not depend on FencedStore.
+// embedded default (sqlite_storage.h); PostgreSQL
+// (postgres/postgres_storage.h) lets several gateways share one database.
+// Each keeps the same contract, so the guarantee does not depend on
+// FencedStore.
 //
 // Data model, per resource:
 //   fence     the largest token accepted so far (0 = none yet);

@@ -3,7 +3,7 @@
 #include <optional>
 #include <string>
 
-#include "common/errors.h"
+#include "common/base/errors.h"
 
 namespace fencegate::gateway {
 namespace {

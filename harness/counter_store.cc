@@ -5,7 +5,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/clock.h"
-#include "common/sqlite.h"
+#include "common/core/sqlite.h"
 
 namespace fencegate::demo {
 namespace {

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "common/tls.h"
+#include "common/server/tls.h"
 #include "fencegate/client_tls_files.h"
 
 namespace fencegate::demo {

@@ -2,7 +2,7 @@
 // manager's decision under way, handed to the group commit as one group.
 #include "lockservice/decision.h"
 
-#include "common/log.h"
+#include "common/base/log.h"
 #include "lockservice/resource_state.h"
 #include "lockservice/wait_queue.h"
 

@@ -2,7 +2,7 @@
 // fence positions it moves and the replies and lease ends it will
 // deliver, gathered while the manager decides and handed to the group
 // commit together when the decision ends, as one group no batch cuts
-// (common/group_commit.h; docs/design.md, "The lock manager": decisions
+// (common/core/group_commit.h; docs/design.md, "The lock manager": decisions
 // commit whole). Nothing in it is delivered before its batch commits.
 //
 // Also what one entry of a batch is (CommitItem): LockManager::Flush folds a
@@ -24,7 +24,7 @@
 #include "absl/functional/any_invocable.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "common/group_commit.h"
+#include "common/core/group_commit.h"
 #include "lockservice/fence_feed.h"
 #include "lockservice/lease_listener.h"
 #include "lockservice/lock_calls.h"

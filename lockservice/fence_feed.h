@@ -5,7 +5,7 @@
 // which raise their fences before the new holder, or anyone, writes.
 //
 // Ordering: LockManager publishes from the thread that commits (its writer
-// thread, or a Session's: common/group_commit.h), one committed batch at a
+// thread, or a Session's: common/core/group_commit.h), one committed batch at a
 // time, so a subscriber sees positions in increasing order. A
 // subscriber added while a batch is being published may miss that batch,
 // which is committed by then: a new subscriber first registers, then reads

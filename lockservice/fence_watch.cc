@@ -8,7 +8,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
-#include "common/grpc_status.h"
+#include "common/grpc/grpc_status.h"
 
 namespace fencegate::lockservice {
 namespace {

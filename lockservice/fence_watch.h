@@ -28,7 +28,7 @@
 #include <cstddef>
 
 #include "absl/status/status.h"
-#include "common/stream_quota.h"
+#include "common/core/stream_quota.h"
 #include "fencegate/v1/lock.grpc.pb.h"
 #include "lockservice/fence_feed.h"
 #include "lockservice/lock_store.h"

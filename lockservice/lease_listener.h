@@ -6,7 +6,7 @@
 // A lease ends by expiring (its TTL or --max_hold ran out on the server's
 // clock) or by the release of its last hold. A listener hears of the end
 // after the batch that records it has committed, on the thread that
-// committed it (common/group_commit.h, "Who flushes"), in
+// committed it (common/core/group_commit.h, "Who flushes"), in
 // the order the manager decided, so after the reply that granted the lease
 // (decided earlier) and before any reply decided later.
 //

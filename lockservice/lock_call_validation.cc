@@ -7,8 +7,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
-#include "common/errors.h"
-#include "common/validation.h"
+#include "common/base/errors.h"
+#include "common/core/validation.h"
 #include "fencegate/lease_mode.h"
 
 namespace fencegate::lockservice {

@@ -1,8 +1,8 @@
 // What a valid call to the lock manager is: each call's fields against the
 // service's limits (lock_limits.h), checked before anything is decided, so
 // that a refused call changes nothing. Each error is INVALID_ARGUMENT and
-// names the field and its limit (common/validation.h, common/errors.h);
-// CheckBacklog's is RESOURCE_EXHAUSTED.
+// names the field and its limit (common/core/validation.h,
+// common/base/errors.h); CheckBacklog's is RESOURCE_EXHAUSTED.
 //
 // Thread safety: plain functions.
 #ifndef FENCEGATE_LOCKSERVICE_LOCK_CALL_VALIDATION_H_

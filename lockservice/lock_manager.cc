@@ -9,7 +9,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
-#include "common/validation.h"
+#include "common/core/validation.h"
 #include "lockservice/lock_call_validation.h"
 #include "lockservice/lock_manager_internal.h"
 

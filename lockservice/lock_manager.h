@@ -15,7 +15,7 @@
 //
 // Callbacks (`done`) run exactly once, on the thread that commits their
 // batch (the group-commit thread, or a Session's thread that completed the
-// batch: common/group_commit.h, "Who flushes"), or on the calling thread
+// batch: common/core/group_commit.h, "Who flushes"), or on the calling thread
 // for errors that reveal no state (bad input, overload, shutdown,
 // cancellation). The manager's mutex is never held while a callback runs,
 // so callbacks may call the manager again; they should not block, since
@@ -46,7 +46,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "common/group_commit.h"
+#include "common/core/group_commit.h"
 #include "fencegate/clock.h"
 #include "fencegate/lease_mode.h"
 #include "lockservice/decision.h"
@@ -150,7 +150,7 @@ class LockManager {
   // committed yet, so it is never a reply to a client.
   std::vector<ResourceSummary> TopResources(absl::string_view prefix, size_t limit);
 
-  // Announces calls on their way (common/group_commit.h): while it is held,
+  // Announces calls on their way (common/core/group_commit.h): while it is held,
   // the group-commit writer does not start a batch that is not full. Acquire,
   // Renew and Release hold one while they decide; a handler may hold one
   // across the requests it has just received. Never while waiting for an

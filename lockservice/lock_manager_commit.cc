@@ -9,9 +9,9 @@
 
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
-#include "common/log.h"
-#include "common/reply_batch.h"
-#include "common/test_hooks.h"
+#include "common/base/log.h"
+#include "common/core/reply_batch.h"
+#include "common/test_hooks/test_hooks.h"
 #include "lockservice/lock_manager.h"
 #include "lockservice/lock_manager_internal.h"
 

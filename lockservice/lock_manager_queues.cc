@@ -5,7 +5,7 @@
 #include <utility>
 #include <vector>
 
-#include "common/log.h"
+#include "common/base/log.h"
 #include "lockservice/lock_manager.h"
 #include "lockservice/lock_manager_internal.h"
 

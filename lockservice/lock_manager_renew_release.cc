@@ -3,7 +3,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "common/errors.h"
+#include "common/base/errors.h"
 #include "lockservice/lock_call_validation.h"
 #include "lockservice/lock_manager.h"
 #include "lockservice/lock_manager_internal.h"

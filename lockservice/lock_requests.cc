@@ -4,8 +4,8 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
-#include "common/errors.h"
-#include "common/validation.h"
+#include "common/base/errors.h"
+#include "common/core/validation.h"
 #include "fencegate/lease_mode.h"
 
 namespace fencegate::lockservice {

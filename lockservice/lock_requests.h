@@ -5,7 +5,7 @@
 // (tests/fuzz/lock_service_fuzzer.cc) drives exactly the path a call takes.
 //
 // A call's path, the same for a unary call and a call on a Session stream:
-// RejectUnknownFields (common/validation.h), then *ArgsFor (for Acquire
+// RejectUnknownFields (common/core/validation.h), then *ArgsFor (for Acquire
 // CheckCanSign when signing; for Renew and Release CheckTokenSignature; then
 // *ArgsFromProto and the caller's identity), the LockManager call, and
 // Fill*Response with its result. Bad values (empty names, out-of-range TTLs,
@@ -26,7 +26,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "common/token_signer.h"
+#include "common/core/token_signer.h"
 #include "fencegate/lease_mode.h"
 #include "fencegate/v1/lock.pb.h"
 #include "lockservice/lock_limits.h"

@@ -12,7 +12,7 @@
 //           put the connections to etcd on TLS (docs/operations-etcd.md,
 //           "TLS").
 //
-// Metrics and the status page (common/server_observability.h): on unless
+// Metrics and the status page (common/server/server_observability.h): on unless
 // serving.metrics_listen is empty; the counters run on across terms.
 //
 // Start() refuses options that cannot work (LockServerOptions::Validate())
@@ -29,13 +29,13 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "common/grpc_shutdown.h"
-#include "common/server_observability.h"
-#include "common/server_setup.h"
-#include "common/state_lock.h"
-#include "common/stream_quota.h"
-#include "common/stream_reactor.h"
-#include "common/token_signer.h"
+#include "common/core/state_lock.h"
+#include "common/core/stream_quota.h"
+#include "common/core/token_signer.h"
+#include "common/server/grpc_shutdown.h"
+#include "common/server/server_observability.h"
+#include "common/server/server_setup.h"
+#include "common/server/stream_reactor.h"
 #include "fencegate/clock.h"
 #include "grpcpp/server.h"
 #include "lockservice/fence_feed.h"

@@ -3,7 +3,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "common/option_flags.h"
+#include "common/server_main/option_flags.h"
 #include "lockservice/etcd/etcd_client.h"
 #include "lockservice/etcd/etcd_lock_store.h"
 #include "lockservice/lock_manager.h"

@@ -1,6 +1,7 @@
 // LockServerOptions: everything a fencegate-lockservice is started with,
-// each flag bound to the field it fills in main.cc (common/option_flags.h).
-// The defaults here are the flags' defaults.
+// each flag bound to the field it fills in main.cc
+// (common/server_main/option_flags.h). The defaults here are the flags'
+// defaults.
 //
 // Validate() is the one place a setting that cannot work is refused:
 // LockServer::Start() calls it first, so a server started in-process (the
@@ -13,8 +14,8 @@
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
-#include "common/server_setup.h"
-#include "common/stream_session.h"
+#include "common/core/stream_session.h"
+#include "common/server/server_setup.h"
 #include "fencegate/client_tls_files.h"
 #include "lockservice/lock_limits.h"
 
@@ -33,10 +34,10 @@ struct LockServerOptions {
   std::string db_path = "fencegate-locks.db";
   LockLimits limits;
   // Bounds of each Session stream (--max_stream_in_flight;
-  // common/stream_session.h).
+  // common/core/stream_session.h).
   StreamLimits session_limits;
   // Session streams open at once (--max_sessions); one more ends at once
-  // with RESOURCE_EXHAUSTED (common/stream_reactor.h).
+  // with RESOURCE_EXHAUSTED (common/server/stream_reactor.h).
   size_t max_sessions = 10000;
   // WatchFences streams open at once (--max_fence_watchers: the gateways
   // that follow this service's grants); one more ends at once with

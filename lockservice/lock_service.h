@@ -34,10 +34,10 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "common/stream_quota.h"
-#include "common/stream_reactor.h"
-#include "common/stream_session.h"
-#include "common/token_signer.h"
+#include "common/core/stream_quota.h"
+#include "common/core/stream_session.h"
+#include "common/core/token_signer.h"
+#include "common/server/stream_reactor.h"
 #include "fencegate/v1/lock.grpc.pb.h"
 #include "lockservice/fence_feed.h"
 #include "lockservice/lock_manager.h"

@@ -3,7 +3,7 @@
 // serves; ForwardingLockService, which forwards to the leader;
 // RoutingLockService, which picks one): every method on the callback API,
 // and Session on raw bytes (grpc::ByteBuffer), so the session parses its
-// messages itself (common/stream_reactor.h) and a standby relays them
+// messages itself (common/server/stream_reactor.h) and a standby relays them
 // unparsed.
 #ifndef FENCEGATE_LOCKSERVICE_LOCK_SERVICE_BASE_H_
 #define FENCEGATE_LOCKSERVICE_LOCK_SERVICE_BASE_H_

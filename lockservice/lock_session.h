@@ -1,9 +1,9 @@
 // LockSession: one lock-service Session stream (lock.proto, rpc Session),
-// without gRPC: a StreamSession (common/stream_session.h: reading, bounds,
+// without gRPC: a StreamSession (common/core/stream_session.h: reading, bounds,
 // answer coalescing, the end of the stream) whose calls are Acquire, Renew,
 // Release and Describe, each handed to the LockManager, and a LeaseListener
 // (lease_listener.h) that pushes each end of a lease it listens to as a
-// LeaseLost. Over gRPC it runs in a StreamReactor (common/stream_reactor.h);
+// LeaseLost. Over gRPC it runs in a StreamReactor (common/server/stream_reactor.h);
 // the tests and the fuzz target drive it on a fake transport.
 // docs/semantics.md, "The session stream", is the user's view.
 //
@@ -51,9 +51,9 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
-#include "common/stream_session.h"
-#include "common/stream_transport.h"
-#include "common/token_signer.h"
+#include "common/core/stream_session.h"
+#include "common/core/stream_transport.h"
+#include "common/core/token_signer.h"
 #include "lockservice/lease_listener.h"
 #include "lockservice/lock_manager.h"
 #include "lockservice/lock_requests.h"

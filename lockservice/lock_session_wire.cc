@@ -1,6 +1,6 @@
 #include "lockservice/lock_session_wire.h"
 
-#include "common/errors.h"
+#include "common/base/errors.h"
 #include "fencegate/v1/errors.pb.h"
 #include "lockservice/lock_requests.h"
 

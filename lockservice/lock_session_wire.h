@@ -3,7 +3,7 @@
 // session (lock_session.h) works with. No gRPC types, so the fuzz target
 // parses and encodes exactly what the server does. Parsing, and appending
 // answers (LockSessionResponse.results) and pushes (.lost) one by one,
-// follow common/stream_wire.h.
+// follow common/core/stream_wire.h.
 //
 // Thread safety: pure functions, except that they read `signer`
 // (thread-safe).
@@ -16,8 +16,8 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "common/stream_wire.h"
-#include "common/token_signer.h"
+#include "common/core/stream_wire.h"
+#include "common/core/token_signer.h"
 #include "fencegate/v1/lock.pb.h"
 #include "lockservice/lease_listener.h"
 #include "lockservice/lock_manager.h"

@@ -7,9 +7,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
-#include "common/build_info.h"
+#include "common/build_info/build_info.h"
 #include "common/metrics/key_figures.h"
-#include "common/status_page.h"
+#include "common/metrics/status_page.h"
 
 namespace fencegate::lockservice {
 namespace {

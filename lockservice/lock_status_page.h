@@ -3,7 +3,7 @@
 // most waited-on first: holder, token, time left, waiters, holds. Query
 // parameters: prefix=<text> lists only resources whose name starts with
 // it; limit=<n> (1 to 1000, default 50) how many. Names chosen by clients
-// are escaped (common/status_page.h).
+// are escaped (common/metrics/status_page.h).
 //
 // Thread safety: thread-safe (LockManager::TopResources takes its mutex).
 #ifndef FENCEGATE_LOCKSERVICE_LOCK_STATUS_PAGE_H_

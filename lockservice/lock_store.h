@@ -12,7 +12,7 @@
 //
 // Thread safety: Load() and Commit() need not be thread-safe: LockManager
 // calls Load() before serving (and to recover) and Commit() from one thread
-// at a time (its group commit's: common/group_commit.h).
+// at a time (its group commit's: common/core/group_commit.h).
 // ScanFencePositions() must be thread-safe and may run concurrently with
 // Commit().
 #ifndef FENCEGATE_LOCKSERVICE_LOCK_STORE_H_

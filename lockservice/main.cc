@@ -1,17 +1,17 @@
 // fencegate-lockservice: leases with monotonic fencing tokens over gRPC.
 // Each flag below fills its field of LockServerOptions (option_flags.h;
-// those both servers take are in common/server_main.cc); everything else
-// is in lock_server.h.
+// the flags both servers take are in common/server_main/server_main.cc);
+// everything else is in lock_server.h.
 #include <cstdlib>
 #include <memory>
 #include <string>
 
 #include "absl/time/time.h"
-#include "common/build_info.h"
-#include "common/log.h"
-#include "common/option_flags.h"
-#include "common/server_main.h"
-#include "common/tls.h"
+#include "common/build_info/build_info.h"
+#include "common/base/log.h"
+#include "common/server_main/option_flags.h"
+#include "common/server_main/server_main.h"
+#include "common/server/tls.h"
 #include "lockservice/lock_server.h"
 
 using Options = fencegate::lockservice::LockServerOptions;

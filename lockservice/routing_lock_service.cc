@@ -3,8 +3,8 @@
 #include <utility>
 
 #include "absl/status/status.h"
-#include "common/grpc_status.h"
-#include "common/log.h"
+#include "common/base/log.h"
+#include "common/grpc/grpc_status.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 #include "grpcpp/support/channel_arguments.h"

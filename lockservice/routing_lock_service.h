@@ -11,7 +11,7 @@
 // leader that is replaced ends with UNAVAILABLE, as does a stream served
 // here when this instance's term ends; the client reconnects. The channel
 // to the leader reconnects within a second of the leader coming back, and
-// is replaced when it has stopped reconnecting (common/stuck_channel.h).
+// is replaced when it has stopped reconnecting (common/server/stuck_channel.h).
 //
 // Thread safety: thread-safe. The role may change between calls; a call
 // keeps the service it was routed to alive until it is done.
@@ -24,7 +24,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
-#include "common/stuck_channel.h"
+#include "common/server/stuck_channel.h"
 #include "fencegate/v1/lock.grpc.pb.h"
 #include "grpcpp/security/credentials.h"
 #include "lockservice/forwarding_lock_service.h"

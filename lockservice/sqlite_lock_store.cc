@@ -5,9 +5,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "common/log.h"
-#include "common/sqlite_state_format.h"
-#include "common/test_hooks.h"
+#include "common/base/log.h"
+#include "common/core/sqlite_state_format.h"
+#include "common/test_hooks/test_hooks.h"
 
 namespace fencegate::lockservice {
 namespace {
@@ -84,7 +84,7 @@ absl::Status MigrateToFormat1(SqliteDb& db) {
   return status;
 }
 
-// Every step, in order (common/sqlite_state_format.h).
+// Every step, in order (common/core/sqlite_state_format.h).
 constexpr SqliteMigration kMigrations[] = {
     {1, &MigrateToFormat1},
 };

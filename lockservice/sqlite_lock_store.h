@@ -11,10 +11,10 @@
 //   waiters(seq INTEGER PRIMARY KEY, resource TEXT, holder TEXT,
 //           ttl_ms INTEGER, request_id TEXT, mode INTEGER, permits INTEGER)
 // request_ids is the list joined by '\n' (request ids have no control
-// characters; see common/validation.h); mode is LeaseMode's value.
+// characters; see common/core/validation.h); mode is LeaseMode's value.
 //
-// State format (common/state_format.h, docs/upgrades.md): the meta row
-// 'format' (common/sqlite_state_format.h says why a row and not
+// State format (common/core/state_format.h, docs/upgrades.md): the meta row
+// 'format' (common/core/sqlite_state_format.h says why a row and not
 // user_version). Open() migrates a file of an older format, or without a
 // marker (0.1.0's, format 1: builds of it before lock kinds lacked the
 // holds table and the waiters' mode and permits, which it adds, DEFAULT 0:
@@ -36,8 +36,8 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
-#include "common/sqlite.h"
-#include "common/state_format.h"
+#include "common/core/sqlite.h"
+#include "common/core/state_format.h"
 #include "lockservice/lock_store.h"
 
 namespace fencegate::lockservice {

@@ -1,8 +1,8 @@
 # Every shipped or user-facing binary reports the one project version and
-# the git sha (common/build_info.h), label install: each `<binary> --version`
-# must print exactly VersionLine() and exit 0. Abseil's default, which the
-# servers printed before, is "<program>\nDebug build (NDEBUG not #defined)"
-# and fails these. A few milliseconds each.
+# the git sha (common/build_info/build_info.h), label install: each
+# `<binary> --version` must print exactly VersionLine() and exit 0. Abseil's
+# default, which the servers printed before, is "<program>\nDebug build
+# (NDEBUG not #defined)" and fails these. A few milliseconds each.
 # fencegate_version_test(NAME TARGET [ARGS...]): `TARGET ARGS` prints
 # "<TARGET> <version> <suffix>" (every binary is named after its target)
 # and nothing else, and exits 0.
@@ -44,8 +44,8 @@ set(fencegate_no_git ${CMAKE_CURRENT_BINARY_DIR}/build_info_no_git)
 add_test(NAME build_info.outside_git_the_sha_is_unknown
   COMMAND bash -c [[
 set -eu
-rm -rf "$1" && mkdir -p "$1/common"
-cp "$2/common/fencegate_build_values.h.in" "$1/common/"
+rm -rf "$1" && mkdir -p "$1/common/build_info"
+cp "$2/common/build_info/fencegate_build_values.h.in" "$1/common/build_info/"
 values="$1/generated/fencegate_build_values.h"
 cmake -DPROJECT_SOURCE_DIR="$1" -DPROJECT_BINARY_DIR="$1" -DPROJECT_VERSION=9.8.7 -P "$2/cmake/build_info.cmake"
 grep -qx '#define FENCEGATE_GIT_SHA ""' "$values"

@@ -57,7 +57,7 @@
 #include "bench/loadgen/park_waiters.h"
 #include "bench/loadgen/sql_driver.h"
 #include "bench/loadgen/workloads.h"
-#include "common/build_info.h"
+#include "common/build_info/build_info.h"
 #ifdef FENCEGATE_BENCH_HAVE_HIREDIS
 #include "bench/loadgen/redis_driver.h"
 #endif

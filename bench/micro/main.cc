@@ -1,12 +1,12 @@
 // fencegate-microbench's main: Google Benchmark's, plus --version like
-// every other fencegate binary (common/build_info.h). Google Benchmark
-// parses its own flags (--benchmark_filter=...), so --version is looked for
-// before it sees the command line.
+// every other fencegate binary (common/build_info/build_info.h). Google
+// Benchmark parses its own flags (--benchmark_filter=...), so --version is
+// looked for before it sees the command line.
 #include <cstring>
 #include <iostream>
 
 #include "benchmark/benchmark.h"
-#include "common/build_info.h"
+#include "common/build_info/build_info.h"
 
 int main(int argc, char** argv) {
   fencegate::InitBuildInfo("fencegate-microbench");

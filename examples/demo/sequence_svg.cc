@@ -10,7 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "common/html_escape.h"
+#include "common/metrics/html_escape.h"
 
 namespace fencegate::demo {
 namespace {

@@ -3,7 +3,7 @@
 // from a server to another (a standby forwarding to its leader, the lock
 // service to etcd, the gateway to the lock service). Plaintext when all are
 // empty. The servers' own certificate and key are ServerTlsFiles
-// (common/tls.h), which is not part of the client.
+// (common/server/tls.h), which is not part of the client.
 //
 // Thread safety: a value type.
 #ifndef FENCEGATE_CLIENT_TLS_FILES_H_

@@ -2,7 +2,7 @@
 // with each grant and renewal, and that a gateway checking signatures wants
 // with every fenced call (docs/security.md). A plain value: the client
 // library carries it from the lock service to the gateway, the servers make
-// and check it (common/token_signer.h, which is not part of the client).
+// and check it (common/core/token_signer.h, which is not part of the client).
 //
 // Thread safety: a value type.
 #ifndef FENCEGATE_TOKEN_SIGNATURE_H_

@@ -7,7 +7,7 @@
 // the call moves on to the next member, round robin, with a short backoff
 // after each full round, until the call's `deadline`. Other errors (a
 // malformed request, a lease that does not exist) are returned at once.
-// A member's channel that has stopped reconnecting (common/stuck_channel.h:
+// A member's channel that has stopped reconnecting (common/server/stuck_channel.h:
 // after a wall-clock step back, gRPC's reconnection waits as long as the
 // step) is replaced by a fresh one.
 //
@@ -38,7 +38,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "common/stuck_channel.h"
+#include "common/server/stuck_channel.h"
 #include "etcdserverpb/rpc.grpc.pb.h"
 #include "grpcpp/channel.h"
 #include "grpcpp/client_context.h"
@@ -62,7 +62,7 @@ struct EtcdClientOptions {
   std::vector<std::string> endpoints;  // host:port of each cluster member
   // One attempt against one member; a call makes several within its deadline.
   absl::Duration attempt_timeout = absl::Seconds(2);
-  // TLS to the members (common/tls.h); null: plaintext.
+  // TLS to the members (common/server/tls.h); null: plaintext.
   std::shared_ptr<grpc::ChannelCredentials> credentials;
 };
 

@@ -3,7 +3,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "common/log.h"
+#include "common/base/log.h"
 #include "lockservice/etcd/standby_shadow.h"
 #include "lockservice/lock_service.h"
 

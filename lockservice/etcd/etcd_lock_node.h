@@ -30,7 +30,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/functional/any_invocable.h"
 #include "absl/synchronization/mutex.h"
-#include "common/token_signer.h"
+#include "common/core/token_signer.h"
 #include "fencegate/clock.h"
 #include "lockservice/etcd/etcd_client.h"
 #include "lockservice/etcd/etcd_lock_store.h"

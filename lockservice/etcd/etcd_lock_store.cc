@@ -10,8 +10,8 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/clock.h"
-#include "common/log.h"
-#include "common/test_hooks.h"
+#include "common/base/log.h"
+#include "common/test_hooks/test_hooks.h"
 #include "lockservice/etcd/lock_records.pb.h"
 
 namespace fencegate::lockservice {

@@ -21,7 +21,7 @@
 //                             seq as 20 digits: key order is arrival order.
 //   <prefix>format            the state format, decimal (see below)
 //
-// State format (common/state_format.h, docs/upgrades.md): the keys above
+// State format (common/core/state_format.h, docs/upgrades.md): the keys above
 // are format 1, what 0.1.0 wrote (without <prefix>format: no marker).
 // Load() reads the marker with the rest. A newer format ends the term with
 // FAILED_PRECONDITION naming both formats, having written nothing; an
@@ -73,7 +73,7 @@
 #include "absl/functional/any_invocable.h"
 #include "absl/functional/function_ref.h"
 #include "absl/time/time.h"
-#include "common/state_format.h"
+#include "common/core/state_format.h"
 #include "lockservice/etcd/etcd_client.h"
 #include "lockservice/etcd/leader_election.h"
 #include "lockservice/lock_store.h"

@@ -7,7 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "common/log.h"
+#include "common/base/log.h"
 
 namespace fencegate::lockservice {
 namespace {

@@ -36,7 +36,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "common/monotonic_wait.h"
+#include "common/base/monotonic_wait.h"
 #include "fencegate/clock.h"
 #include "lockservice/etcd/etcd_client.h"
 

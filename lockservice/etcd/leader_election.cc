@@ -6,8 +6,8 @@
 #include <utility>
 
 #include "absl/time/clock.h"
-#include "common/log.h"
-#include "common/test_hooks.h"
+#include "common/base/log.h"
+#include "common/test_hooks/test_hooks.h"
 
 namespace fencegate::lockservice {
 namespace {

@@ -1,6 +1,6 @@
 #include "lockservice/etcd/standby_shadow.h"
 
-#include "common/test_hooks.h"
+#include "common/test_hooks/test_hooks.h"
 
 #ifdef FENCEGATE_TEST_HOOKS
 #include <algorithm>

@@ -1,4 +1,4 @@
-// StandbyShadow: TEST BUILDS ONLY (FENCEGATE_TEST_HOOKS, common/test_hooks.h).
+// StandbyShadow: TEST BUILDS ONLY (FENCEGATE_TEST_HOOKS, common/test_hooks/test_hooks.h).
 // What the planted bug lock_standby_answers_locally serves a standby's
 // calls from instead of forwarding them to the leader: a lock table of the
 // instance's own (a LockManager over a LockStore in memory), as a standby
@@ -14,8 +14,8 @@
 
 #include <memory>
 
+#include "common/core/token_signer.h"
 #include "fencegate/clock.h"
-#include "common/token_signer.h"
 #include "lockservice/lock_service_base.h"
 #include "lockservice/lock_limits.h"
 

@@ -7,7 +7,7 @@
 // (docs/torture-results.md): an instance whose clock jumped 19 h ahead for 2 s and
 // back could not reach etcd again for the rest of the run. The instance
 // now replaces a channel that stopped reconnecting
-// (common/stuck_channel.h).
+// (common/server/stuck_channel.h).
 //
 // Real process under libfaketime (CLOCK_REALTIME moved through a timestamp
 // file, CLOCK_MONOTONIC untouched, as in the torture suite), real etcd.

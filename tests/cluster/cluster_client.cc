@@ -2,7 +2,7 @@
 
 #include "absl/time/clock.h"
 #include "client/channel.h"
-#include "common/grpc_status.h"
+#include "common/grpc/grpc_status.h"
 #include "grpcpp/client_context.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"

@@ -14,8 +14,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "common/errors.h"
-#include "common/grpc_status.h"
+#include "common/base/errors.h"
+#include "common/grpc/grpc_status.h"
 #include "grpcpp/grpcpp.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "common/channel_credentials.h"
-#include "common/grpc_status.h"
+#include "common/grpc/channel_credentials.h"
+#include "common/grpc/grpc_status.h"
 #include "harness/test_certificates.h"
 #include "fencegate/client/lock_client.h"
 #include "fencegate/v1/lock.grpc.pb.h"

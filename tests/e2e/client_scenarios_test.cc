@@ -18,8 +18,8 @@
 // of servers (tests/e2e_tests.cmake).
 //
 // Expectations are compared by meaning: the error's kind from its code and
-// ErrorInfo (client/errors.h, common/errors.h), tokens by relation to named
-// leases.
+// ErrorInfo (client/errors.h, common/base/errors.h), tokens by relation to
+// named leases.
 #include <algorithm>
 #include <cstdint>
 #include <fstream>
@@ -35,7 +35,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
-#include "common/errors.h"
+#include "common/base/errors.h"
 #include "fencegate/client/errors.h"
 #include "fencegate/client/fencing.h"
 #include "fencegate/client/gateway_client.h"

@@ -13,7 +13,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "common/signing_keys.h"
+#include "common/signing/signing_keys.h"
 #include "fencegate/client/errors.h"
 #include "fencegate/client/gateway_client.h"
 #include "fencegate/client/lock_client.h"

@@ -16,10 +16,10 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "common/errors.h"
-#include "common/signing_keys.h"
-#include "common/token_signer.h"
-#include "common/validation.h"
+#include "common/base/errors.h"
+#include "common/core/token_signer.h"
+#include "common/core/validation.h"
+#include "common/signing/signing_keys.h"
 
 namespace fencegate::fuzz {
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
-#include "common/errors.h"
+#include "common/base/errors.h"
 #include "tests/fuzz/fuzz_support.h"
 
 namespace fencegate::fuzz {

@@ -25,10 +25,10 @@
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
-#include "common/errors.h"
-#include "common/signing_keys.h"
-#include "common/token_signer.h"
-#include "common/validation.h"
+#include "common/base/errors.h"
+#include "common/core/token_signer.h"
+#include "common/core/validation.h"
+#include "common/signing/signing_keys.h"
 #include "fencegate/v1/lock.pb.h"
 #include "lockservice/fence_feed.h"
 #include "lockservice/lock_manager.h"

@@ -2,7 +2,7 @@
 
 #include <utility>
 
-#include "common/errors.h"
+#include "common/base/errors.h"
 #include "lockservice/lock_session.h"
 #include "tests/fuzz/fuzz_support.h"
 

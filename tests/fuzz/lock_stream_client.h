@@ -17,7 +17,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
-#include "common/token_signer.h"
+#include "common/core/token_signer.h"
 #include "fencegate/v1/lock.pb.h"
 #include "lockservice/lock_manager.h"
 #include "tests/testing/stream_harness.h"

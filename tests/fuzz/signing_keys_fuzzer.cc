@@ -1,4 +1,4 @@
-// Fuzz target: signing key files (common/signing_keys.h), which both
+// Fuzz target: signing key files (common/signing/signing_keys.h), which both
 // servers read at start and on SIGHUP. Any text is either refused with
 // INVALID_ARGUMENT naming the file, or gives a key
 // ring that keeps the file's rules (ids of 1-64 [A-Za-z0-9._-], unique;
@@ -10,8 +10,8 @@
 #include <string>
 
 #include "absl/strings/match.h"
-#include "common/signing_keys.h"
-#include "common/token_signer.h"
+#include "common/core/token_signer.h"
+#include "common/signing/signing_keys.h"
 #include "tests/fuzz/fuzz_support.h"
 
 namespace {

@@ -2,7 +2,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "common/grpc_status.h"
+#include "common/grpc/grpc_status.h"
 
 namespace fencegate::conformance {
 
@@ -177,7 +177,8 @@ void AddWireCases(const std::string& method, const google::protobuf::Message& me
     cases.push_back(std::move(c));
   }
   // Bytes that are no protobuf message: refused before any handler runs,
-  // with a message that names the type (common/malformed_request_interceptor.h).
+  // with a message that names the type
+  // (common/server/malformed_request_interceptor.h).
   const std::vector<std::pair<std::string, std::string>> malformed = {
       {"a length past the end", Tag(1, 2) + Varint(5) + "ab"},
       {"a truncated varint", Tag(1, 0) + "\x80"},

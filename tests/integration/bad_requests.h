@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "common/errors.h"
+#include "common/base/errors.h"
 #include "fencegate/v1/token.pb.h"
 #include "google/protobuf/message.h"
 #include "grpcpp/support/status.h"

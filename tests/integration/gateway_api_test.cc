@@ -145,8 +145,8 @@ TEST_F(GatewayApiTest, MultiWriteFencedReadListAndDescribeOverTheWire) {
 }
 
 // gRPC 1.51's callback API answers a request whose bytes do not parse with
-// UNIMPLEMENTED and no message; common/malformed_request_interceptor.h makes
-// it INVALID_ARGUMENT naming the message type. Found by the bad-input
+// UNIMPLEMENTED and no message; common/server/malformed_request_interceptor.h
+// makes it INVALID_ARGUMENT naming the message type. Found by the bad-input
 // conformance test. A method that does not exist stays UNIMPLEMENTED.
 TEST_F(GatewayApiTest, RequestThatDoesNotParseIsInvalidArgumentNamingItsType) {
   StartServer();

@@ -233,7 +233,8 @@ TEST_F(GatewayDurabilityTest, KillNineWith32WritesInFlightOnOneStreamLosesNoAckn
 // UNAVAILABLE "shutting down" (resend the rest elsewhere), and the exit is
 // clean. The clients keep writing until they read that status, on
 // connections of their own: closed before they read it, a connection
-// would be reset and its client see "Broken pipe" (common/grpc_shutdown.h).
+// would be reset and its client see "Broken pipe"
+// (common/server/grpc_shutdown.h).
 TEST_F(GatewayDurabilityTest, SigtermWithStreamsInFlightAnswersWhatTheyReadThenEndUnavailable) {
   StartServer({"--shutdown_grace=10s"});
   constexpr int kStreams = 4;

@@ -12,8 +12,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "common/errors.h"
-#include "common/grpc_status.h"
+#include "common/base/errors.h"
+#include "common/grpc/grpc_status.h"
 #include "fencegate/v1/lock.grpc.pb.h"
 #include "gmock/gmock.h"
 #include "grpcpp/grpcpp.h"

@@ -161,7 +161,7 @@ TEST_F(LockSessionStreamTest, KillNineWith32AcquiresInFlightOnOneStreamLosesNoGr
 
 // The clients keep sending until they read the final status, each on a
 // connection of its own: closed before they read it, a connection would be
-// reset and its client see "Broken pipe" (common/grpc_shutdown.h).
+// reset and its client see "Broken pipe" (common/server/grpc_shutdown.h).
 TEST_F(LockSessionStreamTest,
        SigtermWithStreamsInFlightAnswersWhatTheyReadThenEndUnavailable) {
   StartServer({"--shutdown_grace=10s"});

@@ -21,7 +21,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "common/grpc_status.h"
+#include "common/grpc/grpc_status.h"
 #include "fencegate/v1/lock.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"

@@ -12,7 +12,7 @@
 #include "absl/functional/function_ref.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "common/state_lock.h"
+#include "common/core/state_lock.h"
 #include "fencegate/client/gateway_client.h"
 #include "fencegate/client/lock_client.h"
 #include "gmock/gmock.h"

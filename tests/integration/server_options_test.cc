@@ -268,7 +268,7 @@ std::vector<std::pair<std::string, std::string>> FlagsOfHelp(const std::string& 
 // flag --help lists is accepted, comments and blank lines included, and
 // what it sets takes effect. (--listen, --port_file and --db come from the
 // harness on the command line, after the file.) And every flag is bound to
-// its options struct (common/option_flags.h): the start-up line shows each
+// its options struct (common/server_main/option_flags.h): the start-up line shows each
 // one's setting, but the gateway's --storage (it may hold a password; the
 // line says storage= as the server describes it).
 TEST(ServerMainTest, EveryFlagCanComeFromAFlagsFile) {

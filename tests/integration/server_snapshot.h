@@ -14,7 +14,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "common/token_signer.h"
+#include "common/core/token_signer.h"
 #include "fencegate/v1/gateway.grpc.pb.h"
 #include "fencegate/v1/lock.grpc.pb.h"
 #include "grpcpp/channel.h"

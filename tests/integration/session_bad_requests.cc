@@ -3,8 +3,8 @@
 #include <type_traits>
 
 #include "absl/strings/str_cat.h"
-#include "common/errors.h"
-#include "common/grpc_status.h"
+#include "common/base/errors.h"
+#include "common/grpc/grpc_status.h"
 #include "fencegate/v1/errors.pb.h"
 #include "fencegate/v1/gateway.pb.h"
 #include "fencegate/v1/lock.pb.h"

@@ -7,8 +7,8 @@
 #include <string>
 #include <thread>
 
-#include "common/signing_keys.h"
-#include "common/token_signer.h"
+#include "common/core/token_signer.h"
+#include "common/signing/signing_keys.h"
 #include "fencegate/client/errors.h"
 #include "fencegate/client/postgres_fence.h"
 #include "gmock/gmock.h"

@@ -1,4 +1,4 @@
-// The SQL fencing API (gateway/sql/fencegate_sql_api.sql) on a real
+// The SQL fencing API (gateway/postgres/sql/fencegate_sql_api.sql) on a real
 // PostgreSQL: installed by the real `fencegate sql-install`, used from a
 // user's own table, shared with a real fencegate-gateway on the same
 // schema, with signed tokens loaded by `fencegate sql-keys`. The races at
@@ -8,8 +8,8 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
-#include "common/signing_keys.h"
-#include "common/token_signer.h"
+#include "common/core/token_signer.h"
+#include "common/signing/signing_keys.h"
 #include "fencegate/client/lock_client.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

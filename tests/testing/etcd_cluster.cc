@@ -7,7 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
-#include "common/channel_credentials.h"
+#include "common/grpc/channel_credentials.h"
 #include "harness/free_port.h"
 #include "harness/log_file.h"
 

@@ -30,7 +30,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "common/tls.h"
+#include "common/server/tls.h"
 #include "lockservice/etcd/etcd_client.h"
 #include "harness/server_process.h"
 

@@ -11,7 +11,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
-#include "common/timer_queue.h"
+#include "common/base/timer_queue.h"
 #include "fencegate/clock.h"
 
 namespace fencegate::testing {

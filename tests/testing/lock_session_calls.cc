@@ -1,6 +1,6 @@
 #include "tests/testing/lock_session_calls.h"
 
-#include "common/errors.h"
+#include "common/base/errors.h"
 
 namespace fencegate::testing {
 

@@ -1,4 +1,4 @@
-// StreamHarness: a server's stream session (common/stream_session.h) on a
+// StreamHarness: a server's stream session (common/core/stream_session.h) on a
 // fake transport that a test drives as a client would: it sends messages,
 // half-closes or cancels, takes the written messages (or, with
 // TakeWrites(false), leaves them unread, as a client that never reads), and
@@ -7,7 +7,7 @@
 // and every wait has a generous deadline as a safety net.
 //
 // It also checks the session keeps the transport's rules
-// (common/stream_transport.h): one read at a time, and none asked for by
+// (common/core/stream_transport.h): one read at a time, and none asked for by
 // another thread while a message is being handled; one write at a time;
 // Finish once, with no write in progress, and nothing after it. Each breach
 // is counted in ProtocolErrors() (process-wide, so a fixture can check it
@@ -31,8 +31,8 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
-#include "common/stream_session.h"
-#include "common/stream_transport.h"
+#include "common/core/stream_session.h"
+#include "common/core/stream_transport.h"
 
 namespace fencegate::testing {
 

@@ -10,8 +10,8 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
-#include "common/signing_keys.h"
-#include "gateway/postgres_sql_api.h"
+#include "common/signing/signing_keys.h"
+#include "gateway/postgres/postgres_sql_api.h"
 #include "pqxx/connection"
 
 namespace fencegate::torture {

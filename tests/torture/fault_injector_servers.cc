@@ -6,7 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "common/test_hooks.h"
+#include "common/test_hooks/test_hooks.h"
 #include "tests/torture/fault_injector.h"
 
 namespace fencegate::torture {

@@ -84,9 +84,10 @@ struct WriteOp : Call {
   uint64_t max_token = 0;  // kOk or kRefused: the fence the gateway reported
 };
 
-// One line of the lock service's lease history (common/test_hooks.h), on
-// the server's monotonic clock (which, being CLOCK_MONOTONIC, all
-// instances of a replicated lock service share: they run on one machine).
+// One line of the lock service's lease history
+// (common/test_hooks/test_hooks.h), on the server's monotonic clock (which,
+// being CLOCK_MONOTONIC, all instances of a replicated lock service share: they
+// run on one machine).
 struct LeaseEvent {
   enum class Kind { kLoad, kRestore, kGrant, kRelease, kExpire };
   int64_t time_ns = 0;

@@ -18,8 +18,8 @@
 //
 // The lock service's lease history (lockservice.history, or one
 // lockservice-<i>.history per instance of a replicated lock service) is the
-// format of common/test_hooks.h; each event is tagged with the instance
-// whose file it came from, and the files are merged in time order. The
+// format of common/test_hooks/test_hooks.h; each event is tagged with the
+// instance whose file it came from, and the files are merged in time order. The
 // final state (final.tsv) is written by the harness:
 //            final <resource> read_ns=.. fence=.. counter=..
 //            log <resource> <log id> <value>

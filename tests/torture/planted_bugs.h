@@ -1,7 +1,7 @@
-// The planted bugs of the test builds (common/test_hooks.h), what each one
-// breaks, which invariants of the checker must catch it, and the schedules
-// whose faults expose it. The torture suite runs each and fails if the
-// checker does not flag one of those invariants (docs/torture.md).
+// The planted bugs of the test builds (common/test_hooks/test_hooks.h), what
+// each one breaks, which invariants of the checker must catch it, and the
+// schedules whose faults expose it. The torture suite runs each and fails if
+// the checker does not flag one of those invariants (docs/torture.md).
 //
 // Thread safety: constant data.
 #ifndef FENCEGATE_TESTS_TORTURE_PLANTED_BUGS_H_

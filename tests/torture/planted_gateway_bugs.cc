@@ -22,7 +22,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/mutex.h"
-#include "common/test_hooks.h"
+#include "common/test_hooks/test_hooks.h"
 #include "gateway/fenced_store.h"
 #include "gateway/storage_backend.h"
 

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "common/test_hooks.h"
+#include "common/test_hooks/test_hooks.h"
 #include "lockservice/grant_rule.h"
 #include "lockservice/lock_manager.h"
 #include "lockservice/lock_manager_internal.h"

@@ -491,7 +491,7 @@ absl::StatusOr<Topology> TopologyNamed(const std::string& name) {
     // Past the longest a gateway can hold a request: a race's stall (its
     // waits add up to about a minute at most), or a row another gateway
     // holds (at most PostgreSQL's idle_in_transaction_session_timeout, 30 s,
-    // gateway/postgres_storage.h).
+    // gateway/postgres/postgres_storage.h).
     return Topology{name, 2, GatewayStorage::kPostgres, absl::Seconds(120)};
   }
   if (name == "etcd-cluster") {

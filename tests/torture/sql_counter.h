@@ -9,8 +9,8 @@
 //   MultiWrite(lease, puts)  BEGIN; fencegate_fence(...); the resource's
 //                          revision + 1, given to every key it sets; COMMIT
 //
-// This keeps fencegate_apply_v1's rules (gateway/postgres_schema.cc): a
-// fenced read raises the fence; a write takes the resource's next revision
+// This keeps fencegate_apply_v1's rules (gateway/postgres/postgres_schema.cc):
+// a fenced read raises the fence; a write takes the resource's next revision
 // (fencegate_resources.revision, which outlives keys) and gives it to every
 // key it puts. Both run at READ COMMITTED: fencegate_fence holds the
 // resource row's lock, which every gateway write on the resource takes too,
@@ -30,7 +30,7 @@
 // never about an earlier attempt's effect.
 //
 // Each session sets idle_in_transaction_session_timeout = 30 s, as the
-// gateways' do (gateway/postgres_storage.h): a worker stopped inside a
+// gateways' do (gateway/postgres/postgres_storage.h): a worker stopped inside a
 // transaction holds the resource's row lock until it resumes, or 30 s.
 //
 // Planted bug (the worker's --planted_bug=sql_worker_skips_fence,

@@ -1,7 +1,8 @@
-// The failpoints of the test builds (common/test_hooks.h): a failpoint armed
-// with a subject acts only where the code passes that subject, which is how
-// the torture harness stalls the one commit that carries its probe lease.
-#include "common/test_hooks.h"
+// The failpoints of the test builds (common/test_hooks/test_hooks.h): a
+// failpoint armed with a subject acts only where the code passes that subject,
+// which is how the torture harness stalls the one commit that carries its probe
+// lease.
+#include "common/test_hooks/test_hooks.h"
 
 #include <sys/stat.h>
 #include <unistd.h>

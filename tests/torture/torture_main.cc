@@ -28,7 +28,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
-#include "common/build_info.h"
+#include "common/build_info/build_info.h"
 #include "harness/network_namespaces.h"
 #include "tests/torture/cluster.h"
 #include "tests/torture/history_log.h"

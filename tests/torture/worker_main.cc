@@ -10,8 +10,8 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/strings/str_split.h"
-#include "common/build_info.h"
-#include "common/log.h"
+#include "common/base/log.h"
+#include "common/build_info/build_info.h"
 #include "tests/torture/worker.h"
 
 ABSL_FLAG(std::string, name, "w", "this worker's name: prefixes its holders and log ids");

@@ -4,7 +4,7 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
-#include "common/errors.h"
+#include "common/base/errors.h"
 #include "gateway/request_validation.h"
 
 namespace fencegate::gateway {

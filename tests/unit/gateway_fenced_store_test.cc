@@ -6,9 +6,9 @@
 #include <vector>
 
 #include "absl/synchronization/notification.h"
-#include "common/errors.h"
-#include "common/signing_keys.h"
-#include "common/token_signer.h"
+#include "common/base/errors.h"
+#include "common/core/token_signer.h"
+#include "common/signing/signing_keys.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/unit/gateway_store_fixture.h"

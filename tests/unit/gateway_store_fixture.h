@@ -18,7 +18,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
-#include "common/errors.h"
+#include "common/base/errors.h"
 #include "gateway/fenced_store.h"
 #include "gateway/storage_backend.h"
 #include "gtest/gtest.h"

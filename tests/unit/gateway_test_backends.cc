@@ -3,9 +3,9 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "common/sqlite.h"
-#include "gateway/postgres_connection.h"
-#include "gateway/postgres_storage.h"
+#include "common/core/sqlite.h"
+#include "gateway/postgres/postgres_connection.h"
+#include "gateway/postgres/postgres_storage.h"
 #include "gateway/sqlite_storage.h"
 #include "harness/postgres_server.h"
 #include "harness/temp_dir.h"

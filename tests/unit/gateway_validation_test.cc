@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "common/errors.h"
+#include "common/base/errors.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/unit/gateway_store_fixture.h"

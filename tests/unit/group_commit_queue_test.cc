@@ -1,4 +1,4 @@
-// GroupCommitQueue (common/group_commit.h) on its own: batches are taken
+// GroupCommitQueue (common/core/group_commit.h) on its own: batches are taken
 // when full or when nothing more is on its way (no Arrival held), and the
 // writer waits only for the Arrivals held when it found work, so
 // overlapping Arrivals cannot hold a batch back for ever; a full batch is
@@ -13,7 +13,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
-#include "common/group_commit.h"
+#include "common/core/group_commit.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "harness/poll.h"

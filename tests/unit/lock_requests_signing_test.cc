@@ -3,9 +3,9 @@
 // signature for the mode they claim, and a renewal is re-signed for it.
 #include <string>
 
-#include "common/errors.h"
-#include "common/signing_keys.h"
-#include "common/token_signer.h"
+#include "common/base/errors.h"
+#include "common/core/token_signer.h"
+#include "common/signing/signing_keys.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "lockservice/lock_requests.h"

@@ -6,7 +6,7 @@
 #include <optional>
 
 #include "absl/strings/str_cat.h"
-#include "common/errors.h"
+#include "common/base/errors.h"
 #include "fencegate/v1/lock.pb.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

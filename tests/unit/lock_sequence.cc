@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "common/errors.h"
+#include "common/base/errors.h"
 
 namespace fencegate::lockservice {
 namespace {

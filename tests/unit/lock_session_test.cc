@@ -14,8 +14,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
-#include "common/errors.h"
-#include "common/signing_keys.h"
+#include "common/base/errors.h"
+#include "common/signing/signing_keys.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "lockservice/sqlite_lock_store.h"

@@ -1,5 +1,5 @@
-// common/log.h: the line format on a terminal and in the journal.
-#include "common/log.h"
+// common/base/log.h: the line format on a terminal and in the journal.
+#include "common/base/log.h"
 
 #include <sys/stat.h>
 #include <unistd.h>

@@ -6,7 +6,7 @@
 // an absolute wall-clock deadline, as absl::Mutex::AwaitWithTimeout does in
 // Abseil 20220623, would there last an hour longer than asked, so a timer
 // would fire an hour late and these tests would fail at their deadline.
-#include "common/monotonic_wait.h"
+#include "common/base/monotonic_wait.h"
 
 #include <atomic>
 #include <chrono>

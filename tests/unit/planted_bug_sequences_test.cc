@@ -1,9 +1,10 @@
 // The random-sequence checks can fail. This binary links the same sequence
 // runners as sequence_tests, but with the cores' test builds (the torture
 // suite's, tests/torture/CMakeLists.txt), and ctest runs it once per planted
-// bug a core-level sequence can meet (--planted_bug=NAME, common/test_hooks.h):
-// each test passes only if one of its sequences reports a violation.
-// Without --planted_bug there is nothing to catch, and the tests fail.
+// bug a core-level sequence can meet (--planted_bug=NAME,
+// common/test_hooks/test_hooks.h): each test passes only if one of its
+// sequences reports a violation. Without --planted_bug there is nothing to
+// catch, and the tests fail.
 #include <iostream>
 
 #include "absl/flags/parse.h"

@@ -7,7 +7,7 @@
 #include <optional>
 #include <vector>
 
-#include "common/errors.h"
+#include "common/base/errors.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/testing/fake_clock.h"

@@ -2,7 +2,7 @@
 
 #include <utility>
 
-#include "common/errors.h"
+#include "common/base/errors.h"
 
 namespace fencegate::gateway {
 

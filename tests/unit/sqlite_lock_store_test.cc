@@ -5,7 +5,7 @@
 #include <memory>
 #include <string>
 
-#include "common/sqlite.h"
+#include "common/core/sqlite.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "lockservice/sqlite_lock_store.h"

@@ -1,12 +1,12 @@
 // Signed fencing tokens: the key file and the HMAC that binds resource,
 // token and key. The wall clock for key expiry is injected.
-#include "common/token_signer.h"
+#include "common/core/token_signer.h"
 
 #include <string>
 
 #include "absl/strings/escaping.h"
-#include "common/errors.h"
-#include "common/signing_keys.h"
+#include "common/base/errors.h"
+#include "common/signing/signing_keys.h"
 #include "fencegate/lease_mode.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

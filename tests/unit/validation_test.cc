@@ -1,6 +1,6 @@
-#include "common/validation.h"
+#include "common/core/validation.h"
 
-#include "common/errors.h"
+#include "common/base/errors.h"
 #include "fencegate/v1/lock.pb.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

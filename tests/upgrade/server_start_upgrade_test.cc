@@ -9,7 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "common/build_info.h"
+#include "common/build_info/build_info.h"
 #include "gateway/sqlite_storage.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

@@ -18,7 +18,7 @@
 #include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
-#include "common/build_info.h"
+#include "common/build_info/build_info.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "harness/temp_dir.h"

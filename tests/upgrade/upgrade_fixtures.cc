@@ -5,7 +5,7 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
-#include "common/sqlite.h"
+#include "common/core/sqlite.h"
 
 namespace fencegate::testing {
 

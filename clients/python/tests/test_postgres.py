@@ -23,7 +23,8 @@ from harness import SIGNING_KEYS, Server, _die_with_parent, wait_for
 psycopg = pytest.importorskip("psycopg", reason="python3-psycopg is not installed")
 from fencegate.postgres import run_fenced  # noqa: E402
 
-SQL_API = Path(__file__).resolve().parents[3] / "gateway" / "sql" / "fencegate_sql_api.sql"
+SQL_API = (Path(__file__).resolve().parents[3] / "gateway" / "postgres" / "sql"
+           / "fencegate_sql_api.sql")
 
 
 def _bindir() -> str:

@@ -1,5 +1,5 @@
 // Typed errors of the client library. A failed call returns an absl::Status
-// whose code and fencegate ErrorInfo (common/errors.h) say what happened;
+// whose code and fencegate ErrorInfo (common/base/errors.h) say what happened;
 // these predicates read them without parsing text. Thread-safe.
 //
 //   absl::StatusOr<WriteResult> w = gateway.Put(*lease, "k", "v");

@@ -1,0 +1,38 @@
+// ServerInfoService: fencegate.v1.ServerInfo (proto/fencegate/v1/
+// server_info.proto), which tells a gRPC client the program, version and
+// git sha of the server it talks to (common/build_info/build_info.h), and hands
+// out the server's metrics (the text /metrics serves). StartGrpcServer
+// (server_setup.h) registers one on every fencegate server.
+//
+// Ownership: `registry` (null: metrics are off) must outlive the service.
+// Thread safety: thread-safe.
+#ifndef FENCEGATE_COMMON_SERVER_SERVER_INFO_SERVICE_H_
+#define FENCEGATE_COMMON_SERVER_SERVER_INFO_SERVICE_H_
+
+#include "common/metrics/registry.h"
+#include "fencegate/v1/server_info.grpc.pb.h"
+
+namespace fencegate {
+
+class ServerInfoService final : public fencegate::v1::ServerInfo::CallbackService {
+ public:
+  explicit ServerInfoService(const metrics::Registry* registry = nullptr)
+      : registry_(registry) {}
+
+  grpc::ServerUnaryReactor* GetServerInfo(
+      grpc::CallbackServerContext* context,
+      const fencegate::v1::GetServerInfoRequest* request,
+      fencegate::v1::GetServerInfoResponse* response) override;
+  // FAILED_PRECONDITION without a registry.
+  grpc::ServerUnaryReactor* GetMetrics(
+      grpc::CallbackServerContext* context,
+      const fencegate::v1::GetMetricsRequest* request,
+      fencegate::v1::GetMetricsResponse* response) override;
+
+ private:
+  const metrics::Registry* const registry_;
+};
+
+}  // namespace fencegate
+
+#endif  // FENCEGATE_COMMON_SERVER_SERVER_INFO_SERVICE_H_
