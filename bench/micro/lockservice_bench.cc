@@ -18,9 +18,9 @@
 #include "absl/synchronization/notification.h"
 #include "benchmark/benchmark.h"
 #include "fencegate/clock.h"
-#include "lockservice/lock_manager.h"
-#include "lockservice/sqlite_lock_store.h"
 #include "harness/temp_dir.h"
+#include "lockservice/core/lock_manager.h"
+#include "lockservice/core/sqlite_lock_store.h"
 
 namespace fencegate::lockservice {
 namespace {

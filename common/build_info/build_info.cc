@@ -25,7 +25,7 @@ absl::string_view GitSha() { return FENCEGATE_GIT_SHA; }
 void InitBuildInfo(absl::string_view program, absl::FlagsUsageConfig usage) {
   RecordedProgram() = std::string(program);
   usage.version_string = [] { return VersionLine() + "\n"; };
-  // --help's "Flags from lockservice/main.cc:", not the build machine's
+  // --help's "Flags from lockservice/server/main.cc:", not the build machine's
   // path. A main's own contains_help_flags sees the same short name.
   usage.normalize_filename = [](absl::string_view file) {
     absl::ConsumePrefix(&file, FENCEGATE_SOURCE_DIR "/");

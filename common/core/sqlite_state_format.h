@@ -1,6 +1,6 @@
 // The state format (state_format.h) of a store on one SQLite file: its
 // marker, its migrations, and the check every open makes. Both servers'
-// SQLite stores use it (lockservice/sqlite_lock_store.h,
+// SQLite stores use it (lockservice/core/sqlite_lock_store.h,
 // gateway/sqlite_storage.h).
 //
 // The marker is the row ('format', N) of the table

@@ -1,8 +1,8 @@
 // StreamSession: the server's side of one bidirectional stream that carries
 // many calls, each with a request_id the client picks and one answer each,
 // without gRPC: the gateway's Session (gateway/session.h) and the lock
-// service's (lockservice/lock_session.h). It owns what both have in common:
-// reading one message at a time, the bounds on calls in flight and on
+// service's (lockservice/core/lock_session.h). It owns what both have in
+// common: reading one message at a time, the bounds on calls in flight and on
 // unsent answers, coalescing answers into messages, and the end of the
 // stream. A derived class parses each message and dispatches its calls
 // (HandleMessage); each call it admits (Admit) it answers exactly once

@@ -118,8 +118,8 @@ const std::vector<absl::string_view>& PlantedBugNames() {
       "gateway_shared_read_unfenced",
       "lock_token_replied_before_commit",
       "lock_leases_forgotten_on_restart",
-      // Kinds of lease (lockservice/grant_rule.h, the seams of
-      // lockservice/lock_manager_seams.cc):
+      // Kinds of lease (lockservice/core/grant_rule.h, the seams of
+      // lockservice/core/lock_manager_seams.cc):
       "lock_shared_beside_exclusive",
       "lock_permit_past_n",
       "lock_multi_partial_grant",

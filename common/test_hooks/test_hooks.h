@@ -14,8 +14,8 @@
 // The planted bugs of the cores' decisions (the fence check, the grant
 // rule, LockManager's commits and loads) are not hooks in those decisions:
 // the test builds link a stand-in for each core's link seam
-// (gateway/fenced_store_seams.cc, lockservice/lock_manager_seams.cc), which
-// calls PlantedBug() itself (tests/torture/planted_*_bugs.cc).
+// (gateway/fenced_store_seams.cc, lockservice/core/lock_manager_seams.cc),
+// which calls PlantedBug() itself (tests/torture/planted_*_bugs.cc).
 //
 // Flags of the test builds (fencegate-lockservice-torture,
 // fencegate-gateway-torture):

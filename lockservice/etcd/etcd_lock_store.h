@@ -74,9 +74,9 @@
 #include "absl/functional/function_ref.h"
 #include "absl/time/time.h"
 #include "common/core/state_format.h"
+#include "lockservice/core/lock_store.h"
 #include "lockservice/etcd/etcd_client.h"
 #include "lockservice/etcd/leader_election.h"
-#include "lockservice/lock_store.h"
 
 namespace fencegate::lockservice {
 

@@ -11,17 +11,17 @@
 #include "absl/strings/str_cat.h"
 #include "common/grpc/channel_credentials.h"
 #include "common/grpc/grpc_status.h"
-#include "harness/test_certificates.h"
 #include "fencegate/client/lock_client.h"
 #include "fencegate/v1/lock.grpc.pb.h"
 #include "gmock/gmock.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
-#include "lockservice/forwarding_lock_service.h"
+#include "harness/temp_dir.h"
+#include "harness/test_certificates.h"
+#include "lockservice/server/forwarding_lock_service.h"
 #include "tests/cluster/lockservice_cluster.h"
 #include "tests/testing/lock_session_calls.h"
 #include "tests/testing/status_matchers.h"
-#include "harness/temp_dir.h"
 
 namespace fencegate::testing {
 namespace {

@@ -37,8 +37,8 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "lockservice/lock_limits.h"
-#include "lockservice/lock_manager.h"
+#include "lockservice/core/lock_limits.h"
+#include "lockservice/core/lock_manager.h"
 
 namespace fencegate::fuzz {
 

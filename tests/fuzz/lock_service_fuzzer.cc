@@ -8,7 +8,7 @@
 // every reply; the fence feed's positions must grow; every call gets exactly
 // one reply. Config bits: 1 signed tokens, 2 a lock-delay of 1 s, 4 a
 // max_hold of 5 s, 8 every call over one Session stream (LockSession,
-// lockservice/lock_session.h, on a fake transport; a restart or a cancel
+// lockservice/core/lock_session.h, on a fake transport; a restart or a cancel
 // starts a new stream): answers are judged the same way, in the order the
 // stream brings them, and its pushes must be exact: every lease the stream
 // acquired or renewed and that ended (all releases are its own) is pushed
@@ -30,10 +30,10 @@
 #include "common/core/validation.h"
 #include "common/signing/signing_keys.h"
 #include "fencegate/v1/lock.pb.h"
-#include "lockservice/fence_feed.h"
-#include "lockservice/lock_manager.h"
-#include "lockservice/lock_requests.h"
-#include "lockservice/sqlite_lock_store.h"
+#include "lockservice/core/fence_feed.h"
+#include "lockservice/core/lock_manager.h"
+#include "lockservice/core/lock_requests.h"
+#include "lockservice/core/sqlite_lock_store.h"
 #include "tests/fuzz/fuzz_frames.h"
 #include "tests/fuzz/fuzz_support.h"
 #include "tests/fuzz/lock_model.h"

@@ -3,7 +3,7 @@
 #include <utility>
 
 #include "common/base/errors.h"
-#include "lockservice/lock_session.h"
+#include "lockservice/core/lock_session.h"
 #include "tests/fuzz/fuzz_support.h"
 
 namespace fencegate::fuzz {

@@ -1,5 +1,5 @@
 // LockStreamClient: the lock_service fuzz target's client end of one
-// lock-service Session stream (lockservice/lock_session.h), on the fake
+// lock-service Session stream (lockservice/core/lock_session.h), on the fake
 // transport of tests/testing/stream_harness.h (which counts any breach of
 // the transport's rules): the target sends its calls as stream messages
 // and takes the answers and pushes, message by message, in the order the
@@ -19,7 +19,7 @@
 #include "absl/status/statusor.h"
 #include "common/core/token_signer.h"
 #include "fencegate/v1/lock.pb.h"
-#include "lockservice/lock_manager.h"
+#include "lockservice/core/lock_manager.h"
 #include "tests/testing/stream_harness.h"
 
 namespace fencegate::fuzz {

@@ -15,10 +15,10 @@
 #include "gmock/gmock.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
-#include "lockservice/lock_server.h"
+#include "harness/temp_dir.h"
+#include "lockservice/server/lock_server.h"
 #include "tests/testing/own_channel.h"
 #include "tests/testing/status_matchers.h"
-#include "harness/temp_dir.h"
 
 namespace fencegate::lockservice {
 namespace {

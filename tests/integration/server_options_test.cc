@@ -21,11 +21,11 @@
 #include "gateway/gateway_server.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "lockservice/lock_server.h"
 #include "harness/child_process.h"
 #include "harness/server_process.h"
-#include "tests/testing/status_matchers.h"
 #include "harness/temp_dir.h"
+#include "lockservice/server/lock_server.h"
+#include "tests/testing/status_matchers.h"
 
 namespace fencegate {
 namespace {

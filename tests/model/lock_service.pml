@@ -1,5 +1,5 @@
 /*
- * The lock service: LockManager (lockservice/lock_manager*.cc) deciding in
+ * The lock service: LockManager (lockservice/core/lock_manager*.cc) deciding in
  * memory, its group commit to the LockStore (SQLite, or etcd guarded by the
  * leader's term), timers, restarts and, with NI = 2, leader election
  * (lockservice/etcd/). docs/model.md maps each piece to its code.

@@ -10,8 +10,7 @@
 #include <atomic>
 
 #include "absl/synchronization/notification.h"
-
-#include "lockservice/lock_store.h"
+#include "lockservice/core/lock_store.h"
 
 namespace fencegate::testing {
 

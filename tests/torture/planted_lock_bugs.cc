@@ -1,6 +1,6 @@
 // The lock service's planted bugs (docs/torture.md, "Planted bugs"), in the
 // torture suite's test builds only: tests/torture/CMakeLists.txt links this
-// file in place of lockservice/lock_manager_seams.cc. It defines the same
+// file in place of lockservice/core/lock_manager_seams.cc. It defines the same
 // three link seams of LockManager (lock_manager.h) around the same calls;
 // without --planted_bug, or with a bug of another part, each does exactly
 // what the production one does.
@@ -19,10 +19,10 @@
 
 #include "absl/status/status.h"
 #include "common/test_hooks/test_hooks.h"
-#include "lockservice/grant_rule.h"
-#include "lockservice/lock_manager.h"
-#include "lockservice/lock_manager_internal.h"
-#include "lockservice/lock_store.h"
+#include "lockservice/core/grant_rule.h"
+#include "lockservice/core/lock_manager.h"
+#include "lockservice/core/lock_manager_internal.h"
+#include "lockservice/core/lock_store.h"
 
 namespace fencegate::lockservice {
 namespace {

@@ -12,12 +12,12 @@
 #include "absl/synchronization/notification.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "lockservice/fence_feed.h"
-#include "lockservice/lock_manager.h"
+#include "harness/temp_dir.h"
+#include "lockservice/core/fence_feed.h"
+#include "lockservice/core/lock_manager.h"
 #include "tests/testing/fake_clock.h"
 #include "tests/testing/faulty_lock_store.h"
 #include "tests/testing/status_matchers.h"
-#include "harness/temp_dir.h"
 #include "tests/unit/store_under_test.h"
 
 namespace fencegate::lockservice {

@@ -1,7 +1,7 @@
-// LeaseExpiries (lockservice/lease_expiries.h): the held leases by expiry,
+// LeaseExpiries (lockservice/core/lease_expiries.h): the held leases by expiry,
 // the one clock timer for the earliest, and the max_hold cap, on a
 // FakeClock. No LockManager: the leases are the test's own.
-#include "lockservice/lease_expiries.h"
+#include "lockservice/core/lease_expiries.h"
 
 #include <string>
 #include <vector>

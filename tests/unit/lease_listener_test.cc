@@ -1,10 +1,11 @@
-// Lease listeners: LeaseListeners (the index, lockservice/lease_listeners.h)
-// on its own, and LockManager telling listeners when their leases end
-// (lockservice/lease_listener.h), on a FakeClock: expiry at the exact
-// instant, a renewal that moves it, releases that are told or not, parked
-// grants, shutdown and a failed commit. No test sleeps; replies and pushes
-// are delivered after group commit, so each check follows Sync(). Every
-// manager test runs on SQLite and on etcd (store_under_test.h).
+// Lease listeners: LeaseListeners (the index,
+// lockservice/core/lease_listeners.h) on its own, and LockManager telling
+// listeners when their leases end (lockservice/core/lease_listener.h), on a
+// FakeClock: expiry at the exact instant, a renewal that moves it, releases
+// that are told or not, parked grants, shutdown and a failed commit. No test
+// sleeps; replies and pushes are delivered after group commit, so each check
+// follows Sync(). Every manager test runs on SQLite and on etcd
+// (store_under_test.h).
 #include <memory>
 #include <optional>
 #include <string>
@@ -15,12 +16,12 @@
 #include "absl/synchronization/notification.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "lockservice/lease_listeners.h"
-#include "lockservice/lock_manager.h"
+#include "harness/temp_dir.h"
+#include "lockservice/core/lease_listeners.h"
+#include "lockservice/core/lock_manager.h"
 #include "tests/testing/fake_clock.h"
 #include "tests/testing/faulty_lock_store.h"
 #include "tests/testing/status_matchers.h"
-#include "harness/temp_dir.h"
 #include "tests/unit/store_under_test.h"
 
 namespace fencegate::lockservice {

@@ -26,7 +26,7 @@
 #include "gtest/gtest.h"
 #include "harness/free_port.h"
 #include "harness/temp_dir.h"
-#include "lockservice/lock_server.h"
+#include "lockservice/server/lock_server.h"
 #include "tests/testing/fake_clock.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/unit/lock_client_fixture.h"

@@ -15,11 +15,11 @@
 #include "absl/synchronization/mutex.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "lockservice/lock_manager.h"
+#include "harness/temp_dir.h"
+#include "lockservice/core/lock_manager.h"
 #include "tests/testing/fake_clock.h"
 #include "tests/testing/faulty_lock_store.h"
 #include "tests/testing/status_matchers.h"
-#include "harness/temp_dir.h"
 #include "tests/unit/store_under_test.h"
 
 namespace fencegate::lockservice {

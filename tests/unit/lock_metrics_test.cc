@@ -1,8 +1,8 @@
-// What the LockManager counts (lockservice/lock_metrics.h), on SQLite and a
-// FakeClock: grants by kind, refusals by reason, releases, expiries,
+// What the LockManager counts (lockservice/core/lock_metrics.h), on SQLite and
+// a FakeClock: grants by kind, refusals by reason, releases, expiries,
 // renewals, lost leases, the wait-time histogram, commits, and the gauges'
 // figures; and the status page's listing (TopResources).
-#include "lockservice/lock_metrics.h"
+#include "lockservice/core/lock_metrics.h"
 
 #include <memory>
 #include <optional>
@@ -12,10 +12,10 @@
 #include "common/metrics/registry.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "lockservice/lock_manager.h"
-#include "lockservice/sqlite_lock_store.h"
-#include "tests/testing/fake_clock.h"
 #include "harness/temp_dir.h"
+#include "lockservice/core/lock_manager.h"
+#include "lockservice/core/sqlite_lock_store.h"
+#include "tests/testing/fake_clock.h"
 
 namespace fencegate::lockservice {
 namespace {

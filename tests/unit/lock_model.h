@@ -1,7 +1,8 @@
-// LockModel: the reference model of LockManager (lockservice/lock_manager.h)
-// that the random-sequence test (lock_sequence_test.cc) checks it against.
-// It is the contract written as plainly as possible: maps, lists and a
-// clock, no threads, no store, no batching.
+// LockModel: the reference model of LockManager
+// (lockservice/core/lock_manager.h) that the random-sequence test
+// (lock_sequence_test.cc) checks it against. It is the contract written as
+// plainly as possible: maps, lists and a clock, no threads, no store, no
+// batching.
 //
 // Each call decides what LockManager must do and records the replies it
 // must give (Expected). Tokens are the one thing it does not predict: a new
@@ -49,8 +50,8 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "fencegate/lease_mode.h"
-#include "lockservice/lock_limits.h"
-#include "lockservice/lock_manager.h"
+#include "lockservice/core/lock_limits.h"
+#include "lockservice/core/lock_manager.h"
 
 namespace fencegate::lockservice {
 

@@ -1,4 +1,4 @@
-// The lock service's side of a token's mode (lockservice/lock_requests.h):
+// The lock service's side of a token's mode (lockservice/core/lock_requests.h):
 // a grant is signed for the mode granted, Renew and Release verify the
 // signature for the mode they claim, and a renewal is re-signed for it.
 #include <string>
@@ -8,7 +8,7 @@
 #include "common/signing/signing_keys.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "lockservice/lock_requests.h"
+#include "lockservice/core/lock_requests.h"
 #include "tests/testing/status_matchers.h"
 
 namespace fencegate::lockservice {

@@ -1,7 +1,7 @@
 // lock_requests.h: an Acquire's kind of lease (mode, permits) from its
 // proto into AcquireArgs, and a resource's kind from ResourceInfo into
 // DescribeResponse; the unary calls and the Session stream share these.
-#include "lockservice/lock_requests.h"
+#include "lockservice/core/lock_requests.h"
 
 #include <optional>
 

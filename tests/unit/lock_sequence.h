@@ -39,13 +39,13 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "lockservice/lock_manager.h"
-#include "lockservice/sqlite_lock_store.h"
+#include "harness/temp_dir.h"
+#include "lockservice/core/lock_manager.h"
+#include "lockservice/core/sqlite_lock_store.h"
 #include "tests/testing/fake_clock.h"
 #include "tests/testing/faulty_lock_store.h"
 #include "tests/testing/random_sequences.h"
 #include "tests/testing/reply.h"
-#include "harness/temp_dir.h"
 #include "tests/unit/lock_model.h"
 
 namespace fencegate::lockservice {

@@ -1,7 +1,8 @@
-// LockSessionHarness: a lock-service LockSession (lockservice/lock_session.h)
-// on the fake transport of tests/testing/stream_harness.h, which a test
-// drives as a client would, decoding what the session writes: the answers
-// (LockResult) and the pushes (LeaseLost), and the order they came in.
+// LockSessionHarness: a lock-service LockSession
+// (lockservice/core/lock_session.h) on the fake transport of
+// tests/testing/stream_harness.h, which a test drives as a client would,
+// decoding what the session writes: the answers (LockResult) and the pushes
+// (LeaseLost), and the order they came in.
 //
 // Thread safety: as StreamHarness.
 #ifndef FENCEGATE_TESTS_UNIT_LOCK_SESSION_HARNESS_H_
@@ -15,8 +16,8 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "fencegate/v1/lock.pb.h"
-#include "lockservice/lock_manager.h"
-#include "lockservice/lock_session.h"
+#include "lockservice/core/lock_manager.h"
+#include "lockservice/core/lock_session.h"
 #include "tests/testing/lock_session_calls.h"
 #include "tests/testing/stream_harness.h"
 

@@ -1,12 +1,12 @@
-// The lock service's Session stream without gRPC (lockservice/lock_session.h):
-// a session on a fake transport (lock_session_harness.h) over a real
-// LockManager on SQLite and a FakeClock. Each answer must be what the unary
-// call would have answered; a refused call fails alone; a parked Acquire
-// holds up nothing; lease losses are pushed at their instant, after their
-// commit, and only where the docs say; the bounds hold; the stream ends as
-// documented and leaves its leases alone. Nothing sleeps: time is the fake
-// clock's, and "nothing was pushed" is checked after the manager delivered
-// everything decided (Settle).
+// The lock service's Session stream without gRPC
+// (lockservice/core/lock_session.h): a session on a fake transport
+// (lock_session_harness.h) over a real LockManager on SQLite and a FakeClock.
+// Each answer must be what the unary call would have answered; a refused call
+// fails alone; a parked Acquire holds up nothing; lease losses are pushed at
+// their instant, after their commit, and only where the docs say; the bounds
+// hold; the stream ends as documented and leaves its leases alone. Nothing
+// sleeps: time is the fake clock's, and "nothing was pushed" is checked after
+// the manager delivered everything decided (Settle).
 #include <algorithm>
 #include <memory>
 #include <string>
@@ -18,11 +18,11 @@
 #include "common/signing/signing_keys.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "lockservice/sqlite_lock_store.h"
+#include "harness/temp_dir.h"
+#include "lockservice/core/sqlite_lock_store.h"
 #include "tests/testing/fake_clock.h"
 #include "tests/testing/faulty_lock_store.h"
 #include "tests/testing/status_matchers.h"
-#include "harness/temp_dir.h"
 #include "tests/unit/lock_session_harness.h"
 
 namespace fencegate::lockservice {

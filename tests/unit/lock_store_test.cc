@@ -4,6 +4,8 @@
 // come back in arrival order; shared leases and permits (holds) are rows by
 // token, many per resource, loaded after the exclusive leases; a batch
 // commits whole or not at all.
+#include "lockservice/core/lock_store.h"
+
 #include <algorithm>
 #include <memory>
 #include <string>
@@ -11,9 +13,8 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "lockservice/lock_store.h"
-#include "tests/testing/status_matchers.h"
 #include "harness/temp_dir.h"
+#include "tests/testing/status_matchers.h"
 #include "tests/unit/store_under_test.h"
 
 namespace fencegate::lockservice {

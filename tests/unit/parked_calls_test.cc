@@ -1,8 +1,8 @@
-// ParkedCalls (lockservice/parked_calls.h): parked Acquire and AcquireMany
+// ParkedCalls (lockservice/core/parked_calls.h): parked Acquire and AcquireMany
 // calls by id and by the end of their wait, and the one clock timer they
 // share, on a FakeClock. No LockManager: the waiters sit in a WaitQueue of
 // the test's own.
-#include "lockservice/parked_calls.h"
+#include "lockservice/core/parked_calls.h"
 
 #include <memory>
 #include <string>

@@ -1,7 +1,7 @@
-// RememberedIds (lockservice/remembered_ids.h): a held lease's last request
-// ids in one block; the oldest go first, and what the store persists comes
-// back the same.
-#include "lockservice/remembered_ids.h"
+// RememberedIds (lockservice/core/remembered_ids.h): a held lease's last
+// request ids in one block; the oldest go first, and what the store persists
+// comes back the same.
+#include "lockservice/core/remembered_ids.h"
 
 #include <string>
 #include <vector>

@@ -1,7 +1,7 @@
-// ResourceState (lockservice/resource_state.h): what one resource holds and
-// what it answers without a store, clock or listener. Plain values in, plain
-// values out: no LockManager.
-#include "lockservice/resource_state.h"
+// ResourceState (lockservice/core/resource_state.h): what one resource holds
+// and what it answers without a store, clock or listener. Plain values in,
+// plain values out: no LockManager.
+#include "lockservice/core/resource_state.h"
 
 #include <string>
 #include <utility>
@@ -9,7 +9,7 @@
 #include "absl/strings/match.h"
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
-#include "lockservice/grant_rule.h"
+#include "lockservice/core/grant_rule.h"
 
 namespace fencegate::lockservice {
 namespace {

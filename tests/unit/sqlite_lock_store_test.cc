@@ -2,15 +2,16 @@
 // lock kinds: no holds table, waiters without mode and permits) opens and
 // keeps every row, and a row whose mode this version does not know is
 // DATA_LOSS, not a guess.
+#include "lockservice/core/sqlite_lock_store.h"
+
 #include <memory>
 #include <string>
 
 #include "common/core/sqlite.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "lockservice/sqlite_lock_store.h"
-#include "tests/testing/status_matchers.h"
 #include "harness/temp_dir.h"
+#include "tests/testing/status_matchers.h"
 
 namespace fencegate::lockservice {
 namespace {

@@ -5,9 +5,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "lockservice/etcd/etcd_lock_store.h"
-#include "lockservice/sqlite_lock_store.h"
 #include "harness/temp_dir.h"
+#include "lockservice/core/sqlite_lock_store.h"
+#include "lockservice/etcd/etcd_lock_store.h"
 
 namespace fencegate::testing {
 namespace {

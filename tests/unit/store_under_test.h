@@ -19,10 +19,10 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "lockservice/etcd/etcd_client.h"
 #include "gtest/gtest.h"
+#include "lockservice/core/lock_store.h"
+#include "lockservice/etcd/etcd_client.h"
 #include "lockservice/etcd/leader_election.h"
-#include "lockservice/lock_store.h"
 #include "tests/testing/etcd_cluster.h"
 
 namespace fencegate::testing {

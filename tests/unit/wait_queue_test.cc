@@ -1,8 +1,8 @@
-// WaitQueue (lockservice/wait_queue.h): the FIFO of parked Acquires and its
-// two indexes change together. Every test runs on a short queue (scanned)
+// WaitQueue (lockservice/core/wait_queue.h): the FIFO of parked Acquires and
+// its two indexes change together. Every test runs on a short queue (scanned)
 // and on one past kIndexFrom (indexed): fillers of other holders, with no
 // request id, queued first.
-#include "lockservice/wait_queue.h"
+#include "lockservice/core/wait_queue.h"
 
 #include <string>
 #include <vector>

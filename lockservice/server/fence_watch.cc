@@ -1,0 +1,251 @@
+#include "lockservice/server/fence_watch.h"
+
+#include <algorithm>
+#include <deque>
+#include <memory>
+#include <utility>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "common/grpc/grpc_status.h"
+
+namespace fencegate::lockservice {
+namespace {
+
+namespace v1 = ::fencegate::v1;
+using Reactor = grpc::ServerWriteReactor<v1::WatchFencesResponse>;
+
+v1::FenceEvent::Kind ToProto(FenceEvent::Kind kind) {
+  return kind == FenceEvent::Kind::kGranted ? v1::FenceEvent::GRANTED
+                                            : v1::FenceEvent::EXPIRED;
+}
+
+// The stream's state and logic, shared by the reactor and the feed.
+class FenceStream final : public FenceFeed::Subscriber {
+ public:
+  FenceStream(Reactor* reactor, uint64_t after, LockStore* store,
+              const FenceWatchLimits& limits)
+      : reactor_(reactor), store_(store), limits_(limits), sent_position_(after) {}
+
+  // FenceFeed::Subscriber (commit thread, or the closing thread).
+  void OnEvents(const std::vector<FenceEvent>& events) override {
+    {
+      absl::MutexLock lock(&mu_);
+      if (finish_requested_) return;
+      pending_.insert(pending_.end(), events.begin(), events.end());
+      if (pending_.size() > limits_.max_pending) {
+        RequestFinish(grpc::Status(
+            grpc::StatusCode::RESOURCE_EXHAUSTED,
+            absl::StrCat("the follower fell ", pending_.size(),
+                         " fence events behind; reconnect with the last position "
+                         "applied to catch up")));
+      }
+    }
+    Pump();
+  }
+
+  void OnClose() override {
+    End(grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                     "the lock service is shutting down; reconnect to another "
+                     "instance or after it restarts"));
+  }
+
+  // From the reactor's reactions.
+  void WriteDone(bool ok) {
+    {
+      absl::MutexLock lock(&mu_);
+      writing_ = false;
+      if (!ok) RequestFinish(grpc::Status(grpc::StatusCode::CANCELLED, "write failed"));
+    }
+    Pump();
+  }
+
+  void End(grpc::Status status) {
+    {
+      absl::MutexLock lock(&mu_);
+      RequestFinish(std::move(status));
+    }
+    Pump();
+  }
+
+  // Decides the next step under the lock and takes it outside. Whoever sets
+  // `writing_` owns the next write (or the scan that produces it); Finish()
+  // waits until no write is owned, so the reactor is alive for every call.
+  void Pump() {
+    for (;;) {
+      enum class Action { kNone, kWrite, kScan, kFinish } action = Action::kNone;
+      {
+        absl::MutexLock lock(&mu_);
+        if (finished_ || writing_) return;
+        if (finish_requested_) {
+          finished_ = true;
+          action = Action::kFinish;
+        } else if (catching_up_) {
+          writing_ = true;
+          action = Action::kScan;
+        } else if (!pending_.empty()) {
+          message_.Clear();
+          FillFromPending();
+          SetHead();
+          if (message_.events_size() > 0) {
+            writing_ = true;
+            action = Action::kWrite;
+          }
+        }
+      }
+      switch (action) {
+        case Action::kNone:
+          return;
+        case Action::kFinish:
+          reactor_->Finish(final_status_);
+          return;
+        case Action::kWrite:
+          reactor_->StartWrite(&message_);
+          return;
+        case Action::kScan:
+          if (ScanPage()) {
+            reactor_->StartWrite(&message_);
+            return;
+          }
+          continue;  // the scan failed and asked to finish
+      }
+    }
+  }
+
+ private:
+  void RequestFinish(grpc::Status status) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (finish_requested_) return;
+    finish_requested_ = true;
+    final_status_ = std::move(status);
+  }
+
+  // One catch-up page into message_; the last one says caught_up and
+  // carries the live events queued meanwhile. False on a store error.
+  bool ScanPage() {
+    uint64_t after;
+    {
+      absl::MutexLock lock(&mu_);
+      after = sent_position_;
+    }
+    absl::StatusOr<std::vector<FencePosition>> page =
+        store_->ScanFencePositions(after, limits_.catch_up_page);
+    absl::MutexLock lock(&mu_);
+    message_.Clear();
+    if (!page.ok()) {
+      writing_ = false;
+      RequestFinish(ToGrpcStatus(absl::UnavailableError(
+          absl::StrCat("the lock service could not read its fence positions (",
+                       page.status().message(), "); reconnect"))));
+      return false;
+    }
+    for (FencePosition& position : *page) {
+      v1::FenceEvent* event = message_.add_events();
+      event->set_resource(std::move(position.resource));
+      event->set_position(position.position);
+      sent_position_ = position.position;
+    }
+    if (page->size() < limits_.catch_up_page) {
+      catching_up_ = false;
+      message_.set_caught_up(true);
+      FillFromPending();
+    }
+    SetHead();
+    return true;
+  }
+
+  // The largest position known now: sent, or queued behind the message.
+  void SetHead() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    uint64_t head = sent_position_;
+    if (!pending_.empty()) head = std::max(head, pending_.back().position);
+    message_.set_head_position(head);
+  }
+
+  // Moves queued events above sent_position_ into message_, up to the
+  // message limit; drops those the catch-up already covered.
+  void FillFromPending() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    size_t taken = 0;
+    while (!pending_.empty() && taken < limits_.max_message) {
+      FenceEvent& next = pending_.front();
+      if (next.position > sent_position_) {
+        v1::FenceEvent* event = message_.add_events();
+        event->set_resource(std::move(next.resource));
+        event->set_position(next.position);
+        event->set_kind(ToProto(next.kind));
+        event->set_token(next.token);
+        sent_position_ = next.position;
+        ++taken;
+      }
+      pending_.pop_front();
+    }
+  }
+
+  Reactor* const reactor_;
+  LockStore* const store_;
+  const FenceWatchLimits limits_;
+
+  absl::Mutex mu_;
+  uint64_t sent_position_ ABSL_GUARDED_BY(mu_);
+  bool catching_up_ ABSL_GUARDED_BY(mu_) = true;
+  std::deque<FenceEvent> pending_ ABSL_GUARDED_BY(mu_);
+  bool writing_ ABSL_GUARDED_BY(mu_) = false;
+  bool finish_requested_ ABSL_GUARDED_BY(mu_) = false;
+  bool finished_ ABSL_GUARDED_BY(mu_) = false;
+  grpc::Status final_status_;  // written before finished_, read after
+  // Owned by whoever set writing_, until WriteDone().
+  v1::WatchFencesResponse message_;
+};
+
+class FenceWatchReactor final : public Reactor {
+ public:
+  // `watchers` (may be null) has counted this stream.
+  FenceWatchReactor(uint64_t after, LockStore* store, FenceFeed* feed,
+                    StreamQuota* watchers, const FenceWatchLimits& limits)
+      : feed_(feed),
+        watchers_(watchers),
+        stream_(std::make_shared<FenceStream>(this, after, store, limits)) {
+    feed_->Subscribe(stream_);  // first, so the catch-up's scan misses nothing
+    stream_->Pump();
+  }
+
+  void OnWriteDone(bool ok) override { stream_->WriteDone(ok); }
+  void OnCancel() override {
+    stream_->End(grpc::Status(grpc::StatusCode::CANCELLED, "the follower went away"));
+  }
+  void OnDone() override {
+    feed_->Unsubscribe(stream_.get());
+    if (watchers_ != nullptr) watchers_->Give();
+    delete this;
+  }
+
+ private:
+  FenceFeed* const feed_;
+  StreamQuota* const watchers_;  // may be null
+  const std::shared_ptr<FenceStream> stream_;
+};
+
+// A stream that only finishes.
+class RefusedReactor final : public Reactor {
+ public:
+  explicit RefusedReactor(const absl::Status& status) { Finish(ToGrpcStatus(status)); }
+  void OnDone() override { delete this; }
+};
+
+}  // namespace
+
+grpc::ServerWriteReactor<v1::WatchFencesResponse>* StartFenceWatch(
+    const v1::WatchFencesRequest& request, LockStore* store, FenceFeed* feed,
+    StreamQuota* watchers, const FenceWatchLimits& limits) {
+  if (watchers != nullptr) {
+    absl::Status taken = watchers->Take();
+    if (!taken.ok()) return RefuseFenceWatch(taken);
+  }
+  return new FenceWatchReactor(request.after_position(), store, feed, watchers, limits);
+}
+
+grpc::ServerWriteReactor<v1::WatchFencesResponse>* RefuseFenceWatch(
+    const absl::Status& status) {
+  return new RefusedReactor(status);
+}
+
+}  // namespace fencegate::lockservice

@@ -1,0 +1,206 @@
+#include "lockservice/server/lock_service.h"
+
+#include "absl/strings/str_cat.h"
+#include "common/core/validation.h"
+#include "common/grpc/grpc_status.h"
+#include "common/server/stream_reactor.h"
+#include "common/server/tls.h"
+#include "lockservice/core/lock_requests.h"
+#include "lockservice/core/lock_session.h"
+#include "lockservice/server/fence_watch.h"
+#include "lockservice/server/forwarding_lock_service.h"
+
+namespace fencegate::lockservice {
+namespace {
+
+namespace v1 = ::fencegate::v1;
+
+// A parked Acquire must learn that its client went away, so the waiter leaves
+// the queue; the default reactor cannot tell it.
+class AcquireReactor final : public grpc::ServerUnaryReactor {
+ public:
+  AcquireReactor(std::shared_ptr<LockManager> manager, LockManager::CallId id)
+      : manager_(std::move(manager)), id_(id) {}
+  void OnCancel() override { manager_->CancelAcquire(id_); }
+  void OnDone() override { delete this; }
+
+ private:
+  const std::shared_ptr<LockManager> manager_;
+  const LockManager::CallId id_;
+};
+
+}  // namespace
+
+absl::StatusOr<Caller> LockServiceImpl::CallerOf(
+    grpc::CallbackServerContext* context) const {
+  absl::StatusOr<std::string> subject = CallerSubject(context);
+  if (!subject.ok()) return subject.status();
+  return Caller{identity_.mutual_tls, *std::move(subject)};
+}
+
+absl::StatusOr<std::string> LockServiceImpl::CallerSubject(
+    grpc::CallbackServerContext* context) const {
+  if (!identity_.mutual_tls) return std::string();
+  std::string subject = PeerSubject(*context);
+  const auto& metadata = context->client_metadata();
+  if (identity_.peer_subject.empty() || subject != identity_.peer_subject ||
+      metadata.count(kForwardedMetadata) == 0) {
+    return subject;  // a client's own connection
+  }
+  auto forwarded = metadata.find(kForwardedSubjectMetadata);
+  if (forwarded == metadata.end() || forwarded->second.empty()) {
+    return absl::PermissionDeniedError(
+        "a call forwarded by another lock-service instance did not say whose it is; "
+        "that instance must forward the caller's certificate subject");
+  }
+  return std::string(forwarded->second.data(), forwarded->second.size());
+}
+
+grpc::ServerUnaryReactor* LockServiceImpl::Acquire(grpc::CallbackServerContext* context,
+                                                   const v1::AcquireRequest* request,
+                                                   v1::AcquireResponse* response) {
+  LockManager::CallId id = manager_->NewCallId();
+  auto* reactor = new AcquireReactor(manager_, id);
+  if (absl::Status s = RejectUnknownFields(*request); !s.ok()) {
+    reactor->Finish(ToGrpcStatus(s));
+    return reactor;
+  }
+  absl::StatusOr<Caller> caller = CallerOf(context);
+  if (request->resources_size() > 0 && caller.ok()) {
+    AcquireMany(context, id, reactor, *request, *caller, response);
+    return reactor;
+  }
+  absl::StatusOr<AcquireArgs> args =
+      caller.ok() ? AcquireArgsFor(*request, signer_, *caller) : caller.status();
+  if (!args.ok()) {
+    reactor->Finish(ToGrpcStatus(args.status()));
+    return reactor;
+  }
+  const TokenSigner* signer = signer_;
+  std::string resource = args->resource;
+  manager_->Acquire(id, *std::move(args),
+                    [reactor, response, signer, resource = std::move(resource)](
+                        absl::StatusOr<AcquireResult> result) {
+                      absl::Status status = result.status();
+                      if (status.ok()) {
+                        status = FillAcquireResponse(signer, resource, *result, response);
+                      }
+                      reactor->Finish(ToGrpcStatus(status));
+                    });
+  // The client may have gone before the call was parked; OnCancel then found
+  // nothing to cancel.
+  if (context->IsCancelled()) manager_->CancelAcquire(id);
+  return reactor;
+}
+
+void LockServiceImpl::AcquireMany(grpc::CallbackServerContext* context,
+                                  LockManager::CallId id,
+                                  grpc::ServerUnaryReactor* reactor,
+                                  const v1::AcquireRequest& request, const Caller& caller,
+                                  v1::AcquireResponse* response) {
+  absl::StatusOr<MultiAcquireArgs> args = MultiAcquireArgsFor(request, signer_, caller);
+  if (!args.ok()) {
+    reactor->Finish(ToGrpcStatus(args.status()));
+    return;
+  }
+  const TokenSigner* signer = signer_;
+  std::vector<std::string> resources = args->resources;
+  manager_->AcquireMany(
+      id, *std::move(args),
+      [reactor, response, signer,
+       resources = std::move(resources)](absl::StatusOr<MultiAcquireResult> result) {
+        absl::Status status = result.status();
+        if (status.ok()) {
+          status = FillMultiAcquireResponse(signer, resources, *result, response);
+        }
+        reactor->Finish(ToGrpcStatus(status));
+      });
+  if (context->IsCancelled()) manager_->CancelAcquire(id);
+}
+
+grpc::ServerUnaryReactor* LockServiceImpl::Renew(grpc::CallbackServerContext* context,
+                                                 const v1::RenewRequest* request,
+                                                 v1::RenewResponse* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  if (absl::Status s = RejectUnknownFields(*request); !s.ok()) {
+    reactor->Finish(ToGrpcStatus(s));
+    return reactor;
+  }
+  absl::StatusOr<Caller> caller = CallerOf(context);
+  absl::StatusOr<RenewArgs> args =
+      caller.ok() ? RenewArgsFor(*request, signer_, manager_->limits(), *caller)
+                  : caller.status();
+  if (!args.ok()) {
+    reactor->Finish(ToGrpcStatus(args.status()));
+    return reactor;
+  }
+  const TokenSigner* signer = signer_;
+  std::string resource = args->resource;
+  const uint64_t token = args->token;
+  const int mode = request->mode();
+  manager_->Renew(*std::move(args),
+                  [reactor, response, signer, token, mode,
+                   resource = std::move(resource)](absl::StatusOr<RenewResult> result) {
+                    if (result.ok())
+                      FillRenewResponse(signer, resource, token, mode, *result, response);
+                    reactor->Finish(ToGrpcStatus(result.status()));
+                  });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* LockServiceImpl::Release(grpc::CallbackServerContext* context,
+                                                   const v1::ReleaseRequest* request,
+                                                   v1::ReleaseResponse* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  if (absl::Status s = RejectUnknownFields(*request); !s.ok()) {
+    reactor->Finish(ToGrpcStatus(s));
+    return reactor;
+  }
+  absl::StatusOr<Caller> caller = CallerOf(context);
+  absl::StatusOr<ReleaseArgs> args =
+      caller.ok() ? ReleaseArgsFor(*request, signer_, manager_->limits(), *caller)
+                  : caller.status();
+  if (!args.ok()) {
+    reactor->Finish(ToGrpcStatus(args.status()));
+    return reactor;
+  }
+  manager_->Release(*std::move(args),
+                    [reactor, response](absl::StatusOr<ReleaseResult> result) {
+                      if (result.ok()) FillReleaseResponse(*result, response);
+                      reactor->Finish(ToGrpcStatus(result.status()));
+                    });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* LockServiceImpl::Describe(grpc::CallbackServerContext* context,
+                                                    const v1::DescribeRequest* request,
+                                                    v1::DescribeResponse* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  if (absl::Status s = RejectUnknownFields(*request); !s.ok()) {
+    reactor->Finish(ToGrpcStatus(s));
+    return reactor;
+  }
+  manager_->Describe(request->resource(),
+                     [reactor, response](absl::StatusOr<ResourceInfo> info) {
+                       if (info.ok()) FillDescribeResponse(*info, response);
+                       reactor->Finish(ToGrpcStatus(info.status()));
+                     });
+  return reactor;
+}
+
+grpc::ServerWriteReactor<v1::WatchFencesResponse>* LockServiceImpl::WatchFences(
+    grpc::CallbackServerContext* context, const v1::WatchFencesRequest* request) {
+  if (absl::Status s = RejectUnknownFields(*request); !s.ok()) return RefuseFenceWatch(s);
+  return StartFenceWatch(*request, store_, feed_, fence_watchers_);
+}
+
+RawStreamReactor* LockServiceImpl::Session(grpc::CallbackServerContext* context) {
+  const absl::StatusOr<Caller> caller = CallerOf(context);
+  return new StreamReactor(
+      [&](StreamTransport* transport) {
+        return LockSession::Start(manager_, signer_, caller, session_limits_, transport);
+      },
+      sessions_);  // the manager ends its sessions when it stops
+}
+
+}  // namespace fencegate::lockservice
