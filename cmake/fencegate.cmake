@@ -185,8 +185,10 @@ function(fencegate_check_not_linked)
   fencegate_collect_links(${C_TARGET} links)
   foreach(forbidden IN LISTS C_FORBIDDEN)
     if(forbidden IN_LIST links)
-      message(FATAL_ERROR "${C_TARGET} links ${forbidden}, which it must not "
-                          "(fencegate_check_not_linked, common/CMakeLists.txt)")
+      message(FATAL_ERROR "${C_TARGET} links ${forbidden}, which its layer forbids: "
+                          "drop that link, or move what it needs into a library the "
+                          "layer may link (the rules: fencegate_check_not_linked in "
+                          "the top CMakeLists.txt; the layers: common/CMakeLists.txt)")
     endif()
   endforeach()
 endfunction()

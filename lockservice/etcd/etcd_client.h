@@ -22,8 +22,8 @@
 //
 // Thread safety: thread-safe; share one client. Deadlines are absl::Now()
 // times (network deadlines, not lease logic).
-#ifndef FENCEGATE_COMMON_ETCD_ETCD_CLIENT_H_
-#define FENCEGATE_COMMON_ETCD_ETCD_CLIENT_H_
+#ifndef FENCEGATE_LOCKSERVICE_ETCD_ETCD_CLIENT_H_
+#define FENCEGATE_LOCKSERVICE_ETCD_ETCD_CLIENT_H_
 
 #include <atomic>
 #include <cstdint>
@@ -158,4 +158,4 @@ class EtcdClient {
 
 }  // namespace fencegate::etcd
 
-#endif  // FENCEGATE_COMMON_ETCD_ETCD_CLIENT_H_
+#endif  // FENCEGATE_LOCKSERVICE_ETCD_ETCD_CLIENT_H_
