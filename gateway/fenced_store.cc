@@ -16,8 +16,18 @@
 namespace fencegate::gateway {
 namespace {
 
+// A full disk (SqliteStorage): RESOURCE_EXHAUSTED naming it, nothing
+// applied; the gateway goes on serving reads.
+absl::Status DiskFullError(const absl::Status& cause) {
+  return absl::ResourceExhaustedError(
+      absl::StrCat("the gateway could not store this request: ", cause.message(),
+                   "; nothing of it was applied; reads are still served; retry "
+                   "once space is freed"));
+}
+
 // A fenced op the backend could not apply; it was undone.
 absl::Status ApplyError(const absl::Status& cause) {
+  if (cause.code() == absl::StatusCode::kResourceExhausted) return DiskFullError(cause);
   return absl::UnavailableError(
       absl::StrCat("the gateway's storage failed on this request (", cause.message(),
                    "); nothing of it was applied; retry"));
@@ -26,6 +36,7 @@ absl::Status ApplyError(const absl::Status& cause) {
 // The batch's commit failed. UNKNOWN from the backend: it may have
 // committed after all (storage_backend.h, contract 4).
 absl::Status CommitError(const absl::Status& cause) {
+  if (cause.code() == absl::StatusCode::kResourceExhausted) return DiskFullError(cause);
   if (cause.code() == absl::StatusCode::kUnknown) {
     return absl::UnavailableError(absl::StrCat(
         "the gateway lost its storage while committing this request (", cause.message(),

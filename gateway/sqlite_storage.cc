@@ -79,7 +79,9 @@ uint64_t U64(int64_t v) { return static_cast<uint64_t>(v); }
 
 absl::StatusOr<std::unique_ptr<SqliteStorage>> SqliteStorage::Open(
     const std::string& path, size_t readers) {
-  absl::StatusOr<std::unique_ptr<SqliteDb>> writer = SqliteDb::Open(path);
+  // The writer stops the process on an I/O error (common/core/fail_stop.h).
+  absl::StatusOr<std::unique_ptr<SqliteDb>> writer =
+      SqliteDb::Open(path, SqliteDb::OnDiskError::kFailStop);
   if (!writer.ok()) return writer.status();
   absl::StatusOr<StateFormatAtOpen> format =
       OpenSqliteStateFormat(**writer, SqliteStateFormat{path, kMigrations});

@@ -15,6 +15,13 @@
 //             itself rolled back, a full disk) poisons the batch: its commit
 //             fails and nothing of it is applied;
 //   commit  = one COMMIT, one fsync for the whole batch;
+//   disk    = a full disk fails the batch's commit with RESOURCE_EXHAUSTED
+//             naming the file, nothing of it applied (SQLite writes a
+//             commit's frames in order, the commit frame last, and rolls
+//             back); reads go on, writes resume once space is freed. An
+//             I/O error (a failed write or fsync) on the write connection
+//             stops the process (common/core/fail_stop.h): its outcome
+//             cannot be known;
 //   reads   = separate read-only connections (SqliteReaderPool). SQLite makes
 //             a WAL commit visible to other connections only once it is
 //             synced, so they see durable, committed state only.

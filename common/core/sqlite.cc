@@ -1,6 +1,7 @@
 #include "common/core/sqlite.h"
 
 #include "absl/strings/str_cat.h"
+#include "common/core/fail_stop.h"
 
 namespace fencegate {
 
@@ -59,7 +60,7 @@ absl::StatusOr<bool> SqliteStatement::Step() {
   int rc = sqlite3_step(stmt_);
   if (rc == SQLITE_ROW) return true;
   if (rc == SQLITE_DONE) return false;
-  return SqliteStatus(rc, sqlite3_sql(stmt_), sqlite3_errmsg(db_));
+  return db_.Failed(rc, sqlite3_sql(stmt_), sqlite3_errmsg(db_.handle()));
 }
 
 absl::Status SqliteStatement::Run() {
@@ -91,8 +92,8 @@ void SqliteStatement::Reset() {
   sqlite3_clear_bindings(stmt_);
 }
 
-absl::StatusOr<std::unique_ptr<SqliteDb>> SqliteDb::Open(
-    const std::string& path) {
+absl::StatusOr<std::unique_ptr<SqliteDb>> SqliteDb::Open(const std::string& path,
+                                                         OnDiskError on_disk_error) {
   sqlite3* raw = nullptr;
   int rc = sqlite3_open_v2(
       path.c_str(), &raw,
@@ -104,7 +105,7 @@ absl::StatusOr<std::unique_ptr<SqliteDb>> SqliteDb::Open(
     sqlite3_close(raw);
     return status;
   }
-  std::unique_ptr<SqliteDb> db(new SqliteDb(raw, path));
+  std::unique_ptr<SqliteDb> db(new SqliteDb(raw, path, on_disk_error));
   sqlite3_extended_result_codes(raw, 1);
   // WAL: readers do not block the writer. synchronous=FULL: a returned
   // COMMIT has been fsynced, so an acknowledged change survives power loss.
@@ -130,7 +131,7 @@ absl::Status SqliteDb::Exec(absl::string_view sql) {
   char* error = nullptr;
   int rc = sqlite3_exec(db_, owned.c_str(), nullptr, nullptr, &error);
   if (rc == SQLITE_OK) return absl::OkStatus();
-  absl::Status status = SqliteStatus(rc, owned, error ? error : sqlite3_errstr(rc));
+  absl::Status status = Failed(rc, owned, error ? error : sqlite3_errstr(rc));
   sqlite3_free(error);
   return status;
 }
@@ -141,16 +142,30 @@ absl::StatusOr<SqliteStatement*> SqliteDb::Prepared(absl::string_view sql) {
     sqlite3_stmt* stmt = nullptr;
     int rc = sqlite3_prepare_v3(db_, sql.data(), static_cast<int>(sql.size()),
                                 SQLITE_PREPARE_PERSISTENT, &stmt, nullptr);
-    if (rc != SQLITE_OK) return SqliteStatus(rc, sql, sqlite3_errmsg(db_));
-    it = cache_.emplace(std::string(sql),
-                        std::make_unique<SqliteStatement>(db_, stmt)).first;
+    if (rc != SQLITE_OK) return Failed(rc, sql, sqlite3_errmsg(db_));
+    it = cache_.emplace(std::string(sql), std::make_unique<SqliteStatement>(*this, stmt))
+             .first;
   }
   it->second->Reset();
   return it->second.get();
 }
 
 absl::Status SqliteDb::Error(absl::string_view what) const {
-  return SqliteStatus(sqlite3_errcode(db_), what, sqlite3_errmsg(db_));
+  return Failed(sqlite3_extended_errcode(db_), what, sqlite3_errmsg(db_));
+}
+
+absl::Status SqliteDb::Failed(int rc, absl::string_view what,
+                              absl::string_view detail) const {
+  if ((rc & 0xff) == SQLITE_IOERR && rc != SQLITE_IOERR_NOMEM &&
+      on_disk_error_ == OnDiskError::kFailStop) {
+    FailStop(absl::StrCat("the disk failed under ", path_, " (sqlite: ", what, ": ",
+                          detail, ")"));
+  }
+  if ((rc & 0xff) == SQLITE_FULL) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "the disk holding ", path_, " is full (sqlite: ", what, ": ", detail, ")"));
+  }
+  return SqliteStatus(rc, what, detail);
 }
 
 }  // namespace fencegate

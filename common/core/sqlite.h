@@ -2,7 +2,11 @@
 //
 // SqliteDb owns one connection and a cache of prepared statements. Open()
 // sets WAL mode and synchronous=FULL, so a COMMIT that returned is on disk.
-// Errors come back as absl::Status naming the SQL step and SQLite's message.
+// Errors come back as absl::Status naming the SQL step and SQLite's message;
+// a full disk as RESOURCE_EXHAUSTED naming the database's path. A store's
+// writing connection is opened with OnDiskError::kFailStop: an I/O error
+// on it (a failed write or fsync) stops the process (fail_stop.h) instead
+// of returning.
 //
 // Thread safety: a SqliteDb and its statements are NOT thread-safe; each is
 // used by one thread at a time (a store's group commit flushes one batch at
@@ -23,10 +27,12 @@
 
 namespace fencegate {
 
+class SqliteDb;
+
 // One prepared statement. Bind parameters are 1-based, columns 0-based.
 class SqliteStatement {
  public:
-  SqliteStatement(sqlite3* db, sqlite3_stmt* stmt) : db_(db), stmt_(stmt) {}
+  SqliteStatement(const SqliteDb& db, sqlite3_stmt* stmt) : db_(db), stmt_(stmt) {}
   ~SqliteStatement();
   SqliteStatement(const SqliteStatement&) = delete;
   SqliteStatement& operator=(const SqliteStatement&) = delete;
@@ -49,15 +55,20 @@ class SqliteStatement {
   void Reset();
 
  private:
-  sqlite3* db_;
+  const SqliteDb& db_;
   sqlite3_stmt* stmt_;
 };
 
 class SqliteDb {
  public:
+  // What an I/O error (SQLITE_IOERR_*, but for its out-of-memory code) on
+  // this connection does: return INTERNAL, or stop the process.
+  enum class OnDiskError { kReport, kFailStop };
+
   // Opens (creating if needed) the database at `path`; ":memory:" works for
   // tests. Applies WAL + synchronous=FULL + a busy timeout.
-  static absl::StatusOr<std::unique_ptr<SqliteDb>> Open(const std::string& path);
+  static absl::StatusOr<std::unique_ptr<SqliteDb>> Open(
+      const std::string& path, OnDiskError on_disk_error = OnDiskError::kReport);
   ~SqliteDb();
   SqliteDb(const SqliteDb&) = delete;
   SqliteDb& operator=(const SqliteDb&) = delete;
@@ -75,14 +86,20 @@ class SqliteDb {
 
   // Status for the connection's last error, prefixed with `what`.
   absl::Status Error(absl::string_view what) const;
+  // Status for result code `rc` of `what` on this connection (see above:
+  // a full disk names the path; an I/O error may stop the process).
+  absl::Status Failed(int rc, absl::string_view what, absl::string_view detail) const;
 
   const std::string& path() const { return path_; }
+  sqlite3* handle() const { return db_; }
 
  private:
-  SqliteDb(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
+  SqliteDb(sqlite3* db, std::string path, OnDiskError on_disk_error)
+      : db_(db), path_(std::move(path)), on_disk_error_(on_disk_error) {}
 
   sqlite3* db_;
   std::string path_;
+  OnDiskError on_disk_error_;
   absl::flat_hash_map<std::string, std::unique_ptr<SqliteStatement>> cache_;
 };
 

@@ -94,9 +94,16 @@ void LockManager::Flush(std::vector<CommitItem>& batch) {
   if (commit.ok() && feed_ != nullptr) feed_->Publish(events);
   if (!commit.ok()) {
     Recover(commit);
-    commit = absl::UnavailableError(
-        absl::StrCat("the lock service could not commit this request (", commit.message(),
-                     "); nothing was applied; retry"));
+    // A full disk (SqliteLockStore) keeps its code: back off until space is
+    // freed. Calls that need no commit (Describe) are still answered.
+    commit =
+        commit.code() == absl::StatusCode::kResourceExhausted
+            ? absl::ResourceExhaustedError(absl::StrCat(
+                  "the lock service could not store this request: ", commit.message(),
+                  "; nothing was applied; retry once space is freed"))
+            : absl::UnavailableError(
+                  absl::StrCat("the lock service could not commit this request (",
+                               commit.message(), "); nothing was applied; retry"));
   }
   const absl::Status stale = absl::UnavailableError(
       "the lock service's store failed before this request was committed; "

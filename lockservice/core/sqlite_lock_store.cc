@@ -107,7 +107,9 @@ absl::StatusOr<LeaseMode> ModeColumn(const SqliteStatement& stmt, int column,
 
 absl::StatusOr<std::unique_ptr<SqliteLockStore>> SqliteLockStore::Open(
     const std::string& path) {
-  absl::StatusOr<std::unique_ptr<SqliteDb>> db = SqliteDb::Open(path);
+  // The writer stops the process on an I/O error (common/core/fail_stop.h).
+  absl::StatusOr<std::unique_ptr<SqliteDb>> db =
+      SqliteDb::Open(path, SqliteDb::OnDiskError::kFailStop);
   if (!db.ok()) return db.status();
   absl::StatusOr<StateFormatAtOpen> format =
       OpenSqliteStateFormat(**db, SqliteStateFormat{path, kMigrations});

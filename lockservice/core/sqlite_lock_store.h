@@ -23,6 +23,11 @@
 // naming both formats) without writing to it. Loading a row whose mode this
 // version does not know is DATA_LOSS.
 //
+// Disk faults: a full disk fails Commit() with RESOURCE_EXHAUSTED naming
+// the file, nothing of the batch applied; an I/O error (a failed write or
+// fsync) on the writer connection stops the process instead of returning
+// (common/core/fail_stop.h): its outcome cannot be known.
+//
 // Thread safety: as LockStore asks. Load(), LoadInto() and Commit() use the writer
 // connection from one thread at a time; ScanFencePositions() uses a second,
 // read-only connection under its own mutex (WAL lets it read the last
