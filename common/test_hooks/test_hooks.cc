@@ -129,6 +129,8 @@ const std::vector<absl::string_view>& PlantedBugNames() {
       "lock_term_guard_off",
       // Grant-time fencing (gateway/fence_follower.cc):
       "gateway_follower_skips_catch_up",
+      // Both servers' SQLite files (tests/torture/planted_disk_bug.cc):
+      "disk_fsync_retry",
   };
   return *names;
 }

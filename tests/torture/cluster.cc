@@ -116,8 +116,11 @@ absl::Status Cluster::Start() {
   std::vector<std::string> lock_args = {"--shutdown_grace=2s"};
   std::vector<std::string> gateway_args = {"--shutdown_grace=2s"};
   // Each planted bug lives in one kind of server; its name says which.
-  if (absl::StartsWith(bug, "lock_")) lock_args.push_back("--planted_bug=" + bug);
-  if (absl::StartsWith(bug, "gateway_")) gateway_args.push_back("--planted_bug=" + bug);
+  // A disk_ bug is in both servers (planted_disk_bug.cc).
+  const bool both = absl::StartsWith(bug, "disk_");
+  if (both || absl::StartsWith(bug, "lock_")) lock_args.push_back("--planted_bug=" + bug);
+  if (both || absl::StartsWith(bug, "gateway_"))
+    gateway_args.push_back("--planted_bug=" + bug);
   if (schedule_.secure) {
     absl::Status written = WriteSigningKeys(keys);
     if (!written.ok()) return written;
@@ -162,6 +165,7 @@ absl::Status Cluster::Start() {
         absl::StrCat("--lease_history_file=", dir, "/", name, ".history"));
     if (!topology.replicated()) {
       lock.extra_args.push_back(absl::StrCat("--db=", dir, "/lockservice.db"));
+      if (schedule_.profile.disk_faults) lock.disk_database = dir + "/lockservice.db";
     } else {
       const testing::NetworkHost& host = network->host(LockServiceHost(i));
       lock.network_namespace = host.netns;
@@ -186,6 +190,8 @@ absl::Status Cluster::Start() {
     gateway.faketime_library = options_.faketime_library;
     if (topology.storage == GatewayStorage::kSqlite) {
       gateway.extra_args.push_back(absl::StrCat("--db=", dir, "/", gateway.name, ".db"));
+      if (schedule_.profile.disk_faults)
+        gateway.disk_database = absl::StrCat(dir, "/", gateway.name, ".db");
     }
     if (network != nullptr) {
       const testing::NetworkHost& host = network->host(GatewayHost(i));

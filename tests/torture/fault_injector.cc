@@ -181,6 +181,11 @@ std::string FaultInjector::DeliverTo(const Fault& fault, ServerNode* server) {
       return FailpointCrash(fault, *server);
     case FaultKind::kClockJump:
       return ClockJump(fault, *server);
+    case FaultKind::kDiskFull:
+      return DiskFull(fault, *server);
+    case FaultKind::kFsyncFailure:
+    case FaultKind::kWriteFailure:
+      return DiskIoError(fault, *server);
     case FaultKind::kPauseLeaderPastTtl:
       return PauseLeaderPastTtl(fault, *server);
     default:

@@ -105,6 +105,12 @@ class FaultInjector {
   std::string StopServer(const Fault& fault, ServerNode& server);
   std::string FailpointCrash(const Fault& fault, ServerNode& server);
   std::string ClockJump(const Fault& fault, ServerNode& server);
+  // kDiskFull; kFsyncFailure and kWriteFailure (fault_injector_disks.cc).
+  std::string DiskFull(const Fault& fault, ServerNode& server);
+  std::string DiskIoError(const Fault& fault, ServerNode& server);
+  // Restarts `server` after a kill or an exit; a restart under the
+  // disk-fault preload is a power cut too (counted).
+  void Restart(ServerNode& server);
   // The replicated topology's (fault_injector_replicated.cc).
   // Stops the leader while the commit of a probe lease's grant is in
   // flight, until another instance leads and has granted the same

@@ -14,10 +14,7 @@ namespace fencegate::torture {
 std::string FaultInjector::KillRestart(const Fault& fault, ServerNode& server) {
   server.Kill();
   absl::SleepFor(fault.duration);
-  absl::Status started = server.Start();
-  if (!started.ok()) {
-    Error(absl::StrCat("restarting the ", server.name(), " failed: ", started.ToString()));
-  }
+  Restart(server);
   Count(&FaultTally::kills);
   if (fault.role == Role::kLeader) Count(&FaultTally::leader_kills);
   return "";
@@ -84,11 +81,7 @@ std::string FaultInjector::FailpointCrash(const Fault& fault, ServerNode& server
   } else {
     Count(&FaultTally::failpoint_crashes);
   }
-  absl::Status started = crashed->Start();
-  if (!started.ok()) {
-    Error(absl::StrCat("restarting the ", crashed->name(),
-                       " failed: ", started.ToString()));
-  }
+  Restart(*crashed);
   return "";
 }
 

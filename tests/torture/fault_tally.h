@@ -41,6 +41,12 @@ struct FaultTally {
   int fence_feed_cuts = 0;
   int fence_feed_cuts_past_streams = 0;  // held until the streams ended
   int worker_cuts = 0;
+  // The disk faults' (ScheduleProfile::disk_faults):
+  int disk_fulls = 0;
+  int fsync_failures = 0;
+  int write_failures = 0;
+  int fail_stops = 0;  // servers that stopped themselves on one (exit 74)
+  int power_cuts = 0;  // restarts of a server under the preload
   std::vector<std::string> undelivered;
   std::vector<std::string> errors;
 };

@@ -61,6 +61,15 @@ std::vector<PlantedBugCase> MakeCases() {
                    "the fence",
                    {kSharedReadSeesNoNewerWrite},
                    Profile("kinds-paused-readers", "gateway_shared_read_unfenced")});
+  // Both servers' (tests/torture/planted_disk_bug.cc): a failed fsync
+  // retried and acknowledged, then lost at the power cut that follows.
+  cases.push_back({"disk_fsync_retry",
+                   "a server retries a failed fsync and acknowledges: the next power "
+                   "cut takes back what it acknowledged",
+                   {kAcknowledgedWritesSurvive, kNoLostUpdate, kAppendLogExact,
+                    kFenceNeverBelowAcknowledged, kTokensUnique,
+                    kTokensIncreaseInRealTime, kLeasesDoNotOverlap},
+                   Profile("disk-fsync", "disk_fsync_retry")});
   // A SQL worker's, not a server's (topology postgres-two-gateways).
   cases.push_back(
       {"sql_worker_skips_fence",

@@ -11,6 +11,7 @@ void RunSummary::Add(const Schedule& schedule, const RunResult& result,
   last_seed_ = schedule.seed;
   gateways_ = schedule.profile.topology.gateways;
   replicated_ = schedule.profile.topology.replicated();
+  disk_ = schedule.profile.disk_faults;
   sql_workers_ = schedule.profile.sql_workers > 0;
   kinds_ = schedule.profile.shared_rounds + schedule.profile.permit_rounds +
                schedule.profile.multi_rounds >
@@ -25,10 +26,10 @@ void RunSummary::Add(const Schedule& schedule, const RunResult& result,
               schedule.seed, schedule.secure ? "signed, grant-time fencing" : "plain",
               f.delivered, f.promised, f.pauses, f.pauses_past_ttl, f.pauses_before_write,
               f.stale_writer_races, f.races_with_rival, AcrossGateways(f), f.kills,
-              f.server_stops, f.failpoint_crashes, f.clock_jumps, Replicated(f),
-              s.acquires_ok, s.writes_ok, s.writes_refused, s.writes_unknown,
-              s.writes_unknown_applied, SqlWrites(s), Kinds(s),
-              result.check.violations.size(),
+              f.server_stops, f.failpoint_crashes, f.clock_jumps,
+              absl::StrCat(Replicated(f), Disk(f)), s.acquires_ok, s.writes_ok,
+              s.writes_refused, s.writes_unknown, s.writes_unknown_applied, SqlWrites(s),
+              Kinds(s), result.check.violations.size(),
               result.errors.size() + f.errors.size() + f.undelivered.size(),
               result.passed() ? "PASS" : "FAIL", absl::ToDoubleSeconds(took))
        << std::endl;
@@ -53,14 +54,27 @@ void RunSummary::Add(const Schedule& schedule, const RunResult& result,
   faults_.server_stops += f.server_stops;
   faults_.failpoint_crashes += f.failpoint_crashes;
   faults_.clock_jumps += f.clock_jumps;
-  for (int FaultTally::*counter :
-       {&FaultTally::leader_kills, &FaultTally::leader_stops,
-        &FaultTally::leader_pauses_past_ttl, &FaultTally::leader_commits_refused,
-        &FaultTally::etcd_kills, &FaultTally::etcd_leader_kills, &FaultTally::etcd_stops,
-        &FaultTally::etcd_leader_stops, &FaultTally::quorum_losses,
-        &FaultTally::partitions, &FaultTally::leader_cuts, &FaultTally::etcd_isolations,
-        &FaultTally::etcd_splits, &FaultTally::fence_feed_cuts,
-        &FaultTally::fence_feed_cuts_past_streams, &FaultTally::worker_cuts}) {
+  for (int FaultTally::*counter : {&FaultTally::leader_kills,
+                                   &FaultTally::leader_stops,
+                                   &FaultTally::leader_pauses_past_ttl,
+                                   &FaultTally::leader_commits_refused,
+                                   &FaultTally::etcd_kills,
+                                   &FaultTally::etcd_leader_kills,
+                                   &FaultTally::etcd_stops,
+                                   &FaultTally::etcd_leader_stops,
+                                   &FaultTally::quorum_losses,
+                                   &FaultTally::partitions,
+                                   &FaultTally::leader_cuts,
+                                   &FaultTally::etcd_isolations,
+                                   &FaultTally::etcd_splits,
+                                   &FaultTally::fence_feed_cuts,
+                                   &FaultTally::fence_feed_cuts_past_streams,
+                                   &FaultTally::worker_cuts,
+                                   &FaultTally::disk_fulls,
+                                   &FaultTally::fsync_failures,
+                                   &FaultTally::write_failures,
+                                   &FaultTally::fail_stops,
+                                   &FaultTally::power_cuts}) {
     faults_.*counter += f.*counter;
   }
   stats_.writes_ok += s.writes_ok;
@@ -116,6 +130,14 @@ std::string RunSummary::Replicated(const FaultTally& f) const {
       f.fence_feed_cuts, f.fence_feed_cuts_past_streams, f.worker_cuts);
 }
 
+std::string RunSummary::Disk(const FaultTally& f) const {
+  if (!disk_) return "";
+  return absl::StrFormat(
+      "; disks: %d full, %d failed fsyncs, %d failed writes (%d servers stopped "
+      "themselves), %d power cuts",
+      f.disk_fulls, f.fsync_failures, f.write_failures, f.fail_stops, f.power_cuts);
+}
+
 std::string RunSummary::Line(const std::string& profile, bool passed) const {
   const FaultTally& f = faults_;
   return absl::StrFormat(
@@ -130,8 +152,8 @@ std::string RunSummary::Line(const std::string& profile, bool passed) const {
       schedules_, first_seed_, last_seed_, profile, f.delivered, f.promised, f.pauses,
       f.pauses_past_ttl, f.pauses_before_write, f.stale_writer_races, f.races_with_rival,
       AcrossGateways(f), f.kills, f.failpoint_crashes, f.server_stops, f.clock_jumps,
-      Replicated(f), stats_.acquires_ok, stats_.writes_ok, stats_.writes_refused,
-      stats_.writes_unknown,
+      absl::StrCat(Replicated(f), Disk(f)), stats_.acquires_ok, stats_.writes_ok,
+      stats_.writes_refused, stats_.writes_unknown,
       replicated_
           ? absl::StrFormat(" (%d lease intervals; %d terms of the lock service, "
                             "%d leader changes)",

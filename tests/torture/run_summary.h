@@ -40,6 +40,7 @@ class RunSummary {
   std::string AcrossGateways(const FaultTally& faults) const;
   // The replicated topology's faults ("; lock-service leader: ..."), or "".
   std::string Replicated(const FaultTally& faults) const;
+  std::string Disk(const FaultTally& faults) const;
   // "; SQL increments: N ok, N refused, N unknown" with SQL workers; "" else.
   std::string SqlWrites(const CheckStats& stats) const;
   // "; kinds: N shared leases (N shared reads ok, N refused), N permits"
@@ -50,6 +51,7 @@ class RunSummary {
   int schedules_ = 0;
   int gateways_ = 1;  // of the topology: more than one also counts races across them
   bool replicated_ = false;  // the topology has etcd: its faults are counted too
+  bool disk_ = false;        // the profile fails disks: so are theirs
   bool sql_workers_ = false;  // the profile has SQL workers: their writes are counted
   bool kinds_ = false;        // the profile mixes kinds of lock: their leases are counted
   uint64_t first_seed_ = 0, last_seed_ = 0;

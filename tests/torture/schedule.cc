@@ -196,6 +196,14 @@ Schedule MakeSchedule(const ScheduleProfile& profile, uint64_t seed) {
                            (absl::Uniform(random, 0, 2) == 0 ? -1 : 1);
       fault.duration = Between(random, absl::Milliseconds(500), absl::Seconds(2));
     }
+    // Disk faults draw nothing when there are none, so the other profiles'
+    // schedules are what they were.
+    for (int i = 0; i < faults.disk_fulls; ++i) {
+      add_server(FaultKind::kDiskFull).duration =
+          Between(random, absl::Milliseconds(500), absl::Seconds(3));
+    }
+    for (int i = 0; i < faults.fsync_failures; ++i) add_server(FaultKind::kFsyncFailure);
+    for (int i = 0; i < faults.write_failures; ++i) add_server(FaultKind::kWriteFailure);
   }
   if (replicated) AddReplicatedFaults(profile, random, add);
   // The SQL workers' pauses, last: they draw nothing when there are none.
@@ -265,6 +273,14 @@ std::string DescribeFault(const Schedule& schedule, const Fault& fault) {
                           fault.clock_offset < absl::ZeroDuration() ? "back " : "ahead ",
                           absl::FormatDuration(absl::AbsDuration(fault.clock_offset)), " for ",
                           absl::FormatDuration(fault.duration));
+    case FaultKind::kDiskFull:
+      return absl::StrCat(at, " the ", TargetName(schedule, fault),
+                          "'s disk is full for ", absl::FormatDuration(fault.duration));
+    case FaultKind::kFsyncFailure:
+    case FaultKind::kWriteFailure:
+      return absl::StrCat(at, " the ", TargetName(schedule, fault), "'s next ",
+                          fault.kind == FaultKind::kFsyncFailure ? "fsync" : "write",
+                          " fails (EIO); kill -9 if it goes on, power cut, restart");
     case FaultKind::kPauseLeaderPastTtl:
       return absl::StrCat(
           at,
@@ -363,6 +379,23 @@ absl::StatusOr<ScheduleProfile> ProfileNamed(const std::string& name) {
     profile.stale_writer_races = 0;
     return profile;
   }
+  if (name == "disk-faults") {
+    // Both servers on a failing disk among the holders' faults: every kill
+    // and crash is a power cut too (server_node.h).
+    profile.disk_faults = true;
+    profile.traffic = absl::Seconds(14);
+    profile.holder_pauses = 1;
+    profile.pauses_before_write = 1;
+    profile.stale_writer_races = 1;
+    for (ServerFaults* faults : {&profile.lockservice, &profile.gateway}) {
+      faults->stops = 0;
+      faults->clock_jumps = 0;
+      faults->disk_fulls = 1;
+      faults->fsync_failures = 1;
+      faults->write_failures = 1;
+    }
+    return profile;
+  }
   if (name == "quick") {
     profile.traffic = absl::Seconds(8);
     profile.holder_pauses = 1;
@@ -442,6 +475,15 @@ absl::StatusOr<ScheduleProfile> ProfileNamed(const std::string& name) {
     profile.lockservice.kill_restarts = 3;
     return profile;
   }
+  if (name == "disk-fsync") {
+    // Failed fsyncs alone, each followed by a power cut: a server that
+    // acknowledged past one loses that write, and hands its tokens out again.
+    profile.disk_faults = true;
+    profile.traffic = absl::Seconds(10);
+    profile.lockservice.fsync_failures = 2;
+    profile.gateway.fsync_failures = 2;
+    return profile;
+  }
   if (name == "gateway-restart") {
     profile.traffic = absl::Seconds(8);
     profile.gateway.kill_restarts = 1;
@@ -480,6 +522,7 @@ absl::StatusOr<ScheduleProfile> ProfileNamed(const std::string& name) {
   return absl::InvalidArgumentError(absl::StrCat(
       "unknown --profile '", name,
       "'; one of: default, quick, races, lock-crashes, lock-restarts, gateway-restart, "
+      "disk-faults, disk-fsync, "
       "postgres-two-gateways, sql-pauses, kinds, kinds-contention, kinds-paused-readers, "
       "etcd-cluster, etcd-quick, etcd-kinds, etcd-leader-partitions, etcd-leader-pauses, "
       "etcd-standbys, etcd-fence-feed-cuts"));

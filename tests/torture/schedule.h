@@ -30,6 +30,12 @@ enum class FaultKind {
   kFailpointCrash,    // the server crashes at `failpoint`; restart it
   kClockJump,         // the server's wall clock jumps by `clock_offset`,
                       // stays there for `duration`, and jumps back
+  // A server on SQLite under the disk-fault preload (disk_faults):
+  kDiskFull,      // its disk is full for `duration`, then space returns
+  kFsyncFailure,  // its next fsync fails; it stops itself (a commit's) or
+                  // not (a checkpoint's); either way it is then killed and
+                  // restarted after a power cut
+  kWriteFailure,  // the same with its next write
   // The etcd-cluster topology's own:
   kPauseLeaderPastTtl,  // the lock-service leader is stopped (SIGSTOP) with
                         // the commit of the harness's probe grant in flight
@@ -104,6 +110,10 @@ struct ServerFaults {
   int failpoint_crashes = 1;
   int clock_jumps = 1;
   std::vector<std::string> failpoints;  // crashes pick from these
+  // Only with ScheduleProfile::disk_faults:
+  int disk_fulls = 0;
+  int fsync_failures = 0;
+  int write_failures = 0;
 };
 
 // Where the gateways keep fences and objects: each in a SQLite file of its
@@ -208,6 +218,10 @@ struct ScheduleProfile {
   double multi_rounds = 0;
   uint32_t permits = 2;
   std::string planted_bug;  // empty: the correct system
+  // The servers on SQLite run under the disk-fault preload (tests/disk/):
+  // they get the ServerFaults' disk faults, and every restart of one
+  // follows a power cut of its database (server_node.h).
+  bool disk_faults = false;
 };
 
 struct Schedule {
@@ -263,7 +277,10 @@ std::string DescribeFault(const Schedule& schedule, const Fault& fault);
 // the gateway's shared-read planted bug. "etcd-kinds": etcd-quick's faults
 // with the rounds of "kinds" (torture.etcd_cluster.kinds). "etcd-leader-partitions",
 // "etcd-leader-pauses", "etcd-standbys", "etcd-fence-feed-cuts": the schedules of the
-// etcd planted bugs.
+// etcd planted bugs. "disk-faults": both servers on a failing disk (full,
+// failed fsyncs and writes, power cuts at every kill and crash) among
+// pauses and races. "disk-fsync": failed fsyncs alone, the schedules of
+// the disk's planted bug.
 absl::StatusOr<ScheduleProfile> ProfileNamed(const std::string& name);
 
 // "sqlite" (one gateway on its own SQLite file, what every profile but

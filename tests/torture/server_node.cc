@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "harness/free_port.h"
@@ -14,6 +15,15 @@ namespace fencegate::torture {
 ServerNode::ServerNode(ServerNodeOptions options) : options_(std::move(options)) {
   testing::WriteFileAtomically(File(".faketime"), "+0\n");
   testing::WriteFileAtomically(File(".failpoint"), "\n");
+  if (!options_.disk_database.empty()) {
+    absl::StatusOr<std::unique_ptr<disk::DiskFaults>> faults =
+        disk::DiskFaults::Create(File(".disk"), {options_.disk_database});
+    if (faults.ok()) {
+      disk_ = *std::move(faults);
+    } else {
+      disk_error_ = faults.status();
+    }
+  }
 }
 
 ServerNode::~ServerNode() { Kill(); }
@@ -34,6 +44,11 @@ absl::Status ServerNode::Start() {
 
 absl::Status ServerNode::StartLocked() {
   if (process_ != nullptr && process_->process().Running()) return absl::OkStatus();
+  if (!disk_error_.ok()) return disk_error_;
+  if (disk_ != nullptr && process_ != nullptr) {
+    absl::Status cut = disk_->PowerCut();
+    if (!cut.ok()) return cut;
+  }
   if (port_ == 0 && options_.port != 0) port_ = options_.port;
   if (port_ == 0) {
     // A port that looked free may be taken by the time the server binds it.
@@ -62,6 +77,19 @@ absl::Status ServerNode::StartOnce() {
     server.process.env = {absl::StrCat("LD_PRELOAD=", options_.faketime_library),
                           absl::StrCat("FAKETIME_TIMESTAMP_FILE=", File(".faketime")),
                           "FAKETIME_NO_CACHE=1", "FAKETIME_DONT_FAKE_MONOTONIC=1"};
+  }
+  if (disk_ != nullptr) {
+    // LD_PRELOAD holds both libraries, faketime's first.
+    for (std::string entry : disk_->Env()) {
+      constexpr absl::string_view kPreload = "LD_PRELOAD=";
+      if (absl::StartsWith(entry, kPreload) && !options_.faketime_library.empty()) {
+        entry = absl::StrCat(kPreload, options_.faketime_library, ":",
+                             entry.substr(kPreload.size()));
+        server.process.env.front() = entry;
+        continue;
+      }
+      server.process.env.push_back(entry);
+    }
   }
   server.process.argv = {options_.binary,
                          absl::StrCat("--failpoint_file=", File(".failpoint"))};
@@ -114,7 +142,13 @@ void ServerNode::Arm(const std::string& action, const std::string& failpoint,
       absl::StrCat(action, " ", failpoint, subject.empty() ? "" : " ", subject, "\n"));
 }
 
-void ServerNode::Disarm() { testing::WriteFileAtomically(File(".failpoint"), "\n"); }
+void ServerNode::Disarm() {
+  testing::WriteFileAtomically(File(".failpoint"), "\n");
+  if (disk_ == nullptr) return;
+  disk_->SetFull(false);
+  disk_->FailNextFsyncs(0);
+  disk_->FailNextWrites(0);
+}
 
 bool ServerNode::FailpointReached() const {
   struct stat st;

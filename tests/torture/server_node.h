@@ -13,7 +13,11 @@
 //   LD_PRELOAD=<libfaketime> FAKETIME_TIMESTAMP_FILE=<file>
 //   FAKETIME_NO_CACHE=1 FAKETIME_DONT_FAKE_MONOTONIC=1
 // in its environment, so SetClockOffset() moves its CLOCK_REALTIME at once
-// and leaves CLOCK_MONOTONIC (its lease clock) alone.
+// and leaves CLOCK_MONOTONIC (its lease clock) alone. With a disk database
+// it runs under the disk-fault preload too (tests/disk/power_cut.h), which
+// disk() drives, and every start after the first follows a power cut of
+// that database: whatever stopped the server (kill -9, a failpoint crash,
+// its own fail-stop) cut the power too.
 //
 // Only the process this node started is ever signalled, by its PID; it
 // dies with the harness (harness/child_process.h).
@@ -35,6 +39,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "harness/server_process.h"
+#include "tests/disk/power_cut.h"
 
 namespace fencegate::torture {
 
@@ -44,6 +49,9 @@ struct ServerNodeOptions {
   std::string run_dir;
   std::vector<std::string> extra_args;  // storage (--db=...), bugs, security
   std::string faketime_library;         // empty: no fake time
+  // A SQLite file the server keeps its state in: non-empty runs it under
+  // the disk-fault preload (see above).
+  std::string disk_database;
   // Empty: 127.0.0.1 of this namespace, a free port. Else the namespace to
   // run in, and the address and port to listen on there.
   std::string network_namespace;
@@ -68,10 +76,12 @@ class ServerNode {
 
   // Arms failpoint `name` with "crash" or "stall"
   // (common/test_hooks/test_hooks.h), only where it passes `subject` if one is
-  // given, or disarms every failpoint with Disarm().
+  // given, or disarms every failpoint, and every disk fault, with Disarm().
   void Arm(const std::string& action, const std::string& failpoint,
            const std::string& subject = "");
   void Disarm();
+  // The disk faults of a server with a disk database; null otherwise.
+  disk::DiskFaults* disk() const { return disk_.get(); }
   // The armed failpoint was reached (the server wrote <failpoint file>.hit:
   // it stalls there, or is about to crash).
   bool FailpointReached() const;
@@ -104,6 +114,8 @@ class ServerNode {
   absl::Status StartOnce() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const ServerNodeOptions options_;
+  std::unique_ptr<disk::DiskFaults> disk_;  // set once, by the constructor
+  absl::Status disk_error_;                 // why there is none, if it failed
   mutable absl::Mutex mu_;
   std::unique_ptr<testing::ServerProcess> process_ ABSL_GUARDED_BY(mu_);
   int port_ ABSL_GUARDED_BY(mu_) = 0;
