@@ -76,6 +76,12 @@ struct Real {
   int (*ftruncate64)(int, off64_t);
 };
 
+// Real's members, each resolved by its name.
+#define FENCEGATE_REAL_FUNCTIONS(X)                                                  \
+  X(open)                                                                            \
+  X(open64) X(openat) X(openat64) X(close) X(write) X(pwrite) X(pwrite64) X(pread64) \
+      X(fsync) X(fdatasync) X(ftruncate) X(ftruncate64)
+
 Real real;
 TrackedFile files[kMaxFiles];
 int file_count = 0;
@@ -109,19 +115,9 @@ void Init() {
   static bool done = false;
   if (done) return;
   done = true;
-  Resolve(real.open, "open");
-  Resolve(real.open64, "open64");
-  Resolve(real.openat, "openat");
-  Resolve(real.openat64, "openat64");
-  Resolve(real.close, "close");
-  Resolve(real.write, "write");
-  Resolve(real.pwrite, "pwrite");
-  Resolve(real.pwrite64, "pwrite64");
-  Resolve(real.pread64, "pread64");
-  Resolve(real.fsync, "fsync");
-  Resolve(real.fdatasync, "fdatasync");
-  Resolve(real.ftruncate, "ftruncate");
-  Resolve(real.ftruncate64, "ftruncate64");
+#define FENCEGATE_RESOLVE(name) Resolve(real.name, #name);
+  FENCEGATE_REAL_FUNCTIONS(FENCEGATE_RESOLVE)
+#undef FENCEGATE_RESOLVE
   if (const char* list = getenv(kFilesEnv)) {
     char copy[kMaxPath * 4];
     snprintf(copy, sizeof(copy), "%s", list);
@@ -164,13 +160,15 @@ void SetFileOf(int fd, int file) {
   }
 }
 
-void Opened(int fd, const char* path) {
-  if (path == nullptr) return;
+// Notes which tracked file `fd`, just opened on `path`, is (or none).
+int Opened(int fd, const char* path) {
+  if (fd < 0 || path == nullptr) return fd;
   int file = 0;
   for (int i = 0; i < file_count; ++i) {
     if (strcmp(files[i].path, path) == 0) file = i + 1;
   }
   SetFileOf(fd, file);
+  return fd;
 }
 
 // Takes one from *counter if it is positive.
@@ -313,49 +311,25 @@ using namespace fencegate::disk;  // NOLINT: the interposed C symbols below
 
 extern "C" {
 
-int open(const char* path, int flags, ...) {
-  Init();
-  va_list args;
-  va_start(args, flags);
-  mode_t mode = ModeArg(flags, args);
-  va_end(args);
-  int fd = real.open(path, flags, mode);
-  Opened(fd, path);
-  return fd;
-}
+// open, open64, openat and openat64: the real call, then the descriptor is
+// noted if it is a tracked file's. The mode is there only with O_CREAT or
+// O_TMPFILE, as callers pass it only then.
+#define FENCEGATE_INTERPOSE_OPEN(name, params, args) \
+  int name params {                                  \
+    Init();                                          \
+    va_list rest;                                    \
+    va_start(rest, flags);                           \
+    const mode_t mode = ModeArg(flags, rest);        \
+    va_end(rest);                                    \
+    return Opened(real.name args, path);             \
+  }
 
-int open64(const char* path, int flags, ...) {
-  Init();
-  va_list args;
-  va_start(args, flags);
-  mode_t mode = ModeArg(flags, args);
-  va_end(args);
-  int fd = real.open64(path, flags, mode);
-  Opened(fd, path);
-  return fd;
-}
-
-int openat(int dir, const char* path, int flags, ...) {
-  Init();
-  va_list args;
-  va_start(args, flags);
-  mode_t mode = ModeArg(flags, args);
-  va_end(args);
-  int fd = real.openat(dir, path, flags, mode);
-  Opened(fd, path);
-  return fd;
-}
-
-int openat64(int dir, const char* path, int flags, ...) {
-  Init();
-  va_list args;
-  va_start(args, flags);
-  mode_t mode = ModeArg(flags, args);
-  va_end(args);
-  int fd = real.openat64(dir, path, flags, mode);
-  Opened(fd, path);
-  return fd;
-}
+FENCEGATE_INTERPOSE_OPEN(open, (const char* path, int flags, ...), (path, flags, mode))
+FENCEGATE_INTERPOSE_OPEN(open64, (const char* path, int flags, ...), (path, flags, mode))
+FENCEGATE_INTERPOSE_OPEN(openat, (int dir, const char* path, int flags, ...),
+                         (dir, path, flags, mode))
+FENCEGATE_INTERPOSE_OPEN(openat64, (int dir, const char* path, int flags, ...),
+                         (dir, path, flags, mode))
 
 int close(int fd) {
   Init();
