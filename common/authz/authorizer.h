@@ -1,7 +1,7 @@
 // Authorizer: the policy in force on one server (--policy, policy.h), and
 // the check every call makes against it.
 //
-//   absl::Status s = Authorize(authorizer, subject, Permission::kWrite, resource);
+//   absl::Status s = Authorize(authorizer, subject, Permission::kWrite, name);
 //   if (!s.ok()) return s;  // PERMISSION_DENIED; nothing was done
 //
 // A refusal is PERMISSION_DENIED naming the identity, the permission it
