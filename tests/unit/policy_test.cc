@@ -133,6 +133,19 @@ TEST(PolicyAllowsTest, PrefixesPermissionsAndSeveralRules) {
   EXPECT_FALSE(policy.Allows("CN=w-7,O=acme", Permission::kAcquire, ""));
 }
 
+// The example the packages ship (packaging/policy.example) parses, and
+// means what its comments say.
+TEST(PolicyParseTest, ThePackagedExampleParses) {
+  ASSERT_OK_AND_ASSIGN(Policy policy, Policy::Load(FENCEGATE_POLICY_EXAMPLE));
+  EXPECT_EQ(policy.rules().size(), 3u);
+  EXPECT_TRUE(
+      policy.Allows("CN=orders-worker-3,O=example", Permission::kWrite, "orders/7"));
+  EXPECT_FALSE(
+      policy.Allows("CN=orders-worker-3,O=example", Permission::kFence, "orders/7"));
+  EXPECT_TRUE(policy.Allows("CN=gateway-1,O=example", Permission::kDescribe, ""));
+  EXPECT_TRUE(policy.Allows("CN=ops,O=example", Permission::kAdmin, ""));
+}
+
 class PolicyAuthorizerTest : public ::testing::Test {
  protected:
   void Write(const std::string& text) {
