@@ -111,7 +111,8 @@ absl::StatusOr<std::unique_ptr<GatewayServer>> GatewayServer::Start(
         [raw, registry](const HttpRequest& request) {
           return RenderGatewayStatusPage(request, *registry, *raw->refusals_,
                                          raw->follower_.get(), raw->lockservice_,
-                                         raw->storage_description_);
+                                         raw->storage_description_,
+                                         /*hide_resources=*/raw->authorizer_ != nullptr);
         });
     if (!listening.ok()) return listening;
   }

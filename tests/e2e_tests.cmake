@@ -80,7 +80,7 @@ set_tests_properties(demo_script_runs_the_demo_binary PROPERTIES LABELS e2e TIME
 # that `ctest -R policy` runs it with the policy's unit tests.
 fencegate_cc_test(policy_e2e_tests
   SOURCES e2e/policy_matrix_test.cc
-  DEPS fencegate_demo_harness fencegate_grpc_base
+  DEPS fencegate_demo_harness fencegate_grpc_base fencegate_testing_http
   LABELS e2e
   TEST_PREFIX "policy.")
 target_compile_definitions(policy_e2e_tests PRIVATE

@@ -90,7 +90,8 @@ absl::StatusOr<std::unique_ptr<LockServer>> LockServer::Start(
   status = server->observability_->StartListener(
       [raw, registry = server->observability_->registry()](const HttpRequest& request) {
         std::shared_ptr<LockManager> manager = raw->CurrentManager();
-        return RenderLockStatusPage(request, *registry, manager.get(), raw->Role());
+        return RenderLockStatusPage(request, *registry, manager.get(), raw->Role(),
+                                    /*hide_resources=*/raw->authorizer_ != nullptr);
       });
   if (!status.ok()) return status;
   return server;

@@ -29,6 +29,7 @@
 #include "harness/server_process.h"
 #include "harness/temp_dir.h"
 #include "harness/test_certificates.h"
+#include "tests/testing/http_get.h"
 #include "tests/testing/status_matchers.h"
 
 namespace fencegate::e2e {
@@ -473,6 +474,44 @@ TEST_F(PolicyMatrixTest, SighupReloadsAGoodPolicyAndKeepsTheOldOnABadOne) {
   EXPECT_EQ(Acquire(*alice, "other/r2").code, grpc::StatusCode::OK) << "the old one stays";
   EXPECT_THAT(Metrics(*lockservice_),
               HasSubstr("fencegate_authz_policy_reload_failures_total 1"));
+}
+
+// The status pages (HTTP, no identity the policy could judge) list no
+// resource names under a policy: the lock service's table of resources and
+// the gateway's stale refusals are withheld.
+TEST_F(PolicyMatrixTest, StatusPagesListNoResourceNames) {
+  uint64_t token = 0;
+  ASSERT_EQ(Acquire(*Locks("alice"), "locks/secret", &token).code, grpc::StatusCode::OK);
+  auto gateway = Gateway("alice");
+  v1::WriteRequest write;
+  write.set_resource("locks/secret");
+  write.set_token(token);  // stale once fenced above: refused, and on the page
+  write.mutable_mutation()->set_key("k");
+  write.mutable_mutation()->set_value("v");
+  v1::FenceRequest fence;
+  fence.set_resource("locks/secret");
+  fence.set_token(token + 5);  // no signing here: any token may fence
+  v1::FenceResponse fenced;
+  ASSERT_EQ(Call([&](grpc::ClientContext* c) {
+              return gateway->Fence(c, fence, &fenced);
+            }).code,
+            grpc::StatusCode::OK);
+  v1::WriteResponse written;
+  ASSERT_EQ(Call([&](grpc::ClientContext* c) {
+              return gateway->Write(c, write, &written);
+            }).code,
+            grpc::StatusCode::ABORTED);
+  const ClientTlsFiles& ops = certs_.clients["ops"];
+  for (const testing::ServerProcess* server : {lockservice_.get(), gateway_.get()}) {
+    SCOPED_TRACE(server->name());
+    ASSERT_OK_AND_ASSIGN(int port, server->MetricsPort());
+    ASSERT_OK_AND_ASSIGN(testing::HttpAnswer page,
+                         testing::HttpGet(absl::StrCat("https://127.0.0.1:", port), "/",
+                                          testing::HttpTls{ops.ca, ops.cert, ops.key}));
+    EXPECT_EQ(page.status, 200);
+    EXPECT_THAT(page.body, HasSubstr("Resources are not listed"));
+    EXPECT_THAT(page.body, ::testing::Not(HasSubstr("locks/secret")));
+  }
 }
 
 // Starts that must be refused: the server exits with an error naming why.
