@@ -8,8 +8,8 @@
 
 namespace fencegate::authz {
 
-absl::StatusOr<std::unique_ptr<Authorizer>> Authorizer::Load(std::string path,
-                                                             metrics::Registry* registry) {
+absl::StatusOr<std::unique_ptr<Authorizer>> Authorizer::Load(
+    std::string path, metrics::Registry* registry) {
   absl::StatusOr<Policy> policy = Policy::Load(path);
   if (!policy.ok()) return policy.status();
   return std::unique_ptr<Authorizer>(
@@ -17,8 +17,7 @@ absl::StatusOr<std::unique_ptr<Authorizer>> Authorizer::Load(std::string path,
 }
 
 Authorizer::Authorizer(std::string path, Policy policy, metrics::Registry* registry)
-    : path_(std::move(path)),
-      policy_(std::make_shared<const Policy>(std::move(policy))) {
+    : path_(std::move(path)), policy_(std::make_shared<const Policy>(std::move(policy))) {
   if (registry == nullptr) return;
   auto& refusals = registry->AddCounter(
       "fencegate_authz_refusals_total",

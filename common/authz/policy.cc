@@ -20,7 +20,8 @@ absl::StatusOr<std::vector<std::string>> Words(absl::string_view line) {
   std::vector<std::string> words;
   size_t i = 0;
   while (true) {
-    while (i < line.size() && absl::ascii_isspace(static_cast<unsigned char>(line[i]))) ++i;
+    while (i < line.size() && absl::ascii_isspace(static_cast<unsigned char>(line[i])))
+      ++i;
     if (i == line.size() || line[i] == '#') return words;
     if (line[i] == '"') {
       const size_t close = line.find('"', i + 1);
@@ -69,9 +70,9 @@ absl::StatusOr<PolicyRule> ParseRule(const std::vector<std::string>& words) {
     }
     std::optional<Permission> permission = PermissionNamed(name);
     if (!permission.has_value()) {
-      return absl::InvalidArgumentError(absl::StrCat("unknown permission '",
-                                                     absl::CHexEscape(name), "' (known: ",
-                                                     PermissionNames(), ", all)"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("unknown permission '", absl::CHexEscape(name),
+                       "' (known: ", PermissionNames(), ", all)"));
     }
     rule.permissions.set(static_cast<size_t>(*permission));
   }
@@ -86,7 +87,8 @@ absl::StatusOr<PolicyRule> ParseRule(const std::vector<std::string>& words) {
   rule.prefix = std::string(prefix);
   if (!rule.prefix.empty()) {
     for (const PermissionInfo& info : AllPermissions()) {
-      if (!info.per_resource && rule.permissions.test(static_cast<size_t>(info.permission))) {
+      if (!info.per_resource &&
+          rule.permissions.test(static_cast<size_t>(info.permission))) {
         return absl::InvalidArgumentError(absl::StrCat(
             "permission '", info.name,
             "' concerns no resource: grant it on every resource (*), not on '",

@@ -66,7 +66,8 @@ Answer Call(Fn fn) {
 class PolicyMatrixTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto certs = demo::MakeTestCertificates(dir_.path(), {"alice", "bob", "ops", "gateway"});
+    auto certs =
+        demo::MakeTestCertificates(dir_.path(), {"alice", "bob", "ops", "gateway"});
     ASSERT_THAT(certs, IsOk());
     certs_ = *std::move(certs);
     WritePolicy(kPolicy);
@@ -76,11 +77,10 @@ class PolicyMatrixTest : public ::testing::Test {
     lockservice_ = *std::move(locks);
     std::vector<std::string> gateway_args = ServerArgs("gateway.db");
     const ClientTlsFiles& own = certs_.clients["gateway"];
-    gateway_args.insert(gateway_args.end(),
-                        {"--lockservice=" + lockservice_->address(),
-                         "--lockservice_tls_ca=" + own.ca,
-                         "--lockservice_tls_cert=" + own.cert,
-                         "--lockservice_tls_key=" + own.key});
+    gateway_args.insert(
+        gateway_args.end(),
+        {"--lockservice=" + lockservice_->address(), "--lockservice_tls_ca=" + own.ca,
+         "--lockservice_tls_cert=" + own.cert, "--lockservice_tls_key=" + own.key});
     auto gateway = testing::ServerProcess::Start(FENCEGATE_GATEWAY_BIN, gateway_args,
                                                  dir_.path(), "gateway");
     ASSERT_THAT(gateway, IsOk());
@@ -89,14 +89,15 @@ class PolicyMatrixTest : public ::testing::Test {
 
   void TearDown() override {
     if (!HasFailure()) return;
-    if (lockservice_) std::cerr << "--- lock service:\n" << lockservice_->LogTail() << "\n";
+    if (lockservice_)
+      std::cerr << "--- lock service:\n" << lockservice_->LogTail() << "\n";
     if (gateway_) std::cerr << "--- gateway:\n" << gateway_->LogTail() << "\n";
   }
 
   std::vector<std::string> ServerArgs(const std::string& db) {
     return {"--db=" + dir_.File(db), "--tls_cert=" + certs_.server.cert,
-            "--tls_key=" + certs_.server.key, "--tls_client_ca=" + certs_.server.client_ca,
-            "--policy=" + policy_path_};
+            "--tls_key=" + certs_.server.key,
+            "--tls_client_ca=" + certs_.server.client_ca, "--policy=" + policy_path_};
   }
 
   void WritePolicy(const std::string& text) {
@@ -126,9 +127,8 @@ class PolicyMatrixTest : public ::testing::Test {
     request.set_resource(resource);
     request.set_ttl_ms(60000);
     v1::AcquireResponse response;
-    Answer answer = Call([&](grpc::ClientContext* c) {
-      return stub.Acquire(c, request, &response);
-    });
+    Answer answer =
+        Call([&](grpc::ClientContext* c) { return stub.Acquire(c, request, &response); });
     if (token != nullptr) *token = response.token();
     return answer;
   }
@@ -167,8 +167,8 @@ class PolicyMatrixTest : public ::testing::Test {
     auto stub = Info("ops", server);
     v1::GetMetricsRequest request;
     v1::GetMetricsResponse response;
-    Answer answer =
-        Call([&](grpc::ClientContext* c) { return stub->GetMetrics(c, request, &response); });
+    Answer answer = Call(
+        [&](grpc::ClientContext* c) { return stub->GetMetrics(c, request, &response); });
     EXPECT_EQ(answer.code, grpc::StatusCode::OK) << answer.message;
     return response.exposition();
   }
@@ -204,9 +204,9 @@ TEST_F(PolicyMatrixTest, LockServiceUnaryCallsAllowedAndRefusedByPermission) {
   // acquire: outside alice's prefix, and for bob anywhere.
   Answer refused = Acquire(*alice, "other/a");
   EXPECT_TRUE(Denied(refused));
-  EXPECT_THAT(refused.message, AllOf(HasSubstr("identity 'CN=alice'"),
-                                     HasSubstr("permission 'acquire'"),
-                                     HasSubstr("resource 'other/a'")));
+  EXPECT_THAT(refused.message,
+              AllOf(HasSubstr("identity 'CN=alice'"), HasSubstr("permission 'acquire'"),
+                    HasSubstr("resource 'other/a'")));
   EXPECT_TRUE(Denied(Acquire(*bob, "locks/b")));
   // Several resources: one outside the prefix refuses the whole call, and
   // the one inside stays free.
@@ -216,9 +216,8 @@ TEST_F(PolicyMatrixTest, LockServiceUnaryCallsAllowedAndRefusedByPermission) {
     request.add_resources("other/m2");
     request.set_ttl_ms(60000);
     v1::AcquireResponse response;
-    Answer many = Call([&](grpc::ClientContext* c) {
-      return alice->Acquire(c, request, &response);
-    });
+    Answer many = Call(
+        [&](grpc::ClientContext* c) { return alice->Acquire(c, request, &response); });
     EXPECT_TRUE(Denied(many));
     EXPECT_THAT(many.message, HasSubstr("'other/m2'"));
     v1::DescribeResponse state;
@@ -232,23 +231,21 @@ TEST_F(PolicyMatrixTest, LockServiceUnaryCallsAllowedAndRefusedByPermission) {
   renew.set_token(token);
   renew.set_ttl_ms(60000);
   v1::RenewResponse renewed;
-  EXPECT_TRUE(Denied(Call([&](grpc::ClientContext* c) {
-    return bob->Renew(c, renew, &renewed);
-  })));
-  EXPECT_EQ(Call([&](grpc::ClientContext* c) { return alice->Renew(c, renew, &renewed); })
-                .code,
-            grpc::StatusCode::OK);
+  EXPECT_TRUE(Denied(
+      Call([&](grpc::ClientContext* c) { return bob->Renew(c, renew, &renewed); })));
+  EXPECT_EQ(
+      Call([&](grpc::ClientContext* c) { return alice->Renew(c, renew, &renewed); }).code,
+      grpc::StatusCode::OK);
   v1::ReleaseRequest release;
   release.set_resource("locks/a");
   release.set_token(token);
   v1::ReleaseResponse released;
-  EXPECT_TRUE(Denied(Call([&](grpc::ClientContext* c) {
-    return bob->Release(c, release, &released);
-  })));
-  EXPECT_EQ(
-      Call([&](grpc::ClientContext* c) { return alice->Release(c, release, &released); })
-          .code,
-      grpc::StatusCode::OK);
+  EXPECT_TRUE(Denied(
+      Call([&](grpc::ClientContext* c) { return bob->Release(c, release, &released); })));
+  EXPECT_EQ(Call([&](grpc::ClientContext* c) {
+              return alice->Release(c, release, &released);
+            }).code,
+            grpc::StatusCode::OK);
   // describe: per resource; WatchFences needs it on every resource.
   EXPECT_TRUE(Denied(Describe(*alice, "other/a")));
   EXPECT_TRUE(Denied(Describe(*bob, "locks/a")));
@@ -260,9 +257,12 @@ TEST_F(PolicyMatrixTest, LockServiceUnaryCallsAllowedAndRefusedByPermission) {
   EXPECT_EQ(ServerInfo("ops", *lockservice_).code, grpc::StatusCode::OK);
 
   const std::string metrics = Metrics(*lockservice_);
-  EXPECT_THAT(metrics, HasSubstr("fencegate_authz_refusals_total{permission=\"acquire\"} 5"));
-  EXPECT_THAT(metrics, HasSubstr("fencegate_authz_refusals_total{permission=\"describe\"} 3"));
-  EXPECT_THAT(metrics, HasSubstr("fencegate_authz_refusals_total{permission=\"admin\"} 1"));
+  EXPECT_THAT(metrics,
+              HasSubstr("fencegate_authz_refusals_total{permission=\"acquire\"} 5"));
+  EXPECT_THAT(metrics,
+              HasSubstr("fencegate_authz_refusals_total{permission=\"describe\"} 3"));
+  EXPECT_THAT(metrics,
+              HasSubstr("fencegate_authz_refusals_total{permission=\"admin\"} 1"));
   EXPECT_THAT(lockservice_->LogSinceStart(),
               HasSubstr("authz: refused identity=\"CN=bob\" permission=acquire "
                         "resource=\"locks/b\""));
@@ -352,12 +352,10 @@ TEST_F(PolicyMatrixTest, GatewayUnaryAndSessionCallsAllowedAndRefusedByPermissio
     write.mutable_mutation()->set_key("k");
     write.mutable_mutation()->set_value("v");
     v1::WriteResponse written;
-    EXPECT_TRUE(judged(Call([&](grpc::ClientContext* c) {
-      return alice->Write(c, write, &written);
-    })));
-    EXPECT_TRUE(Denied(Call([&](grpc::ClientContext* c) {
-      return bob->Write(c, write, &written);
-    })));
+    EXPECT_TRUE(judged(
+        Call([&](grpc::ClientContext* c) { return alice->Write(c, write, &written); })));
+    EXPECT_TRUE(Denied(
+        Call([&](grpc::ClientContext* c) { return bob->Write(c, write, &written); })));
     v1::MultiWriteRequest multi;
     multi.set_resource(resource);
     multi.set_token(token);
@@ -371,15 +369,13 @@ TEST_F(PolicyMatrixTest, GatewayUnaryAndSessionCallsAllowedAndRefusedByPermissio
     read.set_resource(resource);
     read.set_key("k");
     v1::ReadResponse got;
-    EXPECT_TRUE(judged(Call([&](grpc::ClientContext* c) {
-      return alice->Read(c, read, &got);
-    })));
+    EXPECT_TRUE(
+        judged(Call([&](grpc::ClientContext* c) { return alice->Read(c, read, &got); })));
     v1::ListRequest list;
     list.set_resource(resource);
     v1::ListResponse listed;
-    EXPECT_TRUE(judged(Call([&](grpc::ClientContext* c) {
-      return alice->List(c, list, &listed);
-    })));
+    EXPECT_TRUE(judged(
+        Call([&](grpc::ClientContext* c) { return alice->List(c, list, &listed); })));
     v1::FenceRequest fence;
     fence.set_resource(resource);
     fence.set_token(token);
@@ -451,10 +447,14 @@ TEST_F(PolicyMatrixTest, GatewayUnaryAndSessionCallsAllowedAndRefusedByPermissio
   EXPECT_TRUE(Denied(ServerInfo("alice", *gateway_)));
   EXPECT_EQ(ServerInfo("ops", *gateway_).code, grpc::StatusCode::OK);
   const std::string metrics = Metrics(*gateway_);
-  EXPECT_THAT(metrics, HasSubstr("fencegate_authz_refusals_total{permission=\"write\"} 6"));
-  EXPECT_THAT(metrics, HasSubstr("fencegate_authz_refusals_total{permission=\"read\"} 3"));
-  EXPECT_THAT(metrics, HasSubstr("fencegate_authz_refusals_total{permission=\"fence\"} 2"));
-  EXPECT_THAT(metrics, HasSubstr("fencegate_authz_refusals_total{permission=\"describe\"} 1"));
+  EXPECT_THAT(metrics,
+              HasSubstr("fencegate_authz_refusals_total{permission=\"write\"} 6"));
+  EXPECT_THAT(metrics,
+              HasSubstr("fencegate_authz_refusals_total{permission=\"read\"} 3"));
+  EXPECT_THAT(metrics,
+              HasSubstr("fencegate_authz_refusals_total{permission=\"fence\"} 2"));
+  EXPECT_THAT(metrics,
+              HasSubstr("fencegate_authz_refusals_total{permission=\"describe\"} 1"));
 }
 
 TEST_F(PolicyMatrixTest, SighupReloadsAGoodPolicyAndKeepsTheOldOnABadOne) {
@@ -471,7 +471,8 @@ TEST_F(PolicyMatrixTest, SighupReloadsAGoodPolicyAndKeepsTheOldOnABadOne) {
   AwaitLogged(*lockservice_, "SIGHUP: policy not reloaded", 1);
   EXPECT_THAT(lockservice_->LogSinceStart(),
               HasSubstr(policy_path_ + ":1: 'allow' takes 3 words"));
-  EXPECT_EQ(Acquire(*alice, "other/r2").code, grpc::StatusCode::OK) << "the old one stays";
+  EXPECT_EQ(Acquire(*alice, "other/r2").code, grpc::StatusCode::OK)
+      << "the old one stays";
   EXPECT_THAT(Metrics(*lockservice_),
               HasSubstr("fencegate_authz_policy_reload_failures_total 1"));
 }
@@ -519,8 +520,8 @@ class PolicyStartTest : public ::testing::Test {
  protected:
   absl::StatusOr<testing::ProgramResult> Run(const std::string& binary,
                                              std::vector<std::string> args) {
-    args.insert(args.begin(), {binary, "--listen=127.0.0.1:0", "--metrics_listen=",
-                               "--db=" + dir_.File("state.db")});
+    args.insert(args.begin(), {binary, "--listen=127.0.0.1:0",
+                               "--metrics_listen=", "--db=" + dir_.File("state.db")});
     return testing::RunProgram(args, absl::Seconds(30));
   }
   testing::TempDir dir_;
@@ -535,7 +536,8 @@ TEST_F(PolicyStartTest, APolicyWithoutMutualTlsOrAMalformedOneIsRefusedAtStart) 
   std::ofstream(bad) << "# fine\nallow CN=a acquire,lock *\n";
   for (const std::string binary : {FENCEGATE_LOCKSERVICE_BIN, FENCEGATE_GATEWAY_BIN}) {
     SCOPED_TRACE(binary);
-    ASSERT_OK_AND_ASSIGN(testing::ProgramResult plain, Run(binary, {"--policy=" + policy}));
+    ASSERT_OK_AND_ASSIGN(testing::ProgramResult plain,
+                         Run(binary, {"--policy=" + policy}));
     EXPECT_NE(plain.exit_code, 0);
     EXPECT_THAT(plain.stderr_text, HasSubstr("needs mutual TLS"));
     // TLS without client certificates cannot judge anyone either.
@@ -551,8 +553,7 @@ TEST_F(PolicyStartTest, APolicyWithoutMutualTlsOrAMalformedOneIsRefusedAtStart) 
                      "--tls_key=" + certs->server.key,
                      "--tls_client_ca=" + certs->server.client_ca}));
     EXPECT_NE(malformed.exit_code, 0);
-    EXPECT_THAT(malformed.stderr_text,
-                HasSubstr(bad + ":2: unknown permission 'lock'"));
+    EXPECT_THAT(malformed.stderr_text, HasSubstr(bad + ":2: unknown permission 'lock'"));
   }
 }
 

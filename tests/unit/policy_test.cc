@@ -2,6 +2,8 @@
 // line with the error naming the line, Allows() over patterns, prefixes
 // and several rules; and the Authorizer (authorizer.h): refusals, their
 // metric, and reloads that keep the old policy when the new file is bad.
+#include "common/authz/policy.h"
+
 #include <cstdio>
 #include <fstream>
 #include <string>
@@ -9,7 +11,6 @@
 
 #include "common/authz/authorizer.h"
 #include "common/authz/permission.h"
-#include "common/authz/policy.h"
 #include "common/metrics/registry.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -90,8 +91,9 @@ TEST(PolicyParseTest, EveryKindOfBadLineIsNamedWithItsLine) {
   for (const auto& c : cases) {
     absl::StatusOr<Policy> policy =
         Policy::Parse("# first\nallow * describe *\n" + c.line + "\n", "/etc/p.policy");
-    EXPECT_THAT(policy, StatusIs(absl::StatusCode::kInvalidArgument,
-                                 AllOf(HasSubstr("/etc/p.policy:3: "), HasSubstr(c.error))))
+    EXPECT_THAT(policy,
+                StatusIs(absl::StatusCode::kInvalidArgument,
+                         AllOf(HasSubstr("/etc/p.policy:3: "), HasSubstr(c.error))))
         << c.line;
   }
 }
@@ -148,9 +150,7 @@ TEST(PolicyParseTest, ThePackagedExampleParses) {
 
 class PolicyAuthorizerTest : public ::testing::Test {
  protected:
-  void Write(const std::string& text) {
-    std::ofstream(path_, std::ios::trunc) << text;
-  }
+  void Write(const std::string& text) { std::ofstream(path_, std::ios::trunc) << text; }
   const std::string path_ = ::testing::TempDir() + "/authorizer_test.policy";
   metrics::Registry registry_;
 };
@@ -174,7 +174,8 @@ TEST_F(PolicyAuthorizerTest, RefusesNamingIdentityPermissionAndResourceAndCounts
               StatusIs(absl::StatusCode::kPermissionDenied, HasSubstr("'billing/1'")));
   EXPECT_EQ(authz->refusals(), 3u);
   const std::string text = registry_.Render();
-  EXPECT_THAT(text, HasSubstr("fencegate_authz_refusals_total{permission=\"acquire\"} 2"));
+  EXPECT_THAT(text,
+              HasSubstr("fencegate_authz_refusals_total{permission=\"acquire\"} 2"));
   EXPECT_THAT(text, HasSubstr("fencegate_authz_refusals_total{permission=\"admin\"} 1"));
   EXPECT_THAT(text, HasSubstr("fencegate_authz_refusals_total{permission=\"write\"} 0"));
   EXPECT_THAT(Authorize(nullptr, "", Permission::kWrite, "x"), IsOk());
