@@ -133,6 +133,10 @@ function(fencegate_server_package component program flags description state stat
     COMPONENT ${component} EXCLUDE_FROM_ALL)
   install(FILES ${PROJECT_SOURCE_DIR}/packaging/${flags} DESTINATION /etc/fencegate
     COMPONENT ${component} EXCLUDE_FROM_ALL)
+  # An example of --policy (docs/security.md, "Authorization"), in both.
+  install(FILES ${PROJECT_SOURCE_DIR}/packaging/policy.example
+    DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/${program}/examples
+    COMPONENT ${component} EXCLUDE_FROM_ALL)
   fencegate_package_docs(${component} ${program})
   string(TOUPPER ${component} c)
   set(CPACK_DEBIAN_${c}_PACKAGE_CONTROL_EXTRA

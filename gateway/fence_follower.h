@@ -19,6 +19,12 @@
 // this gateway's limits is skipped: such a resource can never be written
 // here. Storage errors drop the stream and retry from applied_position.
 //
+// Identity: it calls the lock service as the gateway itself (its
+// --lockservice_tls_cert), so a lock service with a policy (--policy) must
+// grant that subject describe on every resource; a refused stream
+// (PERMISSION_DENIED) is retried like any other, and grant-time fencing
+// stays off meanwhile (docs/security.md, "Authorization").
+//
 // Thread safety: thread-safe. One thread of its own runs the stream.
 // Lifetime: `store` must outlive the follower; the destructor stops the
 // thread (cancelling the stream) and waits for it.

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/grpc/channel_credentials.h"
 #include "common/server/grpc_shutdown.h"
+#include "common/server/server_policy.h"
 #include "common/server/server_setup.h"
 #include "gateway/gateway_status_page.h"
 #include "gateway/postgres/postgres_connection.h"
@@ -46,6 +47,10 @@ absl::StatusOr<std::unique_ptr<GatewayServer>> GatewayServer::Start(
   server->lockservice_ = options.lockservice;
   server->observability_ = std::make_unique<ServerObservability>(
       options.serving, std::vector<std::string>{"fencegate.v1.Gateway"});
+  absl::StatusOr<std::unique_ptr<authz::Authorizer>> authorizer =
+      LoadServerPolicy(options.serving, *server->observability_);
+  if (!authorizer.ok()) return authorizer.status();
+  server->authorizer_ = *std::move(authorizer);
   if (options.storage.empty()) {
     absl::StatusOr<StateLock> state_lock =
         StateLock::Acquire(options.db_path, "fencegate-gateway");
@@ -88,7 +93,8 @@ absl::StatusOr<std::unique_ptr<GatewayServer>> GatewayServer::Start(
     server->follower_ = std::make_unique<FenceFollower>(server->store_.get(), follow);
   }
   server->service_ = std::make_unique<GatewayServiceImpl>(
-      server->store_.get(), options.session_limits, options.max_sessions);
+      server->store_.get(), options.session_limits, options.max_sessions,
+      server->authorizer_.get());
 
   // The receive limit is large enough that an oversized value still arrives
   // and gets our INVALID_ARGUMENT naming the field and the limit.
@@ -105,7 +111,8 @@ absl::StatusOr<std::unique_ptr<GatewayServer>> GatewayServer::Start(
         [raw, registry](const HttpRequest& request) {
           return RenderGatewayStatusPage(request, *registry, *raw->refusals_,
                                          raw->follower_.get(), raw->lockservice_,
-                                         raw->storage_description_);
+                                         raw->storage_description_,
+                                         /*hide_resources=*/raw->authorizer_ != nullptr);
         });
     if (!listening.ok()) return listening;
   }
@@ -190,6 +197,14 @@ GatewayServer::~GatewayServer() { Shutdown(); }
 
 std::string GatewayServer::DescribeSigning() const {
   return signer_ == nullptr ? "off" : signer_->keys()->Describe();
+}
+
+absl::Status GatewayServer::ReloadPolicy() {
+  return ReloadServerPolicy(authorizer_.get());
+}
+
+std::string GatewayServer::DescribePolicy() const {
+  return DescribeServerPolicy(authorizer_.get());
 }
 
 absl::Status GatewayServer::ReloadSigningKeys() {

@@ -22,6 +22,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "common/authz/authorizer.h"
 #include "common/core/state_lock.h"
 #include "common/core/token_signer.h"
 #include "common/server/grpc_shutdown.h"
@@ -61,6 +62,10 @@ class GatewayServer : public ServerControl {
 
   // Re-reads the key file (on SIGHUP); on error the keys in use stay.
   absl::Status ReloadSigningKeys() override;
+  // Re-reads the policy file (on SIGHUP; server_policy.h).
+  absl::Status ReloadPolicy() override;
+  // "<path> (3 rules)", or "off".
+  std::string DescribePolicy() const override;
 
   // Stops taking calls, lets calls in flight finish and commit (up to
   // shutdown_grace), then closes the store and the database.
@@ -83,6 +88,8 @@ class GatewayServer : public ServerControl {
   absl::Duration shutdown_grace_;
   std::string signing_keys_path_;
   std::unique_ptr<TokenSigner> signer_;  // null: unsigned tokens
+  // --policy; null: none. Outlives the service that checks against it.
+  std::unique_ptr<authz::Authorizer> authorizer_;
   std::string storage_description_;
   std::unique_ptr<StorageBackend> storage_;
   PostgresStorage* postgres_ = nullptr;  // storage_, when it is PostgreSQL

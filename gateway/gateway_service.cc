@@ -5,6 +5,8 @@
 
 #include "common/core/validation.h"
 #include "common/grpc/grpc_status.h"
+#include "common/server/tls.h"
+#include "gateway/gateway_call_authz.h"
 #include "gateway/request_protos.h"
 #include "gateway/session.h"
 
@@ -24,12 +26,24 @@ bool RejectedUnknown(const google::protobuf::Message& request,
 
 }  // namespace
 
+template <typename Request>
+bool GatewayServiceImpl::Refused(grpc::CallbackServerContext* context,
+                                 const Request& request,
+                                 grpc::ServerUnaryReactor* reactor) const {
+  if (authorizer_ == nullptr) return false;
+  absl::Status allowed = AuthorizeCall(authorizer_, PeerSubject(*context), request);
+  if (allowed.ok()) return false;
+  reactor->Finish(ToGrpcStatus(allowed));
+  return true;
+}
+
 grpc::ServerUnaryReactor* GatewayServiceImpl::Write(
     grpc::CallbackServerContext* context, const v1::WriteRequest* request,
     v1::WriteResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   FencedStore::Arrival arrival = store_->Arriving();
   if (RejectedUnknown(*request, reactor)) return reactor;
+  if (Refused(context, *request, reactor)) return reactor;
   store_->Write(WriteArgsFromProto(*request),
                 [reactor, response](absl::StatusOr<WriteResult> result) {
                   if (result.ok()) FillWriteResponse(*result, response);
@@ -44,6 +58,7 @@ grpc::ServerUnaryReactor* GatewayServiceImpl::MultiWrite(
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   FencedStore::Arrival arrival = store_->Arriving();
   if (RejectedUnknown(*request, reactor)) return reactor;
+  if (Refused(context, *request, reactor)) return reactor;
   const int count = request->mutations_size();
   store_->Write(MultiWriteArgsFromProto(*request),
                 [reactor, response, count](absl::StatusOr<WriteResult> result) {
@@ -61,6 +76,7 @@ grpc::ServerUnaryReactor* GatewayServiceImpl::Read(
   std::optional<FencedStore::Arrival> arrival;
   if (request->token() != 0) arrival.emplace(store_->Arriving());
   if (RejectedUnknown(*request, reactor)) return reactor;
+  if (Refused(context, *request, reactor)) return reactor;
   store_->Read(ReadArgsFromProto(*request),
                [reactor, response](absl::StatusOr<ReadResult> result) {
     if (result.ok()) FillReadResponse(*std::move(result), response);
@@ -75,6 +91,7 @@ grpc::ServerUnaryReactor* GatewayServiceImpl::Fence(
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   FencedStore::Arrival arrival = store_->Arriving();
   if (RejectedUnknown(*request, reactor)) return reactor;
+  if (Refused(context, *request, reactor)) return reactor;
   store_->Fence(FenceArgsFromProto(*request),
                 [reactor, response](absl::StatusOr<FenceResult> result) {
     if (result.ok()) FillFenceResponse(*result, response);
@@ -88,6 +105,7 @@ grpc::ServerUnaryReactor* GatewayServiceImpl::List(
     v1::ListResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   if (RejectedUnknown(*request, reactor)) return reactor;
+  if (Refused(context, *request, reactor)) return reactor;
   absl::StatusOr<ListResult> result = store_->List(ListArgsFromProto(*request));
   if (result.ok()) FillListResponse(*std::move(result), response);
   reactor->Finish(ToGrpcStatus(result.status()));
@@ -100,6 +118,7 @@ grpc::ServerUnaryReactor* GatewayServiceImpl::Describe(
     v1::DescribeResourceResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   if (RejectedUnknown(*request, reactor)) return reactor;
+  if (Refused(context, *request, reactor)) return reactor;
   absl::StatusOr<ResourceStats> stats = store_->Describe(request->resource());
   if (stats.ok()) FillDescribeResponse(*stats, response);
   reactor->Finish(ToGrpcStatus(stats.status()));
@@ -107,10 +126,12 @@ grpc::ServerUnaryReactor* GatewayServiceImpl::Describe(
 }
 
 grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* GatewayServiceImpl::Session(
-    grpc::CallbackServerContext* /*context*/) {
+    grpc::CallbackServerContext* context) {
+  std::string subject = authorizer_ != nullptr ? PeerSubject(*context) : std::string();
   return new StreamReactor(
-      [this](StreamTransport* transport) {
-        return gateway::Session::Start(store_, session_limits_, transport);
+      [&](StreamTransport* transport) {
+        return gateway::Session::Start(store_, session_limits_, transport, authorizer_,
+                                       std::move(subject));
       },
       &sessions_);
 }

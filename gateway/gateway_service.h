@@ -5,16 +5,16 @@
 // The Session stream is a Session (session.h) in a StreamReactor
 // (common/server/stream_reactor.h), on raw bytes.
 //
-// Ownership: `store` must outlive the service. The FencedStore args point
-// into the request message, which gRPC keeps alive until Finish().
-// Thread safety: gRPC calls it from many threads; all state is in the store
-// and the sessions.
+// Ownership: `store` and the authorizer must outlive the service. The FencedStore args
+// point into the request message, which gRPC keeps alive until Finish(). Thread safety:
+// gRPC calls it from many threads; all state is in the store and the sessions.
 #ifndef FENCEGATE_GATEWAY_GATEWAY_SERVICE_H_
 #define FENCEGATE_GATEWAY_GATEWAY_SERVICE_H_
 
 #include <cstddef>
 
 #include "absl/time/time.h"
+#include "common/authz/authorizer.h"
 #include "common/core/stream_session.h"
 #include "common/server/stream_reactor.h"
 #include "fencegate/v1/gateway.grpc.pb.h"
@@ -36,9 +36,16 @@ class GatewayServiceImpl final : public GatewayCallbackService {
  public:
   // At most `max_sessions` Session streams at once (--max_sessions): one
   // more ends at once with RESOURCE_EXHAUSTED (common/server/stream_reactor.h).
+  // Every call, unary or on a Session stream, is first checked against
+  // `authorizer` (--policy; null: none) for the client certificate's
+  // subject (gateway_call_authz.h): PERMISSION_DENIED, and nothing done,
+  // when the policy does not grant it.
   GatewayServiceImpl(FencedStore* store, const StreamLimits& session_limits,
-                     size_t max_sessions)
-      : store_(store), session_limits_(session_limits), sessions_(max_sessions) {}
+                     size_t max_sessions, const authz::Authorizer* authorizer = nullptr)
+      : store_(store),
+        authorizer_(authorizer),
+        session_limits_(session_limits),
+        sessions_(max_sessions) {}
 
   // Ends every Session stream (now and later) with UNAVAILABLE once it has
   // answered the requests it read, and waits until all have ended or
@@ -71,7 +78,14 @@ class GatewayServiceImpl final : public GatewayCallbackService {
       grpc::CallbackServerContext* context) override;
 
  private:
+  // True once it finished `reactor` with PERMISSION_DENIED: the policy does
+  // not let the caller make this call.
+  template <typename Request>
+  bool Refused(grpc::CallbackServerContext* context, const Request& request,
+               grpc::ServerUnaryReactor* reactor) const;
+
   FencedStore* const store_;
+  const authz::Authorizer* const authorizer_;  // null: no policy
   const StreamLimits session_limits_;
   StreamRegistry sessions_;
 };

@@ -15,7 +15,7 @@ HttpResponse RenderGatewayStatusPage(const HttpRequest& request,
                                      const metrics::Registry& registry,
                                      StaleRefusals& refusals, FenceFollower* follower,
                                      const std::string& lockservice,
-                                     const std::string& storage) {
+                                     const std::string& storage, bool hide_resources) {
   const absl::Time now = absl::Now();
   StatusPage page(
       ProgramName(),
@@ -50,6 +50,13 @@ HttpResponse RenderGatewayStatusPage(const HttpRequest& request,
   }
 
   page.Heading("refusals", "Recent stale refusals, newest first");
+  if (hide_resources) {
+    page.Paragraph(kResourcesHiddenByPolicy);
+    HttpResponse response;
+    response.content_type = "text/html; charset=utf-8";
+    response.body = page.Finish();
+    return response;
+  }
   std::vector<std::vector<std::string>> rows;
   for (const StaleRefusals::Refusal& r : refusals.Recent()) {
     rows.push_back(

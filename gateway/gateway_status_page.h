@@ -18,12 +18,16 @@
 namespace fencegate::gateway {
 
 // `follower` null: grant-time fencing is off. `lockservice`: the address
-// it follows. `storage`: the storage description.
+// it follows. `storage`: the storage description. `hide_resources` (a
+// policy is on, --policy): the refusals are not listed, as the page cannot
+// tell whether its reader may see their resources (docs/security.md,
+// "Authorization").
 HttpResponse RenderGatewayStatusPage(const HttpRequest& request,
                                      const metrics::Registry& registry,
                                      StaleRefusals& refusals, FenceFollower* follower,
                                      const std::string& lockservice,
-                                     const std::string& storage);
+                                     const std::string& storage,
+                                     bool hide_resources = false);
 
 }  // namespace fencegate::gateway
 

@@ -86,11 +86,12 @@ int main(int argc, char** argv) {
   // password), then what the server made of them.
   fencegate::LogInfo(
       "%s serving on port %d (%s storage=%s max_receive_message_bytes=%d transport=%s "
-      "signing=%s grant_time_fencing=%s metrics=%s)",
+      "signing=%s authorization=%s grant_time_fencing=%s metrics=%s)",
       fencegate::VersionLine(), (*server)->port(), options.Describe(),
       (*server)->storage_description(),
       fencegate::gateway::MaxReceiveMessageBytes(options.limits),
       fencegate::DescribeTls(options.serving.tls), (*server)->DescribeSigning(),
+      (*server)->DescribePolicy(),
       options.lockservice.empty() ? std::string("off")
                                   : "following " + options.lockservice,
       (*server)->DescribeMetrics());

@@ -3,6 +3,7 @@
 #include <utility>
 #include <vector>
 
+#include "gateway/gateway_call_authz.h"
 #include "gateway/request_protos.h"
 
 namespace fencegate::gateway {
@@ -18,8 +19,9 @@ bool IsPlainRead(const IncomingCall& in) {
 }  // namespace
 
 Session* Session::Start(FencedStore* store, const StreamLimits& limits,
-                        StreamTransport* transport) {
-  auto* session = new Session(store, limits, transport);
+                        StreamTransport* transport, const authz::Authorizer* authorizer,
+                        std::string subject) {
+  auto* session = new Session(store, limits, transport, authorizer, std::move(subject));
   session->StartReading();
   return session;
 }
@@ -61,6 +63,10 @@ void Session::Dispatch(IncomingMessage* message, const IncomingCall& in) {
   const uint64_t id = in.request_id;
   if (!Admit(id, in.error)) return;
   const v1::GatewayCall& call = *in.call;
+  if (absl::Status allowed = AuthorizeCall(authorizer_, subject_, call); !allowed.ok()) {
+    Complete(id, [&](std::string* out) { gateway::AppendError(id, allowed, out); });
+    return;
+  }
   CallKind kind = CallKind::kFence;
   int multi_count = 0;
   switch (call.request_case()) {

@@ -22,15 +22,17 @@
 // commit (or not); their answers are dropped.
 //
 // Ownership: as StreamSession; every call in the store holds a reference.
-// `store` must outlive the session. Thread safety: as StreamSession.
+// `store` and `authorizer` must outlive the session. Thread safety: as StreamSession.
 #ifndef FENCEGATE_GATEWAY_SESSION_H_
 #define FENCEGATE_GATEWAY_SESSION_H_
 
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "common/authz/authorizer.h"
 #include "common/core/stream_session.h"
 #include "common/core/stream_transport.h"
 #include "gateway/fenced_store.h"
@@ -40,9 +42,13 @@ namespace fencegate::gateway {
 
 class Session final : public StreamSession {
  public:
-  // A session on `transport`, reading its first message.
+  // A session on `transport`, reading its first message. Each call is
+  // first checked against `authorizer` (null: no policy;
+  // gateway_call_authz.h) for `subject`, the client certificate's.
   static Session* Start(FencedStore* store, const StreamLimits& limits,
-                        StreamTransport* transport);
+                        StreamTransport* transport,
+                        const authz::Authorizer* authorizer = nullptr,
+                        std::string subject = "");
 
  private:
   // One call handed to the store, kept in its message's arena.
@@ -54,8 +60,12 @@ class Session final : public StreamSession {
     int multi_count;
   };
 
-  Session(FencedStore* store, const StreamLimits& limits, StreamTransport* transport)
-      : StreamSession(limits, transport), store_(store) {}
+  Session(FencedStore* store, const StreamLimits& limits, StreamTransport* transport,
+          const authz::Authorizer* authorizer, std::string subject)
+      : StreamSession(limits, transport),
+        store_(store),
+        authorizer_(authorizer),
+        subject_(std::move(subject)) {}
   ~Session() override = default;
 
   absl::Status HandleMessage(absl::string_view bytes) override;
@@ -66,6 +76,8 @@ class Session final : public StreamSession {
   void Dispatch(IncomingMessage* message, const IncomingCall& in);
 
   FencedStore* const store_;
+  const authz::Authorizer* const authorizer_;  // null: no policy
+  const std::string subject_;
 };
 
 }  // namespace fencegate::gateway

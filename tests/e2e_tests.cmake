@@ -73,3 +73,17 @@ add_test(NAME demo_script_runs_the_demo_binary
   COMMAND bash -c "bash -n \"$0\" && grep -q 'exec ./build/examples/demo/fencegate-demo \"\\$@\"' \"$0\""
     ${CMAKE_SOURCE_DIR}/scripts/demo)
 set_tests_properties(demo_script_runs_the_demo_binary PROPERTIES LABELS e2e TIMEOUT 30)
+
+# Authorization by policy (--policy) with both real servers over mutual
+# TLS: every permission allowed and refused, unary and on the Session
+# streams, SIGHUP reloads, refused starts. A binary of its own, named so
+# that `ctest -R policy` runs it with the policy's unit tests.
+fencegate_cc_test(policy_e2e_tests
+  SOURCES e2e/policy_matrix_test.cc
+  DEPS fencegate_demo_harness fencegate_grpc_base fencegate_testing_http
+  LABELS e2e
+  TEST_PREFIX "policy.")
+target_compile_definitions(policy_e2e_tests PRIVATE
+  FENCEGATE_LOCKSERVICE_BIN="$<TARGET_FILE:fencegate-lockservice>"
+  FENCEGATE_GATEWAY_BIN="$<TARGET_FILE:fencegate-gateway>")
+add_dependencies(policy_e2e_tests fencegate-lockservice fencegate-gateway)

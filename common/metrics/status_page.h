@@ -22,6 +22,14 @@
 
 namespace fencegate {
 
+// What both servers' pages say instead of resource names when a policy
+// (--policy) is on: an HTTP request carries no identity the policy could
+// judge (docs/security.md, "Authorization").
+inline constexpr char kResourcesHiddenByPolicy[] =
+    "Resources are not listed: this server checks calls against a policy "
+    "(--policy), and this page cannot tell whether you may describe them. "
+    "Describe them over gRPC with a certificate the policy grants describe.";
+
 class StatusPage {
  public:
   // `title`: the server ("fencegate-lockservice"); `subtitle`: one line

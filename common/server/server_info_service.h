@@ -4,11 +4,16 @@
 // out the server's metrics (the text /metrics serves). StartGrpcServer
 // (server_setup.h) registers one on every fencegate server.
 //
-// Ownership: `registry` (null: metrics are off) must outlive the service.
+// Both calls need the admin permission when a policy is set
+// (set_authorizer, --policy; docs/security.md, "Authorization").
+//
+// Ownership: `registry` (null: metrics are off) and the authorizer must
+// outlive the service.
 // Thread safety: thread-safe.
 #ifndef FENCEGATE_COMMON_SERVER_SERVER_INFO_SERVICE_H_
 #define FENCEGATE_COMMON_SERVER_SERVER_INFO_SERVICE_H_
 
+#include "common/authz/authorizer.h"
 #include "common/metrics/registry.h"
 #include "fencegate/v1/server_info.grpc.pb.h"
 
@@ -18,6 +23,10 @@ class ServerInfoService final : public fencegate::v1::ServerInfo::CallbackServic
  public:
   explicit ServerInfoService(const metrics::Registry* registry = nullptr)
       : registry_(registry) {}
+
+  // The policy both calls are checked against (admin); null: none. Call
+  // before the server serves.
+  void set_authorizer(const authz::Authorizer* authorizer) { authorizer_ = authorizer; }
 
   grpc::ServerUnaryReactor* GetServerInfo(
       grpc::CallbackServerContext* context,
@@ -31,6 +40,7 @@ class ServerInfoService final : public fencegate::v1::ServerInfo::CallbackServic
 
  private:
   const metrics::Registry* const registry_;
+  const authz::Authorizer* authorizer_ = nullptr;
 };
 
 }  // namespace fencegate

@@ -54,6 +54,11 @@ class ServerObservability {
 
   // For StartGrpcServer.
   grpc::Service* info_service() { return &info_; }
+  // The policy ServerInfo's calls are checked against (server_policy.h);
+  // before the server serves.
+  void SetAuthorizer(const authz::Authorizer* authorizer) {
+    info_.set_authorizer(authorizer);
+  }
   // Null when metrics are off.
   std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>
   NewRpcInterceptorFactory();

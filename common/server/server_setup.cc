@@ -41,6 +41,13 @@ absl::Status ServingOptions::Validate() const {
         "TLS needs both --tls_cert and --tls_key (--tls_client_ca alone is not "
         "enough: the server needs a certificate of its own)");
   }
+  if (!policy_path.empty() && !tls.mutual()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--policy=", policy_path,
+        " needs mutual TLS: the policy judges client certificates' subjects; give "
+        "--tls_cert, --tls_key and --tls_client_ca too (docs/security.md, "
+        "\"Authorization\")"));
+  }
   return absl::OkStatus();
 }
 

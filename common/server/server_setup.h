@@ -44,6 +44,10 @@ struct ServingOptions {
   std::string signing_keys_path;
   // --tls_cert, --tls_key, --tls_client_ca (common/server/tls.h).
   ServerTlsFiles tls;
+  // --policy: policy file (common/authz/policy.h); set = every call is
+  // checked against it for the client certificate's subject. Needs mutual
+  // TLS (tls.client_ca). Empty: everything is allowed.
+  std::string policy_path;
   // --metrics_listen: host:port of the HTTP listener for /metrics and the
   // status page (server_observability.h), with TLS as the gRPC port when
   // `tls` is on. kMetricsListenAuto: on loopback, at metrics_auto_port when
@@ -78,6 +82,12 @@ class ServerControl {
   virtual absl::Status ReloadSigningKeys() = 0;
   // The keys in use, for logs ("k1 (sign), k2"), or "off".
   virtual std::string DescribeSigning() const = 0;
+  // Re-reads the policy file (--policy); on error the policy in force
+  // stays, the failure is counted and returned; without a policy,
+  // FAILED_PRECONDITION.
+  virtual absl::Status ReloadPolicy() = 0;
+  // The policy in force, for logs ("<path> (3 rules)"), or "off".
+  virtual std::string DescribePolicy() const = 0;
   // Stops taking calls, answers what waits (streams, parked Acquires) with
   // UNAVAILABLE, lets unary calls in flight finish (up to the shutdown
   // grace) and returns as soon as none is left: clients' idle connections

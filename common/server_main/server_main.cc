@@ -45,6 +45,11 @@ FENCEGATE_OPTION_FLAG(fencegate::ServingOptions, std::string, tls_client_ca,
                       "PEM CA bundle; set = mutual TLS: clients must present a "
                       "certificate it signed (the lock service makes its subject the "
                       "lease holder)");
+FENCEGATE_OPTION_FLAG(
+    fencegate::ServingOptions, std::string, policy, policy_path,
+    "policy file (docs/security.md, \"Authorization\"); set = every call is checked "
+    "against it for the client certificate's subject, PERMISSION_DENIED if not "
+    "granted. Needs mutual TLS (--tls_client_ca). SIGHUP reloads it");
 
 namespace fencegate {
 namespace {
@@ -79,6 +84,13 @@ int ServeUntilShutdownSignal(absl::string_view program, ServerControl& server) {
       LogInfo("SIGHUP: signing keys reloaded: %s", server.DescribeSigning());
     } else {
       LogError("SIGHUP: keys not reloaded, the old ones stay: %s", reloaded.ToString());
+    }
+    absl::Status policy = server.ReloadPolicy();
+    if (policy.ok()) {
+      LogInfo("SIGHUP: policy reloaded: %s", server.DescribePolicy());
+    } else if (!absl::IsFailedPrecondition(policy)) {  // no --policy: nothing to say
+      LogError("SIGHUP: policy not reloaded, the one in force stays: %s",
+               policy.ToString());
     }
   });
   LogInfo("signal %d: shutting down", signal);

@@ -14,7 +14,7 @@
 //   }
 //
 // Defined here: --port_file, --shutdown_grace, --signing_keys, --tls_cert,
-// --tls_key, --tls_client_ca, --metrics_listen, --metrics_port_file
+// --tls_key, --tls_client_ca, --policy, --metrics_listen, --metrics_port_file
 // (OptionFlags<ServingOptions>). Each main binds --listen itself, because
 // its default differs by server, with the help text kListenFlagHelp. Link
 // this only into server binaries: it defines flags.
@@ -45,7 +45,7 @@ void InitServerMain(absl::string_view program, int argc, char** argv,
                     absl::string_view usage);
 
 // Waits for SIGTERM or SIGINT; each SIGHUP before it reloads the signing
-// keys (logging the keys now in use, or why the old ones stay). Then shuts
+// keys and the policy (logging what is now in use, or why the old stays). Then shuts
 // `server` down and logs that `program` stopped. Returns main()'s exit
 // status.
 int ServeUntilShutdownSignal(absl::string_view program, ServerControl& server);

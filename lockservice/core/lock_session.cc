@@ -3,18 +3,21 @@
 #include <utility>
 #include <vector>
 
+#include "lockservice/core/lock_call_authz.h"
+
 namespace fencegate::lockservice {
 
 namespace v1 = ::fencegate::v1;
 
 LockSession* LockSession::Start(std::shared_ptr<LockManager> manager,
                                 const TokenSigner* signer, absl::StatusOr<Caller> caller,
-                                const StreamLimits& limits, StreamTransport* transport) {
+                                const StreamLimits& limits, StreamTransport* transport,
+                                const authz::Authorizer* authorizer) {
   absl::Status refused = caller.status();
   LockManager* const raw = manager.get();
-  auto* session =
-      new LockSession(std::move(manager), signer,
-                      caller.ok() ? *std::move(caller) : Caller(), limits, transport);
+  auto* session = new LockSession(std::move(manager), signer,
+                                  caller.ok() ? *std::move(caller) : Caller(), limits,
+                                  transport, authorizer);
   if (refused.ok()) refused = raw->AddListener(session);
   if (!refused.ok()) session->Close(refused);  // then it reads nothing
   session->StartReading();
@@ -58,6 +61,10 @@ absl::Status LockSession::HandleMessage(absl::string_view bytes) {
 void LockSession::Dispatch(LockManager& manager, const LockIncomingCall& in) {
   if (!Admit(in.request_id, in.error)) return;
   const v1::LockCall& call = *in.call;
+  if (absl::Status allowed = AuthorizeCall(authorizer_, caller_.subject, call);
+      !allowed.ok()) {
+    return Refuse(in.request_id, allowed);
+  }
   switch (call.request_case()) {
     case v1::LockCall::kAcquire:
       return Acquire(manager, in.request_id, call.acquire());

@@ -34,7 +34,8 @@
 // destroyed by the last reference to a session, which may drop on the
 // thread committing the manager's batch; a session that commits a batch on
 // its own thread (StreamSession, "Run to completion") holds the manager
-// until that commit is done. `signer` (may be null) must outlive it.
+// until that commit is done. `signer` and `authorizer` (either may be null)
+// must outlive it.
 //
 // Thread safety: as StreamSession; pushes come on the thread that commits
 // the batch recording the lease's end.
@@ -51,6 +52,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
+#include "common/authz/authorizer.h"
 #include "common/core/stream_session.h"
 #include "common/core/stream_transport.h"
 #include "common/core/token_signer.h"
@@ -63,13 +65,16 @@ namespace fencegate::lockservice {
 
 class LockSession final : public StreamSession, public LeaseListener {
  public:
-  // A session on `transport`, reading its first message, for `caller`. If
+  // A session on `transport`, reading its first message, for `caller`; each
+  // call is first checked against `authorizer` (null: no policy;
+  // lock_call_authz.h) for the caller's subject. If
   // `caller` is an error (a forwarded stream that names no caller) or the
   // manager takes no listener (it shuts down), the stream ends at once with
   // that status.
   static LockSession* Start(std::shared_ptr<LockManager> manager,
                             const TokenSigner* signer, absl::StatusOr<Caller> caller,
-                            const StreamLimits& limits, StreamTransport* transport);
+                            const StreamLimits& limits, StreamTransport* transport,
+                            const authz::Authorizer* authorizer = nullptr);
 
   // One reference count for both bases.
   void Ref() override { StreamSession::Ref(); }
@@ -81,9 +86,11 @@ class LockSession final : public StreamSession, public LeaseListener {
 
  private:
   LockSession(std::shared_ptr<LockManager> manager, const TokenSigner* signer,
-              Caller caller, const StreamLimits& limits, StreamTransport* transport)
+              Caller caller, const StreamLimits& limits, StreamTransport* transport,
+              const authz::Authorizer* authorizer)
       : StreamSession(limits, transport),
         signer_(signer),
+        authorizer_(authorizer),
         caller_(std::move(caller)),
         manager_(std::move(manager)) {}
   ~LockSession() override = default;
@@ -115,6 +122,7 @@ class LockSession final : public StreamSession, public LeaseListener {
   std::shared_ptr<LockManager> manager();
 
   const TokenSigner* const signer_;
+  const authz::Authorizer* const authorizer_;  // null: no policy
   const Caller caller_;
 
   absl::Mutex calls_mu_;

@@ -10,6 +10,7 @@
 #include "common/base/log.h"
 #include "common/grpc/channel_credentials.h"
 #include "common/server/grpc_shutdown.h"
+#include "common/server/server_policy.h"
 #include "common/server/server_setup.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "lockservice/etcd/etcd_client.h"
@@ -58,6 +59,10 @@ absl::StatusOr<std::unique_ptr<LockServer>> LockServer::Start(
       return manager->Figures();
     });
   }
+  absl::StatusOr<std::unique_ptr<authz::Authorizer>> authorizer =
+      LoadServerPolicy(options.serving, *server->observability_);
+  if (!authorizer.ok()) return authorizer.status();
+  server->authorizer_ = *std::move(authorizer);
   server->clock_ = NewRealClock();
   const std::string& keys_path = options.serving.signing_keys_path;
   if (!keys_path.empty()) {
@@ -85,7 +90,8 @@ absl::StatusOr<std::unique_ptr<LockServer>> LockServer::Start(
   status = server->observability_->StartListener(
       [raw, registry = server->observability_->registry()](const HttpRequest& request) {
         std::shared_ptr<LockManager> manager = raw->CurrentManager();
-        return RenderLockStatusPage(request, *registry, manager.get(), raw->Role());
+        return RenderLockStatusPage(request, *registry, manager.get(), raw->Role(),
+                                    /*hide_resources=*/raw->authorizer_ != nullptr);
       });
   if (!status.ok()) return status;
   return server;
@@ -121,8 +127,8 @@ absl::Status LockServer::StartSqlite(
   max_batch_ = options.limits.max_batch;
   service_ = std::make_unique<LockServiceImpl>(
       manager_, store_.get(), &feed_, signer_.get(),
-      CallerIdentity{options.serving.tls.mutual(), ""}, options.session_limits,
-      &sessions_, &fence_watchers_);
+      CallerIdentity{options.serving.tls.mutual(), "", authorizer_.get()},
+      options.session_limits, &sessions_, &fence_watchers_);
   absl::StatusOr<std::unique_ptr<grpc::Server>> grpc_server = StartGrpcServer(
       options.serving.listen, service_.get(), &port_, options.serving.port_file,
       /*max_receive_bytes=*/0, std::move(credentials), observability_.get(),
@@ -143,7 +149,7 @@ absl::Status LockServer::StartEtcd(const LockServerOptions& options) {
   // Standbys forward to the leader over TLS too, as a client of it.
   std::shared_ptr<grpc::ChannelCredentials> peer_credentials;
   const ServerTlsFiles& tls = options.serving.tls;
-  CallerIdentity identity{tls.mutual(), ""};
+  CallerIdentity identity{tls.mutual(), "", authorizer_.get()};
   if (tls.enabled()) {
     // Validate() checked that there is a CA.
     const std::string ca =
@@ -252,6 +258,12 @@ absl::Status LockServer::ReloadSigningKeys() {
   }
   signer_->Replace(*std::move(keys));
   return absl::OkStatus();
+}
+
+absl::Status LockServer::ReloadPolicy() { return ReloadServerPolicy(authorizer_.get()); }
+
+std::string LockServer::DescribePolicy() const {
+  return DescribeServerPolicy(authorizer_.get());
 }
 
 void LockServer::Shutdown() {

@@ -29,6 +29,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "common/authz/authorizer.h"
 #include "common/core/state_lock.h"
 #include "common/core/stream_quota.h"
 #include "common/core/token_signer.h"
@@ -70,6 +71,10 @@ class LockServer : public ServerControl {
   // Re-reads the key file (on SIGHUP). On error the keys in use stay and
   // the error is returned; without signing, FAILED_PRECONDITION.
   absl::Status ReloadSigningKeys() override;
+  // Re-reads the policy file (on SIGHUP; server_policy.h).
+  absl::Status ReloadPolicy() override;
+  // "<path> (3 rules)", or "off".
+  std::string DescribePolicy() const override;
 
   // Stops taking calls, ends parked Acquires with UNAVAILABLE, lets calls in
   // flight finish (up to shutdown_grace), delivers committed replies. With
@@ -97,6 +102,8 @@ class LockServer : public ServerControl {
   std::string signing_keys_path_;
   std::unique_ptr<Clock> clock_;
   std::unique_ptr<TokenSigner> signer_;  // null: no signing
+  // --policy; null: none. Outlives the services that check against it.
+  std::unique_ptr<authz::Authorizer> authorizer_;
   // The Session streams of every service below, for the shutdown to wait
   // on and bounded by --max_sessions; outlives them.
   StreamRegistry sessions_;

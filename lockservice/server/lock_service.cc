@@ -5,6 +5,7 @@
 #include "common/grpc/grpc_status.h"
 #include "common/server/stream_reactor.h"
 #include "common/server/tls.h"
+#include "lockservice/core/lock_call_authz.h"
 #include "lockservice/core/lock_requests.h"
 #include "lockservice/core/lock_session.h"
 #include "lockservice/server/fence_watch.h"
@@ -56,6 +57,15 @@ absl::StatusOr<std::string> LockServiceImpl::CallerSubject(
   return std::string(forwarded->second.data(), forwarded->second.size());
 }
 
+template <typename Request>
+absl::Status LockServiceImpl::Authorized(grpc::CallbackServerContext* context,
+                                         const Request& request) const {
+  if (identity_.authorizer == nullptr) return absl::OkStatus();
+  absl::StatusOr<std::string> subject = CallerSubject(context);
+  if (!subject.ok()) return subject.status();
+  return AuthorizeCall(identity_.authorizer, *subject, request);
+}
+
 grpc::ServerUnaryReactor* LockServiceImpl::Acquire(grpc::CallbackServerContext* context,
                                                    const v1::AcquireRequest* request,
                                                    v1::AcquireResponse* response) {
@@ -66,6 +76,14 @@ grpc::ServerUnaryReactor* LockServiceImpl::Acquire(grpc::CallbackServerContext* 
     return reactor;
   }
   absl::StatusOr<Caller> caller = CallerOf(context);
+  if (caller.ok()) {
+    if (absl::Status allowed =
+            AuthorizeCall(identity_.authorizer, caller->subject, *request);
+        !allowed.ok()) {
+      reactor->Finish(ToGrpcStatus(allowed));
+      return reactor;
+    }
+  }
   if (request->resources_size() > 0 && caller.ok()) {
     AcquireMany(context, id, reactor, *request, *caller, response);
     return reactor;
@@ -127,6 +145,14 @@ grpc::ServerUnaryReactor* LockServiceImpl::Renew(grpc::CallbackServerContext* co
     return reactor;
   }
   absl::StatusOr<Caller> caller = CallerOf(context);
+  if (caller.ok()) {
+    if (absl::Status allowed =
+            AuthorizeCall(identity_.authorizer, caller->subject, *request);
+        !allowed.ok()) {
+      reactor->Finish(ToGrpcStatus(allowed));
+      return reactor;
+    }
+  }
   absl::StatusOr<RenewArgs> args =
       caller.ok() ? RenewArgsFor(*request, signer_, manager_->limits(), *caller)
                   : caller.status();
@@ -157,6 +183,14 @@ grpc::ServerUnaryReactor* LockServiceImpl::Release(grpc::CallbackServerContext* 
     return reactor;
   }
   absl::StatusOr<Caller> caller = CallerOf(context);
+  if (caller.ok()) {
+    if (absl::Status allowed =
+            AuthorizeCall(identity_.authorizer, caller->subject, *request);
+        !allowed.ok()) {
+      reactor->Finish(ToGrpcStatus(allowed));
+      return reactor;
+    }
+  }
   absl::StatusOr<ReleaseArgs> args =
       caller.ok() ? ReleaseArgsFor(*request, signer_, manager_->limits(), *caller)
                   : caller.status();
@@ -180,6 +214,10 @@ grpc::ServerUnaryReactor* LockServiceImpl::Describe(grpc::CallbackServerContext*
     reactor->Finish(ToGrpcStatus(s));
     return reactor;
   }
+  if (absl::Status allowed = Authorized(context, *request); !allowed.ok()) {
+    reactor->Finish(ToGrpcStatus(allowed));
+    return reactor;
+  }
   manager_->Describe(request->resource(),
                      [reactor, response](absl::StatusOr<ResourceInfo> info) {
                        if (info.ok()) FillDescribeResponse(*info, response);
@@ -191,6 +229,9 @@ grpc::ServerUnaryReactor* LockServiceImpl::Describe(grpc::CallbackServerContext*
 grpc::ServerWriteReactor<v1::WatchFencesResponse>* LockServiceImpl::WatchFences(
     grpc::CallbackServerContext* context, const v1::WatchFencesRequest* request) {
   if (absl::Status s = RejectUnknownFields(*request); !s.ok()) return RefuseFenceWatch(s);
+  if (absl::Status allowed = Authorized(context, *request); !allowed.ok()) {
+    return RefuseFenceWatch(allowed);
+  }
   return StartFenceWatch(*request, store_, feed_, fence_watchers_);
 }
 
@@ -198,7 +239,8 @@ RawStreamReactor* LockServiceImpl::Session(grpc::CallbackServerContext* context)
   const absl::StatusOr<Caller> caller = CallerOf(context);
   return new StreamReactor(
       [&](StreamTransport* transport) {
-        return LockSession::Start(manager_, signer_, caller, session_limits_, transport);
+        return LockSession::Start(manager_, signer_, caller, session_limits_, transport,
+                                  identity_.authorizer);
       },
       sessions_);  // the manager ends its sessions when it stops
 }

@@ -14,6 +14,11 @@
 // its caller's subject in metadata; it is believed only when the connection
 // itself comes from a certificate with the deployment's peer subject.
 //
+// Authorization (CallerIdentity::authorizer, --policy): every call, unary
+// or on a Session stream, is first checked for that subject
+// (lockservice/core/lock_call_authz.h); a refused one gets
+// PERMISSION_DENIED and nothing else is done.
+//
 // Session streams are LockSessions (lock_session.h) in StreamReactors; the
 // manager ends them when it stops (Shutdown(), or the end of a term). They
 // are listed in `sessions` if given, so that a server's shutdown can wait
@@ -34,6 +39,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "common/authz/authorizer.h"
 #include "common/core/stream_quota.h"
 #include "common/core/stream_session.h"
 #include "common/core/token_signer.h"
@@ -47,12 +53,16 @@
 
 namespace fencegate::lockservice {
 
-// How a caller's identity is established.
+// How a caller's identity is established, and what it may do.
 struct CallerIdentity {
   bool mutual_tls = false;  // the server requires client certificates
   // The certificate subject of this deployment's own instances (etcd
   // store), whose forwarded calls may name their caller; empty: none.
   std::string peer_subject;
+  // The policy (--policy) every call is checked against for its caller's
+  // subject (a forwarded call: the subject it names); null: none, all is
+  // allowed. Must outlive the service.
+  const authz::Authorizer* authorizer = nullptr;
 };
 
 class LockServiceImpl final : public LockServiceBase {
@@ -96,6 +106,12 @@ class LockServiceImpl final : public LockServiceBase {
   // a peer forwarded, the subject it names. PERMISSION_DENIED for a
   // forwarded call that names none.
   absl::StatusOr<std::string> CallerSubject(grpc::CallbackServerContext* context) const;
+  // OK if the policy lets the caller make this call (lock_call_authz.h),
+  // else why not; for the calls that need no Caller (Describe,
+  // WatchFences).
+  template <typename Request>
+  absl::Status Authorized(grpc::CallbackServerContext* context,
+                          const Request& request) const;
   // Acquire with `resources` set (several at once): answers on `reactor`,
   // cancelled as the single Acquire's call `id` is.
   void AcquireMany(grpc::CallbackServerContext* context, LockManager::CallId id,

@@ -22,7 +22,7 @@ std::string Left(absl::Duration d) {
 
 HttpResponse RenderLockStatusPage(const HttpRequest& request,
                                   const metrics::Registry& registry, LockManager* manager,
-                                  const std::string& role) {
+                                  const std::string& role, bool hide_resources) {
   const std::string prefix = request.Query("prefix");
   size_t limit = kStatusPageDefaultLimit;
   const std::string limit_text = request.Query("limit");
@@ -48,8 +48,10 @@ HttpResponse RenderLockStatusPage(const HttpRequest& request,
     page.Paragraph(std::string(samples.status().message()));
   }
   page.Heading("resources", "Resources, most waited-on first");
-  page.FilterForm("prefix", "Name starts with", prefix);
-  if (manager == nullptr) {
+  if (!hide_resources) page.FilterForm("prefix", "Name starts with", prefix);
+  if (hide_resources) {
+    page.Paragraph(kResourcesHiddenByPolicy);
+  } else if (manager == nullptr) {
     page.Paragraph(absl::StrCat("This instance holds no lock state: ", role, "."));
   } else {
     std::vector<std::vector<std::string>> rows;

@@ -22,9 +22,12 @@ inline constexpr size_t kStatusPageMaxLimit = 1000;
 
 // `manager` null: this instance serves no lock state itself (a standby);
 // `role` says so ("standby: forwards to the leader at ...").
+// `hide_resources` (a policy is on, --policy): no resource is listed, as
+// the page cannot tell whether its reader may describe them
+// (docs/security.md, "Authorization"); the key figures stay.
 HttpResponse RenderLockStatusPage(const HttpRequest& request,
                                   const metrics::Registry& registry, LockManager* manager,
-                                  const std::string& role);
+                                  const std::string& role, bool hide_resources = false);
 
 }  // namespace fencegate::lockservice
 

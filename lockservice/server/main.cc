@@ -120,9 +120,11 @@ int main(int argc, char** argv) {
   }
   // The flags as given, then what the server made of them.
   fencegate::LogInfo(
-      "%s serving on port %d (%s batch_limit=%d transport=%s signing=%s metrics=%s)",
+      "%s serving on port %d (%s batch_limit=%d transport=%s signing=%s authorization=%s "
+      "metrics=%s)",
       fencegate::VersionLine(), (*server)->port(), options.Describe(),
       (*server)->max_batch(), fencegate::DescribeTls(options.serving.tls),
-      (*server)->DescribeSigning(), (*server)->DescribeMetrics());
+      (*server)->DescribeSigning(), (*server)->DescribePolicy(),
+      (*server)->DescribeMetrics());
   return fencegate::ServeUntilShutdownSignal("fencegate-lockservice", **server);
 }

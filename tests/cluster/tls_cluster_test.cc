@@ -3,7 +3,11 @@
 // for every instance), instances to etcd (TLS with client certificates).
 // Certificates are made for the test by the openssl tool. What must hold:
 // a call forwarded by a standby is the caller's, not the standby's, and no
-// client can borrow the standby's voice to claim another identity.
+// client can borrow the standby's voice to claim another identity; under a
+// policy (--policy), the leader judges a forwarded call by its caller's
+// subject.
+#include <fstream>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -138,6 +142,98 @@ TEST_F(TlsClusterTest, AStreamRelayedByAStandbyIsTheCallersToo) {
   std::unique_ptr<client::LockClient> bob = Client(leader_, "bob");
   ASSERT_OK_AND_ASSIGN(client::LockState state, bob->Describe("r3"));
   EXPECT_EQ(state.holder, "CN=alice/worker-2");
+}
+
+// The same cluster under a policy that lets alice lock under locks/ only:
+// calls a standby forwards (unary, and a Session stream it relays) are
+// judged by the caller's subject, never the standby's, whose certificate the
+// policy does not name. `ctest -R policy` runs it (tests/CMakeLists.txt).
+class TlsClusterPolicyTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto certs = demo::MakeTestCertificates(dir_.path(), {"alice", "bob"});
+    ASSERT_THAT(certs, IsOk());
+    certs_ = *std::move(certs);
+    const std::string policy = dir_.File("fencegate.policy");
+    std::ofstream(policy) << "allow CN=alice acquire,describe locks/\n";
+    const ServerTlsFiles& server = certs_.server;
+    LockServiceClusterOptions options;
+    options.etcd_tls = server;
+    options.client_tls = certs_.clients["alice"];
+    options.extra_args = {"--tls_cert=" + server.cert,
+                          "--tls_key=" + server.key,
+                          "--tls_client_ca=" + server.client_ca,
+                          "--etcd_tls_ca=" + certs_.ca,
+                          "--etcd_tls_cert=" + server.cert,
+                          "--etcd_tls_key=" + server.key,
+                          "--policy=" + policy};
+    auto cluster = LockServiceCluster::Start(dir_.path(), options);
+    ASSERT_THAT(cluster, IsOk());
+    cluster_ = *std::move(cluster);
+    auto leader = cluster_->WaitLeader();
+    ASSERT_THAT(leader, IsOk()) << cluster_->LogTails();
+    standby_ = 1 - *leader;
+    ASSERT_THAT(cluster_->WaitServing(standby_), IsOk()) << cluster_->LogTails();
+  }
+
+  void TearDown() override {
+    if (HasFailure() && cluster_ != nullptr) std::cerr << cluster_->LogTails();
+  }
+
+  std::unique_ptr<v1::LockService::Stub> StandbyAs(const std::string& who) {
+    auto credentials = MakeChannelCredentials(certs_.clients[who]);
+    EXPECT_THAT(credentials, IsOk());
+    return v1::LockService::NewStub(
+        grpc::CreateChannel(cluster_->instance(standby_).address(), *credentials));
+  }
+
+  TempDir dir_;
+  demo::TestCertificates certs_;
+  std::unique_ptr<LockServiceCluster> cluster_;
+  int standby_ = -1;
+};
+
+TEST_F(TlsClusterPolicyTest, AStandbysForwardedCallsAreJudgedAsTheCallers) {
+  auto acquire = [](v1::LockService::Stub& stub, const std::string& resource) {
+    grpc::ClientContext context;
+    context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(30)));
+    v1::AcquireRequest request;
+    request.set_resource(resource);
+    request.set_ttl_ms(30000);
+    v1::AcquireResponse response;
+    return stub.Acquire(&context, request, &response);
+  };
+  auto alice = StandbyAs("alice");
+  EXPECT_TRUE(acquire(*alice, "locks/a").ok());
+  grpc::Status refused = acquire(*alice, "other/a");
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_THAT(refused.error_message(), HasSubstr("identity 'CN=alice'"));
+  refused = acquire(*StandbyAs("bob"), "locks/b");
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_THAT(refused.error_message(), HasSubstr("identity 'CN=bob'"));
+
+  // A Session stream the standby relays: each call judged as alice's.
+  grpc::ClientContext context;
+  context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(30)));
+  auto stream = alice->Session(&context);
+  v1::LockSessionRequest message;
+  *message.add_calls() = AcquireCall(1, "locks/s", "", absl::Seconds(30));
+  *message.add_calls() = AcquireCall(2, "other/s", "", absl::Seconds(30));
+  ASSERT_TRUE(stream->Write(message));
+  std::map<uint64_t, v1::LockResult> results;
+  v1::LockSessionResponse response;
+  while (results.size() < 2 && stream->Read(&response)) {
+    for (const v1::LockResult& result : response.results()) {
+      results[result.request_id()] = result;
+    }
+  }
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_TRUE(results[1].acquire().acquired()) << results[1].ShortDebugString();
+  EXPECT_EQ(results[2].error().code(), grpc::StatusCode::PERMISSION_DENIED)
+      << results[2].ShortDebugString();
+  EXPECT_THAT(results[2].error().message(), HasSubstr("identity 'CN=alice'"));
+  stream->WritesDone();
+  context.TryCancel();
 }
 
 }  // namespace

@@ -120,6 +120,7 @@ std::vector<std::string> ServerContents(const std::string& program,
       "-rw-r--r-- root/root /etc/fencegate/" + flags,
       "-rw-r--r-- root/root /lib/systemd/system/" + program + ".service",
       "-rw-r--r-- root/root /usr/share/man/man1/" + program + ".1.gz",
+      "-rw-r--r-- root/root /usr/share/doc/" + program + "/examples/policy.example",
   };
   for (std::string& doc : Docs(program)) files.push_back(doc);
   return files;
