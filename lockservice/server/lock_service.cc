@@ -66,6 +66,16 @@ absl::Status LockServiceImpl::Authorized(grpc::CallbackServerContext* context,
   return AuthorizeCall(identity_.authorizer, *subject, request);
 }
 
+template <typename Request>
+absl::StatusOr<Caller> LockServiceImpl::AllowedCaller(
+    grpc::CallbackServerContext* context, const Request& request) const {
+  absl::StatusOr<Caller> caller = CallerOf(context);
+  if (!caller.ok()) return caller;
+  absl::Status allowed = AuthorizeCall(identity_.authorizer, caller->subject, request);
+  if (!allowed.ok()) return allowed;
+  return caller;
+}
+
 grpc::ServerUnaryReactor* LockServiceImpl::Acquire(grpc::CallbackServerContext* context,
                                                    const v1::AcquireRequest* request,
                                                    v1::AcquireResponse* response) {
@@ -75,15 +85,7 @@ grpc::ServerUnaryReactor* LockServiceImpl::Acquire(grpc::CallbackServerContext* 
     reactor->Finish(ToGrpcStatus(s));
     return reactor;
   }
-  absl::StatusOr<Caller> caller = CallerOf(context);
-  if (caller.ok()) {
-    if (absl::Status allowed =
-            AuthorizeCall(identity_.authorizer, caller->subject, *request);
-        !allowed.ok()) {
-      reactor->Finish(ToGrpcStatus(allowed));
-      return reactor;
-    }
-  }
+  absl::StatusOr<Caller> caller = AllowedCaller(context, *request);
   if (request->resources_size() > 0 && caller.ok()) {
     AcquireMany(context, id, reactor, *request, *caller, response);
     return reactor;
@@ -144,15 +146,7 @@ grpc::ServerUnaryReactor* LockServiceImpl::Renew(grpc::CallbackServerContext* co
     reactor->Finish(ToGrpcStatus(s));
     return reactor;
   }
-  absl::StatusOr<Caller> caller = CallerOf(context);
-  if (caller.ok()) {
-    if (absl::Status allowed =
-            AuthorizeCall(identity_.authorizer, caller->subject, *request);
-        !allowed.ok()) {
-      reactor->Finish(ToGrpcStatus(allowed));
-      return reactor;
-    }
-  }
+  absl::StatusOr<Caller> caller = AllowedCaller(context, *request);
   absl::StatusOr<RenewArgs> args =
       caller.ok() ? RenewArgsFor(*request, signer_, manager_->limits(), *caller)
                   : caller.status();
@@ -182,15 +176,7 @@ grpc::ServerUnaryReactor* LockServiceImpl::Release(grpc::CallbackServerContext* 
     reactor->Finish(ToGrpcStatus(s));
     return reactor;
   }
-  absl::StatusOr<Caller> caller = CallerOf(context);
-  if (caller.ok()) {
-    if (absl::Status allowed =
-            AuthorizeCall(identity_.authorizer, caller->subject, *request);
-        !allowed.ok()) {
-      reactor->Finish(ToGrpcStatus(allowed));
-      return reactor;
-    }
-  }
+  absl::StatusOr<Caller> caller = AllowedCaller(context, *request);
   absl::StatusOr<ReleaseArgs> args =
       caller.ok() ? ReleaseArgsFor(*request, signer_, manager_->limits(), *caller)
                   : caller.status();

@@ -112,6 +112,11 @@ class LockServiceImpl final : public LockServiceBase {
   template <typename Request>
   absl::Status Authorized(grpc::CallbackServerContext* context,
                           const Request& request) const;
+  // The caller (CallerOf) if the policy lets it make this call (Acquire,
+  // Renew, Release), else why not.
+  template <typename Request>
+  absl::StatusOr<Caller> AllowedCaller(grpc::CallbackServerContext* context,
+                                       const Request& request) const;
   // Acquire with `resources` set (several at once): answers on `reactor`,
   // cancelled as the single Acquire's call `id` is.
   void AcquireMany(grpc::CallbackServerContext* context, LockManager::CallId id,
