@@ -45,6 +45,24 @@ absl::Status Authorizer::Check(absl::string_view identity, Permission permission
   return Refuse(identity, permission, resource);
 }
 
+absl::Status Authorizer::CheckEither(absl::string_view identity, Permission permission,
+                                     Permission alternative,
+                                     absl::string_view resource) const {
+  std::shared_ptr<const Policy> policy = current();
+  if (policy->Allows(identity, permission, resource) ||
+      policy->Allows(identity, alternative, resource)) {
+    return absl::OkStatus();
+  }
+  return Refuse(identity, permission, resource);
+}
+
+absl::Status AuthorizeEither(const Authorizer* authorizer, absl::string_view identity,
+                             Permission permission, Permission alternative,
+                             absl::string_view resource) {
+  if (authorizer == nullptr) return absl::OkStatus();
+  return authorizer->CheckEither(identity, permission, alternative, resource);
+}
+
 absl::Status Authorizer::Refuse(absl::string_view identity, Permission permission,
                                 absl::string_view resource) const {
   refusals_.fetch_add(1, std::memory_order_relaxed);

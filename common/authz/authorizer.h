@@ -56,6 +56,10 @@ class Authorizer {
   // `identity` `permission` on `resource` ("" for calls naming none).
   absl::Status Check(absl::string_view identity, Permission permission,
                      absl::string_view resource) const;
+  // OK if the policy grants `identity` `permission` or `alternative` on
+  // `resource`; else Check()'s refusal of `permission`.
+  absl::Status CheckEither(absl::string_view identity, Permission permission,
+                           Permission alternative, absl::string_view resource) const;
   // As Check() for every resource of `resources` (strings): the first
   // refused one fails the whole call.
   template <typename Resources>
@@ -105,6 +109,12 @@ inline absl::Status Authorize(const Authorizer* authorizer, absl::string_view id
   if (authorizer == nullptr) return absl::OkStatus();
   return authorizer->Check(identity, permission, resource);
 }
+// OK if `identity` has `permission` or `alternative` on `resource`;
+// otherwise the refusal of `permission` (counted and logged once). OK when
+// `authorizer` is null.
+absl::Status AuthorizeEither(const Authorizer* authorizer, absl::string_view identity,
+                             Permission permission, Permission alternative,
+                             absl::string_view resource);
 template <typename Resources>
 absl::Status AuthorizeEach(const Authorizer* authorizer, absl::string_view identity,
                            Permission permission, const Resources& resources) {

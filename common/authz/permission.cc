@@ -9,9 +9,10 @@ namespace {
 
 // The table: one row per permission, in enum order.
 constexpr PermissionInfo kPermissions[] = {
-    {Permission::kAcquire, "acquire", true}, {Permission::kDescribe, "describe", true},
-    {Permission::kRead, "read", true},       {Permission::kWrite, "write", true},
-    {Permission::kFence, "fence", true},     {Permission::kAdmin, "admin", false},
+    {Permission::kAcquire, "acquire", true},   {Permission::kDescribe, "describe", true},
+    {Permission::kRead, "read", true},         {Permission::kWrite, "write", true},
+    {Permission::kFence, "fence", true},       {Permission::kAdmin, "admin", false},
+    {Permission::kCampaign, "campaign", true},
 };
 static_assert(sizeof(kPermissions) / sizeof(kPermissions[0]) == kPermissionCount,
               "one row per permission");

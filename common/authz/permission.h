@@ -1,8 +1,8 @@
 // Permission: what a policy rule grants (policy.h), one per kind of call.
 // Every permission is one row of one table (permission.cc): its name in
 // policy files, metrics and refusals, and whether it concerns a resource.
-// A new permission (leader election will add its own) is one enum value
-// and one row; the parser, the metrics and the docs' list follow.
+// A new permission is one enum value and one row; the parser, the metrics
+// and the docs' list follow.
 //
 // Which RPC needs which permission: docs/security.md, "Authorization".
 //
@@ -25,6 +25,9 @@ enum class Permission {
   kWrite,     // gateway: Write, MultiWrite
   kFence,     // gateway: Fence
   kAdmin,     // both: ServerInfo's GetServerInfo and GetMetrics
+  // lock service: Campaign, Proclaim, Resign; and Renew and Release of the
+  // term's lease (acquire or campaign lets them through)
+  kCampaign,
 };
 
 struct PermissionInfo {
@@ -37,7 +40,7 @@ struct PermissionInfo {
 
 // Every permission, in enum order.
 absl::Span<const PermissionInfo> AllPermissions();
-inline constexpr size_t kPermissionCount = 6;
+inline constexpr size_t kPermissionCount = 7;
 
 const PermissionInfo& InfoOf(Permission permission);
 inline const char* NameOf(Permission permission) { return InfoOf(permission).name; }

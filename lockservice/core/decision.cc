@@ -29,6 +29,9 @@ void Decision::PutLease(const std::string& name, const ResourceState& r,
   const uint32_t permits = lease.mode == LeaseMode::kPermit ? r.shared->permits : 0;
   LeaseRecord record = ToRecord(name, lease, permits);
   if (lease.mode == LeaseMode::kExclusive) {
+    if (const Proclamation* said = elections_->Find(name, lease.token)) {
+      record.proclamation = *said;
+    }
     Add(LeaseRowChange{name, std::move(record)});
   } else {
     Add(HoldRowChange{lease.token, std::move(record)});
@@ -58,6 +61,14 @@ void Decision::TellLost(LeaseListener* listener, LeaseLoss loss) {
     // A failed commit is followed by a rebuild, which stops every listener.
     if (commit.ok()) listener->OnLeaseLost(loss);
     listener->Unref();
+  });
+}
+
+void Decision::TellChange(ElectionObserver* observer, ElectionChange change) {
+  observer->Ref();
+  Deliver([observer, change = std::move(change)](const absl::Status& commit) {
+    if (commit.ok()) observer->OnChange(change);
+    observer->Unref();
   });
 }
 

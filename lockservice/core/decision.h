@@ -25,6 +25,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "common/core/group_commit.h"
+#include "lockservice/core/elections.h"
 #include "lockservice/core/fence_feed.h"
 #include "lockservice/core/lease_listener.h"
 #include "lockservice/core/lock_calls.h"
@@ -70,10 +71,14 @@ class Decision {
  public:
   // The most items one decision queues (LockManager::kMaxDecisionItems says
   // why); one that queues more is logged as the bug it is.
-  explicit Decision(size_t max_items) : max_items_(max_items) {}
+  // `elections` (the manager's) says what an exclusive lease's row carries
+  // when its lease leads an election.
+  Decision(size_t max_items, const Elections* elections)
+      : max_items_(max_items), elections_(elections) {}
 
   // The lease row of `lease` (of `r`, named `name`) as it is now: an
-  // exclusive lease's row by resource, the others' by token.
+  // exclusive lease's row by resource (with its proclamation, if it leads
+  // an election), the others' by token.
   void PutLease(const std::string& name, const ResourceState& r, const HeldLease& lease);
   // The deletion of that row.
   void DeleteLease(const std::string& name, const HeldLease& lease);
@@ -99,6 +104,10 @@ class Decision {
   // followed by a rebuild, which stops every listener instead). Holds a
   // reference on it until then.
   void TellLost(LeaseListener* listener, LeaseLoss loss);
+  // `observer` hears `change` once the batch commits (a failed commit is
+  // followed by a rebuild, which stops every observer instead). Holds a
+  // reference on it until then.
+  void TellChange(ElectionObserver* observer, ElectionChange change);
   // Runs `delivery` once the batch is durable, told whether it committed.
   void Deliver(Delivery delivery) { Add(std::move(delivery)); }
 
@@ -112,6 +121,7 @@ class Decision {
   void Add(CommitItem item) { items_.push_back(std::move(item)); }
 
   const size_t max_items_;
+  const Elections* const elections_;
   std::vector<CommitItem> items_;  // keeps its capacity across decisions
 };
 

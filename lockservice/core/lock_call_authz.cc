@@ -14,14 +14,43 @@ absl::Status AuthorizeCall(const authz::Authorizer* authorizer, absl::string_vie
   return authz::Authorize(authorizer, subject, Permission::kAcquire, request.resource());
 }
 
+// A term's lease renews and releases like any lease: a candidate needs no
+// `acquire` for it.
 absl::Status AuthorizeCall(const authz::Authorizer* authorizer, absl::string_view subject,
                            const v1::RenewRequest& request) {
-  return authz::Authorize(authorizer, subject, Permission::kAcquire, request.resource());
+  return authz::AuthorizeEither(authorizer, subject, Permission::kAcquire,
+                                Permission::kCampaign, request.resource());
 }
 
 absl::Status AuthorizeCall(const authz::Authorizer* authorizer, absl::string_view subject,
                            const v1::ReleaseRequest& request) {
-  return authz::Authorize(authorizer, subject, Permission::kAcquire, request.resource());
+  return authz::AuthorizeEither(authorizer, subject, Permission::kAcquire,
+                                Permission::kCampaign, request.resource());
+}
+
+absl::Status AuthorizeCall(const authz::Authorizer* authorizer, absl::string_view subject,
+                           const v1::CampaignRequest& request) {
+  return authz::Authorize(authorizer, subject, Permission::kCampaign, request.election());
+}
+
+absl::Status AuthorizeCall(const authz::Authorizer* authorizer, absl::string_view subject,
+                           const v1::ProclaimRequest& request) {
+  return authz::Authorize(authorizer, subject, Permission::kCampaign, request.election());
+}
+
+absl::Status AuthorizeCall(const authz::Authorizer* authorizer, absl::string_view subject,
+                           const v1::ResignRequest& request) {
+  return authz::Authorize(authorizer, subject, Permission::kCampaign, request.election());
+}
+
+absl::Status AuthorizeCall(const authz::Authorizer* authorizer, absl::string_view subject,
+                           const v1::LeaderRequest& request) {
+  return authz::Authorize(authorizer, subject, Permission::kDescribe, request.election());
+}
+
+absl::Status AuthorizeCall(const authz::Authorizer* authorizer, absl::string_view subject,
+                           const v1::ObserveRequest& request) {
+  return authz::Authorize(authorizer, subject, Permission::kDescribe, request.election());
 }
 
 absl::Status AuthorizeCall(const authz::Authorizer* authorizer, absl::string_view subject,

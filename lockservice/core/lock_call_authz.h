@@ -5,10 +5,13 @@
 // stream's calls (lock_session.h) both ask it, before anything else is
 // done with the call.
 //
-//   Acquire, Renew, Release    acquire   the resource (Acquire of several:
+//   Acquire                    acquire   the resource (Acquire of several:
 //                                        every one of them)
+//   Renew, Release             acquire or campaign, the resource
+//   Campaign, Proclaim, Resign campaign  the election
 //   Describe, WatchFences      describe  the resource (WatchFences: every
 //                                        resource, "")
+//   Leader, Observe            describe  the election
 //
 // Returns OK or the Authorizer's PERMISSION_DENIED; OK with a null
 // authorizer (no policy). Thread safety: pure functions of their arguments.
@@ -32,6 +35,16 @@ absl::Status AuthorizeCall(const authz::Authorizer* authorizer, absl::string_vie
                            const fencegate::v1::DescribeRequest& request);
 absl::Status AuthorizeCall(const authz::Authorizer* authorizer, absl::string_view subject,
                            const fencegate::v1::WatchFencesRequest& request);
+absl::Status AuthorizeCall(const authz::Authorizer* authorizer, absl::string_view subject,
+                           const fencegate::v1::CampaignRequest& request);
+absl::Status AuthorizeCall(const authz::Authorizer* authorizer, absl::string_view subject,
+                           const fencegate::v1::ProclaimRequest& request);
+absl::Status AuthorizeCall(const authz::Authorizer* authorizer, absl::string_view subject,
+                           const fencegate::v1::ResignRequest& request);
+absl::Status AuthorizeCall(const authz::Authorizer* authorizer, absl::string_view subject,
+                           const fencegate::v1::LeaderRequest& request);
+absl::Status AuthorizeCall(const authz::Authorizer* authorizer, absl::string_view subject,
+                           const fencegate::v1::ObserveRequest& request);
 // A Session stream's call: as its unary call.
 absl::Status AuthorizeCall(const authz::Authorizer* authorizer, absl::string_view subject,
                            const fencegate::v1::LockCall& call);

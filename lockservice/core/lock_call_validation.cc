@@ -38,7 +38,29 @@ absl::Status ValidateAcquire(const AcquireArgs& args, const LockLimits& limits) 
                                 LeaseModeName(args.mode),
                                 " lease with permits = ", args.permits, " (send 0)"));
   }
+  if (args.campaign) {
+    if (args.mode != LeaseMode::kExclusive) {
+      return InvalidFieldError(
+          "mode", absl::StrCat("mode: a campaign leads with an EXCLUSIVE lease, not a ",
+                               LeaseModeName(args.mode), " one"));
+    }
+    return ValidateElectionValue(*args.campaign, limits);
+  }
   return absl::OkStatus();
+}
+
+absl::Status ValidateElectionValue(absl::string_view value, const LockLimits& limits) {
+  if (value.size() <= limits.max_election_value_bytes) return absl::OkStatus();
+  return InvalidFieldError("value", absl::StrCat("value: a leader's value is at most ",
+                                                 limits.max_election_value_bytes,
+                                                 " bytes, not ", value.size()));
+}
+
+absl::Status ValidateProclaim(const ProclaimArgs& args, const LockLimits& limits) {
+  absl::Status s = ValidateName("election", args.resource, limits.max_resource_bytes);
+  if (s.ok()) s = ValidateToken("term", args.token);
+  if (s.ok()) s = ValidateElectionValue(args.value, limits);
+  return s;
 }
 
 absl::Status ValidateAcquireMany(const MultiAcquireArgs& args, const LockLimits& limits,

@@ -11,6 +11,7 @@
 #include <cstddef>
 
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "lockservice/core/lock_calls.h"
 #include "lockservice/core/lock_limits.h"
 
@@ -23,6 +24,9 @@ absl::Status ValidateAcquireMany(const MultiAcquireArgs& args, const LockLimits&
                                  size_t most);
 absl::Status ValidateRenew(const RenewArgs& args, const LockLimits& limits);
 absl::Status ValidateRelease(const ReleaseArgs& args, const LockLimits& limits);
+absl::Status ValidateProclaim(const ProclaimArgs& args, const LockLimits& limits);
+// INVALID_ARGUMENT naming "value" past limits.max_election_value_bytes.
+absl::Status ValidateElectionValue(absl::string_view value, const LockLimits& limits);
 
 // RESOURCE_EXHAUSTED when `pending` decisions already wait for the store
 // and that is limits.max_pending or more: the call is refused before it is

@@ -1,13 +1,14 @@
 // The plain structs LockManager's calls take and give (lock_manager.h):
-// what an Acquire (of one resource or several), a Renew, a Release and a
-// Describe ask and answer, and the callback type they answer through. No
-// gRPC types; lock_requests.h maps them to and from the protos.
+// what an Acquire (of one resource or several; a Campaign), a Renew, a
+// Release, a Proclaim and a Describe ask and answer, and the callback type they answer
+// through. No gRPC types; lock_requests.h maps them to and from the protos.
 //
 // Thread safety: plain values.
 #ifndef FENCEGATE_LOCKSERVICE_CORE_LOCK_CALLS_H_
 #define FENCEGATE_LOCKSERVICE_CORE_LOCK_CALLS_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,10 @@ struct AcquireArgs {
   // the semaphore's size (1..limits.max_holders_per_resource), 0 otherwise.
   LeaseMode mode = LeaseMode::kExclusive;
   uint32_t permits = 0;
+  // Set: a Campaign (docs/semantics.md, "Elections"): the exclusive lease
+  // granted leads the election `resource` with this value (its sequence
+  // number 0). A holder that leads already re-enters, the value unchanged.
+  std::optional<std::string> campaign = std::nullopt;
 };
 
 enum class NotAcquiredReason { kNone, kHeld, kLockDelay };
@@ -69,6 +74,8 @@ struct ReleaseArgs {
   uint64_t token = 0;
   std::string request_id;  // optional
   std::string caller;      // as in RenewArgs
+  // A Resign: ends the lease whatever its hold count.
+  bool resign = false;
   // Optional: whose call this is. If it ends the lease, this listener is
   // not told (its answer says so); every other listener of the lease is.
   LeaseListener* listener = nullptr;
@@ -100,6 +107,19 @@ struct MultiAcquireResult {
 
 struct ReleaseResult {
   uint32_t hold_count = 0;  // 0: the lease ended
+};
+
+// A Proclaim: the leader of election `resource` in term `token` (the
+// exclusive lease's) says `value` from now on.
+struct ProclaimArgs {
+  std::string resource;
+  uint64_t token = 0;
+  std::string value;
+  std::string caller;  // as in RenewArgs
+};
+
+struct ProclaimResult {
+  uint64_t seq = 0;  // the value's sequence number within the term
 };
 
 struct ResourceInfo {

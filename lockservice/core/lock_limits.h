@@ -17,6 +17,8 @@ struct LockLimits {
   size_t max_resource_bytes = 256;
   size_t max_holder_bytes = 256;
   size_t max_request_id_bytes = 128;
+  // An election leader's value (Campaign, Proclaim).
+  size_t max_election_value_bytes = 4096;
   // Parked Acquire calls per resource and in all; past them Acquire answers
   // RESOURCE_EXHAUSTED.
   size_t max_waiters_per_resource = 10000;

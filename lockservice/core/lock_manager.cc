@@ -133,7 +133,7 @@ absl::Status LockManager::AcquireLocked(CallId id, const AcquireArgs& args,
     } else {
       Count(metrics_->grants[LockManagerMetrics::kImmediate]);
       Grant(args.resource, *r, args.holder, args.mode, args.ttl, args.request_id,
-            std::move(done), args.listener);
+            std::move(done), args.listener, args.campaign ? &*args.campaign : nullptr);
     }
     // The queued call answered here may have held back those behind it.
     GrantWaiters(args.resource, *r);
@@ -150,7 +150,7 @@ absl::Status LockManager::AcquireLocked(CallId id, const AcquireArgs& args,
   if (r->Waiting() == 0 && CanGrant(*r, args.holder, args.mode)) {
     Count(metrics_->grants[LockManagerMetrics::kImmediate]);
     Grant(args.resource, *r, args.holder, args.mode, args.ttl, args.request_id,
-          std::move(done), args.listener);
+          std::move(done), args.listener, args.campaign ? &*args.campaign : nullptr);
     return absl::OkStatus();
   }
   if (args.wait == absl::ZeroDuration()) {
@@ -176,11 +176,12 @@ absl::Status LockManager::AcquireLocked(CallId id, const AcquireArgs& args,
   // With a request id its place survives a restart or a failover
   // (docs/design.md, "The lock manager": wait queues).
   const uint64_t seq = args.request_id.empty() ? 0 : next_waiter_seq_++;
-  auto waiter =
-      LinkWaiter(*r, r->EnsureQueue().end(),
-                 Waiter{id, args.holder, args.ttl, args.request_id, std::move(done),
-                        CompactTime(), seq, args.listener, CompactTime(now), args.mode,
-                        /*many=*/false, args.permits});
+  auto waiter = LinkWaiter(
+      *r, r->EnsureQueue().end(),
+      Waiter{id, args.holder, args.ttl, args.request_id, std::move(done), CompactTime(),
+             seq, args.listener, CompactTime(now), args.mode,
+             /*many=*/false, args.permits,
+             args.campaign ? std::make_unique<std::string>(*args.campaign) : nullptr});
   parked_.Park(id, {&resources_.find(args.resource)->first, waiter}, now + args.wait);
   if (seq != 0) decision_.PutWaiter(args.resource, *waiter);
   return absl::OkStatus();
@@ -277,10 +278,12 @@ void LockManager::Shutdown(const absl::Status& why) {
   std::vector<Callback<AcquireResult>> parked;
   std::vector<Callback<MultiAcquireResult>> parked_many;
   std::vector<LeaseListener*> listeners;
+  std::vector<ElectionObserver*> observers;
   {
     DecisionLock lock(this);
     shutting_down_ = true;
     listeners = listeners_.TakeAll();
+    observers = elections_.TakeObservers();
     // Their rows stay: the next leader, or this process restarted, keeps
     // their places for their retries.
     auto [ones, many] = parked_.TakeAll();
@@ -298,6 +301,7 @@ void LockManager::Shutdown(const absl::Status& why) {
   for (auto& done : parked) done(why);
   for (auto& done : parked_many) done(why);
   StopListeners(std::move(listeners), why);
+  StopObservers(std::move(observers), why);
 }
 
 void LockManager::Sync() {

@@ -50,6 +50,7 @@
 #include "fencegate/clock.h"
 #include "fencegate/lease_mode.h"
 #include "lockservice/core/decision.h"
+#include "lockservice/core/elections.h"
 #include "lockservice/core/fence_feed.h"
 #include "lockservice/core/lease_expiries.h"
 #include "lockservice/core/lease_listener.h"
@@ -119,6 +120,27 @@ class LockManager {
   void Release(ReleaseArgs args, Callback<ReleaseResult> done);
 
   void Describe(std::string resource, Callback<ResourceInfo> done);
+
+  // ---- Elections (elections.h; docs/semantics.md, "Elections"). A
+  // Campaign is an Acquire with args.campaign set; a Resign is a Release
+  // with args.resign set.
+  // The leader of election `args.resource` in term `args.token` says
+  // `args.value` from now on; answers the value's sequence number. ABORTED
+  // (kLeaseLost) unless `token` is the election's exclusive lease's (a
+  // deposed leader's); PERMISSION_DENIED as for Renew.
+  void Proclaim(ProclaimArgs args, Callback<ProclaimResult> done);
+  // The election's state, once committed: who leads, in which term, with
+  // which value (leader false: nobody does).
+  void Leader(std::string election, Callback<ElectionChange> done);
+  // Adds `observer` to `election`: it hears the election's state once
+  // committed, then each change (elections.h). UNAVAILABLE, and nothing
+  // added, when the manager shuts down or its store is broken; on a
+  // rebuild or at shutdown every observer is stopped (OnStopped).
+  // REQUIRES: RemoveObserver() before `observer` goes.
+  absl::Status AddObserver(const std::string& election, ElectionObserver* observer);
+  // Removes `observer` from `election`; changes already decided may still
+  // be told (they hold their own reference). Idempotent.
+  void RemoveObserver(const std::string& election, ElectionObserver* observer);
 
   // Adds `listener` (docs/design.md, "The lock manager": lease
   // listeners). UNAVAILABLE, and nothing added, when the manager shuts
@@ -219,11 +241,12 @@ class LockManager {
 
   // ---- Leases (lock_manager_leases.cc)
   // Grants a new lease of `mode` on `r` to `holder` (CanGrant), queueing
-  // its reply; `listener` (may be null) listens to it.
+  // its reply; `listener` (may be null) listens to it; `campaign` (may be
+  // null) is the value it leads the election with.
   void Grant(const std::string& name, ResourceState& r, const std::string& holder,
              LeaseMode mode, absl::Duration ttl, const std::string& request_id,
-             Callback<AcquireResult> done, LeaseListener* listener)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+             Callback<AcquireResult> done, LeaseListener* listener,
+             const std::string* campaign = nullptr) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // A reentrant acquire of `lease` (of `r`) by its holder: one more hold and
   // a lease at least `ttl` long, unless `request_id` was applied to it (a
   // retry); queues the reply. `listener` (may be null) listens to it.
@@ -314,6 +337,13 @@ class LockManager {
   // resource that held it back). Then serves the queues it left.
   void EndParkedMany(CallId id, absl::Status why) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
+  // ---- Elections (lock_manager_elections.cc)
+  // The state of election `name` (`r`, may be null) as decided so far.
+  ElectionChange ElectionState(const std::string& name, const ResourceState* r)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Tells each observer of change.election of `change` once committed.
+  void TellObservers(const ElectionChange& change) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
   // ---- Group commit and recovery (lock_manager_commit.cc)
   // Ends the decision under way (decision_): its items go to the group
   // commit as one group. commits_ is null while Create() loads and once
@@ -381,13 +411,15 @@ class LockManager {
   uint64_t next_waiter_seq_ ABSL_GUARDED_BY(mu_) = 1;
   // Who hears when which lease ends (with each lease's first_listener).
   LeaseListeners listeners_ ABSL_GUARDED_BY(mu_);
+  // What election leaders proclaimed, and who observes which election.
+  Elections elections_ ABSL_GUARDED_BY(mu_);
   // Every held lease by expiry, and the timer that runs OnExpiryTimer.
   LeaseExpiries expiries_ ABSL_GUARDED_BY(mu_);
   // For Figures(): waiters in every queue.
   uint64_t waiters_ ABSL_GUARDED_BY(mu_) = 0;
 
   // What the decision under way changes, not yet in commits_.
-  Decision decision_ ABSL_GUARDED_BY(mu_){kMaxDecisionItems};
+  Decision decision_ ABSL_GUARDED_BY(mu_){kMaxDecisionItems, &elections_};
 
   // Last: its destructor flushes what is queued, using the members above.
   std::unique_ptr<GroupCommitQueue<CommitItem>> commits_;

@@ -119,7 +119,8 @@ void LockManager::Flush(std::vector<CommitItem>& batch) {
 
 void LockManager::Recover(const absl::Status& commit_error) {
   std::vector<LeaseListener*> listeners;
-  absl::Cleanup stop = [&listeners, &commit_error] {
+  std::vector<ElectionObserver*> observers;
+  absl::Cleanup stop = [&listeners, &observers, &commit_error] {
     // What they listened to was decided on the state now discarded: they
     // start again (a Session stream ends; its client renews on a new one).
     StopListeners(
@@ -128,9 +129,15 @@ void LockManager::Recover(const absl::Status& commit_error) {
             "the lock service's store failed (", commit_error.message(),
             ") and it rebuilt its state from its last commit; leases are as "
             "committed: renew them on a new stream to hear of their end again")));
+    StopObservers(std::move(observers),
+                  absl::UnavailableError(absl::StrCat(
+                      "the lock service's store failed (", commit_error.message(),
+                      ") and it rebuilt its state from its last commit; observe the "
+                      "election again, from the last change you saw")));
   };
   DecisionLock lock(this);
   listeners = listeners_.TakeAll();
+  observers = elections_.TakeObservers();
   LogError("lock store commit failed: %s; reloading the last committed state",
            commit_error.ToString());
   ++epoch_;
@@ -186,6 +193,7 @@ void LockManager::Restorer::Forget() {
     if (r.shared != nullptr) r.shared->leases.clear();
   }
   m_.expiries_.Clear();
+  m_.elections_.ForgetTerms();
 }
 
 void LockManager::Restorer::OnLease(LeaseRecord& record) {
@@ -228,6 +236,9 @@ void LockManager::Restorer::OnLease(LeaseRecord& record) {
   if (r.lease) expiries.Remove(*r.lease);  // listed twice by the store
   r.lease = std::move(lease);
   expiries.Add(it->first, *r.lease);
+  if (record.proclamation) {
+    m_.elections_.Begin(it->first, r.lease->token, std::move(*record.proclamation));
+  }
 }
 
 void LockManager::Restorer::OnWaiter(WaiterRecord& record) {

@@ -28,7 +28,7 @@ AcquireResult Acquired(const HeldLease& lease, absl::Duration ttl) {
 void LockManager::Grant(const std::string& name, ResourceState& r,
                         const std::string& holder, LeaseMode mode, absl::Duration ttl,
                         const std::string& request_id, Callback<AcquireResult> done,
-                        LeaseListener* listener) {
+                        LeaseListener* listener, const std::string* campaign) {
   const absl::Time now = clock_->Now();
   HeldLease granted;
   granted.holder = holder;
@@ -49,11 +49,15 @@ void LockManager::Grant(const std::string& name, ResourceState& r,
                          : r.EnsureShared().leases.emplace_back(std::move(granted));
   expiries_.Add(resources_.find(name)->first, lease);
   if (listener != nullptr) listeners_.Listen(listener, lease.token, lease.first_listener);
+  if (campaign != nullptr)
+    elections_.Begin(name, lease.token, Proclamation{0, *campaign});
   decision_.PutLease(name, r, lease);
   // Only an exclusive lease writes, so only its grant fences the others out.
   if (mode == LeaseMode::kExclusive) {
     decision_.MoveFence(
         FenceEvent{FenceEvent::Kind::kGranted, name, lease.token, lease.token});
+    // Its holder leads the election `name` (if anybody watches it).
+    if (!elections_.ObserversOf(name).empty()) TellObservers(ElectionState(name, &r));
   }
   decision_.Reply(std::move(done), absl::StatusOr<AcquireResult>(
                                        Acquired(lease, lease.expiry.get() - now)));
@@ -122,6 +126,19 @@ void LockManager::EndLease(const std::string& name, ResourceState& r, HeldLease&
     Count(metrics_->expirations);
   } else {
     Count(metrics_->releases);
+  }
+  if (exclusive) {
+    // The term of election `name` ends (if anybody watches it).
+    const uint64_t end = elections_.End(name, lease.token);
+    if (!elections_.ObserversOf(name).empty()) {
+      ElectionChange change;
+      change.election = name;
+      change.term = lease.token;
+      change.seq = end;
+      change.holder = lease.holder;
+      change.at = absl::Now();
+      TellObservers(change);
+    }
   }
   decision_.DeleteLease(name, lease);
   if (exclusive) {

@@ -1,6 +1,7 @@
 // Wait queues: retries that take a place over, cancellation, wait timeouts, the drop of
 // loaded waiters whose clients did not come back, and serving the queue.
 #include <iterator>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -28,6 +29,7 @@ void LockManager::Reattach(CallId id, const AcquireArgs& args, ResourceState& r,
   w->id = id;
   w->ttl = args.ttl;
   w->listener = args.listener;
+  w->campaign = args.campaign ? std::make_unique<std::string>(*args.campaign) : nullptr;
   w->done = std::move(done);
   w->parked_at = CompactTime(clock_->Now());
   parked_.Park(id, {&resources_.find(args.resource)->first, w},
@@ -150,6 +152,7 @@ void LockManager::GrantWaiters(const std::string& name, ResourceState& r) {
     const absl::Duration ttl = next.ttl;
     const LeaseMode mode = next.mode;
     LeaseListener* const listener = next.listener;
+    const std::unique_ptr<std::string> campaign = std::move(next.campaign);
     Observe(metrics_->wait_seconds,
             absl::ToDoubleSeconds(clock_->Now() - next.parked_at.get()));
     Count(metrics_->grants[LockManagerMetrics::kWaited]);
@@ -160,7 +163,8 @@ void LockManager::GrantWaiters(const std::string& name, ResourceState& r) {
     if (HeldLease* held = r.ReentrantLease(holder, mode)) {
       Reenter(name, r, *held, ttl, request_id, std::move(done), listener);
     } else {
-      Grant(name, r, holder, mode, ttl, request_id, std::move(done), listener);
+      Grant(name, r, holder, mode, ttl, request_id, std::move(done), listener,
+            campaign.get());
     }
     GrantHolderWaiters(name, r, holder);
   }

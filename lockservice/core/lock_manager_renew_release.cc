@@ -1,4 +1,4 @@
-// Renew and Release: the owner-checked calls on a held lease.
+// Renew, Release and Proclaim: the owner-checked calls on a held lease.
 #include <algorithm>
 
 #include "absl/strings/match.h"
@@ -93,7 +93,9 @@ void LockManager::Release(ReleaseArgs args, Callback<ReleaseResult> done) {
       [&](ResourceState& r, HeldLease& lease) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
         const bool retry =
             !args.request_id.empty() && lease.request_ids.Contains(args.request_id);
-        if (!retry) {
+        if (args.resign) {
+          lease.hold_count = 0;  // a Resign ends the term, whatever its holds
+        } else if (!retry) {
           --lease.hold_count;
           lease.request_ids.Remember(args.request_id, limits_.remembered_request_ids);
         }
@@ -104,6 +106,29 @@ void LockManager::Release(ReleaseArgs args, Callback<ReleaseResult> done) {
           decision_.PutLease(args.resource, r, lease);
         }
         return ReleaseResult{left};
+      });
+}
+
+void LockManager::Proclaim(ProclaimArgs args, Callback<ProclaimResult> done) {
+  OnHeldLease(
+      "proclaim", LockManagerMetrics::kRenew, args.resource, args.token, args.caller,
+      ValidateProclaim(args, limits_), std::move(done),
+      [&](ResourceState& r, HeldLease& lease) ABSL_EXCLUSIVE_LOCKS_REQUIRED(
+          mu_) -> absl::StatusOr<ProclaimResult> {
+        if (lease.mode != LeaseMode::kExclusive) {
+          return InvalidFieldError(
+              "term",
+              absl::StrCat("term: ", args.token, " is a ", LeaseModeName(lease.mode),
+                           " lease of '", args.resource,
+                           "'; only its exclusive lease leads the election"));
+        }
+        const uint64_t seq =
+            elections_.Proclaim(args.resource, lease.token, std::move(args.value)).seq;
+        decision_.PutLease(args.resource, r, lease);
+        if (!elections_.ObserversOf(args.resource).empty()) {
+          TellObservers(ElectionState(args.resource, &r));
+        }
+        return ProclaimResult{seq};
       });
 }
 

@@ -1,6 +1,7 @@
 // LockStore: the durable half of the lock service. It keeps exactly what must
 // survive a crash: the last issued fencing token, one row per held lease
-// (holder, token, ttl, holds, recent request ids), per resource its fence
+// (holder, token, ttl, holds, recent request ids, and for an election's
+// leader its value), per resource its fence
 // position (the newest grant's token or expiry mark; see FencePosition), and
 // the parked Acquires that carry a request id, in arrival order (so a
 // restart, or a new leader, keeps the wait queues' order). Deadlines and
@@ -32,6 +33,15 @@
 
 namespace fencegate::lockservice {
 
+// What the leader of an election (a resource whose exclusive lease was
+// taken by a Campaign: docs/semantics.md, "Elections") said last: its value
+// and that value's sequence number within its term (0: the Campaign's own,
+// then one more per Proclaim). The term is the lease's token.
+struct Proclamation {
+  uint64_t seq = 0;
+  std::string value;
+};
+
 // A lease as persisted. No expiry time: after a restart every lease is held
 // for its full `ttl` again (the "delay restart" rule), because the monotonic
 // clock of the previous process means nothing to this one.
@@ -47,6 +57,8 @@ struct LeaseRecord {
   // Request ids already applied to this lease (acquire and release), newest
   // last, so retries stay idempotent across a restart.
   std::vector<std::string> request_ids;
+  // An exclusive lease that leads an election: what it proclaimed.
+  std::optional<Proclamation> proclamation;
 };
 
 // Where grant-time fencing puts a resource's fence: the token of the newest

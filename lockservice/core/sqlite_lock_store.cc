@@ -84,9 +84,18 @@ absl::Status MigrateToFormat1(SqliteDb& db) {
   return status;
 }
 
+// Format 2: an election's leader keeps its value in its lease's row
+// (docs/semantics.md, "Elections"); NULL in a lease taken by an Acquire.
+absl::Status MigrateToFormat2(SqliteDb& db) {
+  return db.Exec(
+      "ALTER TABLE leases ADD COLUMN value BLOB;"
+      "ALTER TABLE leases ADD COLUMN value_seq INTEGER;");
+}
+
 // Every step, in order (common/core/sqlite_state_format.h).
 constexpr SqliteMigration kMigrations[] = {
     {1, &MigrateToFormat1},
+    {2, &MigrateToFormat2},
 };
 static_assert(kMigrations[std::size(kMigrations) - 1].to ==
               SqliteLockStore::kStateFormat);
@@ -165,7 +174,8 @@ class StateSink final : public LoadSink {
 };
 
 // Hands each row of `stmt` (resource, holder, token, ttl_ms, hold_count,
-// request_ids, and with `holds` mode, permits) to `sink` as a lease.
+// request_ids, and with `holds` mode and permits, without it value and
+// value_seq) to `sink` as a lease.
 absl::Status StreamLeases(SqliteStatement& stmt, bool holds, LoadSink& sink) {
   LeaseRecord lease;
   for (;;) {
@@ -194,6 +204,11 @@ absl::Status StreamLeases(SqliteStatement& stmt, bool holds, LoadSink& sink) {
       }
       lease.mode = *mode;
       lease.permits = static_cast<uint32_t>(stmt.ColumnInt(7));
+    }
+    lease.proclamation.reset();
+    if (!holds && !stmt.ColumnIsNull(7)) {
+      lease.proclamation =
+          Proclamation{static_cast<uint64_t>(stmt.ColumnInt(7)), stmt.ColumnText(6)};
     }
     sink.OnLease(lease);
   }
@@ -231,7 +246,8 @@ absl::Status SqliteLockStore::LoadInto(LoadSink& sink) {
   // The exclusive leases, then the shared leases and permits: the same
   // columns, and two more.
   absl::StatusOr<SqliteStatement*> leases = db_->Prepared(
-      "SELECT resource, holder, token, ttl_ms, hold_count, request_ids FROM leases");
+      "SELECT resource, holder, token, ttl_ms, hold_count, request_ids, value, value_seq "
+      "FROM leases");
   if (!leases.ok()) return leases.status();
   absl::Status status = StreamLeases(**leases, /*holds=*/false, sink);
   if (!status.ok()) return status;
@@ -302,17 +318,22 @@ absl::Status SqliteLockStore::Apply(const LockStoreBatch& batch) {
     if (lease) {
       absl::StatusOr<SqliteStatement*> stmt = db_->Prepared(
           "INSERT OR REPLACE INTO leases"
-          "(resource, holder, token, ttl_ms, hold_count, request_ids) "
-          "VALUES(?1, ?2, ?3, ?4, ?5, ?6)");
+          "(resource, holder, token, ttl_ms, hold_count, request_ids, value, value_seq) "
+          "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
       if (!stmt.ok()) return stmt.status();
-      status = (*stmt)
-                   ->BindText(1, resource)
-                   .BindText(2, lease->holder)
-                   .Bind(3, static_cast<int64_t>(lease->token))
-                   .Bind(4, absl::ToInt64Milliseconds(lease->ttl))
-                   .Bind(5, lease->hold_count)
-                   .BindText(6, absl::StrJoin(lease->request_ids, "\n"))
-                   .Run();
+      SqliteStatement& put = (*stmt)
+                                 ->BindText(1, resource)
+                                 .BindText(2, lease->holder)
+                                 .Bind(3, static_cast<int64_t>(lease->token))
+                                 .Bind(4, absl::ToInt64Milliseconds(lease->ttl))
+                                 .Bind(5, lease->hold_count)
+                                 .BindText(6, absl::StrJoin(lease->request_ids, "\n"));
+      if (const std::optional<Proclamation>& said = lease->proclamation) {
+        put.BindBlob(7, said->value).Bind(8, static_cast<int64_t>(said->seq));
+      } else {
+        put.BindNull(7).BindNull(8);
+      }
+      status = put.Run();
     } else {
       absl::StatusOr<SqliteStatement*> stmt =
           db_->Prepared("DELETE FROM leases WHERE resource = ?1");

@@ -1,9 +1,11 @@
 // SqliteLockStore: LockStore on one SQLite file (WAL, synchronous=FULL), the
-// embedded default. Schema (state format 1):
+// embedded default. Schema (state format 2):
 //   meta(key TEXT PRIMARY KEY, value INTEGER)      -- 'last_token', 'format'
 //   leases(resource TEXT PRIMARY KEY, holder TEXT, token INTEGER,
-//          ttl_ms INTEGER, hold_count INTEGER, request_ids TEXT)
-//                                                  -- exclusive leases
+//          ttl_ms INTEGER, hold_count INTEGER, request_ids TEXT,
+//          value BLOB, value_seq INTEGER)          -- exclusive leases
+//                         (value, value_seq: an election leader's; NULL
+//                          in a lease an Acquire took; format 2)
 //   holds(token INTEGER PRIMARY KEY, resource TEXT, mode INTEGER,
 //         permits INTEGER, holder TEXT, ttl_ms INTEGER, hold_count INTEGER,
 //         request_ids TEXT)                        -- shared leases, permits
@@ -18,7 +20,8 @@
 // user_version). Open() migrates a file of an older format, or without a
 // marker (0.1.0's, format 1: builds of it before lock kinds lacked the
 // holds table and the waiters' mode and permits, which it adds, DEFAULT 0:
-// an exclusive waiter), in one transaction keeping every row, and writes
+// an exclusive waiter; format 2 adds the leases' value and value_seq,
+// NULL), in one transaction keeping every row, and writes
 // the marker; it refuses a file of a newer format (FAILED_PRECONDITION,
 // naming both formats) without writing to it. Loading a row whose mode this
 // version does not know is DATA_LOSS.
@@ -50,7 +53,7 @@ namespace fencegate::lockservice {
 class SqliteLockStore final : public LockStore {
  public:
   // The state format this version writes, and the newest it reads.
-  static constexpr int64_t kStateFormat = 1;
+  static constexpr int64_t kStateFormat = 2;
 
   // Opens or creates the database at `path` and its schema, migrating an
   // older format (see above).

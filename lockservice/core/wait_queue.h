@@ -50,6 +50,9 @@ struct Waiter {
   // the call and its callback; `done` is empty): never persisted.
   bool many = false;
   uint32_t permits = 0;
+  // A parked Campaign's value (AcquireArgs::campaign); null otherwise, and
+  // for a loaded waiter until its client's retry brings it again.
+  std::unique_ptr<std::string> campaign = nullptr;
 };
 
 class WaitQueue {

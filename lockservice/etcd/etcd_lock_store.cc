@@ -142,6 +142,11 @@ absl::Status EtcdLockStore::Commit(const LockStoreBatch& batch) {
     row.set_hold_count(lease->hold_count);
     row.clear_request_ids();
     for (const std::string& id : lease->request_ids) row.add_request_ids(id);
+    row.clear_proclamation();
+    if (const std::optional<Proclamation>& said = lease->proclamation) {
+      row.mutable_proclamation()->set_seq(said->seq);
+      row.mutable_proclamation()->set_value(said->value);
+    }
     etcdserverpb::PutRequest* put = txn.add_success()->mutable_request_put();
     put->set_key(lease_prefix_ + resource);
     row.SerializeToString(put->mutable_value());
@@ -349,8 +354,10 @@ absl::StatusOr<LockStoreState> EtcdLockStore::Load() {
 absl::Status EtcdLockStore::Migrate(std::optional<int64_t> marked, absl::Time deadline) {
   etcdserverpb::TxnRequest txn = GuardedTxn();
   // Format 1, the 0.1.0 format, changes no key: state without a marker
-  // only gets one. A later format adds the changes of its step from
-  // `marked` here, to this one txn, before the marker.
+  // only gets one. Format 2 adds LeaseRow.proclamation, absent in every
+  // row of format 1: no key changes either. A later format adds the
+  // changes of its step from `marked` here, to this one txn, before the
+  // marker.
   (void)marked;
   etcdserverpb::PutRequest* put = txn.add_success()->mutable_request_put();
   put->set_key(format_key_);
@@ -405,6 +412,10 @@ absl::Status EtcdLockStore::ParseLease(const mvccpb::KeyValue& kv,
   lease.ttl = absl::Milliseconds(row.ttl_ms());
   lease.hold_count = row.hold_count();
   lease.request_ids.assign(row.request_ids().begin(), row.request_ids().end());
+  if (row.has_proclamation()) {
+    lease.proclamation =
+        Proclamation{row.proclamation().seq(), row.proclamation().value()};
+  }
   state.leases.push_back(std::move(lease));
   return absl::OkStatus();
 }

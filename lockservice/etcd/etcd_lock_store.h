@@ -113,7 +113,7 @@ inline constexpr int kEtcdMaxOpsPerItem = 2;
 class EtcdLockStore final : public LockStore {
  public:
   // The state format this version writes, and the newest it reads.
-  static constexpr int64_t kStateFormat = 1;
+  static constexpr int64_t kStateFormat = 2;
 
   EtcdLockStore(etcd::EtcdClient* client, EtcdLockStoreOptions options,
                 LeaderGuard guard,

@@ -82,7 +82,8 @@ absl::Status EtcdLockNode::StartTerm(const LeaderGuard& guard) {
   }
   router_->SetLocal(std::make_shared<LockServiceImpl>(
       std::move(shared), &fence_reader_, term->feed, options_.signer, options_.identity,
-      options_.session_limits, options_.sessions, options_.fence_watchers));
+      options_.session_limits, options_.sessions, options_.fence_watchers,
+      options_.observers));
   term_ = std::move(term);
   if (const LeadershipMetrics* m = options_.leadership_metrics) {
     m->terms_started->Increment();

@@ -53,6 +53,7 @@ struct EtcdLockNodeOptions {
   StreamLimits session_limits;            // of the leader's Session streams
   StreamRegistry* sessions = nullptr;     // lists them; null: not listed
   StreamQuota* fence_watchers = nullptr;  // counts the leader's WatchFences streams
+  StreamQuota* observers = nullptr;       // and its Observe streams
   const TokenSigner* signer = nullptr;    // null: no signing
   CallerIdentity identity;                // of the leader's service
   std::shared_ptr<grpc::ChannelCredentials> etcd_credentials;  // null: plaintext

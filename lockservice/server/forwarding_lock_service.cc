@@ -133,46 +133,51 @@ class ForwardingLockService::CallReactor final : public grpc::ServerUnaryReactor
   }
 };
 
-// One forwarded WatchFences stream: reads a message from the leader, writes
-// it to the caller, and only then reads the next, so the leader's own flow
-// control (and its cut-off of slow followers) sees the real caller. The
-// server side's OnDone comes last (Finish() is called only from the client
-// side's OnDone), so the reactor deletes itself there.
+// One forwarded server stream (WatchFences, Observe): reads a message from
+// the leader, writes it to the caller, and only then reads the next, so
+// the leader's own flow control (and its cut-off of slow followers) sees
+// the real caller. The server side's OnDone comes last (Finish() is called
+// only from the client side's OnDone), so the reactor deletes itself there.
+template <typename Request, typename Response>
 class ForwardingLockService::StreamReactor final
-    : public grpc::ServerWriteReactor<v1::WatchFencesResponse>,
-      public grpc::ClientReadReactor<v1::WatchFencesResponse>,
+    : public grpc::ServerWriteReactor<Response>,
+      public grpc::ClientReadReactor<Response>,
       public ForwardedCall {
  public:
+  // The stub's call that starts the leader's stream.
+  using StartFn = void (v1::LockService::Stub::async::*)(
+      grpc::ClientContext*, const Request*, grpc::ClientReadReactor<Response>*);
+
   StreamReactor(grpc::CallbackServerContext* server_context,
                 std::shared_ptr<Shared> shared)
       : ForwardedCall(server_context, std::move(shared)) {}
 
-  void Start(const v1::WatchFencesRequest* request) {
-    shared_->stub->async()->WatchFences(client_context_.get(), request, this);
-    StartRead(&message_);
+  void Start(const Request* request, StartFn start) {
+    (shared_->stub->async()->*start)(client_context_.get(), request, this);
+    this->StartRead(&message_);
     // Each next read starts from OnWriteDone, a reaction of the server side:
     // the hold keeps the client side from finishing meanwhile.
-    AddHold();
-    StartCall();
+    this->AddHold();
+    this->StartCall();
   }
 
   // Leader -> this instance.
   void OnReadDone(bool ok) override {
     if (ok) {
-      StartWrite(&message_);
+      this->StartWrite(&message_);
     } else {
-      RemoveHold();  // no more reads: the client side's OnDone follows
+      this->RemoveHold();  // no more reads: the client side's OnDone follows
     }
   }
-  void OnDone(const grpc::Status& status) override { Finish(Outcome(status)); }
+  void OnDone(const grpc::Status& status) override { this->Finish(Outcome(status)); }
 
   // This instance -> the caller.
   void OnWriteDone(bool ok) override {
     if (ok) {
-      StartRead(&message_);
+      this->StartRead(&message_);
     } else {
       client_context_->TryCancel();
-      RemoveHold();
+      this->RemoveHold();
     }
   }
   void OnCancel() override { client_context_->TryCancel(); }
@@ -182,7 +187,7 @@ class ForwardingLockService::StreamReactor final
   }
 
  private:
-  v1::WatchFencesResponse message_;
+  Response message_;
 };
 
 // One relayed Session stream: the caller's messages go to the leader and
@@ -362,8 +367,49 @@ grpc::ServerUnaryReactor* ForwardingLockService::Describe(
 
 grpc::ServerWriteReactor<v1::WatchFencesResponse>* ForwardingLockService::WatchFences(
     grpc::CallbackServerContext* context, const v1::WatchFencesRequest* request) {
-  auto* stream = new StreamReactor(context, shared_);
-  stream->Start(request);
+  auto* stream = new StreamReactor<v1::WatchFencesRequest, v1::WatchFencesResponse>(
+      context, shared_);
+  stream->Start(request, &v1::LockService::Stub::async::WatchFences);
+  return stream;
+}
+
+grpc::ServerUnaryReactor* ForwardingLockService::Campaign(
+    grpc::CallbackServerContext* context, const v1::CampaignRequest* request,
+    v1::AcquireResponse* response) {
+  auto* call = new CallReactor(context, shared_);
+  call->async()->Campaign(call->client_context(), request, response, call->Done());
+  return call;
+}
+
+grpc::ServerUnaryReactor* ForwardingLockService::Proclaim(
+    grpc::CallbackServerContext* context, const v1::ProclaimRequest* request,
+    v1::ProclaimResponse* response) {
+  auto* call = new CallReactor(context, shared_);
+  call->async()->Proclaim(call->client_context(), request, response, call->Done());
+  return call;
+}
+
+grpc::ServerUnaryReactor* ForwardingLockService::Leader(
+    grpc::CallbackServerContext* context, const v1::LeaderRequest* request,
+    v1::LeaderResponse* response) {
+  auto* call = new CallReactor(context, shared_);
+  call->async()->Leader(call->client_context(), request, response, call->Done());
+  return call;
+}
+
+grpc::ServerUnaryReactor* ForwardingLockService::Resign(
+    grpc::CallbackServerContext* context, const v1::ResignRequest* request,
+    v1::ResignResponse* response) {
+  auto* call = new CallReactor(context, shared_);
+  call->async()->Resign(call->client_context(), request, response, call->Done());
+  return call;
+}
+
+grpc::ServerWriteReactor<v1::ObserveResponse>* ForwardingLockService::Observe(
+    grpc::CallbackServerContext* context, const v1::ObserveRequest* request) {
+  auto* stream =
+      new StreamReactor<v1::ObserveRequest, v1::ObserveResponse>(context, shared_);
+  stream->Start(request, &v1::LockService::Stub::async::Observe);
   return stream;
 }
 

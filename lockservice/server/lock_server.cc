@@ -128,7 +128,7 @@ absl::Status LockServer::StartSqlite(
   service_ = std::make_unique<LockServiceImpl>(
       manager_, store_.get(), &feed_, signer_.get(),
       CallerIdentity{options.serving.tls.mutual(), "", authorizer_.get()},
-      options.session_limits, &sessions_, &fence_watchers_);
+      options.session_limits, &sessions_, &fence_watchers_, &observers_);
   absl::StatusOr<std::unique_ptr<grpc::Server>> grpc_server = StartGrpcServer(
       options.serving.listen, service_.get(), &port_, options.serving.port_file,
       /*max_receive_bytes=*/0, std::move(credentials), observability_.get(),
@@ -196,6 +196,7 @@ absl::Status LockServer::StartEtcd(const LockServerOptions& options) {
   node.session_limits = options.session_limits;
   node.sessions = &sessions_;
   node.fence_watchers = &fence_watchers_;
+  node.observers = &observers_;
   node.signer = signer_.get();
   node.identity = identity;
   if (options.etcd_tls.enabled()) node.etcd_credentials = *etcd_credentials;
@@ -238,7 +239,10 @@ LockServer::LockServer(const LockServerOptions& options)
       fence_watchers_(options.max_fence_watchers, "WatchFences streams",
                       "--max_fence_watchers",
                       "Each gateway needs one; stop followers that are not needed, or "
-                      "retry later or on another instance") {}
+                      "retry later or on another instance"),
+      observers_(options.max_election_observers, "Observe streams",
+                 "--max_election_observers",
+                 "Stop observers that are not needed, or retry later") {}
 LockServer::~LockServer() { Shutdown(); }
 
 std::string LockServer::DescribeSigning() const {

@@ -109,6 +109,8 @@ class LockServer : public ServerControl {
   StreamRegistry sessions_;
   // Their WatchFences streams (--max_fence_watchers); outlives them.
   StreamQuota fence_watchers_;
+  // Their Observe streams (--max_election_observers); outlives them.
+  StreamQuota observers_;
   // sqlite
   std::unique_ptr<SqliteLockStore> store_;
   FenceFeed feed_;

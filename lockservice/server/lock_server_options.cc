@@ -92,6 +92,9 @@ absl::Status LockServerOptions::Validate() const {
   if (max_sessions == 0) {
     return absl::InvalidArgumentError("--max_sessions must be at least 1");
   }
+  if (max_election_observers == 0) {
+    return absl::InvalidArgumentError("--max_election_observers must be at least 1");
+  }
   if (max_fence_watchers == 0) {
     return absl::InvalidArgumentError("--max_fence_watchers must be at least 1");
   }

@@ -43,6 +43,9 @@ struct LockServerOptions {
   // that follow this service's grants); one more ends at once with
   // RESOURCE_EXHAUSTED (fence_watch.h).
   size_t max_fence_watchers = 1000;
+  // Observe streams open at once (--max_election_observers); one more ends
+  // at once with RESOURCE_EXHAUSTED (election_watch.h).
+  size_t max_election_observers = 10000;
 
   // etcd store only.
   // The address other instances forward calls to ("host:port"). Empty: the

@@ -76,6 +76,18 @@ absl::StatusOr<Caller> LockServiceImpl::AllowedCaller(
   return caller;
 }
 
+// The election calls' (lock_service_elections.cc).
+template absl::Status LockServiceImpl::Authorized(grpc::CallbackServerContext*,
+                                                  const v1::LeaderRequest&) const;
+template absl::Status LockServiceImpl::Authorized(grpc::CallbackServerContext*,
+                                                  const v1::ObserveRequest&) const;
+template absl::StatusOr<Caller> LockServiceImpl::AllowedCaller(
+    grpc::CallbackServerContext*, const v1::CampaignRequest&) const;
+template absl::StatusOr<Caller> LockServiceImpl::AllowedCaller(
+    grpc::CallbackServerContext*, const v1::ProclaimRequest&) const;
+template absl::StatusOr<Caller> LockServiceImpl::AllowedCaller(
+    grpc::CallbackServerContext*, const v1::ResignRequest&) const;
+
 grpc::ServerUnaryReactor* LockServiceImpl::Acquire(grpc::CallbackServerContext* context,
                                                    const v1::AcquireRequest* request,
                                                    v1::AcquireResponse* response) {

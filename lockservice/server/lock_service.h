@@ -24,7 +24,8 @@
 // are listed in `sessions` if given, so that a server's shutdown can wait
 // for them to end (StreamRegistry::AwaitEnded), and so that there are at
 // most --max_sessions. WatchFences streams (fence_watch.h) are counted in
-// `fence_watchers` if given: at most --max_fence_watchers.
+// `fence_watchers` if given: at most --max_fence_watchers; Observe streams
+// (election_watch.h) in `observers`: at most --max_election_observers.
 //
 // Thread safety: gRPC calls it from many threads; all state is in the
 // manager. Ownership: the service and each parked Acquire's reactor share
@@ -71,7 +72,7 @@ class LockServiceImpl final : public LockServiceBase {
                   const TokenSigner* signer, CallerIdentity identity,
                   const StreamLimits& session_limits = StreamLimits(),
                   StreamRegistry* sessions = nullptr,
-                  StreamQuota* fence_watchers = nullptr)
+                  StreamQuota* fence_watchers = nullptr, StreamQuota* observers = nullptr)
       : manager_(std::move(manager)),
         store_(store),
         feed_(feed),
@@ -79,7 +80,8 @@ class LockServiceImpl final : public LockServiceBase {
         identity_(std::move(identity)),
         session_limits_(session_limits),
         sessions_(sessions),
-        fence_watchers_(fence_watchers) {}
+        fence_watchers_(fence_watchers),
+        observers_(observers) {}
 
   grpc::ServerUnaryReactor* Acquire(grpc::CallbackServerContext* context,
                                     const fencegate::v1::AcquireRequest* request,
@@ -97,6 +99,23 @@ class LockServiceImpl final : public LockServiceBase {
       grpc::CallbackServerContext* context,
       const fencegate::v1::WatchFencesRequest* request) override;
   RawStreamReactor* Session(grpc::CallbackServerContext* context) override;
+
+  // Elections (lock_service_elections.cc).
+  grpc::ServerUnaryReactor* Campaign(grpc::CallbackServerContext* context,
+                                     const fencegate::v1::CampaignRequest* request,
+                                     fencegate::v1::AcquireResponse* response) override;
+  grpc::ServerUnaryReactor* Proclaim(grpc::CallbackServerContext* context,
+                                     const fencegate::v1::ProclaimRequest* request,
+                                     fencegate::v1::ProclaimResponse* response) override;
+  grpc::ServerUnaryReactor* Leader(grpc::CallbackServerContext* context,
+                                   const fencegate::v1::LeaderRequest* request,
+                                   fencegate::v1::LeaderResponse* response) override;
+  grpc::ServerUnaryReactor* Resign(grpc::CallbackServerContext* context,
+                                   const fencegate::v1::ResignRequest* request,
+                                   fencegate::v1::ResignResponse* response) override;
+  grpc::ServerWriteReactor<fencegate::v1::ObserveResponse>* Observe(
+      grpc::CallbackServerContext* context,
+      const fencegate::v1::ObserveRequest* request) override;
 
  private:
   // Who makes the call (lock_requests.h); PERMISSION_DENIED for a
@@ -132,6 +151,7 @@ class LockServiceImpl final : public LockServiceBase {
   const StreamLimits session_limits_;
   StreamRegistry* const sessions_;     // may be null
   StreamQuota* const fence_watchers_;  // may be null
+  StreamQuota* const observers_;       // may be null
 };
 
 }  // namespace fencegate::lockservice

@@ -18,7 +18,14 @@ using LockServiceBase = fencegate::v1::LockService::WithCallbackMethod_Acquire<
             fencegate::v1::LockService::WithCallbackMethod_Describe<
                 fencegate::v1::LockService::WithCallbackMethod_WatchFences<
                     fencegate::v1::LockService::WithRawCallbackMethod_Session<
-                        fencegate::v1::LockService::Service>>>>>>;
+                        fencegate::v1::LockService::WithCallbackMethod_Campaign<
+                            fencegate::v1::LockService::WithCallbackMethod_Proclaim<
+                                fencegate::v1::LockService::WithCallbackMethod_Leader<
+                                    fencegate::v1::LockService::WithCallbackMethod_Resign<
+                                        fencegate::v1::LockService::
+                                            WithCallbackMethod_Observe<
+                                                fencegate::v1::LockService::
+                                                    Service>>>>>>>>>>>;
 
 // The raw Session reactor's type.
 using RawStreamReactor = grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>;

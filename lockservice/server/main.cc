@@ -103,6 +103,10 @@ FENCEGATE_OPTION_FLAG(
     Options, size_t, max_fence_watchers, max_fence_watchers,
     "WatchFences streams (gateways following the grants) open at once; one more "
     "ends at once with RESOURCE_EXHAUSTED");
+FENCEGATE_OPTION_FLAG(
+    Options, size_t, max_election_observers, max_election_observers,
+    "Observe streams (watching elections) open at once; one more ends at once "
+    "with RESOURCE_EXHAUSTED");
 
 int main(int argc, char** argv) {
   fencegate::InitServerMain(

@@ -118,19 +118,58 @@ grpc::ServerUnaryReactor* RoutingLockService::Describe(
   return Route(context, request, response, &Service::Describe);
 }
 
+namespace {
+
+// A server stream that ends at once with `status`.
+template <typename Response>
+class RefusedStream final : public grpc::ServerWriteReactor<Response> {
+ public:
+  explicit RefusedStream(const absl::Status& status) {
+    this->Finish(ToGrpcStatus(status));
+  }
+  void OnDone() override { delete this; }
+};
+
+}  // namespace
+
 grpc::ServerWriteReactor<v1::WatchFencesResponse>* RoutingLockService::WatchFences(
     grpc::CallbackServerContext* context, const v1::WatchFencesRequest* request) {
   absl::Status refusal;
   std::shared_ptr<Service> target = Target(context, &refusal);
-  if (target == nullptr) {
-    class Refused final : public grpc::ServerWriteReactor<v1::WatchFencesResponse> {
-     public:
-      explicit Refused(const absl::Status& status) { Finish(ToGrpcStatus(status)); }
-      void OnDone() override { delete this; }
-    };
-    return new Refused(refusal);
-  }
+  if (target == nullptr) return new RefusedStream<v1::WatchFencesResponse>(refusal);
   return target->WatchFences(context, request);
+}
+
+grpc::ServerUnaryReactor* RoutingLockService::Campaign(
+    grpc::CallbackServerContext* context, const v1::CampaignRequest* request,
+    v1::AcquireResponse* response) {
+  return Route(context, request, response, &Service::Campaign);
+}
+
+grpc::ServerUnaryReactor* RoutingLockService::Proclaim(
+    grpc::CallbackServerContext* context, const v1::ProclaimRequest* request,
+    v1::ProclaimResponse* response) {
+  return Route(context, request, response, &Service::Proclaim);
+}
+
+grpc::ServerUnaryReactor* RoutingLockService::Leader(grpc::CallbackServerContext* context,
+                                                     const v1::LeaderRequest* request,
+                                                     v1::LeaderResponse* response) {
+  return Route(context, request, response, &Service::Leader);
+}
+
+grpc::ServerUnaryReactor* RoutingLockService::Resign(grpc::CallbackServerContext* context,
+                                                     const v1::ResignRequest* request,
+                                                     v1::ResignResponse* response) {
+  return Route(context, request, response, &Service::Resign);
+}
+
+grpc::ServerWriteReactor<v1::ObserveResponse>* RoutingLockService::Observe(
+    grpc::CallbackServerContext* context, const v1::ObserveRequest* request) {
+  absl::Status refusal;
+  std::shared_ptr<Service> target = Target(context, &refusal);
+  if (target == nullptr) return new RefusedStream<v1::ObserveResponse>(refusal);
+  return target->Observe(context, request);
 }
 
 RawStreamReactor* RoutingLockService::Session(grpc::CallbackServerContext* context) {

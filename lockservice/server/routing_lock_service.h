@@ -67,6 +67,21 @@ class RoutingLockService final : public LockServiceBase {
       grpc::CallbackServerContext* context,
       const fencegate::v1::WatchFencesRequest* request) override;
   RawStreamReactor* Session(grpc::CallbackServerContext* context) override;
+  grpc::ServerUnaryReactor* Campaign(grpc::CallbackServerContext* context,
+                                     const fencegate::v1::CampaignRequest* request,
+                                     fencegate::v1::AcquireResponse* response) override;
+  grpc::ServerUnaryReactor* Proclaim(grpc::CallbackServerContext* context,
+                                     const fencegate::v1::ProclaimRequest* request,
+                                     fencegate::v1::ProclaimResponse* response) override;
+  grpc::ServerUnaryReactor* Leader(grpc::CallbackServerContext* context,
+                                   const fencegate::v1::LeaderRequest* request,
+                                   fencegate::v1::LeaderResponse* response) override;
+  grpc::ServerUnaryReactor* Resign(grpc::CallbackServerContext* context,
+                                   const fencegate::v1::ResignRequest* request,
+                                   fencegate::v1::ResignResponse* response) override;
+  grpc::ServerWriteReactor<fencegate::v1::ObserveResponse>* Observe(
+      grpc::CallbackServerContext* context,
+      const fencegate::v1::ObserveRequest* request) override;
 
  private:
   template <typename Request, typename Response>

@@ -47,8 +47,8 @@ LeaseRecord Hold(std::string resource, uint64_t token, uint32_t permits = 0) {
   return r;
 }
 
-WaiterRecord Waiter(uint64_t seq, std::string resource,
-                    LeaseMode mode = LeaseMode::kExclusive, uint32_t permits = 0) {
+WaiterRecord WaiterRow(uint64_t seq, std::string resource,
+                       LeaseMode mode = LeaseMode::kExclusive, uint32_t permits = 0) {
   WaiterRecord w{seq, std::move(resource), "h" + std::to_string(seq), absl::Seconds(seq),
                  "id" + std::to_string(seq)};
   w.mode = mode;
@@ -196,7 +196,7 @@ TEST_P(LockStoreTest, LoadsEveryRowOfABigTable) {
 TEST_P(LockStoreTest, WaitersComeBackInArrivalOrder) {
   LockStoreBatch batch;
   for (uint64_t seq : {12, 3, 7, 15}) {
-    batch.waiters.emplace_back(seq, Waiter(seq, seq % 2 ? "odd" : "even"));
+    batch.waiters.emplace_back(seq, WaiterRow(seq, seq % 2 ? "odd" : "even"));
   }
   ASSERT_THAT(store_->Commit(batch), IsOk());
   LockStoreBatch granted;
@@ -248,7 +248,7 @@ TEST_P(LockStoreTest, SeveralHoldsOnOneResourceLoadAfterTheExclusiveLeases) {
   std::vector<LeaseRecord> holds;
   for (uint64_t token = 1; token <= 7; ++token) holds.push_back(Hold("r", token));
   for (const LeaseRecord& hold : holds) batch.holds.emplace_back(hold.token, hold);
-  batch.waiters.emplace_back(8, Waiter(8, "r"));
+  batch.waiters.emplace_back(8, WaiterRow(8, "r"));
   ASSERT_THAT(store_->Commit(batch), IsOk());
   Reopen();
 
@@ -290,8 +290,8 @@ TEST_P(LockStoreTest, ABatchOfLeasesHoldsAndWaitersCommitsWholeOrNotAtAll) {
   first.leases.emplace_back("x", Lease("x", 1));
   first.holds.emplace_back(2, Hold("r", 2));
   first.holds.emplace_back(3, Hold("s", 3, /*permits=*/2));
-  first.waiters.emplace_back(10, Waiter(10, "r", LeaseMode::kExclusive));
-  first.waiters.emplace_back(11, Waiter(11, "s", LeaseMode::kPermit, 2));
+  first.waiters.emplace_back(10, WaiterRow(10, "r", LeaseMode::kExclusive));
+  first.waiters.emplace_back(11, WaiterRow(11, "s", LeaseMode::kPermit, 2));
   first.fence_positions.push_back({"x", 1});
   ASSERT_THAT(store_->Commit(first), IsOk());
   LockStoreState before = Load();
@@ -310,7 +310,7 @@ TEST_P(LockStoreTest, ABatchOfLeasesHoldsAndWaitersCommitsWholeOrNotAtAll) {
   failing.holds.emplace_back(6, Hold("r", 6));
   failing.holds.emplace_back(7, Hold("s", 7, /*permits=*/2));
   failing.waiters.emplace_back(10, std::nullopt);
-  failing.waiters.emplace_back(12, Waiter(12, "r", LeaseMode::kShared));
+  failing.waiters.emplace_back(12, WaiterRow(12, "r", LeaseMode::kShared));
   failing.fence_positions.push_back({"y", 8});
   failing.fence_positions.push_back({"z", 8});
   EXPECT_FALSE(store_->Commit(failing).ok());
@@ -332,9 +332,9 @@ TEST_P(LockStoreTest, ABatchOfLeasesHoldsAndWaitersCommitsWholeOrNotAtAll) {
 }
 
 TEST_P(LockStoreTest, AWaitersModeAndPermitsRoundTrip) {
-  const WaiterRecord exclusive = Waiter(1, "r", LeaseMode::kExclusive);
-  const WaiterRecord shared = Waiter(2, "r", LeaseMode::kShared);
-  const WaiterRecord permit = Waiter(3, "s", LeaseMode::kPermit, 10000);
+  const WaiterRecord exclusive = WaiterRow(1, "r", LeaseMode::kExclusive);
+  const WaiterRecord shared = WaiterRow(2, "r", LeaseMode::kShared);
+  const WaiterRecord permit = WaiterRow(3, "s", LeaseMode::kPermit, 10000);
   LockStoreBatch batch;
   batch.waiters.emplace_back(3, permit);
   batch.waiters.emplace_back(1, exclusive);
