@@ -29,6 +29,20 @@
  *   MUTANT_NO_HANDOFF_ON_RELEASE   a release does not serve the wait queue
  *   MUTANT_SPLIT_DECISION          a batch is cut inside an expiry's decision
  *                                  (the code before ab58e96)
+ * and in the election configuration (CONFIG_ELECTION, election.pml):
+ *   MUTANT_OBSERVER_NO_FILTER      the observer delivers every change it
+ *                                  receives, also one at or below the last
+ *   MUTANT_PROCLAIM_NO_EXPIRY_CHECK  Proclaim checks the term against the
+ *                                  record's, not the current lease's
+ *   MUTANT_PROCLAIM_ANY_OWN_TERM   Proclaim accepts any term the candidate
+ *                                  was ever granted
+ *   MUTANT_PUBLISH_BEFORE_COMMIT   a change is published when decided
+ *   MUTANT_TERM_END_NOT_PUBLISHED  a term's end makes no change
+ *   MUTANT_ELECT_REPLY_BEFORE_COMMIT  a campaign's grant is answered
+ *                                  before its commit (MUTANT_REPLY_BEFORE_COMMIT)
+ *   MUTANT_ELECT_FENCE_SEPARATE_TXN   the gateway checks a leader's write
+ *                                  against the committed fence only
+ *                                  (MUTANT_FENCE_SEPARATE_TXN)
  */
 
 /* ---- Presets: the configurations scripts/model-check and ctest run.
@@ -142,6 +156,44 @@
 #ifndef DROPS
 #define DROPS 0
 #endif
+#elif defined(CONFIG_ELECTION)
+/* Leader election on the lock service (election.pml): candidates, one
+ * observer, the leaders' writes through the gateway. P8-P11 (and P1, P4,
+ * P5). */
+#define ELECTION 1
+#ifndef GATEWAY
+#define GATEWAY 0     /* the leaders' writes: election_gw, --large */
+#endif
+#ifndef PROCLAIMS
+#define PROCLAIMS 1
+#endif
+#ifndef FOLLOWER
+#define FOLLOWER 0
+#endif
+#ifndef REENTRANT
+#define REENTRANT 0
+#endif
+#ifndef LOCK_DELAY
+#define LOCK_DELAY 0
+#endif
+#ifndef RETRIES
+#define RETRIES 0
+#endif
+#ifndef GW_RETRIES
+#define GW_RETRIES 0
+#endif
+#ifndef STALE
+#define STALE 0
+#endif
+#ifndef DROPS
+#define DROPS 0
+#endif
+#ifndef GW_RESTARTS
+#define GW_RESTARTS 0
+#endif
+#ifndef STREAM_CUTS
+#define STREAM_CUTS 0
+#endif
 #elif defined(CONFIG_LIVE)
 /* P6 under weak fairness. */
 #define LIVE
@@ -223,6 +275,18 @@
 #ifndef DROPS
 #define DROPS 1       /* lost requests */
 #endif
+#ifndef ELECTION
+#define ELECTION 0    /* leader election (CONFIG_ELECTION) */
+#endif
+#ifndef PROCLAIMS
+#define PROCLAIMS 2   /* ELECTION: Proclaim calls, shared by the candidates */
+#endif
+#ifndef OBSERVER
+#define OBSERVER 1    /* ELECTION: the observer and its stream */
+#endif
+#ifndef OBS_CUTS
+#define OBS_CUTS 1    /* ELECTION: cuts of the observer's stream */
+#endif
 #ifndef EXPIRIES
 #define EXPIRIES 1    /* LIVE: expiries of leases their holders still use */
 #endif
@@ -232,6 +296,14 @@
 
 /* What the configuration needs kept. */
 #define POSITIONS (FOLLOWER || NI == 2)
+/* Mutants of the lock service and the gateway, run in the election
+ * configurations under names of their own. */
+#ifdef MUTANT_ELECT_REPLY_BEFORE_COMMIT
+#define MUTANT_REPLY_BEFORE_COMMIT
+#endif
+#ifdef MUTANT_ELECT_FENCE_SEPARATE_TXN
+#define MUTANT_FENCE_SEPARATE_TXN
+#endif
 #if STALE == 0 || ABSTRACT_LOCKS
 #undef STALE_LOCK
 #define STALE_LOCK 0
@@ -241,6 +313,7 @@
 #include "properties.pml"
 #include "fence_stream.pml"
 #include "lock_service.pml"
+#include "election.pml"
 #include "lock_threads.pml"
 #include "gateway.pml"
 #include "client.pml"
@@ -252,8 +325,15 @@ init {
     ls_lead[0] = 1;  /* one instance on its own store: it always serves */
 #endif
     for (c : 1 .. NC) {
+#if ELECTION
+      run Candidate(c);
+#else
       run Client(c);
+#endif
     }
+#if ELECTION && OBSERVER
+    run Observer();
+#endif
 #if !ABSTRACT_LOCKS
     run LockHandler();
     for (c : 0 .. NI - 1) {
