@@ -59,10 +59,11 @@
  *                        is refused by the gateway once the successor's
  *                        term reached it (that is P1)
  *
- * Mutants: MUTANT_OBSERVER_NO_FILTER, MUTANT_PROCLAIM_NO_EXPIRY_CHECK,
- * MUTANT_PROCLAIM_ANY_OWN_TERM, MUTANT_PUBLISH_BEFORE_COMMIT,
- * MUTANT_TERM_END_NOT_PUBLISHED, MUTANT_ELECT_REPLY_BEFORE_COMMIT (see
- * fencegate.pml).
+ * Mutants (fencegate.pml lists them): MUTANT_OBSERVER_NO_FILTER (P10),
+ * MUTANT_PROCLAIM_NO_EXPIRY_CHECK (P11), MUTANT_PROCLAIM_ANY_OWN_TERM
+ * (P11), MUTANT_PUBLISH_BEFORE_COMMIT (P10), MUTANT_TERM_END_NOT_PUBLISHED
+ * (P9), MUTANT_ELECT_REPLY_BEFORE_COMMIT (P8), MUTANT_ELECT_FENCE_SEPARATE_TXN
+ * (P1, in election_gw).
  */
 
 #if ELECTION

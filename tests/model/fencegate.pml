@@ -7,14 +7,16 @@
  * gRPC's handlers, the group-commit thread, the timer thread, restarts,
  * and with NI = 2 two instances on one shared store, each leading in turn
  * under a term guard); the WatchFences stream (fence_stream.pml); the
- * gateway, its fence follower and the stream's reactor (gateway.pml).
+ * gateway, its fence follower and the stream's reactor (gateway.pml); with
+ * CONFIG_ELECTION, candidates and an observer of the leader election
+ * instead of the clients (election.pml).
  * Safety properties are assertions where the state they speak of changes
  * (properties.pml); the liveness one is the LTL formula at the end.
  *
  * Everything is set by -D on spin's command line: a preset (CONFIG_LOCK,
  * CONFIG_LOCK_STALE, CONFIG_FENCE, CONFIG_FOLLOWER, CONFIG_REPLICATED,
- * CONFIG_LIVE: what ctest runs), any knob of the defaults below on top,
- * and at most one mutant:
+ * CONFIG_LIVE, CONFIG_ELECTION: what ctest runs), any knob of the
+ * defaults below on top, and at most one mutant:
  *   MUTANT_ACCEPT_FENCE_MINUS_ONE  the gateway accepts token = fence - 1
  *   MUTANT_FENCE_SEPARATE_TXN      the fence check reads the committed fence,
  *                                  not the batch's own (a separate txn)
