@@ -58,12 +58,15 @@
  *                        leader's Proclaim changes nothing; its late write
  *                        is refused by the gateway once the successor's
  *                        term reached it (that is P1)
+ *   P12 proclaim-durable a leader is told its Proclaim was accepted only
+ *                        once it is committed (the committed record is at
+ *                        or past its (term, seq))
  *
  * Mutants (fencegate.pml lists them): MUTANT_OBSERVER_NO_FILTER (P10),
  * MUTANT_PROCLAIM_NO_EXPIRY_CHECK (P11), MUTANT_PROCLAIM_ANY_OWN_TERM
  * (P11), MUTANT_PUBLISH_BEFORE_COMMIT (P10), MUTANT_TERM_END_NOT_PUBLISHED
  * (P9), MUTANT_ELECT_REPLY_BEFORE_COMMIT (P8), MUTANT_ELECT_FENCE_SEPARATE_TXN
- * (P1, in election_gw).
+ * (P1, in election_gw), MUTANT_PROCLAIM_REPLY_BEFORE_COMMIT (P12).
  */
 
 #if ELECTION
@@ -73,7 +76,7 @@
 #endif
 
 #define PROC 4  /* lsq!PROC, c, r, term, value; answered with key = value,
-                   val = 1 accepted, 0 LEASE_LOST */
+                   val = the new seq if accepted, 0: LEASE_LOST */
 
 /* Values: VAL(c, k) is candidate c's k-th value of a term (k = 0: its
  * campaign's); 0: no leader. */
@@ -202,7 +205,11 @@ inline ls_proclaim(i, c, r, t, v) {
      e_v = v;
      m_rdirty[X(i, r)] = 1;
      el_change(e_t, e_s, e_v);
-     reply(i, c, PROC, r, v, 1, t)
+#ifdef MUTANT_PROCLAIM_REPLY_BEFORE_COMMIT
+     ls_answer(c, PROC, r, v, e_s, t)  /* answered before the batch commits */
+#else
+     reply(i, c, PROC, r, v, e_s, t)
+#endif
   :: else ->
      printf("MSC: election: proclaim of client %d under term %d refused (LEASE_LOST)\n", c, t);
      reply(i, c, PROC, r, v, 0, t)
@@ -425,7 +432,11 @@ end:
   :: d_step {
        ph == E_PROCLAIM && la_kind[c - 1] != 0 ->
        if
-       :: la_val[c - 1] != 0 -> ph = E_LEADING
+       :: la_val[c - 1] != 0 ->
+          /* P12: accepted, so committed: the record is at or past it */
+          CHECK(!LEX_GT(t, la_val[c - 1], g_ct, g_cs),
+                "VIOLATION P12 proclaim-durable: a leader is told its proclaim was accepted before it was committed\n");
+          ph = E_LEADING
        :: else -> t = 0; ph = E_IDLE  /* LEASE_LOST: it no longer leads */
        fi;
        el_call_done(c)

@@ -42,6 +42,8 @@
  *   MUTANT_TERM_END_NOT_PUBLISHED  a term's end makes no change
  *   MUTANT_ELECT_REPLY_BEFORE_COMMIT  a campaign's grant is answered
  *                                  before its commit (MUTANT_REPLY_BEFORE_COMMIT)
+ *   MUTANT_PROCLAIM_REPLY_BEFORE_COMMIT  a Proclaim is answered before its
+ *                                  commit
  *   MUTANT_ELECT_FENCE_SEPARATE_TXN   the gateway checks a leader's write
  *                                  against the committed fence only
  *                                  (MUTANT_FENCE_SEPARATE_TXN)
