@@ -106,7 +106,7 @@ byte ob_t, ob_s;
 
 byte proclaims_left = PROCLAIMS;
 
-/* Ghost (P8-P11): the last committed change, the largest term granted,
+/* Ghost (P8-P12): the last committed change, the largest term granted,
  * the largest term ended, the terms committed to each candidate. */
 byte g_ct, g_cs, g_cv;
 byte g_maxterm;

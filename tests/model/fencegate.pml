@@ -161,9 +161,9 @@
 #define DROPS 0
 #endif
 #elif defined(CONFIG_ELECTION)
-/* Leader election on the lock service (election.pml): candidates, one
- * observer, the leaders' writes through the gateway. P8-P11 (and P1, P4,
- * P5). */
+/* Leader election on the lock service (election.pml): candidates and one
+ * observer (OBSERVER), or the leaders' writes through the gateway
+ * (GATEWAY; both at once are a larger bound). P8-P12 (and P1, P4, P5). */
 #define ELECTION 1
 #ifndef GATEWAY
 #define GATEWAY 0     /* the leaders' writes: election_gw, --large */
