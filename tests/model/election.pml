@@ -40,7 +40,7 @@
  * configuration checks the lock service's terms there, and an election is
  * a lease on it like any other).
  *
- * Properties (properties.pml, docs/model.md), beside P1, P4 and P5, which
+ * Properties (checked here; docs/model.md), beside P1, P4 and P5, which
  * hold for the election's leases and the leader's writes as for any:
  *   P8  leader-per-term  the committed changes strictly increase in
  *                        (term, seq); a new term is above every term
