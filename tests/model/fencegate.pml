@@ -7,14 +7,16 @@
  * gRPC's handlers, the group-commit thread, the timer thread, restarts,
  * and with NI = 2 two instances on one shared store, each leading in turn
  * under a term guard); the WatchFences stream (fence_stream.pml); the
- * gateway, its fence follower and the stream's reactor (gateway.pml).
+ * gateway, its fence follower and the stream's reactor (gateway.pml); with
+ * CONFIG_ELECTION, candidates and an observer of the leader election
+ * instead of the clients (election.pml).
  * Safety properties are assertions where the state they speak of changes
  * (properties.pml); the liveness one is the LTL formula at the end.
  *
  * Everything is set by -D on spin's command line: a preset (CONFIG_LOCK,
  * CONFIG_LOCK_STALE, CONFIG_FENCE, CONFIG_FOLLOWER, CONFIG_REPLICATED,
- * CONFIG_LIVE: what ctest runs), any knob of the defaults below on top,
- * and at most one mutant:
+ * CONFIG_LIVE, CONFIG_ELECTION: what ctest runs), any knob of the
+ * defaults below on top, and at most one mutant:
  *   MUTANT_ACCEPT_FENCE_MINUS_ONE  the gateway accepts token = fence - 1
  *   MUTANT_FENCE_SEPARATE_TXN      the fence check reads the committed fence,
  *                                  not the batch's own (a separate txn)
@@ -29,6 +31,22 @@
  *   MUTANT_NO_HANDOFF_ON_RELEASE   a release does not serve the wait queue
  *   MUTANT_SPLIT_DECISION          a batch is cut inside an expiry's decision
  *                                  (the code before ab58e96)
+ * and in the election configuration (CONFIG_ELECTION, election.pml):
+ *   MUTANT_OBSERVER_NO_FILTER      the observer delivers every change it
+ *                                  receives, also one at or below the last
+ *   MUTANT_PROCLAIM_NO_EXPIRY_CHECK  Proclaim checks the term against the
+ *                                  record's, not the current lease's
+ *   MUTANT_PROCLAIM_ANY_OWN_TERM   Proclaim accepts any term the candidate
+ *                                  was ever granted
+ *   MUTANT_PUBLISH_BEFORE_COMMIT   a change is published when decided
+ *   MUTANT_TERM_END_NOT_PUBLISHED  a term's end makes no change
+ *   MUTANT_ELECT_REPLY_BEFORE_COMMIT  a campaign's grant is answered
+ *                                  before its commit (MUTANT_REPLY_BEFORE_COMMIT)
+ *   MUTANT_PROCLAIM_REPLY_BEFORE_COMMIT  a Proclaim is answered before its
+ *                                  commit
+ *   MUTANT_ELECT_FENCE_SEPARATE_TXN   the gateway checks a leader's write
+ *                                  against the committed fence only
+ *                                  (MUTANT_FENCE_SEPARATE_TXN)
  */
 
 /* ---- Presets: the configurations scripts/model-check and ctest run.
@@ -142,6 +160,44 @@
 #ifndef DROPS
 #define DROPS 0
 #endif
+#elif defined(CONFIG_ELECTION)
+/* Leader election on the lock service (election.pml): candidates and one
+ * observer (OBSERVER), or the leaders' writes through the gateway
+ * (GATEWAY; both at once are a larger bound). P8-P12 (and P1, P4, P5). */
+#define ELECTION 1
+#ifndef GATEWAY
+#define GATEWAY 0     /* the leaders' writes: election_gw, --large */
+#endif
+#ifndef PROCLAIMS
+#define PROCLAIMS 1
+#endif
+#ifndef FOLLOWER
+#define FOLLOWER 0
+#endif
+#ifndef REENTRANT
+#define REENTRANT 0
+#endif
+#ifndef LOCK_DELAY
+#define LOCK_DELAY 0
+#endif
+#ifndef RETRIES
+#define RETRIES 0
+#endif
+#ifndef GW_RETRIES
+#define GW_RETRIES 0
+#endif
+#ifndef STALE
+#define STALE 0
+#endif
+#ifndef DROPS
+#define DROPS 0
+#endif
+#ifndef GW_RESTARTS
+#define GW_RESTARTS 0
+#endif
+#ifndef STREAM_CUTS
+#define STREAM_CUTS 0
+#endif
 #elif defined(CONFIG_LIVE)
 /* P6 under weak fairness. */
 #define LIVE
@@ -223,6 +279,18 @@
 #ifndef DROPS
 #define DROPS 1       /* lost requests */
 #endif
+#ifndef ELECTION
+#define ELECTION 0    /* leader election (CONFIG_ELECTION) */
+#endif
+#ifndef PROCLAIMS
+#define PROCLAIMS 2   /* ELECTION: Proclaim calls, shared by the candidates */
+#endif
+#ifndef OBSERVER
+#define OBSERVER 1    /* ELECTION: the observer and its stream */
+#endif
+#ifndef OBS_CUTS
+#define OBS_CUTS 1    /* ELECTION: cuts of the observer's stream */
+#endif
 #ifndef EXPIRIES
 #define EXPIRIES 1    /* LIVE: expiries of leases their holders still use */
 #endif
@@ -232,6 +300,14 @@
 
 /* What the configuration needs kept. */
 #define POSITIONS (FOLLOWER || NI == 2)
+/* Mutants of the lock service and the gateway, run in the election
+ * configurations under names of their own. */
+#ifdef MUTANT_ELECT_REPLY_BEFORE_COMMIT
+#define MUTANT_REPLY_BEFORE_COMMIT
+#endif
+#ifdef MUTANT_ELECT_FENCE_SEPARATE_TXN
+#define MUTANT_FENCE_SEPARATE_TXN
+#endif
 #if STALE == 0 || ABSTRACT_LOCKS
 #undef STALE_LOCK
 #define STALE_LOCK 0
@@ -241,6 +317,7 @@
 #include "properties.pml"
 #include "fence_stream.pml"
 #include "lock_service.pml"
+#include "election.pml"
 #include "lock_threads.pml"
 #include "gateway.pml"
 #include "client.pml"
@@ -252,8 +329,15 @@ init {
     ls_lead[0] = 1;  /* one instance on its own store: it always serves */
 #endif
     for (c : 1 .. NC) {
+#if ELECTION
+      run Candidate(c);
+#else
       run Client(c);
+#endif
     }
+#if ELECTION && OBSERVER
+    run Observer();
+#endif
 #if !ABSTRACT_LOCKS
     run LockHandler();
     for (c : 0 .. NI - 1) {

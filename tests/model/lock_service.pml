@@ -171,6 +171,7 @@ inline grant(i, r, c, rid) {
 #endif
   printf("MSC: lock service %d: grant r%d to client %d (request %d): token %d\n", i, r, c, rid, m_cnt[i]);
   m_rdirty[h_gx] = 1;
+  el_grant(i, r, c);  /* election.pml: the term's first change */
 #ifdef MUTANT_REPLY_BEFORE_COMMIT
   /* the answer leaves before the batch that makes it durable */
   ls_answer(c, ACQ, r, rid, 1, m_cnt[i]);
@@ -243,6 +244,7 @@ inline end_lease(i, r, expired) {
   h_lx = X(i, r);
   printf("MSC: lock service %d: lease r%d token %d ends (%d: 1 expiry, 0 release)\n",
          i, r, m_tok[h_lx], expired);
+  el_end(i, r);  /* election.pml: the term's end */
   if
   :: m_endf[h_lx] == 0 -> m_endf[h_lx] = m_tok[h_lx]
   :: else
@@ -388,6 +390,7 @@ inline forget(i) {
 #ifdef MUTANT_SPLIT_DECISION
   m_split[i] = 0;
 #endif
+  el_forget();
 #if FOLLOWER
   if
   :: w_st != 0 && w_inst == i -> stream_cut()  /* its feed closes */
@@ -431,6 +434,7 @@ inline load(i) {
       m_q[QX(i, h_li, h_lj)] = s_q[h_li * QL + h_lj]
     }
   }
+  el_load();
   m_blo[i] = m_cnt[i];
   h_li = 0;
   h_lr = 0;
@@ -529,6 +533,7 @@ inline do_commit(i) {
     :: else
     fi
   }
+  el_commit(i);  /* election.pml: the record's row, then its changes published */
   m_blo[i] = m_cnt[i];
   m_dirty[i] = 0;
   m_nb[i] = 0;

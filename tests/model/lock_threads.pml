@@ -8,7 +8,12 @@
 inline decide(i) {
   if
   :: h_k == ACQ -> ls_acquire(i, h_c, h_r, h_a, h_b)
+#if ELECTION
+  :: h_k == REL -> ls_resign(i, h_c, h_r, h_a, h_b)
+  :: h_k == PROC -> ls_proclaim(i, h_c, h_r, h_a, h_b)
+#else
   :: h_k == REL -> ls_release(i, h_c, h_r, h_a, h_b)
+#endif
   :: h_k == REN -> ls_renew(i, h_c, h_r, h_a)
   fi
 }

@@ -29,6 +29,9 @@
  *                       service's committed state is below its resource's
  *                       committed fence position (it would be fenced out
  *                       by its own service)
+ * P8-P12                the leader election's (election.pml): leader-per-
+ *                       term, terms-disjoint, observer-order,
+ *                       deposed-refused, proclaim-durable
  */
 
 hidden byte h_pr;
