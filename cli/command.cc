@@ -13,6 +13,7 @@ namespace fencegate::cli {
 std::vector<const Command*> AllCommands() {
   std::vector<const Command*> all;
   for (const Command& c : LockCommands()) all.push_back(&c);
+  for (const Command& c : RunCommands()) all.push_back(&c);
   for (const Command& c : GatewayCommands()) all.push_back(&c);
   for (const Command& c : StatusCommands()) all.push_back(&c);
   for (const Command& c : SqlCommands()) all.push_back(&c);

@@ -56,6 +56,8 @@ const std::vector<Command>& GatewayCommands();
 const std::vector<Command>& StatusCommands();
 // sql-install, sql-keys: the SQL fencing API (sql_commands.cc).
 const std::vector<Command>& SqlCommands();
+// run: holds a lock while a command runs (run_command.cc).
+const std::vector<Command>& RunCommands();
 
 // Every command, in help order.
 std::vector<const Command*> AllCommands();
