@@ -26,11 +26,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
+#include "common/signing/signing_keys.h"
 #include "fencegate/client/fencing_token.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "harness/child_process.h"
 #include "harness/poll.h"
+#include "harness/test_certificates.h"
 #include "tests/e2e/e2e_fixture.h"
 #include "tests/testing/status_matchers.h"
 
@@ -67,6 +69,13 @@ bool ProcessGone(pid_t pid) {
 
 class CliRunTest : public E2eTest {
  protected:
+  // A test that failed may leave a command's group running (its sh, its
+  // sleep): each command leads its group, whose id is the pid it wrote.
+  void TearDown() override {
+    for (pid_t group : groups_) kill(-group, SIGKILL);
+    E2eTest::TearDown();
+  }
+
   // Starts `fencegate run` with `flags` and `-- sh -c script`, connected
   // to the fixture's servers; its stderr goes to <dir>/run.log.
   std::unique_ptr<testing::ChildProcess> StartRun(std::vector<std::string> flags,
@@ -109,6 +118,7 @@ class CliRunTest : public E2eTest {
     AwaitFile(dir_.File("pid"));
     int pid = 0;
     EXPECT_TRUE(absl::SimpleAtoi(ReadFile(dir_.File("pid")), &pid));
+    if (pid > 1) groups_.push_back(pid);
     return pid;
   }
 
@@ -143,6 +153,7 @@ class CliRunTest : public E2eTest {
   }
 
   const std::string log_ = dir_.File("run.log");
+  std::vector<pid_t> groups_;  // of the commands, by the pids they wrote
 };
 
 TEST_F(CliRunTest, CommandSeesItsLeaseAndItsExitCodePassesThrough) {
@@ -325,6 +336,57 @@ TEST_F(CliRunTest, MissingCommandIsAUsageError) {
           /*connect=*/false));
   EXPECT_EQ(help.exit_code, 0) << help.stderr_text;
   EXPECT_EQ(help.stdout_text, "--help --json\n");
+}
+
+TEST_F(CliRunTest, NestedFencegateGetsTheSignedTokenAndConnectsOverTlsAsRunDid) {
+  // Servers of their own, signing tokens, over mutual TLS: a plaintext
+  // call, a token without its signature or a call without a client
+  // certificate is refused.
+  ASSERT_OK_AND_ASSIGN(demo::TestCertificates certs,
+                       demo::MakeTestCertificates(dir_.path(), {"alice"}));
+  ASSERT_OK_AND_ASSIGN(std::string key, NewKeyLine("k1", /*sign=*/true));
+  std::ofstream(dir_.File("keys.txt")) << key << "\n";
+  const std::vector<std::string> common = {
+      "--signing_keys=" + dir_.File("keys.txt"), "--tls_cert=" + certs.server.cert,
+      "--tls_key=" + certs.server.key, "--tls_client_ca=" + certs.server.client_ca};
+  std::vector<std::string> lock_args = {"--db=" + dir_.File("tls-locks.db")};
+  lock_args.insert(lock_args.end(), common.begin(), common.end());
+  std::vector<std::string> gateway_args = {"--db=" + dir_.File("tls-gateway.db")};
+  gateway_args.insert(gateway_args.end(), common.begin(), common.end());
+  ASSERT_OK_AND_ASSIGN(auto lockservice,
+                       testing::ServerProcess::Start(FENCEGATE_LOCKSERVICE_BIN, lock_args,
+                                                     dir_.path(), "tls-locks"));
+  ASSERT_OK_AND_ASSIGN(auto gateway,
+                       testing::ServerProcess::Start(FENCEGATE_GATEWAY_BIN, gateway_args,
+                                                     dir_.path(), "tls-gateway"));
+  const ClientTlsFiles& alice = certs.clients.at("alice");
+  // Only run gets addresses and TLS files; the nested write names none.
+  const std::string script = absl::StrCat(
+      "echo \"$FENCEGATE_TOKEN\" > ", dir_.File("token"), "; ", FENCEGATE_CLI_BIN,
+      " write --resource=\"$FENCEGATE_RESOURCE\" --token=\"$FENCEGATE_TOKEN\" "
+      "--key=k --value=signed");
+  ASSERT_OK_AND_ASSIGN(
+      testing::ProgramResult result,
+      testing::RunProgram(
+          {FENCEGATE_CLI_BIN, "run", "--resource=secure",
+           "--lockservice=" + lockservice->address(), "--gateway=" + gateway->address(),
+           "--tls_ca=" + alice.ca, "--tls_cert=" + alice.cert, "--tls_key=" + alice.key,
+           "--timeout=10s", "--", "sh", "-c", script},
+          kPatience));
+  EXPECT_EQ(result.exit_code, 0) << result.stderr_text;
+  ASSERT_OK_AND_ASSIGN(client::SignedToken token,
+                       client::ParseFencingToken(ReadFile(dir_.File("token"))));
+  EXPECT_EQ(token.signature.key_id, "k1");
+  client::ClientOptions options;
+  options.tls = alice;
+  ASSERT_OK_AND_ASSIGN(auto reader,
+                       client::GatewayClient::Connect(gateway->address(), options));
+  ASSERT_OK_AND_ASSIGN(client::ReadResult read, reader->ReadUnfenced("secure", "k"));
+  EXPECT_EQ(read.value, "signed");
+  ASSERT_OK_AND_ASSIGN(auto locks,
+                       client::LockClient::Connect(lockservice->address(), options));
+  ASSERT_OK_AND_ASSIGN(client::LockState state, locks->Describe("secure"));
+  EXPECT_FALSE(state.held);
 }
 
 TEST_F(CliRunTest, LockServiceRestartKeepsTheLeaseAndTheCommand) {
