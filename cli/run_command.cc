@@ -301,7 +301,8 @@ const std::vector<Command>& RunCommands() {
        "unanswered for a TTL), the command's process group gets SIGTERM, then\n"
        "SIGKILL after --kill_after, and run exits 7. SIGTERM, SIGINT and SIGHUP\n"
        "sent to run are passed to the group; run then waits for the command\n"
-       "and releases the lock. If run dies, the command gets SIGKILL. A\n"
+       "and releases the lock. If run dies, the command (the process run\n"
+       "started, not its children) gets SIGKILL. A\n"
        "command that cannot be started: exit 127, the lock released.",
        {"lockservice", "gateway", "resource", "holder", "ttl", "wait", "kill_after"},
        {"resource"},

@@ -44,15 +44,31 @@ using ::testing::HasSubstr;
 constexpr int kLeaseLost = 7, kCannotRun = 127, kUsage = 4, kNotAcquired = 3;
 // Patience for things that take a moment on a loaded 2-core machine.
 constexpr absl::Duration kPatience = absl::Seconds(30);
+// A command's long sleep, during which its sh runs a trap at once: `wait`
+// gives way to a trapped signal, a foreground sleep would not (nor would
+// a sleep not yet started get the signal sent to the group). The traps
+// kill the sleep ($!), which ignores SIGINT in the background.
+constexpr char kSleep[] = "sleep 1000 & wait";
 
-std::string ReadFile(const std::string& path) {
+std::string ReadRaw(const std::string& path) {
   std::ifstream in(path);
   std::stringstream text;
   text << in.rdbuf();
-  return std::string(absl::StripAsciiWhitespace(text.str()));
+  return text.str();
+}
+
+std::string ReadFile(const std::string& path) {
+  return std::string(absl::StripAsciiWhitespace(ReadRaw(path)));
 }
 
 bool FileExists(const std::string& path) { return access(path.c_str(), F_OK) == 0; }
+
+// True once the command has written a whole line to `path` (the shell's
+// redirection makes the file before the line is in it).
+bool HasLine(const std::string& path) {
+  const std::string text = ReadRaw(path);
+  return !text.empty() && text.back() == '\n';
+}
 
 // A wall-clock time `date +%s.%N` wrote to `path`.
 absl::Time TimeInFile(const std::string& path) {
@@ -107,9 +123,9 @@ class CliRunTest : public E2eTest {
     return run == nullptr ? -1 : ExitCode(*run);
   }
 
-  // Polls until `path` exists.
+  // Polls until the command has written a line to `path`.
   void AwaitFile(const std::string& path) {
-    EXPECT_THAT(testing::PollUntil([&] { return FileExists(path); }, kPatience, path),
+    EXPECT_THAT(testing::PollUntil([&] { return HasLine(path); }, kPatience, path),
                 testing::IsOk());
   }
 
@@ -147,7 +163,8 @@ class CliRunTest : public E2eTest {
   // sh: writes the pid and the token it got, and records when a TERM came
   // (then exits 0: `run` must still say the lease was lost).
   std::string RecordingScript(const std::string& rest) {
-    return absl::StrCat("trap 'date +%s.%N > ", dir_.File("term"), "; exit 0' TERM; ",
+    return absl::StrCat("trap 'date +%s.%N > ", dir_.File("term"),
+                        "; kill $! 2>/dev/null; exit 0' TERM; ",
                         "echo \"$FENCEGATE_TOKEN\" > ", dir_.File("token"),
                         "; echo $$ > ", dir_.File("pid"), "; ", rest);
   }
@@ -192,19 +209,37 @@ TEST_F(CliRunTest, HeldLockStartsNothing) {
             kNotAcquired);
   EXPECT_THAT(ReadFile(log_), HasSubstr("the command was not started"));
   EXPECT_FALSE(FileExists(dir_.File("ran")));
+
+  // Queued for it: a SIGTERM ends the wait, and run, by that signal.
+  std::unique_ptr<testing::ChildProcess> run = StartRun(
+      {"--resource=busy", "--wait=60s"}, absl::StrCat("touch ", dir_.File("ran")));
+  ASSERT_NE(run, nullptr);
+  ASSERT_THAT(testing::PollUntil(
+                  [&] {
+                    absl::StatusOr<client::LockState> state = lock_->Describe("busy");
+                    return state.ok() && state->waiters == 1;
+                  },
+                  kPatience, "run queued for the lock"),
+              testing::IsOk());
+  ASSERT_TRUE(run->Signal(SIGTERM));
+  ASSERT_OK_AND_ASSIGN(int status, run->Wait(kPatience));
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM)
+      << testing::DescribeWaitStatus(status);
+  EXPECT_THAT(ReadFile(log_), HasSubstr("SIGTERM while acquiring 'busy'"));
+  EXPECT_FALSE(FileExists(dir_.File("ran")));
 }
 
 TEST_F(CliRunTest, LeaseLapsedWhileTheLockServiceIsStoppedStopsTheCommand) {
   constexpr absl::Duration kRunTtl = absl::Seconds(2);
   std::unique_ptr<testing::ChildProcess> run =
-      StartRun({"--resource=r", "--ttl=2s"}, RecordingScript("sleep 1000"));
+      StartRun({"--resource=r", "--ttl=2s"}, RecordingScript(kSleep));
   ASSERT_NE(run, nullptr);
   CommandPid();
   // Renewals go unanswered from here: the client's own clock ends the
   // lease within the TTL.
   ASSERT_THAT(lockservice_->Pause(), testing::IsOk());
   const absl::Time stopped = absl::Now();
-  ASSERT_THAT(testing::PollUntil([&] { return FileExists(dir_.File("term")); }, kPatience,
+  ASSERT_THAT(testing::PollUntil([&] { return HasLine(dir_.File("term")); }, kPatience,
                                  "the command's SIGTERM"),
               testing::IsOk());
   // The bound: SIGTERM within the TTL + 1 s of the lock service
@@ -219,7 +254,7 @@ TEST_F(CliRunTest, LeaseLapsedWhileTheLockServiceIsStoppedStopsTheCommand) {
 TEST_F(CliRunTest, LeaseEndedByTheServiceStopsTheCommandAtOnce) {
   // A TTL the test never reaches: only the pushed end can stop it in time.
   std::unique_ptr<testing::ChildProcess> run =
-      StartRun({"--resource=r", "--ttl=60s"}, RecordingScript("sleep 1000"));
+      StartRun({"--resource=r", "--ttl=60s"}, RecordingScript(kSleep));
   ASSERT_NE(run, nullptr);
   const pid_t pid = CommandPid();
   ReleaseBehindItsBack("r", CommandToken());
@@ -241,11 +276,13 @@ TEST_F(CliRunTest, CommandThatIgnoresSigtermIsKilledAfterKillAfter) {
                    "; echo $$ > ", dir_.File("pid"), "; while :; do sleep 1000; done"));
   ASSERT_NE(run, nullptr);
   const pid_t pid = CommandPid();
-  ReleaseBehindItsBack("r", CommandToken());
-  const absl::Time released = absl::Now();
+  const uint64_t token = CommandToken();
+  // The lease cannot be lost before the release is sent.
+  const absl::Time releasing = absl::Now();
+  ReleaseBehindItsBack("r", token);
   EXPECT_EQ(ExitCode(*run), kLeaseLost);
   // Not before --kill_after: SIGTERM came first, and was ignored.
-  EXPECT_GE(absl::Now() - released, absl::Seconds(1));
+  EXPECT_GE(absl::Now() - releasing, absl::Seconds(1));
   EXPECT_TRUE(ProcessGone(pid));
   EXPECT_THAT(ReadFile(log_), HasSubstr("SIGKILL 1s later"));
 }
@@ -264,9 +301,10 @@ TEST_F(CliRunTest, SignalsSentToRunReachTheCommandThenTheLockIsReleased) {
     const std::string resource = absl::StrCat("signal-", c.name);
     std::unique_ptr<testing::ChildProcess> run = StartRun(
         {"--resource=" + resource, "--ttl=30s"},
-        absl::StrCat("trap 'echo TERM > ", got, "; exit 42' TERM; trap 'echo INT > ", got,
-                     "; exit 43' INT; trap 'echo HUP > ", got,
-                     "; exit 44' HUP; echo $$ > ", dir_.File("pid"), "; sleep 1000"));
+        absl::StrCat(
+            "trap 'echo TERM > ", got, "; kill $!; exit 42' TERM; trap 'echo INT > ", got,
+            "; kill $!; exit 43' INT; trap 'echo HUP > ", got,
+            "; kill $!; exit 44' HUP; echo $$ > ", dir_.File("pid"), "; ", kSleep));
     ASSERT_NE(run, nullptr);
     CommandPid();  // its traps are set
     ASSERT_TRUE(run->Signal(c.signal));
