@@ -28,6 +28,15 @@ void PrintFlag(const std::string& name, bool required, std::ostream& out) {
 
 }  // namespace
 
+std::vector<std::string> CommonFlagsOf(const Command& command) {
+  std::vector<std::string> flags;
+  for (const char* name : kCommonFlags) {
+    if (command.takes_command && std::string(name) == "json") continue;
+    flags.push_back(name);
+  }
+  return flags;
+}
+
 void PrintGeneralHelp(std::ostream& out) {
   out << "fencegate: leases with fencing tokens, and fenced storage, from the shell.\n"
          "\n"
@@ -65,7 +74,7 @@ void PrintCommandHelp(const Command& command, std::ostream& out) {
                                     name) != command.required.end();
     PrintFlag(name, required, out);
   }
-  for (const char* name : kCommonFlags) PrintFlag(name, false, out);
+  for (const std::string& name : CommonFlagsOf(command)) PrintFlag(name, false, out);
   out << "\n" << ExitCodeHelp();
 }
 

@@ -92,7 +92,8 @@ int Main(const std::vector<std::string>& args) {
   }
 
   std::vector<std::string> allowed = command->flags;
-  allowed.insert(allowed.end(), std::begin(kCommonFlags), std::end(kCommonFlags));
+  const std::vector<std::string> common = CommonFlagsOf(*command);
+  allowed.insert(allowed.end(), common.begin(), common.end());
   absl::StatusOr<absl::flat_hash_set<std::string>> given = ParseFlags(rest, allowed);
   // Errors print as JSON only once --json is known to be set.
   Output out(given.ok() && absl::GetFlag(FLAGS_json));

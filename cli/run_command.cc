@@ -190,9 +190,6 @@ Outcome Supervise(ChildProcess& child, BlockedSignals& signals, Wakeup& lost,
 }
 
 absl::Status RunRun(CommandContext& ctx) {
-  if (ctx.Given("json")) {
-    return UsageError("run takes no --json: stdout is its command's");
-  }
   const std::string resource = absl::GetFlag(FLAGS_resource);
   std::string holder = absl::GetFlag(FLAGS_holder);
   if (holder.empty()) holder = DefaultHolder();
@@ -302,8 +299,10 @@ const std::vector<Command>& RunCommands() {
        "SIGKILL after --kill_after, and run exits 7. SIGTERM, SIGINT and SIGHUP\n"
        "sent to run are passed to the group; run then waits for the command\n"
        "and releases the lock. If run dies, the command (the process run\n"
-       "started, not its children) gets SIGKILL. A\n"
-       "command that cannot be started: exit 127, the lock released.",
+       "started, not its children) gets SIGKILL. A command that cannot be\n"
+       "started: exit 127, the lock released.\n"
+       "\n"
+       "No --json: stdout is the command's.",
        {"lockservice", "gateway", "resource", "holder", "ttl", "wait", "kill_after"},
        {"resource"},
        &RunRun,

@@ -366,6 +366,12 @@ TEST_F(CliRunTest, MissingCommandIsAUsageError) {
                        Cli({"run", "--", "true"}, /*connect=*/false));
   EXPECT_EQ(no_resource.exit_code, kUsage);
   EXPECT_THAT(no_resource.stderr_text, HasSubstr("missing --resource"));
+  // Its stdout is the command's: no --json.
+  ASSERT_OK_AND_ASSIGN(testing::ProgramResult json,
+                       Cli({"run", "--resource=r", "--json", "--", "true"},
+                           /*connect=*/false));
+  EXPECT_EQ(json.exit_code, kUsage);
+  EXPECT_THAT(json.stderr_text, HasSubstr("unknown flag --json"));
   // The command's own flags are its own, --help included.
   ASSERT_OK_AND_ASSIGN(
       testing::ProgramResult help,
