@@ -1,6 +1,11 @@
 #include "cli/cli_flags.h"
 
+#include <cstdlib>
+
+#include "absl/flags/commandlineflag.h"
 #include "absl/flags/flag.h"
+#include "absl/flags/reflection.h"
+#include "absl/strings/str_cat.h"
 
 ABSL_FLAG(std::string, lockservice, "127.0.0.1:7070", "lock service address, host:port");
 ABSL_FLAG(std::string, gateway, "127.0.0.1:7071", "gateway address, host:port");
@@ -52,3 +57,26 @@ ABSL_FLAG(std::string, page_token, "",
 
 ABSL_FLAG(std::string, key_id, "", "the new key's id: letters, digits, '.', '_', '-'");
 ABSL_FLAG(bool, sign, false, "mark the new key as the one the lock service signs with");
+
+ABSL_FLAG(absl::Duration, kill_after, absl::Seconds(10),
+          "when the lease is lost, SIGKILL the command's process group this long "
+          "after the SIGTERM if the command still runs");
+
+namespace fencegate::cli {
+
+absl::Status ApplyFlagsFromEnvironment(const absl::flat_hash_set<std::string>& given) {
+  for (const FlagFromEnvironment& entry : kFlagsFromEnvironment) {
+    if (given.contains(entry.flag)) continue;
+    const char* value = std::getenv(entry.variable);
+    if (value == nullptr || *value == '\0') continue;
+    absl::CommandLineFlag* flag = absl::FindCommandLineFlag(entry.flag);
+    std::string error;
+    if (flag == nullptr || !flag->ParseFrom(value, &error)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "bad value in $", entry.variable, " (for --", entry.flag, "): ", error));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace fencegate::cli

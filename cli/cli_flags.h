@@ -9,7 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/flags/declare.h"
+#include "absl/status/status.h"
 #include "absl/time/time.h"
 
 // Where and how to connect.
@@ -42,5 +44,31 @@ ABSL_DECLARE_FLAG(std::string, page_token);
 // Keys.
 ABSL_DECLARE_FLAG(std::string, key_id);
 ABSL_DECLARE_FLAG(bool, sign);
+// run.
+ABSL_DECLARE_FLAG(absl::Duration, kill_after);
+
+namespace fencegate::cli {
+
+// Flags a command line may leave out and take from the environment
+// instead: where to connect, and how. A flag given wins over its variable,
+// which wins over the flag's default; an empty variable counts as unset.
+// `fencegate run` sets them for its command (run_command.cc), so that a
+// `fencegate` inside it connects as `fencegate run` did.
+struct FlagFromEnvironment {
+  const char* flag;
+  const char* variable;
+};
+inline constexpr FlagFromEnvironment kFlagsFromEnvironment[] = {
+    {"lockservice", "FENCEGATE_LOCKSERVICE"}, {"gateway", "FENCEGATE_GATEWAY"},
+    {"tls_ca", "FENCEGATE_TLS_CA"},           {"tls_cert", "FENCEGATE_TLS_CERT"},
+    {"tls_key", "FENCEGATE_TLS_KEY"},
+};
+
+// Sets each flag of kFlagsFromEnvironment that is not in `given` from its
+// variable, if that is set and not empty. INVALID_ARGUMENT naming the
+// variable if its value is not one the flag takes.
+absl::Status ApplyFlagsFromEnvironment(const absl::flat_hash_set<std::string>& given);
+
+}  // namespace fencegate::cli
 
 #endif  // FENCEGATE_EXAMPLES_CLI_CLI_FLAGS_H_

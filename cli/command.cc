@@ -1,5 +1,9 @@
 #include "cli/command.h"
 
+#include <unistd.h>
+
+#include <cstdlib>
+
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
 #include "cli/cli_flags.h"
@@ -9,6 +13,7 @@ namespace fencegate::cli {
 std::vector<const Command*> AllCommands() {
   std::vector<const Command*> all;
   for (const Command& c : LockCommands()) all.push_back(&c);
+  for (const Command& c : RunCommands()) all.push_back(&c);
   for (const Command& c : GatewayCommands()) all.push_back(&c);
   for (const Command& c : StatusCommands()) all.push_back(&c);
   for (const Command& c : SqlCommands()) all.push_back(&c);
@@ -20,6 +25,14 @@ const Command* FindCommand(absl::string_view name) {
     if (name == c->name) return c;
   }
   return nullptr;
+}
+
+std::string DefaultHolder() {
+  const char* user = std::getenv("USER");
+  char host[256] = {};
+  if (gethostname(host, sizeof(host) - 1) != 0) host[0] = '\0';
+  return absl::StrCat(user != nullptr && *user != '\0' ? user : "user", "@",
+                      *host != '\0' ? host : "localhost");
 }
 
 client::SignedToken TokenFromFlags() {

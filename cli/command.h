@@ -8,6 +8,7 @@
 #ifndef FENCEGATE_EXAMPLES_CLI_COMMAND_H_
 #define FENCEGATE_EXAMPLES_CLI_COMMAND_H_
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,11 @@ struct CommandContext {
   // The flags given on the command line (names without "--").
   absl::flat_hash_set<std::string> given;
   client::ClientOptions client_options;
+  // With Command::takes_command: what follows `--` (not empty).
+  std::vector<std::string> command_args;
+  // Set by a command that chooses its exit code itself (`run` passes its
+  // command's through); unset: the code of the status it returned.
+  std::optional<int> exit_code;
 
   bool Given(absl::string_view flag) const { return given.contains(flag); }
 };
@@ -37,6 +43,8 @@ struct Command {
   std::vector<std::string> flags;     // those that apply, besides --json, --timeout
   std::vector<std::string> required;  // of `flags`
   absl::Status (*run)(CommandContext& ctx);
+  // Takes a command to run after `--` (ctx.command_args): `run`.
+  bool takes_command = false;
 };
 
 // The lock service's commands: acquire, renew, release, describe, keygen.
@@ -48,11 +56,16 @@ const std::vector<Command>& GatewayCommands();
 const std::vector<Command>& StatusCommands();
 // sql-install, sql-keys: the SQL fencing API (sql_commands.cc).
 const std::vector<Command>& SqlCommands();
+// run: holds a lock while a command runs (run_command.cc).
+const std::vector<Command>& RunCommands();
 
 // Every command, in help order.
 std::vector<const Command*> AllCommands();
 // nullptr if there is no such command.
 const Command* FindCommand(absl::string_view name);
+
+// The --holder a lock command sends when none is given: $USER@hostname.
+std::string DefaultHolder();
 
 // The --token flag, already checked by main.cc (0 when not given).
 client::SignedToken TokenFromFlags();

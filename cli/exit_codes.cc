@@ -38,7 +38,10 @@ const char* ExitCodeHelp() {
          "INVALID_ARGUMENT)\n"
          "  5  unavailable: a server could not be reached or did not answer in time\n"
          "  6  denied: the token's signature is missing or wrong for the resource,\n"
-         "     or the lease belongs to another certificate\n";
+         "     or the lease belongs to another certificate\n"
+         "  7  lease lost (run): the lease ended while the command ran; the\n"
+         "     command was stopped. Otherwise run exits with the command's code\n"
+         "     (127: it could not be started; 128+n: killed by signal n)\n";
 }
 
 }  // namespace fencegate::cli

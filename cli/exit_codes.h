@@ -16,6 +16,12 @@
 //   6  denied (PERMISSION_DENIED): the token's signature is missing or not
 //      valid for the resource, or the lease belongs to another certificate.
 //      Use the token exactly as acquire printed it.
+//   7  lease lost (`fencegate run` only): the lease ended while the command
+//      ran; the command was stopped (SIGTERM to its process group, SIGKILL
+//      after --kill_after). Otherwise `run` exits with its command's code
+//      (127: the command could not be started; 128+n: killed by signal n).
+//      7 is outside what a shell gives a command (126, 127, 128+n) and
+//      what commands commonly use for their own errors (1, 2).
 //
 // Thread safety: free functions on values.
 #ifndef FENCEGATE_EXAMPLES_CLI_EXIT_CODES_H_
@@ -33,6 +39,9 @@ enum ExitCode : int {
   kExitUsage = 4,
   kExitUnavailable = 5,
   kExitDenied = 6,
+  kExitLeaseLost = 7,
+  // `fencegate run`: the command could not be started (as a shell's 127).
+  kExitCannotRun = 127,
 };
 
 // The exit code for a command that ended with `status`.

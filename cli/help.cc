@@ -28,6 +28,15 @@ void PrintFlag(const std::string& name, bool required, std::ostream& out) {
 
 }  // namespace
 
+std::vector<std::string> CommonFlagsOf(const Command& command) {
+  std::vector<std::string> flags;
+  for (const char* name : kCommonFlags) {
+    if (command.takes_command && std::string(name) == "json") continue;
+    flags.push_back(name);
+  }
+  return flags;
+}
+
 void PrintGeneralHelp(std::ostream& out) {
   out << "fencegate: leases with fencing tokens, and fenced storage, from the shell.\n"
          "\n"
@@ -42,13 +51,18 @@ void PrintGeneralHelp(std::ostream& out) {
   out << "\n"
          "Lock commands talk to --lockservice (default 127.0.0.1:7070), storage\n"
          "commands to --gateway (default 127.0.0.1:7071). Every command takes\n"
-         "--json (one JSON object on stdout), --timeout, and --tls_ca (with\n"
+         "--json (one JSON object on stdout; not run), --timeout, and --tls_ca (with\n"
          "--tls_cert/--tls_key for mutual TLS) for servers that use TLS.\n"
+         "FENCEGATE_LOCKSERVICE, FENCEGATE_GATEWAY, FENCEGATE_TLS_CA,\n"
+         "FENCEGATE_TLS_CERT and FENCEGATE_TLS_KEY stand for those flags when\n"
+         "they are not given (run sets them for its command).\n"
          "\n"
          "Example:\n"
          "  fencegate acquire --resource=orders --ttl=30s      # token 7\n"
          "  fencegate write --resource=orders --token=7 --key=count --value=1\n"
          "  fencegate release --resource=orders --token=7\n"
+         "  fencegate run --resource=orders -- sh -c \\\n"
+         "    'fencegate write --resource=orders --token=$FENCEGATE_TOKEN ...'\n"
          "\n"
       << ExitCodeHelp();
 }
@@ -60,7 +74,7 @@ void PrintCommandHelp(const Command& command, std::ostream& out) {
                                     name) != command.required.end();
     PrintFlag(name, required, out);
   }
-  for (const char* name : kCommonFlags) PrintFlag(name, false, out);
+  for (const std::string& name : CommonFlagsOf(command)) PrintFlag(name, false, out);
   out << "\n" << ExitCodeHelp();
 }
 

@@ -1,7 +1,4 @@
 // The lock service's commands: acquire, renew, release, describe.
-#include <unistd.h>
-
-#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
@@ -38,14 +35,6 @@ absl::Status FromLockService(const CommandContext& ctx, absl::Status status) {
   return NameServer(std::move(status), "the lock service",
                     absl::GetFlag(FLAGS_lockservice), "--lockservice",
                     ctx.client_options.tls.enabled());
-}
-
-std::string DefaultHolder() {
-  const char* user = std::getenv("USER");
-  char host[256] = {};
-  if (gethostname(host, sizeof(host) - 1) != 0) host[0] = '\0';
-  return absl::StrCat(user != nullptr && *user != '\0' ? user : "user", "@",
-                      *host != '\0' ? host : "localhost");
 }
 
 std::string Seconds(absl::Duration d) { return absl::FormatDuration(d); }

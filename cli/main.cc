@@ -1,5 +1,6 @@
 // fencegate: the command-line client. `fencegate help` lists the commands;
 // exit_codes.h is the contract for scripts.
+#include <algorithm>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -73,14 +74,26 @@ int Main(const std::vector<std::string>& args) {
               << "'; commands: " << CommandNames() << ". See 'fencegate help'.\n";
     return kExitUsage;
   }
-  const std::vector<std::string> rest(args.begin() + 1, args.end());
+  std::vector<std::string> rest(args.begin() + 1, args.end());
+  // `run`'s command: everything after the first `--`, flags or not.
+  std::vector<std::string> command_args;
+  bool has_separator = false;
+  if (command->takes_command) {
+    auto separator = std::find(rest.begin(), rest.end(), "--");
+    if (separator != rest.end()) {
+      has_separator = true;
+      command_args.assign(separator + 1, rest.end());
+      rest.erase(separator, rest.end());
+    }
+  }
   if (AsksForHelp(rest)) {
     PrintCommandHelp(*command, std::cout);
     return kExitOk;
   }
 
   std::vector<std::string> allowed = command->flags;
-  allowed.insert(allowed.end(), std::begin(kCommonFlags), std::end(kCommonFlags));
+  const std::vector<std::string> common = CommonFlagsOf(*command);
+  allowed.insert(allowed.end(), common.begin(), common.end());
   absl::StatusOr<absl::flat_hash_set<std::string>> given = ParseFlags(rest, allowed);
   // Errors print as JSON only once --json is known to be set.
   Output out(given.ok() && absl::GetFlag(FLAGS_json));
@@ -91,6 +104,18 @@ int Main(const std::vector<std::string>& args) {
   CommandContext ctx;
   ctx.out = &out;
   ctx.given = *std::move(given);
+  ctx.command_args = std::move(command_args);
+  if (command->takes_command && ctx.command_args.empty()) {
+    out.PrintFailure(command->name, UsageError(absl::StrCat(
+                                        has_separator ? "missing the command after `--`"
+                                                      : "missing `-- COMMAND [ARGS...]`",
+                                        "; usage: ", command->usage)));
+    return kExitUsage;
+  }
+  if (absl::Status from_env = ApplyFlagsFromEnvironment(ctx.given); !from_env.ok()) {
+    out.PrintFailure(command->name, UsageError(from_env.message()));
+    return kExitUsage;
+  }
   // The whole call, retries included, as etcdctl's --command-timeout.
   ctx.client_options.call_timeout = absl::GetFlag(FLAGS_timeout);
   ctx.client_options.rpc_timeout = absl::GetFlag(FLAGS_timeout);
@@ -102,10 +127,10 @@ int Main(const std::vector<std::string>& args) {
   if (status.ok()) status = command->run(ctx);
   if (!status.ok()) {
     out.PrintFailure(command->name, status);
-    return ExitCodeFor(status);
+    return ctx.exit_code.value_or(ExitCodeFor(status));
   }
   out.PrintSuccess();
-  return kExitOk;
+  return ctx.exit_code.value_or(kExitOk);
 }
 
 }  // namespace

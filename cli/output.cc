@@ -46,6 +46,8 @@ const char* Category(ExitCode code) {
       return "unavailable";
     case kExitDenied:
       return "denied";
+    case kExitLeaseLost:
+      return "lease lost";
     default:
       return "error";
   }

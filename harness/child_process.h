@@ -1,6 +1,7 @@
 // ChildProcess: a program run as a child process: the one place in the tree
 // that forks and execs (the process harness of the tests, the demo and the
-// torture suite; docs/testing.md, "Starting processes"). Servers awaited
+// torture suite; docs/testing.md, "Starting processes"), but for the
+// shipped CLI's `fencegate run`, which has its own (cli/child_process.h). Servers awaited
 // until they serve are ServerProcess (server_process.h), built on this.
 //
 // The child gets

@@ -141,11 +141,34 @@ TEST_F(CliTest, ExitCodeForUnreachableServer) {
             kUnavailable);
 }
 
+TEST_F(CliTest, EnvironmentStandsForTheConnectionFlagsNotGiven) {
+  auto run = [&](std::vector<std::string> args, const std::string& lockservice) {
+    testing::ChildProcess::Options options;
+    options.argv = {FENCEGATE_CLI_BIN};
+    options.argv.insert(options.argv.end(), args.begin(), args.end());
+    options.env = {"FENCEGATE_LOCKSERVICE=" + lockservice};
+    absl::StatusOr<testing::ProgramResult> result =
+        testing::RunProgram(options, absl::Seconds(60));
+    EXPECT_TRUE(result.ok()) << result.status();
+    last_ = result.ok() ? *result : testing::ProgramResult{};
+    return last_.exit_code;
+  };
+  EXPECT_EQ(run({"describe", "--resource=r"}, lockservice_address()), kOk) << Output();
+  // A flag given wins over the variable.
+  const std::string nowhere = absl::StrCat("127.0.0.1:", UnusedPort());
+  EXPECT_EQ(run({"describe", "--resource=r", "--lockservice=" + lockservice_address()},
+                nowhere),
+            kOk)
+      << Output();
+  EXPECT_EQ(run({"describe", "--resource=r", "--timeout=1s"}, nowhere), kUnavailable);
+  EXPECT_THAT(last_.stderr_text, HasSubstr(nowhere));
+}
+
 TEST_F(CliTest, HelpForEveryCommand) {
   EXPECT_EQ(Run({"help"}, /*connect=*/false), kOk);
   EXPECT_THAT(last_.stdout_text, HasSubstr("Exit codes:"));
-  for (const char* command :
-       {"acquire", "renew", "release", "describe", "write", "read", "fence", "list"}) {
+  for (const char* command : {"acquire", "renew", "release", "describe", "run", "write",
+                              "read", "fence", "list"}) {
     EXPECT_EQ(Run({"help", command}, /*connect=*/false), kOk) << command;
     EXPECT_THAT(last_.stdout_text, HasSubstr(absl::StrCat("fencegate ", command)));
     EXPECT_EQ(Run({command, "--help"}), kOk) << command;
