@@ -45,7 +45,8 @@ ABSL_FLAG(uint32_t, permits, 0,
           "take one permit of a semaphore of this many (1 to the lock service's "
           "--max_holders_per_resource); every holder must give the same number");
 
-ABSL_FLAG(std::string, value, "", "the value to write");
+ABSL_FLAG(std::string, value, "",
+          "the value to write; for an election, what its leader says (say, its address)");
 ABSL_FLAG(std::string, value_file, "", "write this file's bytes; - reads stdin");
 ABSL_FLAG(bool, delete, false, "delete the key instead of writing a value");
 ABSL_FLAG(uint64_t, expected_version, 0,
@@ -61,6 +62,11 @@ ABSL_FLAG(bool, sign, false, "mark the new key as the one the lock service signs
 ABSL_FLAG(absl::Duration, kill_after, absl::Seconds(10),
           "when the lease is lost, SIGKILL the command's process group this long "
           "after the SIGTERM if the command still runs");
+ABSL_FLAG(std::string, elect, "",
+          "run: campaign for this election (with --value) instead of taking --resource");
+ABSL_FLAG(std::string, election, "", "the election's name (a resource name)");
+ABSL_FLAG(uint32_t, count, 0,
+          "observe: stop after this many changes (0: until --timeout)");
 
 namespace fencegate::cli {
 

@@ -46,6 +46,10 @@ ABSL_DECLARE_FLAG(std::string, key_id);
 ABSL_DECLARE_FLAG(bool, sign);
 // run.
 ABSL_DECLARE_FLAG(absl::Duration, kill_after);
+ABSL_DECLARE_FLAG(std::string, elect);
+// Elections.
+ABSL_DECLARE_FLAG(std::string, election);
+ABSL_DECLARE_FLAG(uint32_t, count);
 
 namespace fencegate::cli {
 

@@ -7,6 +7,7 @@
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
 #include "cli/cli_flags.h"
+#include "cli/exit_codes.h"
 
 namespace fencegate::cli {
 
@@ -14,6 +15,7 @@ std::vector<const Command*> AllCommands() {
   std::vector<const Command*> all;
   for (const Command& c : LockCommands()) all.push_back(&c);
   for (const Command& c : RunCommands()) all.push_back(&c);
+  for (const Command& c : ElectionCommands()) all.push_back(&c);
   for (const Command& c : GatewayCommands()) all.push_back(&c);
   for (const Command& c : StatusCommands()) all.push_back(&c);
   for (const Command& c : SqlCommands()) all.push_back(&c);
@@ -58,6 +60,20 @@ absl::Status NameServer(absl::Status status, absl::string_view server,
                 "certificate, and give --tls_cert/--tls_key if it requires mutual TLS"
               : "The CLI used plaintext: if the server uses TLS, pass --tls_ca "
                 "(and --tls_cert/--tls_key for mutual TLS)"));
+}
+
+absl::StatusOr<std::unique_ptr<client::LockClient>> ConnectLock(
+    const CommandContext& ctx) {
+  absl::StatusOr<std::unique_ptr<client::LockClient>> client =
+      client::LockClient::Connect(absl::GetFlag(FLAGS_lockservice), ctx.client_options);
+  if (!client.ok()) return UsageError(client.status().message());
+  return client;
+}
+
+absl::Status FromLockService(const CommandContext& ctx, absl::Status status) {
+  return NameServer(std::move(status), "the lock service",
+                    absl::GetFlag(FLAGS_lockservice), "--lockservice",
+                    ctx.client_options.tls.enabled());
 }
 
 }  // namespace fencegate::cli

@@ -18,6 +18,7 @@
 #include "cli/output.h"
 #include "fencegate/client/client_options.h"
 #include "fencegate/client/fencing_token.h"
+#include "fencegate/client/lock_client.h"
 
 namespace fencegate::cli {
 
@@ -58,6 +59,8 @@ const std::vector<Command>& StatusCommands();
 const std::vector<Command>& SqlCommands();
 // run: holds a lock while a command runs (run_command.cc).
 const std::vector<Command>& RunCommands();
+// leader, observe, proclaim, resign: elections (election_commands.cc).
+const std::vector<Command>& ElectionCommands();
 
 // Every command, in help order.
 std::vector<const Command*> AllCommands();
@@ -75,6 +78,13 @@ client::SignedToken TokenFromFlags();
 // `tls` says whether the CLI connected with TLS, for the hint.
 absl::Status NameServer(absl::Status status, absl::string_view server,
                         absl::string_view address, absl::string_view flag, bool tls);
+
+// A client of the lock service at --lockservice; a usage error (exit 4)
+// when it cannot be made (TLS files).
+absl::StatusOr<std::unique_ptr<client::LockClient>> ConnectLock(
+    const CommandContext& ctx);
+// NameServer for the lock service at --lockservice.
+absl::Status FromLockService(const CommandContext& ctx, absl::Status status);
 
 }  // namespace fencegate::cli
 

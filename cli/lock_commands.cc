@@ -24,19 +24,6 @@ using client::LeaseModeName;
 using client::LockClient;
 using client::LockState;
 
-absl::StatusOr<std::unique_ptr<LockClient>> ConnectLock(const CommandContext& ctx) {
-  absl::StatusOr<std::unique_ptr<LockClient>> client =
-      LockClient::Connect(absl::GetFlag(FLAGS_lockservice), ctx.client_options);
-  if (!client.ok()) return UsageError(client.status().message());
-  return client;
-}
-
-absl::Status FromLockService(const CommandContext& ctx, absl::Status status) {
-  return NameServer(std::move(status), "the lock service",
-                    absl::GetFlag(FLAGS_lockservice), "--lockservice",
-                    ctx.client_options.tls.enabled());
-}
-
 std::string Seconds(absl::Duration d) { return absl::FormatDuration(d); }
 
 // The kind of lease --shared and --permits ask for (default: exclusive).

@@ -97,18 +97,20 @@ const char* SignalName(int signal) {
   }
 }
 
-// AcquireLease on a thread of its own while this one watches `signals`: a
-// forwarded signal during the wait ends this process by that signal
-// (nothing was started; a lease granted meanwhile runs out by its TTL).
-absl::StatusOr<std::unique_ptr<Lease>> AcquireWatchingSignals(
-    LockClient& client, const std::string& resource, const std::string& holder,
-    const client::AcquireOptions& options, client::LeaseOptions lease_options,
+// `acquire` (AcquireLease, or a Campaign) on a thread of its own while
+// this one watches `signals`: a forwarded signal during the wait ends this
+// process by that signal (nothing was started; a lease granted meanwhile
+// runs out by its TTL).
+template <typename Held>
+absl::StatusOr<std::unique_ptr<Held>> AcquireWatchingSignals(
+    const std::string& resource,
+    absl::AnyInvocable<absl::StatusOr<std::unique_ptr<Held>>()> acquire,
     BlockedSignals& signals) {
   Wakeup done;
   if (!done.ok()) return absl::InternalError(absl::StrCat("eventfd: ", strerror(errno)));
-  absl::StatusOr<std::unique_ptr<Lease>> lease;
+  absl::StatusOr<std::unique_ptr<Held>> lease;
   std::thread acquirer([&] {
-    lease = client.AcquireLease(resource, holder, options, std::move(lease_options));
+    lease = acquire();
     done.Notify();
   });
   std::vector<pollfd> fds = {{signals.fd(), POLLIN, 0}, {done.fd(), POLLIN, 0}};
@@ -129,13 +131,16 @@ absl::StatusOr<std::unique_ptr<Lease>> AcquireWatchingSignals(
 // FENCEGATE_* for the command: the lease, and where and how this process
 // connected (kFlagsFromEnvironment), so that a `fencegate` inside it
 // connects the same way.
-std::vector<std::string> CommandEnvironment(const std::string& resource, Lease& lease) {
+std::vector<std::string> CommandEnvironment(const std::string& resource, Lease& lease,
+                                            bool elected) {
   std::vector<std::string> env = {
       absl::StrCat("FENCEGATE_RESOURCE=", resource),
       absl::StrCat(
           "FENCEGATE_TOKEN=",
           client::FormatFencingToken(lease.token(), lease.signature(), lease.mode())),
   };
+  // A leader's term is its token; the election is the resource.
+  if (elected) env.push_back(absl::StrCat("FENCEGATE_ELECTION=", resource));
   for (const FlagFromEnvironment& entry : kFlagsFromEnvironment) {
     const absl::CommandLineFlag* flag = absl::FindCommandLineFlag(entry.flag);
     if (flag == nullptr) continue;
@@ -190,7 +195,16 @@ Outcome Supervise(ChildProcess& child, BlockedSignals& signals, Wakeup& lost,
 }
 
 absl::Status RunRun(CommandContext& ctx) {
-  const std::string resource = absl::GetFlag(FLAGS_resource);
+  const std::string elect = absl::GetFlag(FLAGS_elect);
+  if (ctx.Given("resource") == !elect.empty()) {
+    return UsageError(
+        "pass --resource=NAME to hold a lock, or --elect=NAME --value=V to lead an "
+        "election, while the command runs (one of them)");
+  }
+  if (ctx.Given("value") && elect.empty()) {
+    return UsageError("--value is what --elect's leader says; pass it with --elect");
+  }
+  const std::string resource = elect.empty() ? absl::GetFlag(FLAGS_resource) : elect;
   std::string holder = absl::GetFlag(FLAGS_holder);
   if (holder.empty()) holder = DefaultHolder();
   client::AcquireOptions options;
@@ -221,23 +235,51 @@ absl::Status RunRun(CommandContext& ctx) {
   if (!client.ok()) return UsageError(client.status().message());
   client::LeaseOptions lease_options;
   lease_options.on_lost = [&lost](const absl::Status&) { lost.Notify(); };
-  absl::StatusOr<std::unique_ptr<Lease>> lease = AcquireWatchingSignals(
-      **client, resource, holder, options, std::move(lease_options), **signals);
-  if (!lease.ok()) {
-    if (client::IsNotAcquired(lease.status())) {
-      return absl::Status(lease.status().code(),
-                          absl::StrCat(lease.status().message(),
+  // The lease held while the command runs: a lock's, or a term's.
+  std::unique_ptr<Lease> held;
+  std::unique_ptr<client::Leadership> leading;
+  absl::Status acquired;
+  if (elect.empty()) {
+    absl::StatusOr<std::unique_ptr<Lease>> lease = AcquireWatchingSignals<Lease>(
+        resource,
+        [&]() {
+          return (*client)->AcquireLease(resource, holder, options,
+                                         std::move(lease_options));
+        },
+        **signals);
+    acquired = lease.status();
+    if (lease.ok()) held = *std::move(lease);
+  } else {
+    client::CampaignOptions campaign;
+    campaign.ttl = options.ttl;
+    campaign.wait = options.wait;
+    absl::StatusOr<std::unique_ptr<client::Leadership>> leadership =
+        AcquireWatchingSignals<client::Leadership>(
+            resource,
+            [&]() {
+              return (*client)->Campaign(elect, holder, absl::GetFlag(FLAGS_value),
+                                         campaign, std::move(lease_options));
+            },
+            **signals);
+    acquired = leadership.status();
+    if (leadership.ok()) leading = *std::move(leadership);
+  }
+  if (!acquired.ok()) {
+    if (client::IsNotAcquired(acquired)) {
+      return absl::Status(acquired.code(),
+                          absl::StrCat(acquired.message(),
                                        "; the command was not started (pass "
                                        "--wait=DURATION to queue for the lock)"));
     }
-    return NameServer(lease.status(), "the lock service", address, "--lockservice",
+    return NameServer(acquired, "the lock service", address, "--lockservice",
                       ctx.client_options.tls.enabled());
   }
+  Lease* const lease = leading != nullptr ? &leading->lease() : held.get();
 
   absl::StatusOr<std::unique_ptr<ChildProcess>> child = ChildProcess::Start(
-      ctx.command_args, CommandEnvironment(resource, **lease), sigpipe);
+      ctx.command_args, CommandEnvironment(resource, *lease, !elect.empty()), sigpipe);
   if (!child.ok()) {
-    absl::Status released = (*lease)->Release();
+    absl::Status released = lease->Release();
     std::cerr << "fencegate run: " << child.status().message() << "; "
               << (released.ok()
                       ? "released the lock"
@@ -247,14 +289,14 @@ absl::Status RunRun(CommandContext& ctx) {
     return absl::OkStatus();
   }
 
-  const Outcome outcome = Supervise(**child, **signals, lost, **lease, kill_after);
+  const Outcome outcome = Supervise(**child, **signals, lost, *lease, kill_after);
   if (!outcome.lost.ok()) {
     // What is left of the group runs under a lost lease too.
     (*child)->SignalGroup(SIGKILL);
     (*child)->Reap();
     // Held there still, if it only lapsed here; refused if the service
     // ended it, which is what lost it.
-    (*lease)->Release().IgnoreError();
+    lease->Release().IgnoreError();
     std::cerr << "fencegate run: lease lost: " << outcome.lost.message()
               << "; stopped the command (SIGTERM to its process group"
               << (outcome.killed
@@ -266,7 +308,7 @@ absl::Status RunRun(CommandContext& ctx) {
     return absl::OkStatus();
   }
   (*child)->Reap();
-  if (absl::Status released = (*lease)->Release(); !released.ok()) {
+  if (absl::Status released = lease->Release(); !released.ok()) {
     std::cerr << "fencegate run: the command ended (exit " << outcome.exit_code
               << "), but releasing '" << resource << "' failed: " << released.message()
               << "; it is free once its lease runs out (--ttl)\n";
@@ -281,12 +323,20 @@ const std::vector<Command>& RunCommands() {
   static const auto* const kCommands = new std::vector<Command>{
       {"run",
        "hold a lock while a command runs",
-       "fencegate run --resource=NAME [--ttl=10s] [--wait=0s] [--kill_after=10s] "
-       "[--holder=WHO] -- COMMAND [ARGS...]",
+       "fencegate run --resource=NAME | --elect=NAME [--value=V] [--ttl=10s] "
+       "[--wait=0s] [--kill_after=10s] [--holder=WHO] -- COMMAND [ARGS...]",
        "Acquires the exclusive lock on --resource (queueing up to --wait), runs\n"
        "COMMAND in a process group of its own while the lease renews itself,\n"
        "then releases the lock and exits with the command's exit code (128+n\n"
        "if a signal n killed it). Not acquired: exit 3, nothing started.\n"
+       "\n"
+       "--elect=NAME --value=V campaigns for the election NAME instead (with\n"
+       "--wait, in line behind the other candidates) and runs the command while\n"
+       "it leads: one of N replicas started this way does the job. The term is\n"
+       "the lease's token, in FENCEGATE_TOKEN, so a deposed leader's late\n"
+       "writes are refused; FENCEGATE_ELECTION names the election, and\n"
+       "fencegate leader/observe show who leads. A lost term stops the command\n"
+       "as a lost lease does.\n"
        "\n"
        "The command's environment has FENCEGATE_RESOURCE, FENCEGATE_TOKEN (the\n"
        "token as acquire prints it, for --token), FENCEGATE_LOCKSERVICE,\n"
@@ -303,8 +353,9 @@ const std::vector<Command>& RunCommands() {
        "started: exit 127, the lock released.\n"
        "\n"
        "No --json: stdout is the command's.",
-       {"lockservice", "gateway", "resource", "holder", "ttl", "wait", "kill_after"},
-       {"resource"},
+       {"lockservice", "gateway", "resource", "elect", "value", "holder", "ttl", "wait",
+        "kill_after"},
+       {},
        &RunRun,
        /*takes_command=*/true},
   };

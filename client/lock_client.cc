@@ -14,6 +14,7 @@
 #include "client/lease_watches.h"
 #include "client/retry.h"
 #include "client/session_stream.h"
+#include "client/wire.h"
 #include "common/base/errors.h"
 #include "common/grpc/channel_credentials.h"
 #include "common/grpc/grpc_status.h"
@@ -45,17 +46,6 @@ namespace v1 = ::fencegate::v1;
 static_assert(static_cast<int>(LeaseMode::kExclusive) == v1::LEASE_MODE_EXCLUSIVE);
 static_assert(static_cast<int>(LeaseMode::kShared) == v1::LEASE_MODE_SHARED);
 static_assert(static_cast<int>(LeaseMode::kPermit) == v1::LEASE_MODE_PERMIT);
-
-// gRPC takes deadlines on the wall clock; ours are on the monotonic one.
-void SetTimeout(grpc::ClientContext& ctx, absl::Duration timeout) {
-  ctx.set_deadline(absl::ToChronoTime(absl::Now() + timeout));
-}
-
-void SetSignature(const TokenSignature& signature, v1::TokenSignature* proto) {
-  if (signature.empty()) return;
-  proto->set_key_id(signature.key_id);
-  proto->set_mac(signature.mac);
-}
 
 using LockStream = SessionStream<v1::LockService::Stub, v1::LockSessionRequest,
                                  v1::LockSessionResponse>;

@@ -36,7 +36,8 @@ struct AcquireArgs {
   uint32_t permits = 0;
   // Set: a Campaign (docs/semantics.md, "Elections"): the exclusive lease
   // granted leads the election `resource` with this value (its sequence
-  // number 0). A holder that leads already re-enters, the value unchanged.
+  // number 0). A holder that leads already gets its term back: no second
+  // hold, the value unchanged.
   std::optional<std::string> campaign = std::nullopt;
 };
 

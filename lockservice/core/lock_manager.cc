@@ -129,7 +129,7 @@ absl::Status LockManager::AcquireLocked(CallId id, const AcquireArgs& args,
     }
     if (held != nullptr) {
       Reenter(args.resource, *r, *held, args.ttl, args.request_id, std::move(done),
-              args.listener);
+              args.listener, args.campaign.has_value());
     } else {
       Count(metrics_->grants[LockManagerMetrics::kImmediate]);
       Grant(args.resource, *r, args.holder, args.mode, args.ttl, args.request_id,

@@ -249,11 +249,12 @@ class LockManager {
              const std::string* campaign = nullptr) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // A reentrant acquire of `lease` (of `r`) by its holder: one more hold and
   // a lease at least `ttl` long, unless `request_id` was applied to it (a
-  // retry); queues the reply. `listener` (may be null) listens to it.
+  // retry) or it is a `campaign` (a leader campaigning again holds its term
+  // once); queues the reply. `listener` (may be null) listens to it.
   void Reenter(const std::string& name, ResourceState& r, HeldLease& lease,
                absl::Duration ttl, const std::string& request_id,
-               Callback<AcquireResult> done, LeaseListener* listener)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+               Callback<AcquireResult> done, LeaseListener* listener,
+               bool campaign = false) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The resource's entry with every lease past its expiry ended, or null.
   ResourceState* FindCurrent(const std::string& name) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Ends `lease` (of `r`; it goes) and hands the resource on. Its listeners

@@ -65,10 +65,12 @@ void LockManager::Grant(const std::string& name, ResourceState& r,
 
 void LockManager::Reenter(const std::string& name, ResourceState& r, HeldLease& lease,
                           absl::Duration ttl, const std::string& request_id,
-                          Callback<AcquireResult> done, LeaseListener* listener) {
+                          Callback<AcquireResult> done, LeaseListener* listener,
+                          bool campaign) {
   Count(metrics_->grants[LockManagerMetrics::kReentrant]);
   if (listener != nullptr) listeners_.Listen(listener, lease.token, lease.first_listener);
-  const bool retry = !request_id.empty() && lease.request_ids.Contains(request_id);
+  const bool retry =
+      campaign || (!request_id.empty() && lease.request_ids.Contains(request_id));
   if (!retry) {
     ++lease.hold_count;
     lease.request_ids.Remember(request_id, limits_.remembered_request_ids);

@@ -156,7 +156,9 @@ absl::StatusOr<testing::ProgramResult> E2eTest::Cli(std::vector<std::string> arg
   args.push_back("--timeout=10s");
   const std::string& command = args[1];
   const bool lock_command = command == "acquire" || command == "renew" ||
-                            command == "release" || command == "describe";
+                            command == "release" || command == "describe" ||
+                            command == "leader" || command == "observe" ||
+                            command == "proclaim" || command == "resign";
   const bool has_address = [&] {
     for (const std::string& a : args) {
       if (a.rfind("--lockservice", 0) == 0 || a.rfind("--gateway", 0) == 0) return true;

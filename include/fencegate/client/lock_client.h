@@ -33,6 +33,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "fencegate/client/client_options.h"
+#include "fencegate/client/election.h"
 #include "fencegate/client/lease.h"
 #include "fencegate/client/lease_mode.h"
 #include "fencegate/client/multi_lease.h"
@@ -215,6 +216,35 @@ class LockClient {
   void ReleaseAsync(const std::string& resource, uint64_t token, ReleaseDone done,
                     std::string request_id = "", const TokenSignature& signature = {},
                     LeaseMode mode = LeaseMode::kExclusive);
+
+  // ---- Elections (fencegate/client/election.h; docs/semantics.md,
+  // "Elections"), as unary calls, retried on UNAVAILABLE as the others.
+  // Campaigns for `election` as `candidate` (give each replica its own)
+  // with `value`, waiting in line up to options.wait; the Leadership
+  // renews itself. Not elected within the wait: FAILED_PRECONDITION
+  // (IsNotAcquired), CurrentToken() = the leader's term.
+  absl::StatusOr<std::unique_ptr<Leadership>> Campaign(
+      const std::string& election, const std::string& candidate, const std::string& value,
+      const CampaignOptions& options = CampaignOptions(),
+      LeaseOptions lease_options = LeaseOptions());
+  // Who leads `election` now, as committed.
+  absl::StatusOr<ElectionState> Leader(const std::string& election);
+  // Leadership::Proclaim and Resign, for a term held elsewhere (the CLI).
+  absl::StatusOr<uint64_t> Proclaim(const std::string& election, uint64_t term,
+                                    const std::string& value,
+                                    const TokenSignature& signature = {});
+  absl::Status Resign(const std::string& election, uint64_t term,
+                      const TokenSignature& signature = {});
+  // Calls `on_change` with the election's state, then with each change, in
+  // (term, seq) order, until it returns false or `timeout` passes (OK then)
+  // or the service refuses (its error). A stream that ends (the service
+  // restarts or fails over, or this observer fell behind) is opened again,
+  // resuming after the last change seen. Blocks its caller; `on_change`
+  // runs on it.
+  absl::Status Observe(const std::string& election,
+                       absl::FunctionRef<bool(const ElectionState&)> on_change,
+                       absl::Duration timeout = absl::InfiniteDuration(),
+                       uint64_t after_term = 0, uint64_t after_seq = 0);
 
   const ClientOptions& options() const { return options_; }
 

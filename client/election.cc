@@ -1,0 +1,211 @@
+// Elections from C++ (fencegate/client/election.h): LockClient's election
+// calls, unary, and the Leadership they make.
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "client/retry.h"
+#include "client/wire.h"
+#include "common/base/errors.h"
+#include "common/grpc/grpc_status.h"
+#include "fencegate/client/lock_client.h"
+#include "fencegate/v1/lock.grpc.pb.h"
+#include "grpcpp/client_context.h"
+
+namespace fencegate::client {
+namespace {
+
+namespace v1 = ::fencegate::v1;
+
+// The longest wait one Campaign call asks for: the server's default
+// --max_wait. A longer CampaignOptions::wait is several calls.
+constexpr absl::Duration kMostWaitPerCall = absl::Minutes(5);
+
+ElectionState StateOf(const v1::ElectionChange& change) {
+  ElectionState state;
+  state.election = change.election();
+  state.leader = change.leader();
+  state.term = change.term();
+  state.seq = change.seq();
+  state.value = change.value();
+  state.candidate = change.candidate();
+  state.remaining = absl::Milliseconds(change.remaining_ms());
+  state.changed_at = absl::FromUnixMillis(change.changed_at_unix_ms());
+  return state;
+}
+
+}  // namespace
+
+Leadership::Leadership(LockClient* client, std::string election,
+                       std::unique_ptr<Lease> lease)
+    : client_(client), election_(std::move(election)), lease_(std::move(lease)) {}
+
+absl::StatusOr<uint64_t> Leadership::Proclaim(const std::string& value) {
+  return client_->Proclaim(election_, term(), value, lease_->signature());
+}
+
+absl::Status Leadership::Resign() {
+  // A campaign holds its term once (campaigning again while leading adds
+  // no hold), so releasing the lease ends the term, and the Lease stops
+  // renewing and releases nothing more.
+  return lease_->Release();
+}
+
+absl::StatusOr<std::unique_ptr<Leadership>> LockClient::Campaign(
+    const std::string& election, const std::string& candidate, const std::string& value,
+    const CampaignOptions& options, LeaseOptions lease_options) {
+  if (lease_options.clock == nullptr) lease_options.clock = options_.clock;
+  Clock& clock = *options_.clock;
+  const auto stub = v1::LockService::NewStub(channel_);
+  v1::CampaignRequest request;
+  request.set_election(election);
+  request.set_candidate(candidate);
+  request.set_value(value);
+  request.set_ttl_ms(absl::ToInt64Milliseconds(options.ttl));
+  request.set_request_id(options.request_id.empty() ? NewRequestId()
+                                                    : options.request_id);
+  const absl::Time wait_until = options.wait == absl::InfiniteDuration()
+                                    ? absl::InfiniteFuture()
+                                    : clock.Now() + options.wait;
+  for (;;) {
+    // As AcquireLease: the term is valid from when its call was sent.
+    const absl::Time sent = lease_options.clock->Now();
+    const absl::Duration wait =
+        std::clamp(wait_until - clock.Now(), absl::ZeroDuration(), kMostWaitPerCall);
+    const absl::Time call_deadline =
+        CallDeadline(options_, wait + options_.rpc_timeout, clock);
+    v1::AcquireResponse response;
+    absl::Status status = Retry(call_deadline, [&] {
+      // Each attempt waits only what is left.
+      request.set_wait_ms(absl::ToInt64Milliseconds(
+          std::clamp(wait_until - clock.Now(), absl::ZeroDuration(), wait)));
+      grpc::ClientContext ctx;
+      SetTimeout(ctx, AttemptTimeout(call_deadline, wait + options_.rpc_timeout, clock));
+      return FromGrpcStatus(stub->Campaign(&ctx, request, &response));
+    });
+    if (!status.ok()) return status;
+    if (response.acquired()) {
+      TokenSignature signature{response.signature().key_id(), response.signature().mac()};
+      auto lease = std::make_unique<Lease>(
+          this, election, LeaseMode::kExclusive, response.token(), std::move(signature),
+          options.ttl, sent + absl::Milliseconds(response.ttl_ms()),
+          std::move(lease_options));
+      return std::make_unique<Leadership>(this, election, std::move(lease));
+    }
+    if (clock.Now() >= wait_until) {
+      absl::Status refused = absl::FailedPreconditionError(absl::StrCat(
+          "not elected in election '", election, "': it is led in term ",
+          response.holder_token(), " (retry in ",
+          absl::FormatDuration(absl::Milliseconds(response.retry_after_ms())), ")"));
+      ErrorInfo info;
+      info.current_token = response.holder_token();
+      SetErrorInfo(refused, info);
+      return refused;
+    }
+  }
+}
+
+absl::StatusOr<ElectionState> LockClient::Leader(const std::string& election) {
+  const auto stub = v1::LockService::NewStub(channel_);
+  v1::LeaderRequest request;
+  request.set_election(election);
+  v1::LeaderResponse response;
+  Clock& clock = *options_.clock;
+  const absl::Time deadline = CallDeadline(options_, options_.rpc_timeout, clock);
+  absl::Status status = Retry(deadline, [&] {
+    grpc::ClientContext ctx;
+    SetTimeout(ctx, AttemptTimeout(deadline, options_.rpc_timeout, clock));
+    return FromGrpcStatus(stub->Leader(&ctx, request, &response));
+  });
+  if (!status.ok()) return status;
+  return StateOf(response.state());
+}
+
+absl::StatusOr<uint64_t> LockClient::Proclaim(const std::string& election, uint64_t term,
+                                              const std::string& value,
+                                              const TokenSignature& signature) {
+  const auto stub = v1::LockService::NewStub(channel_);
+  v1::ProclaimRequest request;
+  request.set_election(election);
+  request.set_term(term);
+  request.set_value(value);
+  SetSignature(signature, request.mutable_signature());
+  v1::ProclaimResponse response;
+  Clock& clock = *options_.clock;
+  const absl::Time deadline = CallDeadline(options_, options_.rpc_timeout, clock);
+  // A retried Proclaim that was applied says the same again: one more seq.
+  absl::Status status = Retry(deadline, [&] {
+    grpc::ClientContext ctx;
+    SetTimeout(ctx, AttemptTimeout(deadline, options_.rpc_timeout, clock));
+    return FromGrpcStatus(stub->Proclaim(&ctx, request, &response));
+  });
+  if (!status.ok()) return status;
+  return response.seq();
+}
+
+absl::Status LockClient::Resign(const std::string& election, uint64_t term,
+                                const TokenSignature& signature) {
+  const auto stub = v1::LockService::NewStub(channel_);
+  v1::ResignRequest request;
+  request.set_election(election);
+  request.set_term(term);
+  SetSignature(signature, request.mutable_signature());
+  v1::ResignResponse response;
+  Clock& clock = *options_.clock;
+  const absl::Time deadline = CallDeadline(options_, options_.rpc_timeout, clock);
+  return Retry(deadline, [&] {
+    grpc::ClientContext ctx;
+    SetTimeout(ctx, AttemptTimeout(deadline, options_.rpc_timeout, clock));
+    return FromGrpcStatus(stub->Resign(&ctx, request, &response));
+  });
+}
+
+absl::Status LockClient::Observe(const std::string& election,
+                                 absl::FunctionRef<bool(const ElectionState&)> on_change,
+                                 absl::Duration timeout, uint64_t after_term,
+                                 uint64_t after_seq) {
+  const auto stub = v1::LockService::NewStub(channel_);
+  const absl::Time until = timeout == absl::InfiniteDuration() ? absl::InfiniteFuture()
+                                                               : absl::Now() + timeout;
+  absl::Duration backoff = absl::Milliseconds(100);
+  for (;;) {
+    grpc::ClientContext ctx;
+    if (until != absl::InfiniteFuture()) ctx.set_deadline(absl::ToChronoTime(until));
+    v1::ObserveRequest request;
+    request.set_election(election);
+    request.set_after_term(after_term);
+    request.set_after_seq(after_seq);
+    std::unique_ptr<grpc::ClientReader<v1::ObserveResponse>> reader =
+        stub->Observe(&ctx, request);
+    v1::ObserveResponse message;
+    bool stopped = false;
+    while (!stopped && reader->Read(&message)) {
+      backoff = absl::Milliseconds(100);  // the stream works
+      for (const v1::ElectionChange& change : message.changes()) {
+        after_term = change.term();
+        after_seq = change.seq();
+        if (!on_change(StateOf(change))) {
+          stopped = true;
+          break;
+        }
+      }
+    }
+    if (stopped) {
+      ctx.TryCancel();
+      reader->Finish().ok();  // cancelled by us
+      return absl::OkStatus();
+    }
+    absl::Status ended = FromGrpcStatus(reader->Finish());
+    if (absl::Now() >= until) return absl::OkStatus();
+    // The service went away or cut a slow observer off: observe again,
+    // after the last change seen. Anything else is the caller's to see.
+    if (!absl::IsUnavailable(ended) && !absl::IsResourceExhausted(ended)) return ended;
+    absl::SleepFor(std::min(backoff, until - absl::Now()));
+    backoff = std::min(backoff * 2, absl::Seconds(1));
+  }
+}
+
+}  // namespace fencegate::client
