@@ -1,5 +1,6 @@
 // Elections from C++ (fencegate/client/election.h): LockClient's election
-// calls, unary, and the Leadership they make.
+// calls (on the Session stream, or unary, as the client's other calls;
+// Observe is a stream of its own) and the Leadership they make.
 #include <algorithm>
 #include <memory>
 #include <string>
@@ -7,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "client/lock_stub.h"
 #include "client/retry.h"
 #include "client/wire.h"
 #include "common/base/errors.h"
@@ -59,7 +61,6 @@ absl::StatusOr<std::unique_ptr<Leadership>> LockClient::Campaign(
     const CampaignOptions& options, LeaseOptions lease_options) {
   if (lease_options.clock == nullptr) lease_options.clock = options_.clock;
   Clock& clock = *options_.clock;
-  const auto stub = v1::LockService::NewStub(channel_);
   v1::CampaignRequest request;
   request.set_election(election);
   request.set_candidate(candidate);
@@ -82,9 +83,9 @@ absl::StatusOr<std::unique_ptr<Leadership>> LockClient::Campaign(
       // Each attempt waits only what is left.
       request.set_wait_ms(absl::ToInt64Milliseconds(
           std::clamp(wait_until - clock.Now(), absl::ZeroDuration(), wait)));
-      grpc::ClientContext ctx;
-      SetTimeout(ctx, AttemptTimeout(call_deadline, wait + options_.rpc_timeout, clock));
-      return FromGrpcStatus(stub->Campaign(&ctx, request, &response));
+      return stub_->Attempt(
+          &v1::LockService::Stub::Campaign, request, &response,
+          AttemptTimeout(call_deadline, wait + options_.rpc_timeout, clock));
     });
     if (!status.ok()) return status;
     if (response.acquired()) {
@@ -109,16 +110,14 @@ absl::StatusOr<std::unique_ptr<Leadership>> LockClient::Campaign(
 }
 
 absl::StatusOr<ElectionState> LockClient::Leader(const std::string& election) {
-  const auto stub = v1::LockService::NewStub(channel_);
   v1::LeaderRequest request;
   request.set_election(election);
   v1::LeaderResponse response;
   Clock& clock = *options_.clock;
   const absl::Time deadline = CallDeadline(options_, options_.rpc_timeout, clock);
   absl::Status status = Retry(deadline, [&] {
-    grpc::ClientContext ctx;
-    SetTimeout(ctx, AttemptTimeout(deadline, options_.rpc_timeout, clock));
-    return FromGrpcStatus(stub->Leader(&ctx, request, &response));
+    return stub_->Attempt(&v1::LockService::Stub::Leader, request, &response,
+                          AttemptTimeout(deadline, options_.rpc_timeout, clock));
   });
   if (!status.ok()) return status;
   return StateOf(response.state());
@@ -127,7 +126,6 @@ absl::StatusOr<ElectionState> LockClient::Leader(const std::string& election) {
 absl::StatusOr<uint64_t> LockClient::Proclaim(const std::string& election, uint64_t term,
                                               const std::string& value,
                                               const TokenSignature& signature) {
-  const auto stub = v1::LockService::NewStub(channel_);
   v1::ProclaimRequest request;
   request.set_election(election);
   request.set_term(term);
@@ -138,9 +136,8 @@ absl::StatusOr<uint64_t> LockClient::Proclaim(const std::string& election, uint6
   const absl::Time deadline = CallDeadline(options_, options_.rpc_timeout, clock);
   // A retried Proclaim that was applied says the same again: one more seq.
   absl::Status status = Retry(deadline, [&] {
-    grpc::ClientContext ctx;
-    SetTimeout(ctx, AttemptTimeout(deadline, options_.rpc_timeout, clock));
-    return FromGrpcStatus(stub->Proclaim(&ctx, request, &response));
+    return stub_->Attempt(&v1::LockService::Stub::Proclaim, request, &response,
+                          AttemptTimeout(deadline, options_.rpc_timeout, clock));
   });
   if (!status.ok()) return status;
   return response.seq();
@@ -148,7 +145,6 @@ absl::StatusOr<uint64_t> LockClient::Proclaim(const std::string& election, uint6
 
 absl::Status LockClient::Resign(const std::string& election, uint64_t term,
                                 const TokenSignature& signature) {
-  const auto stub = v1::LockService::NewStub(channel_);
   v1::ResignRequest request;
   request.set_election(election);
   request.set_term(term);
@@ -157,9 +153,8 @@ absl::Status LockClient::Resign(const std::string& election, uint64_t term,
   Clock& clock = *options_.clock;
   const absl::Time deadline = CallDeadline(options_, options_.rpc_timeout, clock);
   return Retry(deadline, [&] {
-    grpc::ClientContext ctx;
-    SetTimeout(ctx, AttemptTimeout(deadline, options_.rpc_timeout, clock));
-    return FromGrpcStatus(stub->Resign(&ctx, request, &response));
+    return stub_->Attempt(&v1::LockService::Stub::Resign, request, &response,
+                          AttemptTimeout(deadline, options_.rpc_timeout, clock));
   });
 }
 
@@ -167,7 +162,6 @@ absl::Status LockClient::Observe(const std::string& election,
                                  absl::FunctionRef<bool(const ElectionState&)> on_change,
                                  absl::Duration timeout, uint64_t after_term,
                                  uint64_t after_seq) {
-  const auto stub = v1::LockService::NewStub(channel_);
   const absl::Time until = timeout == absl::InfiniteDuration() ? absl::InfiniteFuture()
                                                                : absl::Now() + timeout;
   absl::Duration backoff = absl::Milliseconds(100);
@@ -179,7 +173,7 @@ absl::Status LockClient::Observe(const std::string& election,
     request.set_after_term(after_term);
     request.set_after_seq(after_seq);
     std::unique_ptr<grpc::ClientReader<v1::ObserveResponse>> reader =
-        stub->Observe(&ctx, request);
+        stub_->rpc->Observe(&ctx, request);
     v1::ObserveResponse message;
     bool stopped = false;
     while (!stopped && reader->Read(&message)) {

@@ -12,6 +12,7 @@
 #include "absl/time/clock.h"
 #include "client/channel.h"
 #include "client/lease_watches.h"
+#include "client/lock_stub.h"
 #include "client/retry.h"
 #include "client/session_stream.h"
 #include "client/wire.h"
@@ -46,48 +47,6 @@ namespace v1 = ::fencegate::v1;
 static_assert(static_cast<int>(LeaseMode::kExclusive) == v1::LEASE_MODE_EXCLUSIVE);
 static_assert(static_cast<int>(LeaseMode::kShared) == v1::LEASE_MODE_SHARED);
 static_assert(static_cast<int>(LeaseMode::kPermit) == v1::LEASE_MODE_PERMIT);
-
-using LockStream = SessionStream<v1::LockService::Stub, v1::LockSessionRequest,
-                                 v1::LockSessionResponse>;
-
-// A request as a call on the Session stream, and its response out of the
-// call's result (false: the result is of another kind).
-void SetRequest(const v1::AcquireRequest& r, v1::LockCall& call) {
-  *call.mutable_acquire() = r;
-}
-void SetRequest(const v1::RenewRequest& r, v1::LockCall& call) { *call.mutable_renew() = r; }
-void SetRequest(const v1::ReleaseRequest& r, v1::LockCall& call) {
-  *call.mutable_release() = r;
-}
-void SetRequest(const v1::DescribeRequest& r, v1::LockCall& call) {
-  *call.mutable_describe() = r;
-}
-bool GetResponse(v1::LockResult& r, v1::AcquireResponse* out) {
-  if (r.result_case() != v1::LockResult::kAcquire) return false;
-  out->Swap(r.mutable_acquire());
-  return true;
-}
-bool GetResponse(v1::LockResult& r, v1::RenewResponse* out) {
-  if (r.result_case() != v1::LockResult::kRenew) return false;
-  out->Swap(r.mutable_renew());
-  return true;
-}
-bool GetResponse(v1::LockResult& r, v1::ReleaseResponse* out) {
-  if (r.result_case() != v1::LockResult::kRelease) return false;
-  out->Swap(r.mutable_release());
-  return true;
-}
-bool GetResponse(v1::LockResult& r, v1::DescribeResponse* out) {
-  if (r.result_case() != v1::LockResult::kDescribe) return false;
-  out->Swap(r.mutable_describe());
-  return true;
-}
-
-absl::Status LockWrongKind() {
-  return absl::InternalError(
-      "the lock service answered a call on its Session stream with another kind of "
-      "response");
-}
 
 // An Acquire's answer; `asked` is the kind asked for.
 AcquireOutcome OutcomeOf(const v1::AcquireResponse& response, LeaseMode asked) {
@@ -137,35 +96,6 @@ v1::ReleaseRequest ReleaseRequestOf(const std::string& resource, uint64_t token,
 }
 
 }  // namespace
-
-struct LockClient::Stub {
-  std::unique_ptr<v1::LockService::Stub> rpc;
-  // The asynchronous calls always use it; the blocking ones unless unary.
-  std::unique_ptr<LockStream> session;
-  bool unary = false;
-
-  // One attempt of a call, at most `timeout` long: the unary `method`, or
-  // the same request on the Session stream.
-  template <typename Request, typename Response>
-  absl::Status Attempt(grpc::Status (v1::LockService::Stub::*method)(
-                           grpc::ClientContext*, const Request&, Response*),
-                       const Request& request, Response* response,
-                       absl::Duration timeout) {
-    if (unary) {
-      grpc::ClientContext ctx;
-      SetTimeout(ctx, timeout);
-      return FromGrpcStatus((rpc.get()->*method)(&ctx, request, response));
-    }
-    v1::LockCall call;
-    SetRequest(request, call);
-    // The stream takes deadlines on the wall clock, as gRPC does.
-    absl::StatusOr<v1::LockResult> result =
-        session->SendAndWait(std::move(call), absl::Now() + timeout);
-    if (!result.ok()) return result.status();
-    if (!GetResponse(*result, response)) return LockWrongKind();
-    return absl::OkStatus();
-  }
-};
 
 LockClient::LockClient(std::shared_ptr<grpc::Channel> channel, ClientOptions options)
     : channel_(std::move(channel)),

@@ -74,6 +74,14 @@ absl::Status AuthorizeCall(const authz::Authorizer* authorizer, absl::string_vie
       return AuthorizeCall(authorizer, subject, call.release());
     case v1::LockCall::kDescribe:
       return AuthorizeCall(authorizer, subject, call.describe());
+    case v1::LockCall::kCampaign:
+      return AuthorizeCall(authorizer, subject, call.campaign());
+    case v1::LockCall::kProclaim:
+      return AuthorizeCall(authorizer, subject, call.proclaim());
+    case v1::LockCall::kLeader:
+      return AuthorizeCall(authorizer, subject, call.leader());
+    case v1::LockCall::kResign:
+      return AuthorizeCall(authorizer, subject, call.resign());
     case v1::LockCall::REQUEST_NOT_SET:  // refused by the parser
       break;
   }

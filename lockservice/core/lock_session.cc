@@ -3,6 +3,7 @@
 #include <utility>
 #include <vector>
 
+#include "lockservice/core/election_requests.h"
 #include "lockservice/core/lock_call_authz.h"
 
 namespace fencegate::lockservice {
@@ -74,6 +75,14 @@ void LockSession::Dispatch(LockManager& manager, const LockIncomingCall& in) {
       return Release(manager, in.request_id, call.release());
     case v1::LockCall::kDescribe:
       return Describe(manager, in.request_id, call.describe());
+    case v1::LockCall::kCampaign:
+      return Campaign(manager, in.request_id, call.campaign());
+    case v1::LockCall::kProclaim:
+      return Proclaim(manager, in.request_id, call.proclaim());
+    case v1::LockCall::kLeader:
+      return Leader(manager, in.request_id, call.leader());
+    case v1::LockCall::kResign:
+      return Resign(manager, in.request_id, call.resign());
     case v1::LockCall::REQUEST_NOT_SET:  // refused by the parser
       break;
   }
@@ -89,15 +98,29 @@ void LockSession::Acquire(LockManager& manager, uint64_t request_id,
   if (request.resources_size() > 0) return AcquireMany(manager, request_id, request);
   absl::StatusOr<AcquireArgs> args = AcquireArgsFor(request, signer_, caller_);
   if (!args.ok()) return Refuse(request_id, args.status());
-  args->listener = this;
+  StartAcquire(manager, request_id, *std::move(args));
+}
+
+void LockSession::Campaign(LockManager& manager, uint64_t request_id,
+                           const v1::CampaignRequest& request) {
+  absl::StatusOr<AcquireArgs> args =
+      CampaignArgsFor(request, signer_, manager.limits(), caller_);
+  if (!args.ok()) return Refuse(request_id, args.status());
+  StartAcquire(manager, request_id, *std::move(args));
+}
+
+void LockSession::StartAcquire(LockManager& manager, uint64_t request_id,
+                               AcquireArgs args) {
+  args.listener = this;
+  std::string resource = args.resource;
   const LockManager::CallId id = manager.NewCallId();
   {
     absl::MutexLock lock(&calls_mu_);
     acquires_[request_id] = id;
   }
   Ref();  // the call's, until it is answered
-  manager.Acquire(id, *std::move(args),
-                  [this, request_id, resource = request.resource(),
+  manager.Acquire(id, std::move(args),
+                  [this, request_id, resource = std::move(resource),
                    signer = signer_](absl::StatusOr<AcquireResult> result) {
                     {
                       absl::MutexLock lock(&calls_mu_);
@@ -183,6 +206,47 @@ void LockSession::Describe(LockManager& manager, uint64_t request_id,
                      });
                      Unref();
                    });
+}
+
+void LockSession::Proclaim(LockManager& manager, uint64_t request_id,
+                           const v1::ProclaimRequest& request) {
+  absl::StatusOr<ProclaimArgs> args =
+      ProclaimArgsFor(request, signer_, manager.limits(), caller_);
+  if (!args.ok()) return Refuse(request_id, args.status());
+  Ref();
+  manager.Proclaim(*std::move(args),
+                   [this, request_id](absl::StatusOr<ProclaimResult> result) {
+                     Complete(request_id, [&](std::string* out) {
+                       AppendProclaimResult(request_id, result, out);
+                     });
+                     Unref();
+                   });
+}
+
+void LockSession::Leader(LockManager& manager, uint64_t request_id,
+                         const v1::LeaderRequest& request) {
+  Ref();
+  manager.Leader(
+      request.election(), [this, request_id](absl::StatusOr<ElectionChange> result) {
+        Complete(request_id,
+                 [&](std::string* out) { AppendLeaderResult(request_id, result, out); });
+        Unref();
+      });
+}
+
+void LockSession::Resign(LockManager& manager, uint64_t request_id,
+                         const v1::ResignRequest& request) {
+  absl::StatusOr<ReleaseArgs> args =
+      ResignArgsFor(request, signer_, manager.limits(), caller_);
+  if (!args.ok()) return Refuse(request_id, args.status());
+  args->listener = this;  // its own end is answered, not pushed
+  Ref();
+  manager.Release(
+      *std::move(args), [this, request_id](absl::StatusOr<ReleaseResult> result) {
+        Complete(request_id,
+                 [&](std::string* out) { AppendResignResult(request_id, result, out); });
+        Unref();
+      });
 }
 
 // ------------------------------------------------------- pushes and the end

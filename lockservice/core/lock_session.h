@@ -115,6 +115,17 @@ class LockSession final : public StreamSession, public LeaseListener {
                const fencegate::v1::ReleaseRequest& request);
   void Describe(LockManager& manager, uint64_t request_id,
                 const fencegate::v1::DescribeRequest& request);
+  // The election calls (election_requests.h). A Campaign is an Acquire:
+  // both start through StartAcquire, which listens to the lease granted.
+  void Campaign(LockManager& manager, uint64_t request_id,
+                const fencegate::v1::CampaignRequest& request);
+  void StartAcquire(LockManager& manager, uint64_t request_id, AcquireArgs args);
+  void Proclaim(LockManager& manager, uint64_t request_id,
+                const fencegate::v1::ProclaimRequest& request);
+  void Leader(LockManager& manager, uint64_t request_id,
+              const fencegate::v1::LeaderRequest& request);
+  void Resign(LockManager& manager, uint64_t request_id,
+              const fencegate::v1::ResignRequest& request);
   // Answers an admitted call with `status` alone.
   void Refuse(uint64_t request_id, const absl::Status& status);
 

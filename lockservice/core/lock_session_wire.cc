@@ -2,6 +2,7 @@
 
 #include "common/base/errors.h"
 #include "fencegate/v1/errors.pb.h"
+#include "lockservice/core/election_requests.h"
 #include "lockservice/core/lock_requests.h"
 
 namespace fencegate::lockservice {
@@ -75,6 +76,34 @@ void AppendDescribeResult(uint64_t request_id, const absl::StatusOr<ResourceInfo
   v1::LockResult answer;
   answer.set_request_id(request_id);
   FillDescribeResponse(*result, answer.mutable_describe());
+  Append(answer, out);
+}
+
+void AppendProclaimResult(uint64_t request_id,
+                          const absl::StatusOr<ProclaimResult>& result,
+                          std::string* out) {
+  if (!result.ok()) return AppendLockError(request_id, result.status(), out);
+  v1::LockResult answer;
+  answer.set_request_id(request_id);
+  answer.mutable_proclaim()->set_seq(result->seq);
+  Append(answer, out);
+}
+
+void AppendLeaderResult(uint64_t request_id, const absl::StatusOr<ElectionChange>& result,
+                        std::string* out) {
+  if (!result.ok()) return AppendLockError(request_id, result.status(), out);
+  v1::LockResult answer;
+  answer.set_request_id(request_id);
+  FillElectionChange(*result, answer.mutable_leader()->mutable_state());
+  Append(answer, out);
+}
+
+void AppendResignResult(uint64_t request_id, const absl::StatusOr<ReleaseResult>& result,
+                        std::string* out) {
+  if (!result.ok()) return AppendLockError(request_id, result.status(), out);
+  v1::LockResult answer;
+  answer.set_request_id(request_id);
+  answer.mutable_resign();
   Append(answer, out);
 }
 

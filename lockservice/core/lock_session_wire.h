@@ -47,6 +47,13 @@ void AppendReleaseResult(uint64_t request_id, const absl::StatusOr<ReleaseResult
                          std::string* out);
 void AppendDescribeResult(uint64_t request_id, const absl::StatusOr<ResourceInfo>& result,
                           std::string* out);
+// The election calls' (a Campaign's is AppendAcquireResult's).
+void AppendProclaimResult(uint64_t request_id,
+                          const absl::StatusOr<ProclaimResult>& result, std::string* out);
+void AppendLeaderResult(uint64_t request_id, const absl::StatusOr<ElectionChange>& result,
+                        std::string* out);
+void AppendResignResult(uint64_t request_id, const absl::StatusOr<ReleaseResult>& result,
+                        std::string* out);
 // An answer that is the status alone. REQUIRES: !status.ok().
 void AppendLockError(uint64_t request_id, const absl::Status& status, std::string* out);
 

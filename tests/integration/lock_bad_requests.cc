@@ -19,6 +19,11 @@ const std::string kRenew = "/fencegate.v1.LockService/Renew";
 const std::string kRelease = "/fencegate.v1.LockService/Release";
 const std::string kDescribe = "/fencegate.v1.LockService/Describe";
 const std::string kWatchFences = "/fencegate.v1.LockService/WatchFences";
+const std::string kCampaign = "/fencegate.v1.LockService/Campaign";
+const std::string kProclaim = "/fencegate.v1.LockService/Proclaim";
+const std::string kResign = "/fencegate.v1.LockService/Resign";
+const std::string kLeader = "/fencegate.v1.LockService/Leader";
+const std::string kObserve = "/fencegate.v1.LockService/Observe";
 
 constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
 constexpr int64_t kInt64Min = std::numeric_limits<int64_t>::min();
@@ -216,6 +221,121 @@ void AddWatchFences(std::vector<BadRequest>& cases) {
   }()));
 }
 
+// Elections (docs/semantics.md): a Campaign is checked as an Acquire, under
+// its own field names; Proclaim and Resign as Renew and Release are, by
+// term; a refused Observe ends before its first message.
+void AddCampaign(const KnownState& known, std::vector<BadRequest>& cases) {
+  v1::CampaignRequest base;  // would lead "probe", never held
+  base.set_election("probe");
+  base.set_candidate("prober");
+  base.set_value("10.0.0.9");
+  base.set_ttl_ms(60000);
+  cases.push_back(
+      Invalid(kCampaign, "an empty request", v1::CampaignRequest(), "election"));
+  for (const BadName& bad : BadNames(kMaxNameBytes)) {
+    v1::CampaignRequest r = base;
+    r.set_election(bad.bytes);
+    cases.push_back(Invalid(kCampaign, "election " + bad.what, r, "election"));
+    r = base;
+    r.set_candidate(bad.bytes);
+    cases.push_back(Invalid(kCampaign, "candidate " + bad.what, r, "candidate"));
+  }
+  v1::CampaignRequest too_long = base;
+  too_long.set_value(std::string(4097, 'v'));
+  cases.push_back(Invalid(kCampaign, "a value of 4097 bytes", too_long, "value"));
+  for (int64_t ttl : kBadTtls) {
+    v1::CampaignRequest r = base;
+    r.set_ttl_ms(ttl);
+    cases.push_back(Invalid(kCampaign, absl::StrCat("ttl_ms ", ttl), r, "ttl_ms"));
+  }
+  for (int64_t wait : kBadWaits) {
+    v1::CampaignRequest r = base;
+    r.set_wait_ms(wait);
+    cases.push_back(Invalid(kCampaign, absl::StrCat("wait_ms ", wait), r, "wait_ms"));
+  }
+  v1::CampaignRequest led = base;
+  led.set_election("held");
+  const uint64_t held = known.held_token;
+  cases.push_back(Answered<v1::AcquireResponse>(
+      kCampaign, "a held resource leads already", led,
+      [held](const v1::AcquireResponse& r) {
+        return !r.acquired() && r.holder_token() == held
+                   ? ""
+                   : "expected acquired = false and the leader's term";
+      }));
+  v1::CampaignRequest oversized = base;
+  oversized.set_value(kOversized);
+  cases.push_back(Oversized(kCampaign, oversized));
+  AddWireCases(kCampaign, too_long, cases);
+}
+
+// Proclaim and Resign: the term must lead the election, with its own
+// signature where signatures are checked.
+template <typename Request>
+void AddTermCases(const std::string& method, const KnownState& known, const Request& base,
+                  std::vector<BadRequest>& cases) {
+  const auto with = [&](const std::string& election, uint64_t term) {
+    Request r = base;
+    r.set_election(election);
+    r.set_term(term);
+    *r.mutable_signature() = known.sign(election, term);
+    return r;
+  };
+  cases.push_back(Invalid(method, "an empty request", Request(), "election"));
+  for (const BadName& bad : BadNames(kMaxNameBytes)) {
+    cases.push_back(
+        Invalid(method, "election " + bad.what, with(bad.bytes, 5), "election"));
+  }
+  cases.push_back(Invalid(method, "term 0", with("held", 0), "term"));
+  const ErrorReason lost = ErrorReason::kLeaseLost;
+  cases.push_back(Aborted(method, "a deposed leader's term",
+                          with("held", known.released_token), lost, known.held_token));
+  cases.push_back(Aborted(method, "a term of an election nobody leads",
+                          with("released", known.released_token), lost, 0));
+  for (const BadSignature& bad : BadSignatures(known.sign("held", known.held_token))) {
+    Request r = with("held", known.held_token);
+    *r.mutable_signature() = bad.signature;
+    cases.push_back(Unsigned(method, bad.what, r, bad.message_has));
+  }
+  cases.push_back(Oversized(method, with(kOversized, 1)));
+  AddWireCases(method, with("released", known.released_token), cases);
+}
+
+void AddProclaim(const KnownState& known, std::vector<BadRequest>& cases) {
+  v1::ProclaimRequest base;
+  base.set_value("10.0.0.9");
+  AddTermCases(kProclaim, known, base, cases);
+  v1::ProclaimRequest too_long = base;
+  too_long.set_election("released");
+  too_long.set_term(known.released_token);
+  *too_long.mutable_signature() = known.sign("released", known.released_token);
+  too_long.set_value(std::string(4097, 'v'));
+  cases.push_back(Invalid(kProclaim, "a value of 4097 bytes", too_long, "value"));
+}
+
+void AddLeaderAndObserve(std::vector<BadRequest>& cases) {
+  v1::LeaderRequest base;
+  base.set_election("probe");
+  cases.push_back(Invalid(kLeader, "an empty request", v1::LeaderRequest(), "election"));
+  v1::ObserveRequest observe;
+  cases.push_back(Invalid(kObserve, "an empty request", observe, "election"));
+  for (const BadName& bad : BadNames(kMaxNameBytes)) {
+    v1::LeaderRequest r;
+    r.set_election(bad.bytes);
+    cases.push_back(Invalid(kLeader, "election " + bad.what, r, "election"));
+    observe.set_election(bad.bytes);
+    cases.push_back(Invalid(kObserve, "election " + bad.what, observe, "election"));
+  }
+  cases.push_back(Answered<v1::LeaderResponse>(
+      kLeader, "an election nobody leads", base, [](const v1::LeaderResponse& r) {
+        return !r.state().leader() && r.state().term() == 0 ? "" : "expected no leader";
+      }));
+  v1::LeaderRequest oversized;
+  oversized.set_election(kOversized);
+  cases.push_back(Oversized(kLeader, oversized));
+  AddWireCases(kLeader, base, cases);
+}
+
 }  // namespace
 
 std::vector<BadRequest> LockServiceBadRequests(const KnownState& known) {
@@ -225,6 +345,10 @@ std::vector<BadRequest> LockServiceBadRequests(const KnownState& known) {
   AddRelease(known, cases);
   AddDescribe(cases);
   AddWatchFences(cases);
+  AddCampaign(known, cases);
+  AddProclaim(known, cases);
+  AddTermCases(kResign, known, v1::ResignRequest(), cases);
+  AddLeaderAndObserve(cases);
   return cases;
 }
 

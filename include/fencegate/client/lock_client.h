@@ -218,7 +218,8 @@ class LockClient {
                     LeaseMode mode = LeaseMode::kExclusive);
 
   // ---- Elections (fencegate/client/election.h; docs/semantics.md,
-  // "Elections"), as unary calls, retried on UNAVAILABLE as the others.
+  // "Elections"), on the Session stream or unary as the other calls
+  // (lock_transport), retried on UNAVAILABLE as they are.
   // Campaigns for `election` as `candidate` (give each replica its own)
   // with `value`, waiting in line up to options.wait; the Leadership
   // renews itself. Not elected within the wait: FAILED_PRECONDITION
