@@ -196,10 +196,15 @@ Outcome Supervise(ChildProcess& child, BlockedSignals& signals, Wakeup& lost,
 
 absl::Status RunRun(CommandContext& ctx) {
   const std::string elect = absl::GetFlag(FLAGS_elect);
-  if (ctx.Given("resource") == !elect.empty()) {
+  if (!ctx.Given("resource") && elect.empty()) {
     return UsageError(
-        "pass --resource=NAME to hold a lock, or --elect=NAME --value=V to lead an "
-        "election, while the command runs (one of them)");
+        "missing --resource=NAME (or --elect=NAME --value=V to lead an election while "
+        "the command runs)");
+  }
+  if (ctx.Given("resource") && !elect.empty()) {
+    return UsageError(
+        "pass --resource=NAME to hold a lock or --elect=NAME to lead an election, not "
+        "both");
   }
   if (ctx.Given("value") && elect.empty()) {
     return UsageError("--value is what --elect's leader says; pass it with --elect");

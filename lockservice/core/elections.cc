@@ -28,15 +28,20 @@ const Proclamation& Elections::Proclaim(const std::string& election, uint64_t te
 
 uint64_t Elections::End(const std::string& election, uint64_t term) {
   uint64_t end = 1;  // a term with no proclamation: only its grant (seq 0)
+  bool campaigned = false;
   if (!terms_.empty()) {
     auto it = terms_.find(election);
     if (it != terms_.end() && it->second.term == term) {
       end = it->second.said.seq + 1;
+      campaigned = true;
       terms_.erase(it);
     }
   }
-  if (!observers_.empty() && observers_.contains(election)) {
-    ended_[election] = {term, end};
+  const bool observed = !observers_.empty() && observers_.contains(election);
+  if (campaigned || observed) {
+    if (ended_.size() < kMostRememberedEnds || ended_.contains(election)) {
+      ended_[election] = {term, end};
+    }
   }
   return end;
 }
@@ -59,10 +64,7 @@ bool Elections::Unobserve(const std::string& election, ElectionObserver* observe
   auto found = std::find(list.begin(), list.end(), observer);
   if (found == list.end()) return false;
   list.erase(found);
-  if (list.empty()) {
-    observers_.erase(it);
-    ended_.erase(election);
-  }
+  if (list.empty()) observers_.erase(it);
   return true;
 }
 
@@ -79,7 +81,6 @@ std::vector<ElectionObserver*> Elections::TakeObservers() {
   for (auto& [election, list] : observers_)
     all.insert(all.end(), list.begin(), list.end());
   observers_.clear();
-  ended_.clear();
   return all;
 }
 

@@ -16,6 +16,7 @@
 #ifndef FENCEGATE_LOCKSERVICE_CORE_ELECTIONS_H_
 #define FENCEGATE_LOCKSERVICE_CORE_ELECTIONS_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -78,12 +79,17 @@ class Elections {
   const Proclamation& Proclaim(const std::string& election, uint64_t term,
                                std::string value);
   // `term` ends: forgets it, and returns the sequence number of its end.
-  // While the election is observed, the end is remembered (LastEnd) until
-  // the next term begins or the last observer goes.
+  // The end of a term a Campaign began, or of any term of an observed
+  // election, is remembered (LastEnd) until the next term begins, so that
+  // an observer resuming after it (through a failover, say) learns which
+  // term ended; at most kMostRememberedEnds elections' ends are, and none
+  // across a restart of the manager.
   uint64_t End(const std::string& election, uint64_t term);
-  // The last term of `election` that ended while it was observed, with
-  // its end's sequence number; {0, 0} if none is remembered.
+  // The last ended term of `election` remembered (above), with its end's
+  // sequence number; {0, 0} if none is.
   std::pair<uint64_t, uint64_t> LastEnd(const std::string& election) const;
+  // The most elections whose last ended term is remembered (a few MB).
+  static constexpr size_t kMostRememberedEnds = 100000;
   // Forgets every term (the lock manager reloads them from the store).
   void ForgetTerms() {
     terms_.clear();
@@ -107,7 +113,8 @@ class Elections {
     Proclamation said;
   };
   absl::flat_hash_map<std::string, Term> terms_;
-  // Observed elections whose last term ended: that term and its end's seq.
+  // Elections whose last term ended (End says which): that term and its
+  // end's sequence number.
   absl::flat_hash_map<std::string, std::pair<uint64_t, uint64_t>> ended_;
   absl::flat_hash_map<std::string, std::vector<ElectionObserver*>> observers_;
 };

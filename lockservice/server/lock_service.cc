@@ -92,7 +92,7 @@ grpc::ServerUnaryReactor* LockServiceImpl::Acquire(grpc::CallbackServerContext* 
                                                    const v1::AcquireRequest* request,
                                                    v1::AcquireResponse* response) {
   LockManager::CallId id = manager_->NewCallId();
-  auto* reactor = new AcquireReactor(manager_, id);
+  grpc::ServerUnaryReactor* reactor = NewAcquireReactor(id);
   if (absl::Status s = RejectUnknownFields(*request); !s.ok()) {
     reactor->Finish(ToGrpcStatus(s));
     return reactor;
@@ -102,11 +102,24 @@ grpc::ServerUnaryReactor* LockServiceImpl::Acquire(grpc::CallbackServerContext* 
     AcquireMany(context, id, reactor, *request, *caller, response);
     return reactor;
   }
-  absl::StatusOr<AcquireArgs> args =
-      caller.ok() ? AcquireArgsFor(*request, signer_, *caller) : caller.status();
+  StartAcquire(context, id, reactor,
+               caller.ok() ? AcquireArgsFor(*request, signer_, *caller) : caller.status(),
+               response);
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* LockServiceImpl::NewAcquireReactor(LockManager::CallId id) {
+  return new AcquireReactor(manager_, id);
+}
+
+void LockServiceImpl::StartAcquire(grpc::CallbackServerContext* context,
+                                   LockManager::CallId id,
+                                   grpc::ServerUnaryReactor* reactor,
+                                   absl::StatusOr<AcquireArgs> args,
+                                   v1::AcquireResponse* response) {
   if (!args.ok()) {
     reactor->Finish(ToGrpcStatus(args.status()));
-    return reactor;
+    return;
   }
   const TokenSigner* signer = signer_;
   std::string resource = args->resource;
@@ -122,7 +135,6 @@ grpc::ServerUnaryReactor* LockServiceImpl::Acquire(grpc::CallbackServerContext* 
   // The client may have gone before the call was parked; OnCancel then found
   // nothing to cancel.
   if (context->IsCancelled()) manager_->CancelAcquire(id);
-  return reactor;
 }
 
 void LockServiceImpl::AcquireMany(grpc::CallbackServerContext* context,

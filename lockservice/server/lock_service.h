@@ -136,6 +136,14 @@ class LockServiceImpl final : public LockServiceBase {
   template <typename Request>
   absl::StatusOr<Caller> AllowedCaller(grpc::CallbackServerContext* context,
                                        const Request& request) const;
+  // The reactor of a call that may park (Acquire, Campaign): its client
+  // going away cancels the wait (CancelAcquire(id)).
+  grpc::ServerUnaryReactor* NewAcquireReactor(LockManager::CallId id);
+  // Hands `args` (or their error) to the manager's Acquire as call `id`,
+  // and answers on `reactor` with `response` (an Acquire's or a Campaign's).
+  void StartAcquire(grpc::CallbackServerContext* context, LockManager::CallId id,
+                    grpc::ServerUnaryReactor* reactor, absl::StatusOr<AcquireArgs> args,
+                    fencegate::v1::AcquireResponse* response);
   // Acquire with `resources` set (several at once): answers on `reactor`,
   // cancelled as the single Acquire's call `id` is.
   void AcquireMany(grpc::CallbackServerContext* context, LockManager::CallId id,

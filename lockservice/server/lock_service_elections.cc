@@ -14,49 +14,21 @@ namespace {
 
 namespace v1 = ::fencegate::v1;
 
-// As lock_service.cc's: a parked Campaign leaves the line when its client
-// goes away.
-class CampaignReactor final : public grpc::ServerUnaryReactor {
- public:
-  CampaignReactor(std::shared_ptr<LockManager> manager, LockManager::CallId id)
-      : manager_(std::move(manager)), id_(id) {}
-  void OnCancel() override { manager_->CancelAcquire(id_); }
-  void OnDone() override { delete this; }
-
- private:
-  const std::shared_ptr<LockManager> manager_;
-  const LockManager::CallId id_;
-};
-
 }  // namespace
 
 grpc::ServerUnaryReactor* LockServiceImpl::Campaign(grpc::CallbackServerContext* context,
                                                     const v1::CampaignRequest* request,
                                                     v1::AcquireResponse* response) {
   LockManager::CallId id = manager_->NewCallId();
-  auto* reactor = new CampaignReactor(manager_, id);
+  grpc::ServerUnaryReactor* reactor = NewAcquireReactor(id);
   absl::Status refused = RejectUnknownFields(*request);
   absl::StatusOr<Caller> caller =
       refused.ok() ? AllowedCaller(context, *request) : absl::StatusOr<Caller>(refused);
-  absl::StatusOr<AcquireArgs> args =
-      caller.ok() ? CampaignArgsFor(*request, signer_, manager_->limits(), *caller)
-                  : caller.status();
-  if (!args.ok()) {
-    reactor->Finish(ToGrpcStatus(args.status()));
-    return reactor;
-  }
-  const TokenSigner* signer = signer_;
-  std::string election = args->resource;
-  manager_->Acquire(id, *std::move(args),
-                    [reactor, response, signer, election = std::move(election)](
-                        absl::StatusOr<AcquireResult> result) {
-                      absl::Status status = result.status();
-                      if (status.ok()) {
-                        status = FillAcquireResponse(signer, election, *result, response);
-                      }
-                      reactor->Finish(ToGrpcStatus(status));
-                    });
-  if (context->IsCancelled()) manager_->CancelAcquire(id);
+  StartAcquire(context, id, reactor,
+               caller.ok()
+                   ? CampaignArgsFor(*request, signer_, manager_->limits(), *caller)
+                   : caller.status(),
+               response);
   return reactor;
 }
 

@@ -8,22 +8,26 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <thread>
+#include <tuple>
 #include <utility>
 #include <vector>
-#include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "common/base/errors.h"
 #include "common/grpc/grpc_status.h"
-#include "grpcpp/grpcpp.h"
+#include "fencegate/client/lock_client.h"
 #include "gmock/gmock.h"
+#include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
+#include "harness/poll.h"
+#include "harness/temp_dir.h"
 #include "tests/cluster/cluster_client.h"
 #include "tests/cluster/leader_and_standby.h"
 #include "tests/cluster/lockservice_cluster.h"
 #include "tests/testing/status_matchers.h"
-#include "harness/temp_dir.h"
 
 namespace fencegate::testing {
 namespace {
@@ -260,6 +264,64 @@ TEST_F(ReplicatedLockServiceTest, FenceStreamsGoThroughAStandbyAndResumeAfterAFa
   }));
   EXPECT_THAT(replayed, ::testing::ElementsAre(::testing::Pair("g", later->token)));
   again_context.TryCancel();
+}
+
+// Elections on etcd (docs/semantics.md, "Elections"): every call through a
+// standby; the leader's value survives the failover (it is in the term's
+// lease row in etcd), and an observer's stream, relayed by the standby,
+// ends with the failover and resumes after the last change it saw, with
+// nothing seen twice.
+TEST_F(ReplicatedLockServiceTest,
+       ElectionsGoThroughAStandbyAndObserversResumeAfterAFailover) {
+  StartCluster();
+  std::unique_ptr<client::LockClient> lock = FailoverClient(cluster_->Target({standby_}));
+  absl::Mutex mu;
+  std::vector<std::tuple<bool, uint64_t, uint64_t, std::string>> seen;
+  absl::Status observed;
+  std::thread observer([&] {
+    observed = lock->Observe(
+        "jobs",
+        [&](const client::ElectionState& state) {
+          absl::MutexLock hold(&mu);
+          seen.emplace_back(state.leader, state.term, state.seq, state.value);
+          return state.leader || state.term == 0;  // until a term ends
+        },
+        kReplicationPatience * 2);
+  });
+  const auto seen_count = [&] {
+    absl::MutexLock hold(&mu);
+    return seen.size();
+  };
+  ASSERT_THAT(PollUntil([&] { return seen_count() >= 1; }, kReplicationPatience,
+                        "the observer's first state"),
+              IsOk());
+
+  client::CampaignOptions options;
+  options.ttl = Seconds(60);
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<client::Leadership> leading,
+                       lock->Campaign("jobs", "a", "v0", options));
+  const uint64_t term = leading->term();
+  ASSERT_OK_AND_ASSIGN(uint64_t seq, leading->Proclaim("v1"));
+  EXPECT_EQ(seq, 1u);
+  ASSERT_THAT(PollUntil([&] { return seen_count() >= 3; }, kReplicationPatience,
+                        "the observer sees the term and the proclaim"),
+              IsOk());
+
+  cluster_->Kill(leader_);
+  ASSERT_OK_AND_ASSIGN(client::ElectionState after, lock->Leader("jobs"));
+  EXPECT_TRUE(after.leader);
+  EXPECT_EQ(after.term, term);
+  EXPECT_EQ(after.seq, 1u);
+  EXPECT_EQ(after.value, "v1");
+  EXPECT_FALSE(leading->lease().lost());
+  ASSERT_THAT(leading->Resign(), IsOk());
+  observer.join();
+  EXPECT_THAT(observed, IsOk());
+  absl::MutexLock hold(&mu);
+  using Seen = std::tuple<bool, uint64_t, uint64_t, std::string>;
+  EXPECT_THAT(
+      seen, ::testing::ElementsAre(Seen{false, 0, 0, ""}, Seen{true, term, 0, "v0"},
+                                   Seen{true, term, 1, "v1"}, Seen{false, term, 2, ""}));
 }
 
 }  // namespace

@@ -28,6 +28,16 @@ int RequestField(const std::string& method) {
   if (method == "/fencegate.v1.LockService/Describe") {
     return v1::LockCall::kDescribeFieldNumber;
   }
+  if (method == "/fencegate.v1.LockService/Campaign") {
+    return v1::LockCall::kCampaignFieldNumber;
+  }
+  if (method == "/fencegate.v1.LockService/Proclaim") {
+    return v1::LockCall::kProclaimFieldNumber;
+  }
+  if (method == "/fencegate.v1.LockService/Leader")
+    return v1::LockCall::kLeaderFieldNumber;
+  if (method == "/fencegate.v1.LockService/Resign")
+    return v1::LockCall::kResignFieldNumber;
   return 0;
 }
 

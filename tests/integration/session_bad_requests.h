@@ -25,8 +25,9 @@ inline const std::string kLockSessionMethod = "/fencegate.v1.LockService/Session
 
 // Whether `c` is a request a stream carries (the gateway's Write,
 // MultiWrite, Read, Fence; the lock service's Acquire, Renew, Release,
-// Describe) and can reach the server in a stream message: not the messages
-// over gRPC's receive limit, which end the whole stream (tested apart).
+// Describe, Campaign, Proclaim, Leader, Resign) and can reach the server in a stream
+// message: not the messages over gRPC's receive limit, which end the whole stream (tested
+// apart).
 bool OnTheStream(const BadRequest& c);
 
 // A GatewayCall or LockCall (by c.method's service) with `request_id` whose

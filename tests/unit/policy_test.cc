@@ -38,7 +38,8 @@ TEST(PolicyPermissionTest, TheTableNamesEveryPermissionOnceInEnumOrder) {
     EXPECT_EQ(PermissionNamed(info.name), info.permission);
   }
   EXPECT_EQ(PermissionNamed("Acquire"), std::nullopt);
-  EXPECT_STREQ(PermissionNames(), "acquire, describe, read, write, fence, admin");
+  EXPECT_STREQ(PermissionNames(),
+               "acquire, describe, read, write, fence, admin, campaign");
 }
 
 TEST(PolicyParseTest, AGoodFileGivesItsRulesWithTheirLines) {
