@@ -161,7 +161,8 @@ void LockManager::GrantWaiters(const std::string& name, ResourceState& r) {
     EraseWaiter(r, r.queue->begin());
     // A shared holder's parked call for its own lease is a reentrant one.
     if (HeldLease* held = r.ReentrantLease(holder, mode)) {
-      Reenter(name, r, *held, ttl, request_id, std::move(done), listener);
+      Reenter(name, r, *held, ttl, request_id, std::move(done), listener,
+              campaign != nullptr);
     } else {
       Grant(name, r, holder, mode, ttl, request_id, std::move(done), listener,
             campaign.get());
@@ -195,11 +196,12 @@ void LockManager::GrantHolderWaiters(const std::string& name, ResourceState& r,
       const absl::Duration ttl = w->ttl;
       const std::string request_id = w->request_id;
       LeaseListener* const listener = w->listener;
+      const bool campaign = w->campaign != nullptr;
       Callback<AcquireResult> done = std::move(w->done);
       parked_.Unpark(*w);
       EraseWaiter(r, w);
       if (held != nullptr) {
-        Reenter(name, r, *held, ttl, request_id, std::move(done), listener);
+        Reenter(name, r, *held, ttl, request_id, std::move(done), listener, campaign);
       } else {
         Grant(name, r, holder, LeaseMode::kShared, ttl, request_id, std::move(done),
               listener);

@@ -165,6 +165,24 @@ TEST_P(LockManagerElectionTest, AResignEndsTheTermWhateverItsHolds) {
   EXPECT_GT(MustLead("jobs", "b", "b"), term);
 }
 
+TEST_P(LockManagerElectionTest, TwoParkedCampaignsOfOneCandidateHoldItsTermOnce) {
+  const uint64_t first = MustLead("jobs", "a", "a");
+  // b campaigns twice (a retry with a fresh request id, say); both wait.
+  auto one = StartAcquire(Campaign("jobs", "b", "b", Seconds(10), Seconds(30)));
+  auto two = StartAcquire(Campaign("jobs", "b", "b", Seconds(10), Seconds(30)));
+  manager_->Sync();
+  ASSERT_THAT(Resign("jobs", first), IsOk());
+  ASSERT_TRUE(one->done() && two->done());
+  ASSERT_OK_AND_ASSIGN(AcquireResult led, one->get());
+  ASSERT_OK_AND_ASSIGN(AcquireResult again, two->get());
+  EXPECT_EQ(again.token, led.token);
+  EXPECT_EQ(again.hold_count, 1u);
+  // So one release of its lease ends b's term.
+  ASSERT_OK_AND_ASSIGN(ReleaseResult released, Release("jobs", led.token));
+  EXPECT_EQ(released.hold_count, 0u);
+  EXPECT_FALSE(Leader("jobs").leader);
+}
+
 TEST_P(LockManagerElectionTest, ObserversHearEveryChangeInOrder) {
   RecordingObserver observer;
   ASSERT_THAT(manager_->AddObserver("jobs", &observer), IsOk());
