@@ -14,6 +14,7 @@
 #include "common/metrics/registry.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "harness/temp_dir.h"
 #include "tests/testing/status_matchers.h"
 
 namespace fencegate::authz {
@@ -152,7 +153,10 @@ TEST(PolicyParseTest, ThePackagedExampleParses) {
 class PolicyAuthorizerTest : public ::testing::Test {
  protected:
   void Write(const std::string& text) { std::ofstream(path_, std::ios::trunc) << text; }
-  const std::string path_ = ::testing::TempDir() + "/authorizer_test.policy";
+  // Each test its own directory: ctest runs these tests side by side, and
+  // the tiers' test runs may overlap too.
+  fencegate::testing::TempDir dir_;
+  const std::string path_ = dir_.File("authorizer_test.policy");
   metrics::Registry registry_;
 };
 
