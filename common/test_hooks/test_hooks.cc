@@ -123,6 +123,8 @@ const std::vector<absl::string_view>& PlantedBugNames() {
       "lock_shared_beside_exclusive",
       "lock_permit_past_n",
       "lock_multi_partial_grant",
+      // Elections (LeaseOfToken, the same seams):
+      "lock_proclaim_after_term",
       // The lock service on etcd (lockservice/etcd/):
       "lock_leader_grants_without_session",
       "lock_standby_answers_locally",

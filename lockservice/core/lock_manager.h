@@ -222,6 +222,10 @@ class LockManager {
   absl::StatusOr<Held> FindHeld(absl::string_view op, const std::string& resource,
                                 uint64_t token, const std::string& caller)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The lease of `token` on `r` that call `op` acts on (FindHeld), or null:
+  // r.FindLease(token). A link seam (lock_manager_seams.cc).
+  HeldLease* LeaseOfToken(absl::string_view op, ResourceState& r, uint64_t token)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The path Renew and Release share: unless `error` (their validation) is
   // set, finds the lease `token` holds on `resource` for `caller` (FindHeld)
   // and replies what decide(resource, lease) returns, within one decision;

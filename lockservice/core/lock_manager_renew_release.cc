@@ -137,7 +137,7 @@ absl::StatusOr<LockManager::Held> LockManager::FindHeld(absl::string_view op,
                                                         uint64_t token,
                                                         const std::string& caller) {
   ResourceState* r = FindCurrent(resource);
-  HeldLease* lease = r != nullptr ? r->FindLease(token) : nullptr;
+  HeldLease* lease = r != nullptr ? LeaseOfToken(op, *r, token) : nullptr;
   if (lease == nullptr) return LeaseLost(op, resource, token, r);
   absl::Status owner = CheckOwner(op, resource, *lease, caller);
   if (!owner.ok()) return owner;

@@ -1,8 +1,8 @@
 // LockManager's link seams (lock_manager.h: TestBuildStore, CanGrant,
-// RefuseTryMany): the one source of the lock service's core that the torture
-// suite's test builds replace. tests/torture/CMakeLists.txt links
+// LeaseOfToken, RefuseTryMany): the one source of the lock service's core that the
+// torture suite's test builds replace. tests/torture/CMakeLists.txt links
 // tests/torture/planted_lock_bugs.cc in place of this file; there the same
-// three plant the bug --planted_bug names (docs/torture.md, "Planted bugs")
+// four plant the bug --planted_bug names (docs/torture.md, "Planted bugs")
 // around the same calls. Each seam here is a thin call of what it decides
 // with, so the test builds reuse the rules and never a copy of them, and
 // production pays no wrapper, flag or virtual call for them.
@@ -25,6 +25,11 @@ bool LockManager::CanGrant(const ResourceState& r, const std::string& holder,
                            LeaseMode mode) const {
   return GrantAllowed(
       mode, r.FactsFor(holder, clock_->Now(), limits_.max_holders_per_resource));
+}
+
+HeldLease* LockManager::LeaseOfToken(absl::string_view /*op*/, ResourceState& r,
+                                     uint64_t token) {
+  return r.FindLease(token);
 }
 
 void LockManager::RefuseTryMany(const MultiAcquireArgs& args,

@@ -60,6 +60,36 @@ struct AcquireOp : Call {
   LeaseMode mode = LeaseMode::kExclusive;
   uint32_t permits = 0;  // kPermit: the semaphore's size
   uint64_t token = 0;    // kOk: the token granted
+  // A Campaign (an election round): the resource is the election, the
+  // holder the candidate, the token the term; `value` is what the term
+  // says first (its seq 0).
+  bool campaign = false;
+  std::string value;
+};
+
+// A Proclaim of `value` in `term` (a Campaign's token) of `election`.
+// kOk: applied as the term's seq-th value. A value is never proclaimed
+// twice by the workers (it names its holder and round).
+struct ProclaimOp : Call {
+  std::string election;
+  uint64_t term = 0;
+  std::string value;
+  uint64_t seq = 0;  // kOk
+};
+
+// One state an observer of `election` was told (LockClient::Observe), in
+// the order its process was told them: who leads in which term, saying
+// which value (seq 0: the Campaign's; then each Proclaim's), or that
+// nobody leads (term: the term that ended, 0 when not known).
+struct ObservedChange {
+  std::string process;  // the observing worker
+  int64_t time_ns = 0;  // when it was told
+  std::string election;
+  bool leader = false;
+  uint64_t term = 0;
+  uint64_t seq = 0;
+  std::string value;
+  std::string candidate;
 };
 
 // A fenced read of the resource's counter with a lease's token: an
@@ -124,6 +154,9 @@ struct History {
   std::vector<AcquireOp> acquires;
   std::vector<FencedReadOp> reads;
   std::vector<WriteOp> writes;
+  std::vector<ProclaimOp> proclaims;
+  // By process, each process's in the order it was told them.
+  std::vector<ObservedChange> observed;
   // In time order: each instance's in the order it wrote them (its
   // processes ran one after the other), several instances' merged by time.
   std::vector<LeaseEvent> lease_events;

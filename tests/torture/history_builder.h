@@ -81,6 +81,41 @@ class Builder {
     h_.acquires.back().permits = permits;
     return *this;
   }
+  // The last Acquire added was a Campaign by `holder` saying `value`.
+  Builder& CampaignedAs(const std::string& holder, const std::string& value) {
+    h_.acquires.back().holder = holder;
+    h_.acquires.back().campaign = true;
+    h_.acquires.back().value = value;
+    return *this;
+  }
+  Builder& Proclaim(const std::string& who, const std::string& election, uint64_t term,
+                    const std::string& value, uint64_t seq, int64_t invoke_ms,
+                    int64_t complete_ms, Outcome outcome = Outcome::kOk) {
+    ProclaimOp op;
+    Fill(op, who, invoke_ms, complete_ms, outcome);
+    op.election = election;
+    op.term = term;
+    op.value = value;
+    op.seq = outcome == Outcome::kOk ? seq : 0;
+    h_.proclaims.push_back(op);
+    return *this;
+  }
+  // Observer `who` was told that `candidate` leads `election` in `term`
+  // saying `value` as its seq-th; an empty candidate: nobody leads.
+  Builder& Seen(const std::string& who, const std::string& election, uint64_t term,
+                uint64_t seq, const std::string& candidate = "",
+                const std::string& value = "") {
+    ObservedChange c;
+    c.process = who;
+    c.election = election;
+    c.leader = !candidate.empty();
+    c.term = term;
+    c.seq = seq;
+    c.candidate = candidate;
+    c.value = value;
+    h_.observed.push_back(c);
+    return *this;
+  }
   // The last read added was with a lease of this kind.
   Builder& ReadAs(LeaseMode mode) {
     h_.reads.back().mode = mode;

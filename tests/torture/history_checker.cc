@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "tests/torture/election_checker.h"
 #include "tests/torture/lease_intervals.h"
 
 namespace fencegate::torture {
@@ -38,6 +39,7 @@ class Checker {
     CheckSharedReads();
     CheckStaleWritesAcrossGateways();
     if (h_.grant_time_fencing) CheckGrantTimeFences();
+    CheckElections(h_, &result_);
     return std::move(result_);
   }
 

@@ -84,7 +84,9 @@
 //                                 the last crash), the fence of every
 //                                 resource was at least every exclusive
 //                                 token acknowledged for it: the feed
-//                                 missed no grant (fence_feed_wait.h).
+//                                 missed no grant (fence_feed_wait.h);
+//   election-changes-in-order, election-values-from-their-term
+//                                 the elections' (election_checker.h).
 //
 // Unknown outcomes are maybe-applied, never failures: an unknown write
 // widens the counter's range, may or may not be in the log, and counts as
@@ -148,6 +150,12 @@ struct CheckStats {
   int permit_leases = 0;           // ... of them permits
   int lock_service_loads = 0;      // starts, recoveries and terms of the lock service
   int leaders = 0;                 // loads by another instance than the one before
+  // Elections (election_checker.h):
+  int terms = 0;  // acknowledged Campaigns
+  int proclaims_ok = 0;
+  int proclaims_refused = 0;
+  int proclaims_unknown = 0;
+  int changes_observed = 0;
 };
 
 struct CheckResult {

@@ -80,6 +80,10 @@ void AddOp(PendingOp& op, History* history) {
     a.mode = ModeNamed(Text(f, "mode"));
     a.permits = static_cast<uint32_t>(Number(f, "permits"));
     a.token = Number(f, "token");
+    if (auto it = f.find("campaign"); it != f.end()) {
+      a.campaign = true;
+      a.value = it->second;
+    }
     history->acquires.push_back(std::move(a));
   } else if (op.kind == "read") {
     FencedReadOp r;
@@ -101,8 +105,29 @@ void AddOp(PendingOp& op, History* history) {
     w.log_id = Text(f, "log_id");
     w.max_token = Number(f, "max_token");
     history->writes.push_back(std::move(w));
+  } else if (op.kind == "proclaim") {
+    ProclaimOp p;
+    static_cast<Call&>(p) = op.call;
+    p.election = Text(f, "election");
+    p.term = Number(f, "term");
+    p.value = Text(f, "value");
+    p.seq = Number(f, "seq");
+    history->proclaims.push_back(std::move(p));
   }
   // Releases are recorded for people reading the file; no invariant needs them.
+}
+
+// The key=value fields of a line split at its tabs (after its five
+// fixed parts).
+absl::flat_hash_map<std::string, std::string> FieldsOf(
+    const std::vector<absl::string_view>& parts) {
+  absl::flat_hash_map<std::string, std::string> fields;
+  for (size_t i = 5; i < parts.size(); ++i) {
+    std::pair<std::string, std::string> kv =
+        absl::StrSplit(parts[i], absl::MaxSplits('=', 1));
+    fields[kv.first] = kv.second;
+  }
+  return fields;
 }
 
 std::string ReadWholeFile(const std::string& path) {
@@ -152,6 +177,10 @@ void HistoryWriter::Note(absl::string_view what, const Fields& fields) {
   Write(0, "note", what, fields);
 }
 
+void HistoryWriter::Seen(absl::string_view election, const Fields& fields) {
+  Write(0, "seen", election, fields);
+}
+
 void HistoryWriter::Write(uint64_t op, absl::string_view phase, absl::string_view kind,
                           const Fields& fields) {
   std::string line = absl::StrCat(MonotonicNanos(), "\t", process_, "\t", op, "\t", phase,
@@ -178,6 +207,20 @@ absl::Status ParseWorkerHistory(absl::string_view text, History* history) {
       return LineError("malformed worker history line", line);
     }
     if (parts[3] == "note") continue;
+    if (parts[3] == "seen") {
+      absl::flat_hash_map<std::string, std::string> fields = FieldsOf(parts);
+      ObservedChange seen;
+      seen.process = std::string(parts[1]);
+      seen.time_ns = ns;
+      seen.election = std::string(parts[4]);
+      seen.leader = Text(fields, "leader") == "1";
+      seen.term = Number(fields, "term");
+      seen.seq = Number(fields, "seq");
+      seen.value = Text(fields, "value");
+      seen.candidate = Text(fields, "candidate");
+      history->observed.push_back(std::move(seen));
+      continue;
+    }
     PendingOp& pending = ops[{std::string(parts[1]), op}];
     Outcome outcome;
     if (parts[3] == "invoke") {
@@ -191,10 +234,7 @@ absl::Status ParseWorkerHistory(absl::string_view text, History* history) {
     } else {
       return LineError("unknown phase", line);
     }
-    for (size_t i = 5; i < parts.size(); ++i) {
-      std::pair<std::string, std::string> kv = absl::StrSplit(parts[i], absl::MaxSplits('=', 1));
-      pending.fields[kv.first] = kv.second;
-    }
+    for (auto& [key, value] : FieldsOf(parts)) pending.fields[key] = std::move(value);
   }
   for (auto& [key, op] : ops) AddOp(op, history);
   return absl::OkStatus();

@@ -8,13 +8,15 @@
 //   <ns> <process> <op> <outcome> <kind> key=value...  when it returned
 //   <ns> <process> 0 note <what> key=value...          anything else worth
 //                                                      reading (not checked)
+//   <ns> <process> 0 seen <election> key=value...      a change an observer
+//                                                      was told (ObservedChange)
 //
 // <ns> is CLOCK_MONOTONIC (monotonic_clock.h), <op> a number unique in the
 // file, <outcome> ok | refused | unknown, <kind> acquire | read | write |
-// release. An op with an invoke and no outcome line was cut off (its process
-// was killed): its outcome is unknown and it never completed. Each line is
-// one write(2) on an O_APPEND file, so a killed process loses no line it
-// wrote, and a cut-off last line (no newline) is ignored.
+// proclaim | release (a Campaign is an acquire with campaign=<its value>). An op with an
+// invoke and no outcome line was cut off (its process was killed): its outcome is unknown
+// and it never completed. Each line is one write(2) on an O_APPEND file, so a killed
+// process loses no line it wrote, and a cut-off last line (no newline) is ignored.
 //
 // The lock service's lease history (lockservice.history, or one
 // lockservice-<i>.history per instance of a replicated lock service) is the
@@ -62,6 +64,9 @@ class HistoryWriter {
   // Records the outcome of op `op`, now.
   void Complete(uint64_t op, absl::string_view kind, Outcome outcome, const Fields& fields);
   void Note(absl::string_view what, const Fields& fields);
+  // Records that this process's observer of `election` was told `fields`
+  // (leader, term, seq, value, candidate).
+  void Seen(absl::string_view election, const Fields& fields);
 
  private:
   HistoryWriter(int fd, std::string process) : fd_(fd), process_(std::move(process)) {}

@@ -73,6 +73,47 @@ TEST(HistoryLogTest, LeaseKindsParse) {
   EXPECT_EQ(history.reads[0].mode, LeaseMode::kShared);
 }
 
+TEST(HistoryLogTest, ElectionOpsAndObservedChangesParse) {
+  testing::TempDir dir;
+  const std::string path = dir.File("worker-w2.history");
+  {
+    auto writer = HistoryWriter::Open(path, "w2");
+    ASSERT_TRUE(writer.ok()) << writer.status();
+    HistoryWriter& w = **writer;
+    uint64_t campaign =
+        w.Invoke("acquire",
+                 {{"resource", "election"}, {"holder", "w2-4"}, {"campaign", "w2-4/0"}});
+    w.Complete(campaign, "acquire", Outcome::kOk, {{"token", "12"}});
+    uint64_t proclaim = w.Invoke(
+        "proclaim", {{"election", "election"}, {"term", "12"}, {"value", "w2-4/1"}});
+    w.Complete(proclaim, "proclaim", Outcome::kOk, {{"seq", "1"}});
+    w.Seen("election", {{"leader", "1"},
+                        {"term", "12"},
+                        {"seq", "1"},
+                        {"value", "w2-4/1"},
+                        {"candidate", "w2-4"}});
+    w.Seen("election", {{"leader", "0"}, {"term", "12"}, {"seq", "2"}});
+  }
+  History history;
+  ASSERT_TRUE(ParseWorkerHistory(ReadFile(path), &history).ok());
+
+  ASSERT_EQ(history.acquires.size(), 1u);
+  EXPECT_TRUE(history.acquires[0].campaign);
+  EXPECT_EQ(history.acquires[0].value, "w2-4/0");
+  EXPECT_EQ(history.acquires[0].token, 12u);
+  ASSERT_EQ(history.proclaims.size(), 1u);
+  EXPECT_EQ(history.proclaims[0].term, 12u);
+  EXPECT_EQ(history.proclaims[0].value, "w2-4/1");
+  EXPECT_EQ(history.proclaims[0].seq, 1u);
+  EXPECT_EQ(history.proclaims[0].outcome, Outcome::kOk);
+  ASSERT_EQ(history.observed.size(), 2u);
+  EXPECT_EQ(history.observed[0].process, "w2");
+  EXPECT_TRUE(history.observed[0].leader);
+  EXPECT_EQ(history.observed[0].candidate, "w2-4");
+  EXPECT_EQ(history.observed[1].seq, 2u);
+  EXPECT_FALSE(history.observed[1].leader);
+}
+
 TEST(HistoryLogTest, MalformedLineIsAnError) {
   History history;
   absl::Status status = ParseWorkerHistory("12\tw1\tx\tinvoke\tacquire\n", &history);

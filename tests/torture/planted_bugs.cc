@@ -1,6 +1,7 @@
 #include "tests/torture/planted_bugs.h"
 
 #include "absl/strings/str_cat.h"
+#include "tests/torture/election_checker.h"
 #include "tests/torture/history_checker.h"
 
 namespace fencegate::torture {
@@ -56,6 +57,11 @@ std::vector<PlantedBugCase> MakeCases() {
                    "the free ones before it anyway, and answers 'not acquired'",
                    {kRefusedAcquireHoldsNothing, kLeasesDoNotOverlap},
                    Profile("kinds-contention", "lock_multi_partial_grant")});
+  cases.push_back({"lock_proclaim_after_term",
+                   "a Proclaim whose term has ended is applied to the term that leads "
+                   "now: a deposed leader speaks for its successor",
+                   {kElectionValuesFromTheirTerm},
+                   Profile("elections-paused-leaders", "lock_proclaim_after_term")});
   cases.push_back({"gateway_shared_read_unfenced",
                    "the gateway serves a shared token's fenced read without checking "
                    "the fence",

@@ -1,13 +1,14 @@
 // The lock service's planted bugs (docs/torture.md, "Planted bugs"), in the
 // torture suite's test builds only: tests/torture/CMakeLists.txt links this
 // file in place of lockservice/core/lock_manager_seams.cc. It defines the same
-// three link seams of LockManager (lock_manager.h) around the same calls;
+// four link seams of LockManager (lock_manager.h) around the same calls;
 // without --planted_bug, or with a bug of another part, each does exactly
 // what the production one does.
 //
 //   TestBuildStore   wraps the store for the two bugs of the durable half
 //                    (PlantedBugLockStore below);
 //   CanGrant         bends the grant rule's facts (grant_rule.h);
+//   LeaseOfToken     finds a lease for a Proclaim whose term has ended;
 //   RefuseTryMany    grants the free resources of a refused multi try-lock.
 //
 // Thread safety: as LockManager and LockStore.
@@ -120,6 +121,18 @@ bool LockManager::CanGrant(const ResourceState& r, const std::string& holder,
   // lock_permit_past_n: a semaphore of N permits grants one more.
   if (test_hooks::PlantedBug("lock_permit_past_n")) ++facts.permits;
   return GrantAllowed(mode, facts);
+}
+
+HeldLease* LockManager::LeaseOfToken(absl::string_view op, ResourceState& r,
+                                     uint64_t token) {
+  HeldLease* lease = r.FindLease(token);
+  // lock_proclaim_after_term: a Proclaim whose term has ended speaks for
+  // the term that leads now.
+  if (lease == nullptr && op == "proclaim" && r.lease.has_value() &&
+      test_hooks::PlantedBug("lock_proclaim_after_term")) {
+    return &*r.lease;
+  }
+  return lease;
 }
 
 void LockManager::RefuseTryMany(const MultiAcquireArgs& args,

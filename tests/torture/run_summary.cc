@@ -16,6 +16,7 @@ void RunSummary::Add(const Schedule& schedule, const RunResult& result,
   kinds_ = schedule.profile.shared_rounds + schedule.profile.permit_rounds +
                schedule.profile.multi_rounds >
            0;
+  elections_ = schedule.profile.elect_rounds > 0;
   const FaultTally& f = result.faults;
   const CheckStats& s = result.check.stats;
   out_ << absl::StrFormat(
@@ -29,7 +30,7 @@ void RunSummary::Add(const Schedule& schedule, const RunResult& result,
               f.server_stops, f.failpoint_crashes, f.clock_jumps,
               absl::StrCat(Replicated(f), Disk(f)), s.acquires_ok, s.writes_ok,
               s.writes_refused, s.writes_unknown, s.writes_unknown_applied, SqlWrites(s),
-              Kinds(s), result.check.violations.size(),
+              absl::StrCat(Kinds(s), Elections(s)), result.check.violations.size(),
               result.errors.size() + f.errors.size() + f.undelivered.size(),
               result.passed() ? "PASS" : "FAIL", absl::ToDoubleSeconds(took))
        << std::endl;
@@ -91,6 +92,11 @@ void RunSummary::Add(const Schedule& schedule, const RunResult& result,
   stats_.shared_reads_refused += s.shared_reads_refused;
   stats_.lock_service_loads += s.lock_service_loads;
   stats_.leaders += s.leaders;
+  stats_.terms += s.terms;
+  stats_.proclaims_ok += s.proclaims_ok;
+  stats_.proclaims_refused += s.proclaims_refused;
+  stats_.proclaims_unknown += s.proclaims_unknown;
+  stats_.changes_observed += s.changes_observed;
   violations_ += static_cast<int>(result.check.violations.size());
   errors_ += static_cast<int>(result.errors.size() + f.errors.size() + f.undelivered.size());
   if (!result.passed()) failed_seeds_.push_back(schedule.seed);
@@ -112,6 +118,15 @@ std::string RunSummary::Kinds(const CheckStats& s) const {
   return absl::StrFormat(
       "; kinds: %d shared leases (%d shared reads ok, %d refused), %d permits",
       s.shared_leases, s.shared_reads_ok, s.shared_reads_refused, s.permit_leases);
+}
+
+std::string RunSummary::Elections(const CheckStats& s) const {
+  if (!elections_) return "";
+  return absl::StrFormat(
+      "; elections: %d terms, proclaims %d ok, %d refused, %d unknown; %d changes "
+      "observed",
+      s.terms, s.proclaims_ok, s.proclaims_refused, s.proclaims_unknown,
+      s.changes_observed);
 }
 
 std::string RunSummary::Replicated(const FaultTally& f) const {
@@ -159,8 +174,8 @@ std::string RunSummary::Line(const std::string& profile, bool passed) const {
                             "%d leader changes)",
                             stats_.leases, stats_.lock_service_loads, stats_.leaders)
           : "",
-      absl::StrCat(SqlWrites(stats_), Kinds(stats_)), violations_, errors_,
-      passed ? "PASS" : "FAIL");
+      absl::StrCat(SqlWrites(stats_), Kinds(stats_), Elections(stats_)), violations_,
+      errors_, passed ? "PASS" : "FAIL");
 }
 
 }  // namespace fencegate::torture

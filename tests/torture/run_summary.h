@@ -46,6 +46,7 @@ class RunSummary {
   // "; kinds: N shared leases (N shared reads ok, N refused), N permits"
   // when the profile mixes kinds of lock; "" else.
   std::string Kinds(const CheckStats& stats) const;
+  std::string Elections(const CheckStats& stats) const;
 
   std::ostream& out_;
   int schedules_ = 0;
@@ -54,6 +55,7 @@ class RunSummary {
   bool disk_ = false;        // the profile fails disks: so are theirs
   bool sql_workers_ = false;  // the profile has SQL workers: their writes are counted
   bool kinds_ = false;        // the profile mixes kinds of lock: their leases are counted
+  bool elections_ = false;    // ... or has election rounds: theirs are
   uint64_t first_seed_ = 0, last_seed_ = 0;
   FaultTally faults_;
   CheckStats stats_;

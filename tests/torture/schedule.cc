@@ -228,6 +228,8 @@ std::string ResourceName(int index) { return absl::StrCat("hot-", index); }
 
 std::string SemaphoreName() { return "semaphore"; }
 
+std::string ElectionName() { return "election"; }
+
 std::string GatewayName(const Topology& topology, int index) {
   return topology.gateways == 1 ? "gateway" : absl::StrCat("gateway-", index);
 }
@@ -366,6 +368,27 @@ absl::StatusOr<ScheduleProfile> ProfileNamed(const std::string& name) {
     profile.multi_rounds = 0.15;
     return profile;
   }
+  if (name == "elections" || name == "etcd-elections") {
+    // Eight candidates campaign for one election in most rounds (and
+    // increment its counter with their term), the rest write the hot
+    // resources; every worker observes the election. Leaders are paused
+    // past their TTL (holder pauses, and at their worst moment, between
+    // the term's check and its write and late Proclaim) among the servers'
+    // faults; they resign or release at random. No stale-writer races, as
+    // in "kinds". On etcd: etcd-quick's faults, Observe streams forwarded
+    // by the standbys (not in CI: ./scripts/torture).
+    if (name == "etcd-elections") {
+      profile = *ProfileNamed("etcd-quick");
+      profile.name = name;
+    }
+    profile.workers = 8;
+    profile.resources = 2;
+    profile.elect_rounds = 0.7;
+    profile.holder_pauses = 3;
+    profile.pauses_before_write = 3;
+    profile.stale_writer_races = 0;
+    return profile;
+  }
   if (name == "kinds") {
     // Half the rounds read with a shared lease, pausing between their two
     // reads; some take a permit or two resources at once. No stale-writer
@@ -420,6 +443,18 @@ absl::StatusOr<ScheduleProfile> ProfileNamed(const std::string& name) {
     profile.max_ttl = absl::Seconds(2);
     profile.stale_writer_races = 3;
     profile.release_by_operator = 1;
+    return profile;
+  }
+  if (name == "elections-paused-leaders") {
+    // Leaders paused at their worst moment past their TTL, with no other
+    // fault: each resumes to a late Proclaim with its old term while a
+    // successor leads; the schedules of the election's planted bug.
+    profile.workers = 8;
+    profile.resources = 1;
+    profile.traffic = absl::Seconds(12);
+    profile.max_ttl = absl::Seconds(2);
+    profile.elect_rounds = 0.9;
+    profile.pauses_before_write = 4;
     return profile;
   }
   if (name == "kinds-contention") {
@@ -522,7 +557,7 @@ absl::StatusOr<ScheduleProfile> ProfileNamed(const std::string& name) {
   return absl::InvalidArgumentError(absl::StrCat(
       "unknown --profile '", name,
       "'; one of: default, quick, races, lock-crashes, lock-restarts, gateway-restart, "
-      "disk-faults, disk-fsync, "
+      "disk-faults, disk-fsync, elections, elections-paused-leaders, etcd-elections, "
       "postgres-two-gateways, sql-pauses, kinds, kinds-contention, kinds-paused-readers, "
       "etcd-cluster, etcd-quick, etcd-kinds, etcd-leader-partitions, etcd-leader-pauses, "
       "etcd-standbys, etcd-fence-feed-cuts"));

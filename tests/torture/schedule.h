@@ -217,6 +217,9 @@ struct ScheduleProfile {
   double permit_rounds = 0;
   double multi_rounds = 0;
   uint32_t permits = 2;
+  // The share of each gateway worker's rounds that campaign for
+  // ElectionName() (worker.h); with any, those workers observe it too.
+  double elect_rounds = 0;
   std::string planted_bug;  // empty: the correct system
   // The servers on SQLite run under the disk-fault preload (tests/disk/):
   // they get the ServerFaults' disk faults, and every restart of one
@@ -241,6 +244,8 @@ std::string WorkerName(const ScheduleProfile& profile, int index);
 std::string ResourceName(int index);
 // The semaphore of the permit rounds: "semaphore".
 std::string SemaphoreName();
+// The election of the election rounds: "election".
+std::string ElectionName();
 
 // The name of gateway `index` of a topology: "gateway" when it is the only
 // one, else "gateway-<index>". Names its ServerNode and its files.
@@ -280,7 +285,11 @@ std::string DescribeFault(const Schedule& schedule, const Fault& fault);
 // etcd planted bugs. "disk-faults": both servers on a failing disk (full,
 // failed fsyncs and writes, power cuts at every kill and crash) among
 // pauses and races. "disk-fsync": failed fsyncs alone, the schedules of
-// the disk's planted bug.
+// the disk's planted bug. "elections": eight candidates of one election
+// (and its observers) among writers, leaders paused past their TTL, the
+// servers' faults; "etcd-elections" the same on etcd-quick's faults;
+// "elections-paused-leaders": leaders paused at their worst moment alone,
+// the schedules of the election's planted bug.
 absl::StatusOr<ScheduleProfile> ProfileNamed(const std::string& name);
 
 // "sqlite" (one gateway on its own SQLite file, what every profile but

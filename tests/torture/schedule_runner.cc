@@ -116,6 +116,8 @@ RunResult RunSchedule(const Schedule& schedule, const RunOptions& options) {
       w.multi_rounds = profile.multi_rounds;
       w.semaphore = SemaphoreName();
       w.permits = profile.permits;
+      w.elect_rounds = profile.elect_rounds;
+      w.election = ElectionName();
     }
     absl::StatusOr<std::unique_ptr<WorkerProcess>> worker = WorkerProcess::Start(w);
     if (!worker.ok()) {
@@ -177,6 +179,7 @@ RunResult RunSchedule(const Schedule& schedule, const RunOptions& options) {
   cluster.Heal(&result.errors);
   std::vector<std::string> final_resources = resources;
   if (topology.replicated()) final_resources.push_back(FenceProbeResource());
+  if (profile.elect_rounds > 0) final_resources.push_back(ElectionName());
   absl::StatusOr<std::map<std::string, FinalState>> final_state =
       ReadFinalState(cluster.gateway(0).address(), final_resources);
   phase(final_state.ok() ? "final state read" : "final reads failed");

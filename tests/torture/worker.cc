@@ -3,8 +3,9 @@
 #include <signal.h>
 
 #include <algorithm>
-#include <vector>
+#include <thread>
 #include <utility>
+#include <vector>
 
 #include "absl/random/distributions.h"
 #include "absl/strings/numbers.h"
@@ -15,6 +16,7 @@
 #include "fencegate/client/errors.h"
 #include "fencegate/client/multi_lease.h"
 #include "grpcpp/security/credentials.h"
+#include "tests/torture/worker_fields.h"
 
 namespace fencegate::torture {
 namespace {
@@ -26,18 +28,6 @@ constexpr char kLogPrefix[] = "log/";
 // within a second (client/channel.h).
 std::shared_ptr<grpc::Channel> Channel(const std::string& address) {
   return client::NewClientChannel(address, grpc::InsecureChannelCredentials());
-}
-
-std::string Str(uint64_t v) { return absl::StrCat(v); }
-
-std::string ErrorText(const absl::Status& status) {
-  return absl::StrCat(absl::StatusCodeToString(status.code()), ": ", status.message());
-}
-
-// ABORTED is the server saying "no, nothing changed"; anything else that is
-// not OK may or may not have been applied.
-Outcome FailureOutcome(const absl::Status& status) {
-  return status.code() == absl::StatusCode::kAborted ? Outcome::kRefused : Outcome::kUnknown;
 }
 
 }  // namespace
@@ -77,7 +67,10 @@ Worker::Worker(WorkerOptions options, std::unique_ptr<HistoryWriter> history,
 void Worker::Run() {
   history_->Note("start", {{"seed", Str(options_.seed)},
                            {"calls", options_.streams ? "stream" : "unary"}});
+  std::thread observer;
+  if (options_.elect_rounds > 0) observer = std::thread([this] { Observe(); });
   while (control().quit.load() == 0) Round();
+  if (observer.joinable()) observer.join();  // it sees quit within a second
   SetPhase(WorkerPhase::kDone);
   history_->Note("quit", {{"rounds", Str(round_)}});
 }
@@ -109,10 +102,11 @@ void Worker::Round() {
   const std::string holder = absl::StrCat(options_.name, "-", round_);
   // Drawn only when the profile mixes kinds, so that the other profiles'
   // seeds make the choices they always made.
-  const double kind =
-      options_.shared_rounds + options_.permit_rounds + options_.multi_rounds > 0
-          ? absl::Uniform(random_, 0.0, 1.0)
-          : 1.0;
+  const double kind = options_.shared_rounds + options_.permit_rounds +
+                                  options_.multi_rounds + options_.elect_rounds >
+                              0
+                          ? absl::Uniform(random_, 0.0, 1.0)
+                          : 1.0;
   if (kind < options_.shared_rounds) {
     ReaderRound(holder);
   } else if (kind < options_.shared_rounds + options_.permit_rounds) {
@@ -121,6 +115,9 @@ void Worker::Round() {
                         options_.multi_rounds &&
              options_.resources.size() >= 2) {
     MultiRound(holder);
+  } else if (kind < options_.shared_rounds + options_.permit_rounds +
+                        options_.multi_rounds + options_.elect_rounds) {
+    ElectRound(holder);
   } else {
     WriterRound(holder);
   }

@@ -19,7 +19,16 @@
 //           here if asked] -> release (no gateway call: a permit fences
 //           nothing);
 //   multi   two distinct hot resources in one Acquire (a try-lock half the
-//           time) -> the increment above on each -> release both.
+//           time) -> the increment above on each -> release both;
+//   elect   a Campaign for the election (WorkerOptions::election) with a
+//           value naming the round -> Proclaim -> the increment above on
+//           the election's counter with the term -> Proclaim again (a
+//           leader paused at its worst moment proclaims late, with its old
+//           term: it must be refused) -> Resign or Release.
+//
+// A worker with election rounds also observes the election from start to
+// quit (LockClient::Observe, resuming after the last change it was told)
+// and records every change it is told (ObservedChange).
 //
 // A SQL worker (WorkerOptions::postgres set) does the same with the same
 // lease, but its fenced read and its MultiWrite are PostgreSQL transactions
@@ -47,6 +56,7 @@
 
 #include "absl/random/random.h"
 #include "absl/time/time.h"
+#include "fencegate/client/election.h"
 #include "fencegate/client/gateway_client.h"
 #include "fencegate/client/lock_client.h"
 #include "tests/torture/history_log.h"
@@ -85,6 +95,11 @@ struct WorkerOptions {
   // The semaphore the permit rounds use, and its size.
   std::string semaphore = "semaphore";
   uint32_t permits = 2;
+  // The share of election rounds (after the kinds above), on `election`;
+  // with any, the worker also observes the election all along, on a thread
+  // of its own (worker_election.cc).
+  double elect_rounds = 0;
+  std::string election = "election";
 };
 
 class Worker {
@@ -101,6 +116,11 @@ class Worker {
   void ReaderRound(const std::string& holder);
   void PermitRound(const std::string& holder);
   void MultiRound(const std::string& holder);
+  void ElectRound(const std::string& holder);
+  // Records and makes a Proclaim of `value` in the term `leading` holds.
+  void Proclaim(client::Leadership& leading, const std::string& value);
+  // The observer thread's loop (worker_election.cc): until quit.
+  void Observe();
   client::AcquireOptions DrawAcquireOptions();
   size_t DrawResource();
   Fields AcquireFields(const std::string& resource, const std::string& holder,
@@ -139,6 +159,12 @@ class Worker {
   std::mt19937_64 random_;  // seeded: the same seed makes the same choices
   uint64_t round_ = 0;
 };
+
+// The election rounds' index in WorkerControl::resource (the hot resources
+// are 0.., the semaphore resources.size()).
+inline size_t ElectionIndex(const WorkerOptions& options) {
+  return options.resources.size() + 1;
+}
 
 }  // namespace fencegate::torture
 

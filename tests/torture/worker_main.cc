@@ -46,6 +46,10 @@ ABSL_FLAG(
     "share of rounds that take two hot resources in one Acquire and increment both");
 ABSL_FLAG(std::string, semaphore, "semaphore", "the permit rounds' semaphore");
 ABSL_FLAG(uint32_t, permits, 2, "the semaphore's size");
+ABSL_FLAG(double, elect_rounds, 0,
+          "share of rounds that campaign for --election, proclaim and increment its "
+          "counter with the term; with any, the worker also observes the election");
+ABSL_FLAG(std::string, election, "election", "the election rounds' election");
 ABSL_FLAG(std::string, history, "", "history file to append to");
 ABSL_FLAG(std::string, control, "", "the control page the harness created");
 
@@ -74,6 +78,8 @@ int main(int argc, char** argv) {
   options.multi_rounds = absl::GetFlag(FLAGS_multi_rounds);
   options.semaphore = absl::GetFlag(FLAGS_semaphore);
   options.permits = absl::GetFlag(FLAGS_permits);
+  options.elect_rounds = absl::GetFlag(FLAGS_elect_rounds);
+  options.election = absl::GetFlag(FLAGS_election);
   if (options.lockservice.empty() ||
       (options.gateway.empty() && options.postgres.empty()) ||
       options.resources.empty() || absl::GetFlag(FLAGS_history).empty() ||
@@ -95,13 +101,14 @@ int main(int argc, char** argv) {
     fencegate::LogError("--min_ttl must be > 0, <= --max_ttl and > --max_wait");
     return EXIT_FAILURE;
   }
-  const double other_rounds =
-      options.shared_rounds + options.permit_rounds + options.multi_rounds;
+  const double other_rounds = options.shared_rounds + options.permit_rounds +
+                              options.multi_rounds + options.elect_rounds;
   if (options.shared_rounds < 0 || options.permit_rounds < 0 ||
-      options.multi_rounds < 0 || other_rounds > 1 || options.permits == 0 ||
-      (!options.postgres.empty() && other_rounds > 0)) {
+      options.multi_rounds < 0 || options.elect_rounds < 0 || other_rounds > 1 ||
+      options.permits == 0 || (!options.postgres.empty() && other_rounds > 0)) {
     fencegate::LogError(
-        "--shared_rounds, --permit_rounds and --multi_rounds must be >= 0, sum to "
+        "--shared_rounds, --permit_rounds, --multi_rounds and --elect_rounds must be "
+        ">= 0, sum to "
         "at most 1, and be 0 for a SQL worker; --permits must be >= 1");
     return EXIT_FAILURE;
   }
@@ -115,13 +122,14 @@ int main(int argc, char** argv) {
   }
   fencegate::LogInfo(
       "worker %s: lockservice=%s %s resources=%d seed=%d ttl=[%s, %s] "
-      "rounds: shared %.2f permit %.2f (of %d) multi %.2f%s",
+      "rounds: shared %.2f permit %.2f (of %d) multi %.2f elect %.2f%s",
       options.name, options.lockservice,
       options.postgres.empty() ? "gateway=" + options.gateway
                                : std::string("through SQL on PostgreSQL"),
       static_cast<int>(options.resources.size()), options.seed,
       absl::FormatDuration(options.min_ttl), absl::FormatDuration(options.max_ttl),
       options.shared_rounds, options.permit_rounds, options.permits, options.multi_rounds,
+      options.elect_rounds,
       options.planted_bug.empty() ? "" : " planted bug " + options.planted_bug);
   fencegate::torture::Worker worker(options, *std::move(history), *std::move(control));
   worker.Run();

@@ -39,12 +39,16 @@ absl::StatusOr<std::unique_ptr<WorkerProcess>> WorkerProcess::Start(
     child.argv.push_back(absl::StrCat("--planted_bug=", options.planted_bug));
   }
   if (options.streams) child.argv.push_back("--streams");
-  if (options.shared_rounds + options.permit_rounds + options.multi_rounds > 0) {
+  if (options.shared_rounds + options.permit_rounds + options.multi_rounds +
+          options.elect_rounds >
+      0) {
     child.argv.push_back(absl::StrCat("--shared_rounds=", options.shared_rounds));
     child.argv.push_back(absl::StrCat("--permit_rounds=", options.permit_rounds));
     child.argv.push_back(absl::StrCat("--multi_rounds=", options.multi_rounds));
     child.argv.push_back(absl::StrCat("--semaphore=", options.semaphore));
     child.argv.push_back(absl::StrCat("--permits=", options.permits));
+    child.argv.push_back(absl::StrCat("--elect_rounds=", options.elect_rounds));
+    child.argv.push_back(absl::StrCat("--election=", options.election));
   }
   child.stderr_path = prefix + ".log";
   child.network_namespace = options.network_namespace;

@@ -44,6 +44,8 @@ struct WorkerProcessOptions {
   double multi_rounds = 0;
   std::string semaphore;
   uint32_t permits = 2;
+  double elect_rounds = 0;  // and their election
+  std::string election;
 };
 
 class WorkerProcess {
