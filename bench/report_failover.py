@@ -37,10 +37,10 @@ the term's lease every 5 ms. etcd: its own election service
 lease of 2 s that the candidate keeps alive every third of the TTL, as
 etcd's Go `concurrency.Session` does; then every 5 ms a Txn that puts a key
 only if the leader key's create revision is unchanged, etcd's fencing of a
-leader. Both leases outlive a dead client's connection, so neither can
-hand over before the TTL: the leader's last renewal was up to a third of
-the TTL before the kill, so the term ends between 2/3 of the TTL and the
-whole TTL after it. fencegate ends a lease on a timer at its expiry, then
+leader. Both leases outlive a dead client's connection, so neither hands
+over before the lease runs out: the leader's last renewal was up to a
+third of the TTL before the kill, so the term ends between 2/3 of the TTL
+and the whole TTL after it. fencegate ends a lease on a timer at its expiry, then
 grants the next candidate in line and commits; etcd looks for expired
 leases every 500 ms, then revokes the lease through raft, and its watch
 wakes the waiting Campaign.
