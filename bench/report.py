@@ -4,8 +4,8 @@ docs/benchmarks.md + docs/benchmarks.svg. Called by ./scripts/bench and
 the bench tests (tests/bench_tests.cmake). This file is the command line;
 the work is in report_aggregate.py (CPU snapshots, medians),
 report_markdown.py (the page), report_svg.py (the chart), report_tables.py,
-report_systems.py, report_python.py, report_loop.py and scale_report.py
-(svg_chart.py: what the two charts share).
+report_systems.py, report_python.py, report_loop.py, report_failover.py
+and scale_report.py (svg_chart.py: what the two charts share).
 
   report.py cpu PID...                 one CPU-time snapshot (JSON) for the
                                        "was the machine busy" figure
@@ -39,6 +39,9 @@ Standard library only. The results schema (each entry of "results"):
   runs        every run's own figures, in the order they ran
   detail      handoff: waiting-time percentiles and fairness (medians);
               rw_mix: writes/s and the writers' waiting-time percentiles
+The key "failover" (aggregate --failover=FILE: the election failover
+trials, bench/orchestrate/failover.py) has one entry per system, as
+report_failover.summarize gives it.
 The key "scale" (bench/scale.py) is kept when aggregate rewrites the file.
 """
 
@@ -65,6 +68,8 @@ def main():
     agg.add_argument("--syncs", default="", help="syncs.jsonl of a --profile run (optional)")
     agg.add_argument("--cpu_before", default="")
     agg.add_argument("--cpu_after", default="")
+    agg.add_argument("--failover", default="",
+                     help="the election failover trials' JSON lines (optional)")
     ren = sub.add_parser("render")
     for name in ["results", "markdown", "svg"]:
         ren.add_argument(f"--{name}", required=True)

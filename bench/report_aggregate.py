@@ -16,6 +16,7 @@ import json
 import os
 import statistics
 
+import report_failover
 from report_systems import SYSTEM_ORDER
 
 RUN_FIELDS = ["ops_per_s", "p50_us", "p99_us", "max_us", "ops", "errors",
@@ -141,6 +142,9 @@ def aggregate(args):
         "ceilings": ceilings,
         "results": results,
     }
+    failover = report_failover.summarize(args.failover)
+    if failover:
+        doc["failover"] = failover
     # The scale run's results (bench/scale.py) stay in the file.
     if os.path.exists(args.out):
         with open(args.out) as f:

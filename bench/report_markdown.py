@@ -1,7 +1,8 @@
 """The results page, docs/benchmarks.md, for bench/report.py render and
 render-scale: the run, the targets, every table (bench/report_tables.py,
-bench/report_python.py, bench/report_loop.py), the Scale section
-(bench/scale_report.py), how to run and what is measured.
+bench/report_python.py, bench/report_loop.py, bench/report_failover.py),
+the Scale section (bench/scale_report.py), how to run and what is
+measured.
 
   render(args)        report.py render: the page and docs/benchmarks.svg
                       (bench/report_svg.py) from a results JSON; the
@@ -17,6 +18,7 @@ import json
 import os
 import statistics
 
+import report_failover
 import report_loop
 import report_python
 import report_tables
@@ -36,6 +38,8 @@ HOW_TO_RUN = """\
 ./scripts/bench --systems=loop,fsync  # only the event-loop clients' points (~3 min)
 ./scripts/bench --systems=fencegate,etcd,redis --workloads=shared_cycle,rw_mix,multi_cycle
                                       # only the lock kinds' points (~3 min)
+./scripts/bench --systems=fencegate,etcd --workloads=failover
+                                      # only the election failover row, 5 trials each (~1 min)
 ./scripts/bench --quick               # 1 run of 0.5 s per point, < 2 minutes (smoke, not for comparison)
 ./scripts/bench --systems=fencegate,etcd --runs=5 --duration=5s
 ./scripts/bench --profile             # + ~2 min: perf profiles of fencegate, fsyncs per op of all
@@ -258,6 +262,7 @@ def render_markdown(doc, old_scale=""):
                     f"{fmt_ops(d.get('holder_changes_per_s', 0))} | {fmt_ms(d['wait_p50_us'])} | "
                     f"{fmt_ms(d['wait_p99_us'])} | {fmt_ms(d['wait_max_us'])} | "
                     f"{d['jain_fairness']:.3f} | {d['client_ops_min']:.0f} / {d['client_ops_max']:.0f} |")
+    lines.extend(report_failover.section(doc))
     lines.extend(kinds_section(doc))
     measured = [s for s in SYSTEM_ORDER
                 if any((e["system"], e["durability"]) == s for e in doc["results"])]
@@ -328,6 +333,7 @@ def render_markdown(doc, old_scale=""):
     add(METHOD)
     add(report_python.METHOD)
     add(report_loop.METHOD)
+    add(report_failover.METHOD)
     add(ANALYSIS)
     return "\n".join(lines)
 

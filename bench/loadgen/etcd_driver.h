@@ -69,6 +69,10 @@ class EtcdDriver final : public Driver {
   absl::Status FencedWrite(const HeldLock& lock, absl::string_view key,
                            absl::string_view value) override;
 
+  // The session lease Open() granted (0 before): --shape=elect campaigns
+  // with it and keeps it alive itself (elect.h).
+  int64_t lease_id() const { return lease_id_; }
+
  private:
   // kShared, kWrite: the RWMutex recipe.
   absl::StatusOr<std::optional<HeldLock>> RwAcquire(const std::string& resource,

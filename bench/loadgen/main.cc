@@ -26,6 +26,15 @@
 //       --workload=fill --resources=100000 --clients=16 --value_bytes=64
 //   fencegate-loadgen --system=fencegate-stream --target=127.0.0.1:7070
 //       --workload=park --run_id=p --resources=1 --waiters=10000 --clients=16
+//   fencegate-loadgen --shape=elect --system=fencegate --target=127.0.0.1:7070
+//       --gateway_target=127.0.0.1:7071 --run_id=e1 --elect_ttl=2s --duration=60s
+//   fencegate-loadgen --shape=elect --system=etcd --target=127.0.0.1:2379
+//       --run_id=e1 --elect_ttl=2s --duration=60s
+//
+// --shape=elect is one candidate of an election (elect.h): it prints a line
+// when it campaigns and one after its first fenced write as leader, then
+// writes until --duration has passed or it is killed (the election failover
+// row: bench/orchestrate/failover.py).
 //
 // park prints a line {"phase": "sent", ...} once every call is sent, keeps
 // the waiters parked until its standard input ends (or SIGTERM), then
@@ -48,6 +57,7 @@
 #include "bench/loadgen/driver.h"
 #include "bench/loadgen/echo_driver.h"
 #include "bench/loadgen/echo_loop.h"
+#include "bench/loadgen/elect.h"
 #include "bench/loadgen/etcd_driver.h"
 #include "bench/loadgen/fencegate_driver.h"
 #include "bench/loadgen/fsync_loop.h"
@@ -75,7 +85,8 @@ ABSL_FLAG(std::string, shape, "thread",
           "(event-loop clients, one op in flight each, the next started in the last "
           "one's callback: fencegate-stream through its client library's async calls, "
           "redis on hiredis' async API and libevent, grpc-empty as the streaming echo; "
-          "fenced_write, lock_cycle on many resources, rpc)");
+          "fenced_write, lock_cycle on many resources, rpc), or elect (one candidate of "
+          "the election --run_id: fencegate or etcd; elect.h)");
 ABSL_FLAG(std::string, target, "",
           "host:port of the system (fencegate: its lock service)");
 ABSL_FLAG(std::string, gateway_target, "", "fencegate only: host:port of its gateway");
@@ -96,6 +107,10 @@ ABSL_FLAG(int, waiters, 1000,
 ABSL_FLAG(absl::Duration, park_wait, absl::Minutes(20), "park: the waiters' wait");
 ABSL_FLAG(absl::Duration, hold_ttl, absl::Minutes(10),
           "hold: the TTL of the leases left held");
+ABSL_FLAG(absl::Duration, elect_ttl, absl::Seconds(2),
+          "--shape=elect: the TTL of the candidate's term (fencegate) or lease (etcd)");
+ABSL_FLAG(absl::Duration, write_every, absl::Milliseconds(5),
+          "--shape=elect: the pause between the leader's fenced writes");
 ABSL_FLAG(std::string, durability, "",
           "label copied into the output (e.g. fsync, everysec)");
 ABSL_FLAG(std::string, system_label, "",
@@ -253,6 +268,26 @@ int RunPark() {
   return 0;
 }
 
+// --shape=elect: one candidate, until --duration or kill.
+int RunElect() {
+  fencegate::bench::CandidateConfig config;
+  config.system = absl::GetFlag(FLAGS_system);
+  config.target = absl::GetFlag(FLAGS_target);
+  config.gateway_target = absl::GetFlag(FLAGS_gateway_target);
+  config.election = absl::GetFlag(FLAGS_run_id);
+  config.candidate = absl::StrCat("candidate-", getpid());
+  config.ttl = absl::GetFlag(FLAGS_elect_ttl);
+  config.write_every = absl::GetFlag(FLAGS_write_every);
+  config.duration = absl::GetFlag(FLAGS_duration);
+  absl::Status status = fencegate::bench::RunCandidate(config);
+  if (absl::IsInvalidArgument(status)) return Fail(status);
+  if (!status.ok()) {
+    std::fprintf(stderr, "fencegate-loadgen: %s\n", status.ToString().c_str());
+    return 1;
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -260,6 +295,7 @@ int main(int argc, char** argv) {
   absl::ParseCommandLine(argc, argv);
   const std::string workload = absl::GetFlag(FLAGS_workload);
   if (workload == "park") return RunPark();
+  if (absl::GetFlag(FLAGS_shape) == "elect") return RunElect();
   fencegate::bench::RunLabels labels;
   labels.workload = workload;
   labels.durability = absl::GetFlag(FLAGS_durability);

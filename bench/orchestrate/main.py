@@ -2,8 +2,9 @@
 --build-dir), then either the scale runs (bench/scale.py) or the speed runs:
 the servers (servers.py), every point against every instance, interleaved
 (run 1 of every instance, then run 2, ...) so a machine that gets busier
-part way slows every system alike (plan.py, point.py), the optional
-profiles (profiling.py), the results JSON and the pages (results.py).
+part way slows every system alike (plan.py, point.py), the election
+failover trials (failover.py), the optional profiles (profiling.py), the
+results JSON and the pages (results.py).
 
 Every process it starts is stopped by PID on exit, error, Ctrl-C or
 SIGTERM (cleanup, with bounded waits); a second Ctrl-C during the cleanup
@@ -23,7 +24,7 @@ import tempfile
 import time
 
 from . import options as options_mod
-from . import plan, profiling, results
+from . import failover, plan, profiling, results
 from .options import Exit
 from .point import Runner, cpu_snapshot, loadavg, machine_info
 from .processes import Processes, log
@@ -125,6 +126,7 @@ def run_speed(o, build_dir, root):
         points = plan.points(o, servers.loop_redis)
         cpu_before = cpu_snapshot(servers, procs)
         started = run_points(o, runner, points, load_before)
+        failovers = failover.run(o, runner, work) if failover.systems(o) else ""
         load_after = loadavg()
         cpu_after = cpu_snapshot(servers, procs)
         # Kept, so a failure in the optional steps below does not lose the
@@ -138,7 +140,7 @@ def run_speed(o, build_dir, root):
         if o.profile:
             profiling.syncs(runner, servers, plan.lock_instances(o))
         results.aggregate(o, measured_raw, machine_info(work), results.git_sha(o.sha),
-                          load_before, load_after, cpu_before, cpu_after)
+                          load_before, load_after, cpu_before, cpu_after, failovers)
         log(f"wrote {o.out} ({int(time.monotonic() - started)} s of runs)")
         if o.metrics_ab:
             results.metrics_ab_summary(measured_raw)

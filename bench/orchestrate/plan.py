@@ -10,13 +10,15 @@ fsync loop follows every point (main's loop).
 
   lock_instances(options)                 the instances of the lock points
   points(options, loop_redis)             [Point], or raises Exit(2) when
-                                          --workloads leaves none
+                                          --workloads leaves none (and no
+                                          failover row: failover.py)
 
 Standard library only.
 """
 
 import collections
 
+from . import failover
 from .options import Exit
 
 Point = collections.namedtuple("Point", "workload resources clients instances")
@@ -115,7 +117,7 @@ def points(o, loop_redis):
     if o.workloads:
         wanted = f",{o.workloads},"
         kept = [p for p in out if f",{p.workload}," in wanted]
-        if not kept:
+        if not kept and not failover.systems(o):
             raise Exit(2, f"bench: --workloads={o.workloads}: no point of these workloads with "
                           f"--systems={o.systems}")
         out = kept

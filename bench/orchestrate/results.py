@@ -4,7 +4,8 @@ render and render-scale). The report is run as its own command, as the
 bench tests run it.
 
   git_sha(sha, dirty=True)                 --sha, else this tree's HEAD
-  aggregate(o, raw, machine, ...)          writes --out
+  aggregate(o, raw, machine, ...)          writes --out (with the failover
+                                           trials' lines, failover.py)
   metrics_ab_summary(raw)                  ops/s off vs on, to stderr
   render_docs(o) / render_scale_docs(o)
 
@@ -53,7 +54,8 @@ def git_sha(sha, dirty=True):
     return out
 
 
-def aggregate(o, raw, machine, sha, load_before, load_after, cpu_before, cpu_after):
+def aggregate(o, raw, machine, sha, load_before, load_after, cpu_before, cpu_after,
+              failovers=""):
     out_dir = os.path.dirname(o.out)
     if out_dir:
         os.makedirs(out_dir, exist_ok=True)
@@ -63,7 +65,7 @@ def aggregate(o, raw, machine, sha, load_before, load_after, cpu_before, cpu_aft
            f"--cpu_after={cpu_after}",
            f"--syncs={'bench/results/syncs.jsonl' if o.profile else ''}",
            f"--runs={o.runs}", f"--duration={o.duration}", f"--warmup={o.warmup}",
-           f"--out={o.out}")
+           f"--failover={failovers}", f"--out={o.out}")
 
 
 def metrics_ab_summary(raw):
