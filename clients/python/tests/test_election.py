@@ -72,7 +72,7 @@ class Collector:
 
     def wait_for_count(self, count: int, what: str) -> None:
         wait_for(lambda: len(self.seen) >= count or self.error, timeout=15, what=what)
-        assert self.error is None, self.error
+        assert self.error is None, f"the observer ended with {self.error!r}"
 
     def stop(self) -> None:
         self.observer.close()
@@ -280,6 +280,28 @@ def test_observe_resumes_after_a_restart_from_the_last_change_seen(
     finally:
         client.close()
         switch.close()
+
+
+def test_an_observer_refused_a_place_keeps_trying_until_one_frees(
+        observed_lockservice, resource):
+    channel = grpc.insecure_channel(observed_lockservice.address)
+    client = fencegate.LockClient(observed_lockservice.address)
+    try:
+        other = lock_pb2_grpc.LockServiceStub(channel).Observe(
+            lock_pb2.ObserveRequest(election=resource.encode()), timeout=30)
+        next(other)  # it holds the one place the service admits
+        seen = Collector(client.observe(resource))
+        # Refused RESOURCE_EXHAUSTED at least once: it paused, and will retry.
+        wait_for(lambda: seen.observer._cursor._pause > 0.1 or seen.error,
+                 what="the observer to be refused a place")
+        assert not seen.seen
+        other.cancel()  # the place frees
+        seen.wait_for_count(1, "the observer to get the place")
+        assert [(s.term, s.leader) for s in seen.seen] == [(0, False)]
+        seen.stop()
+    finally:
+        client.close()
+        channel.close()
 
 
 def test_closing_the_client_ends_its_observers(lockservice, resource):
