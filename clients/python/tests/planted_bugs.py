@@ -179,6 +179,15 @@ BUGS = (
         ("test_election.py::test_observe_resumes_after_a_restart_from_the_last_change_seen",
          "test_election.py::test_async_observe_sees_changes_in_order_and_resumes_after_a_restart"),
         r"sent nothing it had seen"),
+    PlantedBug(
+        "observer_gives_up_when_refused",
+        "an election observer refused RESOURCE_EXHAUSTED (too many observers, or it fell "
+        "behind) raises instead of observing again",
+        (Edit("_election_messages.py",
+              "RESUMABLE = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.RESOURCE_EXHAUSTED)\n",
+              "RESUMABLE = (grpc.StatusCode.UNAVAILABLE,)  # planted bug\n"),),
+        ("test_election.py::test_an_observer_refused_a_place_keeps_trying_until_one_frees",),
+        r"the observer ended with ResourceExhausted"),
 )
 
 
