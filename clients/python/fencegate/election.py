@@ -45,8 +45,10 @@ class Leadership:
     Attributes: ``election``; ``lease``, the term's self-renewing Lease
     (``check()``, ``lost``, ``wait_lost()``, ``signature``; pass it to
     fenced writes); ``term`` (the lease's token); ``value`` and ``seq``,
-    the last value this leader said and its number within the term (the
-    campaign's value is 0). A context manager: resigns on exit (quietly
+    the last value this Leadership said and its number within the term
+    (the campaign's value is 0; a candidate that campaigned again while it
+    led keeps its former value on the service: ``LockClient.leader()``
+    says). A context manager: resigns on exit (quietly
     when the term was already lost: the body learns of a loss from
     ``lease``, or from its next fenced write).
     """
@@ -94,10 +96,7 @@ class Leadership:
             seq = self._client.proclaim(self.election, self.term, value,
                                         signature=self.lease.signature)
         except NotHolder as e:
-            self._client._renewer.heard(self.lease, LeaseLost(
-                f"term {self.term} of election '{self.election}' was deposed: the lock "
-                f"service refused its Proclaim ({e.message}). Stop acting as the leader",
-                reason="refused", current_token=e.current_token))
+            self._client._renewer.ended_here(self.election, self.term, deposed(self, e))
             raise
         with self._lock:
             if seq > self._seq:
@@ -116,6 +115,9 @@ class Leadership:
         if stopped == "dropped":
             self.lease.check()  # raises the loss the service told
         self._client.resign(self.election, self.term, signature=self.lease.signature)
+        # A Leadership of the same term (its candidate campaigned again)
+        # hears of it here: a Resign on the stream is answered, not pushed.
+        self._client._renewer.ended_here(self.election, self.term, resigned(self))
 
     def __enter__(self) -> "Leadership":
         return self
@@ -129,6 +131,22 @@ class Leadership:
     def __repr__(self) -> str:
         return (f"Leadership(election={self.election!r}, term={self.term}, "
                 f"lost={self.lease.lost})")
+
+
+def deposed(leadership, refusal: NotHolder) -> LeaseLost:
+    """The loss of a Leadership's term whose Proclaim was refused."""
+    return LeaseLost(
+        f"term {leadership.term} of election '{leadership.election}' was deposed: the lock "
+        f"service refused its Proclaim ({refusal.message}). Stop acting as the leader",
+        reason="refused", current_token=refusal.current_token)
+
+
+def resigned(leadership) -> LeaseLost:
+    """The loss of a term that another Leadership of it resigned."""
+    return LeaseLost(
+        f"term {leadership.term} of election '{leadership.election}' was resigned by "
+        "another Leadership of this client holding it (its candidate campaigned again). "
+        "Stop acting as the leader", reason="released_elsewhere")
 
 
 class ElectionObserver:

@@ -21,6 +21,7 @@ import grpc
 import grpc.aio
 
 from fencegate._election_messages import ElectionState, ObserveCursor, Value
+from fencegate.election import deposed, resigned
 from fencegate.errors import LeaseLost, NotHolder, from_rpc_error
 
 if TYPE_CHECKING:
@@ -57,10 +58,7 @@ class Leadership:
             seq = await self._client.proclaim(self.election, self.term, value,
                                               signature=self.lease.signature)
         except NotHolder as e:
-            self.lease._lose(LeaseLost(
-                f"term {self.term} of election '{self.election}' was deposed: the lock "
-                f"service refused its Proclaim ({e.message}). Stop acting as the leader",
-                reason="refused", current_token=e.current_token), server_dropped=True)
+            self._client._ended_here(self.election, self.term, deposed(self, e))
             raise
         if seq > self.seq:
             self.seq, self.value = seq, bytes(value)
@@ -75,6 +73,8 @@ class Leadership:
         if stopped == "dropped":
             self.lease.check()  # raises the loss the service told
         await self._client.resign(self.election, self.term, signature=self.lease.signature)
+        # As fencegate.Leadership.resign: its twins hear of it here.
+        self._client._ended_here(self.election, self.term, resigned(self))
 
     async def __aenter__(self) -> "Leadership":
         return self

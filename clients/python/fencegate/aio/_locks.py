@@ -444,7 +444,12 @@ class LockClient:
         self._recent_ends[(lost.resource, lost.token)] = why
         while len(self._recent_ends) > 4096:
             self._recent_ends.popitem(last=False)
-        for lease in list(self._by_token.get((lost.resource, lost.token), ())):
+        self._ended_here(lost.resource, lost.token, why)
+
+    def _ended_here(self, resource: str, token: int, why: LeaseLost) -> None:
+        """The service said (resource, token) holds nothing any more (pushed,
+        or in an answer: a Resign, a refused Proclaim): its leases are lost."""
+        for lease in list(self._by_token.get((resource, token), ())):
             lease._lose(why, server_dropped=True)
 
     async def _renew_loop(self) -> None:
