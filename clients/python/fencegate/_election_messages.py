@@ -32,8 +32,11 @@ OBSERVE_LAST_PAUSE = 1.0
 
 # What ends an Observe stream that the observer opens again: the service
 # went away (a restart, a shutdown, an etcd failover), or cut off an
-# observer that fell behind.
-RESUMABLE = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.RESOURCE_EXHAUSTED)
+# observer that fell behind or found no place; also CANCELLED that the
+# observer did not cause (it checks first): gRPC's answer to a stream that
+# reached a server as it was shutting down.
+RESUMABLE = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.RESOURCE_EXHAUSTED,
+             grpc.StatusCode.CANCELLED)
 
 Value = Union[bytes, bytearray, memoryview]
 

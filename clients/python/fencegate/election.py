@@ -157,8 +157,9 @@ class ElectionObserver:
     always is), then each change as it commits; it blocks until the next.
 
     When the stream ends with UNAVAILABLE (the service restarted, shut
-    down, failed over) or RESOURCE_EXHAUSTED (this observer fell behind, or
-    too many observers), it observes again after the last change seen
+    down, failed over), RESOURCE_EXHAUSTED (this observer fell behind, or
+    too many observers) or CANCELLED by the server (a stream opened as it
+    shut down), it observes again after the last change seen
     (``after_term``, ``after_seq``), pausing 0.1 s doubling to 1 s between
     attempts, for as long as it is iterated. Any other end raises its
     FencegateError (PermissionDenied, InvalidArgument). ``close()`` (from

@@ -184,8 +184,8 @@ BUGS = (
         "an election observer refused RESOURCE_EXHAUSTED (too many observers, or it fell "
         "behind) raises instead of observing again",
         (Edit("_election_messages.py",
-              "RESUMABLE = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.RESOURCE_EXHAUSTED)\n",
-              "RESUMABLE = (grpc.StatusCode.UNAVAILABLE,)  # planted bug\n"),),
+              "RESUMABLE = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.RESOURCE_EXHAUSTED,\n",
+              "RESUMABLE = (grpc.StatusCode.UNAVAILABLE,  # planted bug: no RESOURCE_EXHAUSTED\n"),),
         ("test_election.py::test_an_observer_refused_a_place_keeps_trying_until_one_frees",),
         r"the observer ended with ResourceExhausted"),
 )

@@ -92,11 +92,12 @@ class Leadership:
 
 class ElectionObserver:
     """The changes of one election, from ``client.observe()``: an async
-    iterator of ElectionState, as fencegate.ElectionObserver (observes
-    again after the last change seen on UNAVAILABLE or RESOURCE_EXHAUSTED,
-    pausing 0.1 s doubling to 1 s; raises any other end). ``close()``,
-    leaving ``async with`` or closing the client ends the iteration;
-    cancelling the task iterating it cancels it as any await."""
+    iterator of ElectionState, as fencegate.ElectionObserver: it observes
+    again after the last change seen on UNAVAILABLE, RESOURCE_EXHAUSTED or
+    a CANCELLED it did not cause, pausing 0.1 s doubling to 1 s, and raises
+    any other end. ``close()``, leaving ``async with`` or closing the
+    client ends the iteration; cancelling the task iterating it cancels it
+    as any await."""
 
     def __init__(self, client: "LockClient", election: str, after_term: int,
                  after_seq: int) -> None:
