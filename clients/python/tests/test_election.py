@@ -181,6 +181,25 @@ def test_candidates_wait_in_line_and_the_next_leads_in_a_larger_term(
     assert not locks.leader(resource).leader
 
 
+def test_a_candidate_campaigning_again_gets_its_term_back_and_one_resign_ends_it(
+        locks, resource):
+    first = locks.campaign(resource, b"v0", candidate="me", ttl=10)
+    again = locks.campaign(resource, b"v9", candidate="me", wait=0)
+    assert again.term == first.term
+    assert locks.describe(resource).hold_count == 1, "no second hold"
+    state = locks.leader(resource)
+    assert (state.term, state.seq, state.value) == (first.term, 0, b"v0"), "value unchanged"
+    again.resign()
+    # The other Leadership of the term knows at once (a Resign on the
+    # stream is answered, not pushed).
+    with pytest.raises(fencegate.LeaseLost) as error:
+        first.check()
+    assert error.value.reason == "released_elsewhere"
+    assert not locks.leader(resource).leader
+    with pytest.raises(fencegate.LeaseLost):
+        first.resign()  # the service already ended it
+
+
 def test_a_deposed_leader_is_refused_its_proclaim_and_its_write(
         own_lockservice, gateway, gw, resource):
     switch = Switch(own_lockservice)
@@ -263,9 +282,9 @@ def test_observe_resumes_after_a_restart_from_the_last_change_seen(
                           (me.term, 2, True, b"v2")]
         observed_lockservice.stop()  # its observers end UNAVAILABLE
         observed_lockservice.start()  # the same database: the term goes on
-        wait_for(lambda: observer_registered(observed_lockservice, resource), timeout=15,
-                 what="the observer to observe the restarted service again")
-        assert seen.error is None
+        wait_for(lambda: seen.error or observer_registered(observed_lockservice, resource),
+                 timeout=15, what="the observer to observe the restarted service again")
+        assert seen.error is None, f"the observer ended with {seen.error!r}"
         assert me.proclaim(b"v3") == 3, "the term survived the restart"
         seen.wait_for_count(4, "the change after the restart")
         assert seen.keys()[3] == (me.term, 3, True, b"v3"), (
@@ -368,6 +387,23 @@ def test_async_campaign_leader_proclaim_and_resign(lockservice, resource):
     run(main())
 
 
+def test_async_one_resign_ends_a_term_its_candidate_campaigned_for_twice(
+        lockservice, resource):
+    async def main():
+        async with fencegate.aio.LockClient(lockservice.address) as locks:
+            first = await locks.campaign(resource, b"v0", candidate="me", ttl=10)
+            again = await locks.campaign(resource, b"v9", candidate="me", wait=0)
+            assert again.term == first.term
+            await again.resign()
+            assert first.lease.lost.is_set(), "the other Leadership knows at once"
+            with pytest.raises(fencegate.LeaseLost):
+                first.check()
+            async with first:  # leaving: deposed, nothing to end, no error
+                pass
+
+    run(main())
+
+
 def test_async_candidates_wait_in_line_and_a_deposed_term_is_refused(lockservice, resource):
     async def main():
         async with fencegate.aio.LockClient(lockservice.address) as locks:
@@ -417,8 +453,9 @@ def test_async_observe_sees_changes_in_order_and_resumes_after_a_restart(
             await loop.run_in_executor(None, observed_lockservice.stop)
             await loop.run_in_executor(None, observed_lockservice.start)
             await loop.run_in_executor(None, lambda: wait_for(
-                lambda: observer_registered(observed_lockservice, resource), timeout=15,
-                what="the observer to observe the restarted service again"))
+                lambda: task.done() or observer_registered(observed_lockservice, resource),
+                timeout=15, what="the observer to observe the restarted service again"))
+            assert not task.done(), task.exception()
             assert await me.proclaim(b"v2") == 2
             await me.resign()
             await until(4)
