@@ -96,7 +96,8 @@ class Leadership:
             seq = self._client.proclaim(self.election, self.term, value,
                                         signature=self.lease.signature)
         except NotHolder as e:
-            self._client._renewer.ended_here(self.election, self.term, deposed(self, e))
+            self._client._renewer.ended_here(self.election, self.term,
+                                             deposed(self, e, "Proclaim"))
             raise
         with self._lock:
             if seq > self._seq:
@@ -114,7 +115,12 @@ class Leadership:
             return
         if stopped == "dropped":
             self.lease.check()  # raises the loss the service told
-        self._client.resign(self.election, self.term, signature=self.lease.signature)
+        try:
+            self._client.resign(self.election, self.term, signature=self.lease.signature)
+        except NotHolder as e:
+            self._client._renewer.ended_here(self.election, self.term,
+                                             deposed(self, e, "Resign"))
+            raise
         # A Leadership of the same term (its candidate campaigned again)
         # hears of it here: a Resign on the stream is answered, not pushed.
         self._client._renewer.ended_here(self.election, self.term, resigned(self))
@@ -133,11 +139,11 @@ class Leadership:
                 f"lost={self.lease.lost})")
 
 
-def deposed(leadership, refusal: NotHolder) -> LeaseLost:
-    """The loss of a Leadership's term whose Proclaim was refused."""
+def deposed(leadership, refusal: NotHolder, call: str) -> LeaseLost:
+    """The loss of a Leadership's term whose ``call`` was refused."""
     return LeaseLost(
         f"term {leadership.term} of election '{leadership.election}' was deposed: the lock "
-        f"service refused its Proclaim ({refusal.message}). Stop acting as the leader",
+        f"service refused its {call} ({refusal.message}). Stop acting as the leader",
         reason="refused", current_token=refusal.current_token)
 
 

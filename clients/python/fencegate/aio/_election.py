@@ -58,7 +58,7 @@ class Leadership:
             seq = await self._client.proclaim(self.election, self.term, value,
                                               signature=self.lease.signature)
         except NotHolder as e:
-            self._client._ended_here(self.election, self.term, deposed(self, e))
+            self._client._ended_here(self.election, self.term, deposed(self, e, "Proclaim"))
             raise
         if seq > self.seq:
             self.seq, self.value = seq, bytes(value)
@@ -72,7 +72,11 @@ class Leadership:
             return
         if stopped == "dropped":
             self.lease.check()  # raises the loss the service told
-        await self._client.resign(self.election, self.term, signature=self.lease.signature)
+        try:
+            await self._client.resign(self.election, self.term, signature=self.lease.signature)
+        except NotHolder as e:
+            self._client._ended_here(self.election, self.term, deposed(self, e, "Resign"))
+            raise
         # As fencegate.Leadership.resign: its twins hear of it here.
         self._client._ended_here(self.election, self.term, resigned(self))
 
