@@ -6,6 +6,8 @@
     gateway = fencegate.GatewayClient("127.0.0.1:7071")
     with locks.lock("orders", ttl=10) as lease:
         gateway.put(lease, "total", b"42")   # refused (StaleToken) once stale
+    with locks.campaign("scheduler", b"10.0.0.2:8080") as me:   # elections
+        gateway.put(me.lease, "heartbeat", b"...")   # fenced by the term
 
 The lock service hands out leases whose fencing tokens only grow; the
 gateway refuses any write that carries a token older than one it has seen.
@@ -20,7 +22,9 @@ from pkgutil import extend_path
 
 __path__ = extend_path(__path__, __name__)
 
+from fencegate._election_messages import ElectionState  # noqa: E402
 from fencegate._util import TLS, RetryPolicy  # noqa: E402
+from fencegate.election import ElectionObserver, Leadership  # noqa: E402
 from fencegate.errors import (  # noqa: E402
     DeadlineExceeded, FencegateError, InvalidArgument, LeaseLost, NotAcquired, NotHolder,
     PermissionDenied, ResourceExhausted, StaleToken, Unavailable, VersionMismatch)
@@ -38,8 +42,9 @@ except _metadata.PackageNotFoundError:  # run from the source tree
     __version__ = "0+source"
 
 __all__ = [
-    "DeadlineExceeded", "FencegateError", "Fencing", "GatewayClient", "InvalidArgument",
-    "KeyInfo", "Lease", "LeaseLost", "LeaseMode", "ListPage", "LockClient", "LockState",
+    "DeadlineExceeded", "ElectionObserver", "ElectionState", "FencegateError", "Fencing",
+    "GatewayClient", "InvalidArgument", "KeyInfo", "Leadership", "Lease", "LeaseLost",
+    "LeaseMode", "ListPage", "LockClient", "LockState",
     "MultiLease", "MultiWriteResult", "Mutation", "NotAcquired", "NotHolder",
     "PermissionDenied", "ReadResult", "ResourceExhausted", "ResourceSummary", "RetryPolicy",
     "Signature", "StaleToken", "TLS", "Unavailable", "VersionMismatch", "WriteResult",

@@ -90,10 +90,20 @@ class Renewer:
             self._recent_ends[key] = why
             while len(self._recent_ends) > _RECENT_ENDS:
                 self._recent_ends.popitem(last=False)
-            for lease in self._by_token.get(key, ()):
-                if lease._heard is None:
-                    lease._heard = why
-            self.lock.notify_all()
+            self._tell_locked(key, why)
+
+    def ended_here(self, resource: str, token: int, why: LeaseLost) -> None:
+        """The service said (resource, token) holds nothing any more, in an
+        answer to this client (a Resign: answered, not pushed; a refused
+        Proclaim): every lease of that token still listening is lost."""
+        with self.lock:
+            self._tell_locked((resource, token), why)
+
+    def _tell_locked(self, key: tuple[str, int], why: LeaseLost) -> None:
+        for lease in self._by_token.get(key, ()):
+            if lease._heard is None:
+                lease._heard = why
+        self.lock.notify_all()
 
     def stream_ended(self) -> None:
         """The Session stream ended: renew every lease now, which opens the

@@ -168,23 +168,35 @@ class Lease:
         unless the service already said the token holds nothing. A release
         the service answers LEASE_LOST is done (nothing was held).
         Idempotent. Raises the call's error (Unavailable) otherwise."""
-        renewer = self._client._renewer
-        with renewer.lock:
-            if self._released or self._server_dropped:
-                return
-            self._released = True
-            if self._ended is None:
-                self._ended = LeaseLost(
-                    f"lease on '{self.resource}' with token {self.token} was released",
-                    reason="released")
-                self._on_lost = None
-            renewer.forget_locked(self)
-        self._done.set()
+        if self._stop("released") is not None:
+            return
         try:
             self._client.release(self.resource, self.token, signature=self.signature,
                                  mode=self.mode)
         except NotHolder:
             pass  # it had already ended on the service: nothing to release
+
+    def _stop(self, how: str) -> Optional[str]:
+        """Stops renewing and listening before the lease is ended on the
+        service by this program (release, or a leadership's resign): None
+        when that call is to be sent; "done" when it was released or
+        resigned already, "dropped" when the service said the token holds
+        nothing (both: send nothing)."""
+        renewer = self._client._renewer
+        with renewer.lock:
+            if self._released:
+                return "done"
+            if self._server_dropped:
+                return "dropped"
+            self._released = True
+            if self._ended is None:
+                self._ended = LeaseLost(
+                    f"lease on '{self.resource}' with token {self.token} was {how}",
+                    reason="released")
+                self._on_lost = None
+            renewer.forget_locked(self)
+        self._done.set()
+        return None
 
     def __enter__(self) -> "Lease":
         return self

@@ -5,7 +5,8 @@
         gateway.put(lease, "total", b"42")            # fenced by lease.token
 
 Every call goes on the service's Session stream (one per client, shared by
-its threads), so a Lease hears at once when the service ends it (lease.py).
+its threads), so a Lease hears at once when the service ends it (lease.py);
+an election's observer (``observe()``) is a stream of its own (election.py).
 Each call has a deadline (``RetryPolicy.call_timeout``, 15 s, or one whole
 attempt if longer: the wait of an acquire plus ``rpc_timeout``), and
 UNAVAILABLE (a server down, restarting, a stream that broke) is retried
@@ -32,17 +33,21 @@ import socket
 import threading
 import time
 import uuid
+import weakref
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from typing import Any, Optional, Sequence, Union
 
 
+from fencegate import _election_messages as elections
 from fencegate import _util
 from fencegate._proto import lock_pb2, lock_pb2_grpc, token_pb2
 from fencegate._renewer import Renewer
 from fencegate._session import SessionStream
 from fencegate._util import TLS, Duration, RetryPolicy
-from fencegate.errors import DeadlineExceeded, NotAcquired
+from fencegate._election_messages import ElectionState, Value
+from fencegate.election import ElectionObserver, Leadership
+from fencegate.errors import DeadlineExceeded, FencegateError, NotAcquired
 from fencegate.lease import Lease, LeaseLost, LeaseMode, MultiLease, OnLost, Signature
 
 _CHANNEL_OPTIONS = [
@@ -115,6 +120,7 @@ class LockClient:
             "the lock service's Session stream", reconnect=self._connection.renew,
             max_in_flight=max_in_flight,
             on_message=self._on_message, on_end=self._renewer.stream_ended)
+        self._observers: "weakref.WeakSet[ElectionObserver]" = weakref.WeakSet()
         self._closed = False
 
     # -- leases ---------------------------------------------------------------
@@ -140,12 +146,8 @@ class LockClient:
         response = self._send_acquire(request, ttl, wait, mode, permits, holder, request_id)
         if not response.acquired:
             raise _not_acquired(f"resource '{resource}' was not acquired", resource, response)
-        lease = Lease(self, resource, response.token, _mode(response.mode),
-                      _util.seconds(ttl, "ttl"), response.ttl_ms / 1000.0, sent,
-                      Signature(response.signature.key_id, response.signature.mac),
-                      response.hold_count, on_lost, renew_fraction)
-        self._renewer.add(lease)
-        return lease
+        return self._new_lease(resource, response, _mode(response.mode), ttl, sent, on_lost,
+                               renew_fraction)
 
     def lock(self, resource: str, *, ttl: Duration = 10.0, wait: Duration = 60.0,
              **options: Any) -> "_LockContext":
@@ -183,12 +185,8 @@ class LockClient:
         once = _Once(on_lost)
         leases = []
         for resource, granted in zip(resources, response.leases):
-            lease = Lease(self, resource, granted.token, _mode(response.mode),
-                          _util.seconds(ttl, "ttl"), granted.ttl_ms / 1000.0, sent,
-                          Signature(granted.signature.key_id, granted.signature.mac),
-                          granted.hold_count, once if on_lost else None, renew_fraction)
-            self._renewer.add(lease)
-            leases.append(lease)
+            leases.append(self._new_lease(resource, granted, _mode(response.mode), ttl, sent,
+                                          once if on_lost else None, renew_fraction))
         return MultiLease(leases)
 
     # -- the plain calls ----------------------------------------------------
@@ -227,13 +225,90 @@ class LockClient:
                          lock_delay_remaining=r.lock_delay_remaining_ms / 1000.0,
                          mode=_mode(r.mode), permits=r.permits, holders=r.holders)
 
+    # -- elections (fencegate.election; docs/semantics.md, "Elections") ------
+
+    def campaign(self, election: str, value: Value, *, candidate: Optional[str] = None,
+                 ttl: Duration = 10.0, wait: Optional[Duration] = None,
+                 request_id: Optional[bytes] = None, on_lost: Optional[OnLost] = None,
+                 renew_fraction: float = 1.0 / 3) -> Leadership:
+        """Campaigns to lead ``election`` saying ``value`` (bytes, say this
+        replica's address; at most the service's 4 KiB); returns the
+        Leadership once elected: its ``lease`` renews itself like any
+        lease, its term is the lease's token.
+
+        Candidates wait in line FIFO. ``wait`` None (the default) waits for
+        good, in calls of at most 5 min (the service's default --max_wait);
+        0 answers at once. ``candidate``: the name observers see; by
+        default "<holder prefix>/<n>", one no other campaign uses (the same
+        candidate campaigning again while it leads gets its own term back,
+        its value unchanged). ``ttl``: a leader that stops renewing is
+        deposed this long after its last confirmed renewal. ``on_lost`` and
+        ``renew_fraction``: as acquire()'s, for the term's lease.
+        Raises NotAcquired (``holder_token`` = the leading term) when not
+        elected within ``wait``; InvalidArgument, Unavailable as acquire().
+        """
+        candidate = f"{self.holder}/{next(self._acquires)}" if candidate is None else candidate
+        request = elections.campaign_request(election, candidate, value, ttl, request_id)
+        waiting = elections.CampaignWait(wait)
+        while True:
+            sent = time.monotonic()  # the term is valid from when its call was sent
+            response = self._send_parked("campaign", request, waiting.step())
+            if response.acquired:
+                break
+            if waiting.over():
+                raise elections.not_elected(election, response)
+        lease = self._new_lease(election, response, LeaseMode.EXCLUSIVE, ttl, sent, on_lost,
+                                renew_fraction)
+        return Leadership(self, election, lease, bytes(value))
+
+    def leader(self, election: str) -> ElectionState:
+        """Who leads ``election`` now, as committed: ``leader`` True with
+        its candidate, term, value, seq and time left; False when nobody
+        leads (``term`` the term that ended last, 0 when the service does
+        not know it). Retried on UNAVAILABLE."""
+        request = elections.leader_request(election)
+        return elections.state_of(self._call("leader", request).leader.state)
+
+    def proclaim(self, election: str, term: int, value: Value, *,
+                 signature: Signature = Signature()) -> int:
+        """The plain call of Leadership.proclaim: the leader of ``term``
+        says ``value``; returns its number within the term. Raises
+        NotHolder if ``term`` does not lead (nothing changed). Retried on
+        UNAVAILABLE: a retry of an attempt that was applied applies again
+        (one more number, the same value)."""
+        request = elections.proclaim_request(election, term, value, signature)
+        return self._call("proclaim", request).proclaim.seq
+
+    def resign(self, election: str, term: int, *, signature: Signature = Signature()) -> None:
+        """The plain call of Leadership.resign: ends ``term`` (whatever its
+        holds). Raises NotHolder if ``term`` does not lead, unless an
+        earlier attempt of this call may have ended it (its answer lost):
+        the term is over either way. Retried on UNAVAILABLE."""
+        request = elections.resign_request(election, term, signature)
+        self._call("resign", request, elections.ResignAttempts().ended)
+
+    def observe(self, election: str, *, after_term: int = 0,
+                after_seq: int = 0) -> ElectionObserver:
+        """The changes of ``election``, as they commit: an iterator of
+        ElectionState (fencegate.election.ElectionObserver) that observes
+        again after the last change seen when the service restarts or cuts
+        it off. Resume a former observer by passing its ``after_term`` and
+        ``after_seq``. Close it (``with``, or ``close()``) when done."""
+        if self._closed:
+            raise FencegateError("the LockClient is closed")
+        observer = ElectionObserver(self, election, after_term, after_seq)
+        self._observers.add(observer)
+        return observer
+
     def close(self) -> None:
         """Stops renewing, releases every lease still held (one attempt
-        each, best effort: an unreleased lease expires after its TTL), and
-        closes the stream and the channel. Idempotent."""
+        each, best effort: an unreleased lease expires after its TTL), ends
+        its observers, and closes the stream and the channel. Idempotent."""
         if self._closed:
             return
         self._closed = True  # from now on, one attempt per call (_policy)
+        for observer in list(self._observers):
+            observer.close()
         self._renewer.stop()
         for lease in self._renewer.leases():
             try:
@@ -251,6 +326,17 @@ class LockClient:
 
     # -- internals ------------------------------------------------------------
 
+    def _new_lease(self, resource: str, granted, mode: LeaseMode, ttl: Duration, sent: float,
+                   on_lost: Optional[OnLost], renew_fraction: float) -> Lease:
+        """The Lease of a grant (an AcquireResponse, or one of its leases)
+        whose call was sent at ``sent``, renewed from now on."""
+        lease = Lease(self, resource, granted.token, mode, _util.seconds(ttl, "ttl"),
+                      granted.ttl_ms / 1000.0, sent,
+                      Signature(granted.signature.key_id, granted.signature.mac),
+                      granted.hold_count, on_lost, renew_fraction)
+        self._renewer.add(lease)
+        return lease
+
     def _send_acquire(self, request, ttl, wait, mode, permits, holder, request_id):
         holder = f"{self.holder}/{next(self._acquires)}" if holder is None else holder
         request.holder = _util.name_bytes(holder, "holder")
@@ -260,7 +346,12 @@ class LockClient:
         if request_id is not None and not isinstance(request_id, bytes):
             raise TypeError("request_id must be bytes")
         request.request_id = request_id or _util.new_request_id()
-        wait_s = _util.seconds(wait, "wait")
+        return self._send_parked("acquire", request, _util.seconds(wait, "wait"))
+
+    def _send_parked(self, kind: str, request, wait_s: float):
+        """Sends an Acquire or a Campaign (``kind``), which may wait in line
+        for ``wait_s`` seconds, retrying UNAVAILABLE until its deadline;
+        returns the AcquireResponse."""
         patience = wait_s if math.isfinite(wait_s) and wait_s > 0 else 0.0
         now = time.monotonic()
         wait_until = now + patience
@@ -271,13 +362,13 @@ class LockClient:
             # A retry waits only what is left of the wait, with the SAME
             # request id: it takes back the first attempt's place or grant.
             if wait_s < 0 or not math.isfinite(wait_s):
-                request.wait_ms = _util.to_ms(wait, "wait", ceil=True)  # the service refuses it
+                request.wait_ms = _util.to_ms(wait_s, "wait", ceil=True)  # the service refuses it
             else:
                 left = max(0.0, wait_until - time.monotonic())
                 request.wait_ms = _util.to_ms(left, "wait", ceil=True)
             timeout = min(request.wait_ms / 1000.0 + policy.rpc_timeout,
                           deadline - time.monotonic())
-            return self._attempt(lock_pb2.LockCall(acquire=request), timeout).acquire
+            return self._attempt(lock_pb2.LockCall(**{kind: request}), timeout).acquire
 
         return _util.retry_unavailable(policy, deadline, attempt)
 
@@ -288,13 +379,20 @@ class LockClient:
         return RetryPolicy(call_timeout=self._retry.rpc_timeout,
                            rpc_timeout=self._retry.rpc_timeout, max_attempts=1)
 
-    def _call(self, kind: str, request) -> Any:
+    def _call(self, kind: str, request, done_anyway=None) -> Any:
+        """One call, retried on UNAVAILABLE; ``done_anyway(error)`` True:
+        that error of an attempt means the call is done (returns None)."""
         policy = self._policy()
         deadline = time.monotonic() + policy.call_timeout
 
         def attempt(deadline: float):
             call = lock_pb2.LockCall(**{kind: request})
-            return self._attempt(call, min(policy.rpc_timeout, deadline - time.monotonic()))
+            try:
+                return self._attempt(call, min(policy.rpc_timeout, deadline - time.monotonic()))
+            except FencegateError as e:
+                if done_anyway is not None and done_anyway(e):
+                    return None
+                raise
 
         return _util.retry_unavailable(policy, deadline, attempt)
 

@@ -168,6 +168,26 @@ BUGS = (
         ("test_aio.py::"
          "test_an_async_retried_acquire_is_applied_once_after_the_service_was_killed_mid_call",),
         r"the retry must not add a second hold"),
+    PlantedBug(
+        "observer_resumes_from_the_start",
+        "an election observer forgets the last change it saw, so after a restart it "
+        "observes from (0, 0) again and shows changes twice (both clients share the "
+        "cursor)",
+        (Edit("_election_messages.py",
+              "        self.after_term, self.after_seq = change.term, change.seq\n",
+              "        pass  # planted bug: the last change seen is not kept\n"),),
+        ("test_election.py::test_observe_resumes_after_a_restart_from_the_last_change_seen",
+         "test_election.py::test_async_observe_sees_changes_in_order_and_resumes_after_a_restart"),
+        r"sent nothing it had seen"),
+    PlantedBug(
+        "observer_gives_up_when_refused",
+        "an election observer refused RESOURCE_EXHAUSTED (too many observers, or it fell "
+        "behind) raises instead of observing again",
+        (Edit("_election_messages.py",
+              "RESUMABLE = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.RESOURCE_EXHAUSTED,\n",
+              "RESUMABLE = (grpc.StatusCode.UNAVAILABLE,  # planted bug: no RESOURCE_EXHAUSTED\n"),),
+        ("test_election.py::test_an_observer_refused_a_place_keeps_trying_until_one_frees",),
+        r"the observer ended with ResourceExhausted"),
 )
 
 

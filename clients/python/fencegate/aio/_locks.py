@@ -31,11 +31,15 @@ import os
 import socket
 import time
 import uuid
+import weakref
 from typing import Any, Callable, Optional, Sequence
 
+from fencegate import _election_messages as elections
 from fencegate import _util
+from fencegate._election_messages import ElectionState, Value
 from fencegate._proto import lock_pb2, lock_pb2_grpc
 from fencegate._util import TLS, Duration, RetryPolicy
+from fencegate.aio._election import ElectionObserver, Leadership
 from fencegate.aio._session import AioSession, retrying
 from fencegate.errors import FencegateError, LeaseLost, NotHolder
 from fencegate.lease import LeaseMode, Signature
@@ -85,20 +89,30 @@ class Lease:
     async def release(self) -> None:
         """Stops renewing and releases the lease (also one that only lapsed
         here), unless the service said the token holds nothing. Idempotent."""
-        if self._released or self._server_dropped:
+        if self._stop("released") is not None:
             return
-        self._released = True
-        if self._ended is None:
-            self._ended = LeaseLost(
-                f"lease on '{self.resource}' with token {self.token} was released",
-                reason="released")
-            self._client._forget(self)
-            self.lost.set()
         try:
             await self._client.release(self.resource, self.token, signature=self.signature,
                                        mode=self.mode)
         except NotHolder:
             pass  # it had already ended on the service
+
+    def _stop(self, how: str) -> Optional[str]:
+        """As fencegate.Lease._stop: stops renewing before this program ends
+        the lease on the service; None: send that call; "done" (released
+        or resigned already) or "dropped" (the service ended it): do not."""
+        if self._released:
+            return "done"
+        if self._server_dropped:
+            return "dropped"
+        self._released = True
+        if self._ended is None:
+            self._ended = LeaseLost(
+                f"lease on '{self.resource}' with token {self.token} was {how}",
+                reason="released")
+            self._client._forget(self)
+            self.lost.set()
+        return None
 
     async def __aenter__(self) -> "Lease":
         return self
@@ -170,6 +184,7 @@ class LockClient:
         self._renewer: Optional[asyncio.Task] = None
         self._closing = False
         self._tasks: set[asyncio.Task] = set()  # referenced until done
+        self._observers: "weakref.WeakSet[ElectionObserver]" = weakref.WeakSet()
 
     # -- leases ---------------------------------------------------------------
 
@@ -246,12 +261,66 @@ class LockClient:
                          lock_delay_remaining=r.lock_delay_remaining_ms / 1000.0,
                          mode=_mode(r.mode), permits=r.permits, holders=r.holders)
 
+    # -- elections (fencegate.aio._election) ------------------------------------
+
+    async def campaign(self, election: str, value: Value, *, candidate: Optional[str] = None,
+                       ttl: Duration = 10.0, wait: Optional[Duration] = None,
+                       request_id: Optional[bytes] = None, on_lost: Optional[OnLost] = None,
+                       renew_fraction: float = 1.0 / 3) -> Leadership:
+        """As fencegate.LockClient.campaign: the Leadership once elected
+        (``wait`` None: for good); NotAcquired when not within ``wait``."""
+        candidate = f"{self.holder}/{next(self._acquires)}" if candidate is None else candidate
+        request = elections.campaign_request(election, candidate, value, ttl, request_id)
+        waiting = elections.CampaignWait(wait)
+        while True:
+            sent = time.monotonic()  # the term is valid from when its call was sent
+            r = await self._send_parked("campaign", request, waiting.step())
+            if r.acquired:
+                break
+            if waiting.over():
+                raise elections.not_elected(election, r)
+        lease = Lease(self, election, r, LeaseMode.EXCLUSIVE, _util.seconds(ttl, "ttl"), sent,
+                      on_lost, renew_fraction)
+        self._add(lease)
+        return Leadership(self, election, lease, bytes(value))
+
+    async def leader(self, election: str) -> ElectionState:
+        """As fencegate.LockClient.leader: who leads now (term 0: nobody,
+        and the last term is not known)."""
+        request = elections.leader_request(election)
+        return elections.state_of((await self._call_retrying("leader", request)).leader.state)
+
+    async def proclaim(self, election: str, term: int, value: Value, *,
+                       signature: Signature = Signature()) -> int:
+        """As fencegate.LockClient.proclaim: the value's number in the term."""
+        request = elections.proclaim_request(election, term, value, signature)
+        return (await self._call_retrying("proclaim", request)).proclaim.seq
+
+    async def resign(self, election: str, term: int, *,
+                     signature: Signature = Signature()) -> None:
+        """As fencegate.LockClient.resign: ends ``term``; NotHolder if it
+        does not lead (unless an earlier attempt may have ended it)."""
+        request = elections.resign_request(election, term, signature)
+        await self._call_retrying("resign", request, elections.ResignAttempts().ended)
+
+    def observe(self, election: str, *, after_term: int = 0,
+                after_seq: int = 0) -> ElectionObserver:
+        """As fencegate.LockClient.observe: an async iterator of the
+        election's changes, resuming after the last one seen."""
+        if self._closing:
+            raise FencegateError("the LockClient is closed")
+        observer = ElectionObserver(self, election, after_term, after_seq)
+        self._observers.add(observer)
+        return observer
+
     async def close(self) -> None:
         """Stops renewing, releases the leases still held (best effort),
-        closes the stream and the channels. Idempotent."""
+        ends its observers, closes the stream and the channels. Idempotent."""
         if self._closing:
             return
         self._closing = True  # from now on, one attempt per call
+        for observer in list(self._observers):
+            observer.close()
         if self._renewer is not None:
             self._renewer.cancel()
         for lease in list(self._leases):
@@ -289,12 +358,20 @@ class LockClient:
         return RetryPolicy(call_timeout=self._retry.rpc_timeout,
                            rpc_timeout=self._retry.rpc_timeout, max_attempts=1)
 
-    async def _call_retrying(self, kind: str, request) -> Any:
+    async def _call_retrying(self, kind: str, request, done_anyway=None) -> Any:
+        """As fencegate.LockClient._call: retried on UNAVAILABLE;
+        ``done_anyway(error)`` True: that error means the call is done."""
         policy = self._policy()
 
         async def attempt(deadline: float):
-            return await self._session.call(lock_pb2.LockCall(**{kind: request}),
-                                            min(policy.rpc_timeout, deadline - time.monotonic()))
+            try:
+                return await self._session.call(
+                    lock_pb2.LockCall(**{kind: request}),
+                    min(policy.rpc_timeout, deadline - time.monotonic()))
+            except FencegateError as e:
+                if done_anyway is not None and done_anyway(e):
+                    return None
+                raise
 
         return await retrying(policy, time.monotonic() + policy.call_timeout, attempt)
 
@@ -305,7 +382,11 @@ class LockClient:
         request.mode = _mode(mode)
         request.permits = _int(permits, "permits")
         request.request_id = request_id or _util.new_request_id()  # one for every retry
-        wait_s = _util.seconds(wait, "wait")
+        return await self._send_parked("acquire", request, _util.seconds(wait, "wait"))
+
+    async def _send_parked(self, kind: str, request, wait_s: float):
+        """As fencegate.LockClient._send_parked: an Acquire or a Campaign,
+        which may wait in line for ``wait_s`` seconds; its AcquireResponse."""
         patience = wait_s if math.isfinite(wait_s) and wait_s > 0 else 0.0
         wait_until = time.monotonic() + patience
         policy = self._policy()  # one attempt once close() has begun
@@ -313,13 +394,13 @@ class LockClient:
 
         async def attempt(deadline: float):
             if wait_s < 0 or not math.isfinite(wait_s):
-                request.wait_ms = _util.to_ms(wait, "wait", ceil=True)  # refused by the service
+                request.wait_ms = _util.to_ms(wait_s, "wait", ceil=True)  # refused by the service
             else:
                 request.wait_ms = _util.to_ms(max(0.0, wait_until - time.monotonic()), "wait",
                                               ceil=True)
             timeout = min(request.wait_ms / 1000.0 + policy.rpc_timeout,
                           deadline - time.monotonic())
-            return (await self._session.call(lock_pb2.LockCall(acquire=request),
+            return (await self._session.call(lock_pb2.LockCall(**{kind: request}),
                                              timeout)).acquire
 
         return await retrying(policy, deadline, attempt)
@@ -363,7 +444,12 @@ class LockClient:
         self._recent_ends[(lost.resource, lost.token)] = why
         while len(self._recent_ends) > 4096:
             self._recent_ends.popitem(last=False)
-        for lease in list(self._by_token.get((lost.resource, lost.token), ())):
+        self._ended_here(lost.resource, lost.token, why)
+
+    def _ended_here(self, resource: str, token: int, why: LeaseLost) -> None:
+        """The service said (resource, token) holds nothing any more (pushed,
+        or in an answer: a Resign, a refused Proclaim): its leases are lost."""
+        for lease in list(self._by_token.get((resource, token), ())):
             lease._lose(why, server_dropped=True)
 
     async def _renew_loop(self) -> None:
