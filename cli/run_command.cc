@@ -210,8 +210,10 @@ absl::Status RunRun(CommandContext& ctx) {
     return UsageError("--value is what --elect's leader says; pass it with --elect");
   }
   const std::string resource = elect.empty() ? absl::GetFlag(FLAGS_resource) : elect;
+  // By default each run is a holder of its own: two runs on one host must
+  // not share one lock (or one term) as one holder's re-entries.
   std::string holder = absl::GetFlag(FLAGS_holder);
-  if (holder.empty()) holder = DefaultHolder();
+  if (holder.empty()) holder = absl::StrCat(DefaultHolder(), "/run-", getpid());
   client::AcquireOptions options;
   options.ttl = absl::GetFlag(FLAGS_ttl);
   options.wait = absl::GetFlag(FLAGS_wait);
@@ -340,8 +342,12 @@ const std::vector<Command>& RunCommands() {
        "it leads: one of N replicas started this way does the job. The term is\n"
        "the lease's token, in FENCEGATE_TOKEN, so a deposed leader's late\n"
        "writes are refused; FENCEGATE_ELECTION names the election, and\n"
-       "fencegate leader/observe show who leads. A lost term stops the command\n"
-       "as a lost lease does.\n"
+       "fencegate leader/observe show who leads (give each replica a --holder\n"
+       "that names it). A lost term stops the command as a lost lease does.\n"
+       "\n"
+       "--holder: the lease's holder, by default <user>@<host>/run-<pid>, so\n"
+       "two runs are never one holder re-entering its lock. A wait in line\n"
+       "longer than --ttl is fine: the lease counts from its grant.\n"
        "\n"
        "The command's environment has FENCEGATE_RESOURCE, FENCEGATE_TOKEN (the\n"
        "token as acquire prints it, for --token), FENCEGATE_LOCKSERVICE,\n"

@@ -72,7 +72,8 @@ absl::StatusOr<std::unique_ptr<Leadership>> LockClient::Campaign(
                                     ? absl::InfiniteFuture()
                                     : clock.Now() + options.wait;
   for (;;) {
-    // As AcquireLease: the term is valid from when its call was sent.
+    // As AcquireLease: the term is valid from when its call was sent, plus
+    // the time the service says it waited in line.
     const absl::Time sent = lease_options.clock->Now();
     const absl::Duration wait =
         std::clamp(wait_until - clock.Now(), absl::ZeroDuration(), kMostWaitPerCall);
@@ -92,7 +93,8 @@ absl::StatusOr<std::unique_ptr<Leadership>> LockClient::Campaign(
       TokenSignature signature{response.signature().key_id(), response.signature().mac()};
       auto lease = std::make_unique<Lease>(
           this, election, LeaseMode::kExclusive, response.token(), std::move(signature),
-          options.ttl, sent + absl::Milliseconds(response.ttl_ms()),
+          options.ttl,
+          sent + absl::Milliseconds(response.waited_ms() + response.ttl_ms()),
           std::move(lease_options));
       return std::make_unique<Leadership>(this, election, std::move(lease));
     }

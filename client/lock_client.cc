@@ -56,6 +56,7 @@ AcquireOutcome OutcomeOf(const v1::AcquireResponse& response, LeaseMode asked) {
   outcome.mode = outcome.acquired ? static_cast<LeaseMode>(response.mode()) : asked;
   outcome.token = response.token();
   outcome.ttl = absl::Milliseconds(response.ttl_ms());
+  outcome.waited = absl::Milliseconds(response.waited_ms());
   outcome.hold_count = response.hold_count();
   outcome.signature =
       TokenSignature{response.signature().key_id(), response.signature().mac()};
@@ -274,6 +275,7 @@ absl::StatusOr<MultiAcquireOutcome> LockClient::AcquireMany(
     lease.mode = static_cast<LeaseMode>(response.mode());
     lease.token = granted.token();
     lease.ttl = absl::Milliseconds(granted.ttl_ms());
+    lease.waited = absl::Milliseconds(response.waited_ms());
     lease.hold_count = granted.hold_count();
     lease.signature =
         TokenSignature{granted.signature().key_id(), granted.signature().mac()};
@@ -327,7 +329,7 @@ absl::StatusOr<std::unique_ptr<MultiLease>> LockClient::AcquireMultiLease(
     };
     leases.push_back(std::make_unique<Lease>(
         this, resources[i], granted.mode, granted.token, std::move(granted.signature),
-        options.ttl, sent + granted.ttl, std::move(each)));
+        options.ttl, sent + granted.waited + granted.ttl, std::move(each)));
   }
   return std::make_unique<MultiLease>(std::move(leases));
 }
@@ -335,11 +337,14 @@ absl::StatusOr<std::unique_ptr<MultiLease>> LockClient::AcquireMultiLease(
 absl::StatusOr<std::unique_ptr<Lease>> LockClient::AcquireLease(
     const std::string& resource, const std::string& holder,
     const AcquireOptions& options, LeaseOptions lease_options) {
-  // The lease is valid from when the request was first sent: the server's
-  // expiry is measured from later, when it granted (to whichever attempt;
-  // after a restart, from when it restored the lease for a full TTL). So a
-  // call that retried through an outage longer than the TTL hands back a
-  // lease that is already lost, never one that looks valid too long.
+  // The lease is valid from when the request was first sent, plus the time
+  // the service says the answered attempt waited in line: the server's
+  // expiry is measured from later, when it granted (to whichever attempt,
+  // which was sent no earlier; after a restart, from when it restored the
+  // lease for a full TTL). So a call that retried through an outage longer
+  // than the TTL hands back a lease that is already lost, never one that
+  // looks valid too long; one that waited its turn for longer than the TTL
+  // gets a whole lease.
   if (lease_options.clock == nullptr) lease_options.clock = options_.clock;
   const absl::Time sent = lease_options.clock->Now();
   absl::StatusOr<AcquireOutcome> outcome = Acquire(resource, holder, options);
@@ -349,9 +354,9 @@ absl::StatusOr<std::unique_ptr<Lease>> LockClient::AcquireLease(
                             outcome->lock_delay, outcome->holder_token,
                             outcome->retry_after);
   }
-  return std::make_unique<Lease>(this, resource, outcome->mode, outcome->token,
-                                 std::move(outcome->signature), options.ttl,
-                                 sent + outcome->ttl, std::move(lease_options));
+  return std::make_unique<Lease>(
+      this, resource, outcome->mode, outcome->token, std::move(outcome->signature),
+      options.ttl, sent + outcome->waited + outcome->ttl, std::move(lease_options));
 }
 
 absl::StatusOr<RenewOutcome> LockClient::Renew(const std::string& resource,

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/functional/any_invocable.h"
@@ -53,6 +54,11 @@ struct AcquireResult {
   NotAcquiredReason reason = NotAcquiredReason::kNone;
   uint64_t holder_token = 0;  // when not acquired; 0: nobody holds it
   absl::Duration retry_after;
+  // When acquired after waiting in line: from the call's arrival (or its
+  // retry's, which took the place back) to its grant, on the manager's
+  // clock. The lease's ttl counts from the grant, so its client counts it
+  // from when it sent the call plus this (docs/semantics.md).
+  absl::Duration waited;
 };
 
 struct RenewArgs {
@@ -104,6 +110,7 @@ struct MultiAcquireResult {
   // (its AcquireResult's reason, holder_token and retry_after).
   std::string busy_resource;
   AcquireResult busy;
+  absl::Duration waited;  // when acquired: as AcquireResult::waited
 };
 
 struct ReleaseResult {
@@ -147,6 +154,16 @@ struct ResourceSummary {
 
 template <typename T>
 using Callback = absl::AnyInvocable<void(absl::StatusOr<T>)>;
+
+// `done`, for a parked Acquire (or AcquireMany) whose call waited `waited`:
+// a grant it is told says so (AcquireResult::waited).
+template <typename Result>
+Callback<Result> TellingWaited(Callback<Result> done, absl::Duration waited) {
+  return [done = std::move(done), waited](absl::StatusOr<Result> result) mutable {
+    if (result.ok() && result->acquired) result->waited = waited;
+    done(std::move(result));
+  };
+}
 
 }  // namespace fencegate::lockservice
 

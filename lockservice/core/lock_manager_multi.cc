@@ -199,13 +199,13 @@ bool LockManager::GrantParkedMany(CallId id) {
   }
   EndDecision();  // the grant is a decision of its own (its size is bounded)
   std::unique_ptr<ParkedCalls::Many> granted = UnparkMany(id);
-  Observe(metrics_->wait_seconds,
-          absl::ToDoubleSeconds(clock_->Now() - granted->parked_at.get()));
+  const absl::Duration waited = clock_->Now() - granted->parked_at.get();
+  Observe(metrics_->wait_seconds, absl::ToDoubleSeconds(waited));
   Count(metrics_->grants[LockManagerMetrics::kWaited]);
   std::vector<const std::string*> keys;
   for (const auto& [key, w] : granted->places) keys.push_back(key);
   GrantMany(keys, granted->holder, granted->mode, granted->ttl, granted->request_id,
-            granted->listener, std::move(granted->done));
+            granted->listener, TellingWaited(std::move(granted->done), waited));
   // The queues it stood in may let others in now (readers behind a shared
   // AcquireMany). Nothing is forgotten here: the caller's loop still serves
   // one of them, and each is held now.

@@ -153,10 +153,10 @@ void LockManager::GrantWaiters(const std::string& name, ResourceState& r) {
     const LeaseMode mode = next.mode;
     LeaseListener* const listener = next.listener;
     const std::unique_ptr<std::string> campaign = std::move(next.campaign);
-    Observe(metrics_->wait_seconds,
-            absl::ToDoubleSeconds(clock_->Now() - next.parked_at.get()));
+    const absl::Duration waited = clock_->Now() - next.parked_at.get();
+    Observe(metrics_->wait_seconds, absl::ToDoubleSeconds(waited));
     Count(metrics_->grants[LockManagerMetrics::kWaited]);
-    Callback<AcquireResult> done = std::move(next.done);
+    Callback<AcquireResult> done = TellingWaited(std::move(next.done), waited);
     parked_.Unpark(next);
     EraseWaiter(r, r.queue->begin());
     // A shared holder's parked call for its own lease is a reentrant one.
@@ -197,7 +197,8 @@ void LockManager::GrantHolderWaiters(const std::string& name, ResourceState& r,
       const std::string request_id = w->request_id;
       LeaseListener* const listener = w->listener;
       const bool campaign = w->campaign != nullptr;
-      Callback<AcquireResult> done = std::move(w->done);
+      Callback<AcquireResult> done =
+          TellingWaited(std::move(w->done), clock_->Now() - w->parked_at.get());
       parked_.Unpark(*w);
       EraseWaiter(r, w);
       if (held != nullptr) {

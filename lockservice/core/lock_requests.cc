@@ -170,6 +170,7 @@ absl::Status FillMultiAcquireResponse(const TokenSigner* signer,
     *granted->mutable_signature() = one.signature();
     response->set_mode(one.mode());
   }
+  response->set_waited_ms(Ms(result.waited));
   return absl::OkStatus();
 }
 
@@ -227,6 +228,7 @@ absl::Status FillAcquireResponse(const TokenSigner* signer, const std::string& r
   response->set_reason(ToProto(result.reason));
   response->set_holder_token(result.holder_token);
   response->set_retry_after_ms(Ms(result.retry_after));
+  response->set_waited_ms(Ms(result.waited));
   return absl::OkStatus();
 }
 

@@ -229,6 +229,37 @@ TEST_F(CliRunTest, HeldLockStartsNothing) {
   EXPECT_FALSE(FileExists(dir_.File("ran")));
 }
 
+// Two runs on one host with the default --holder are two holders (not one
+// holder's re-entry, which would run both commands at once), and the second,
+// queued for longer than its own TTL, gets a whole lease when its turn comes:
+// the client counts a waited grant from the grant, not from the call.
+TEST_F(CliRunTest, TwoRunsAreTwoHoldersAndALongWaitInLineKeepsAWholeLease) {
+  std::unique_ptr<testing::ChildProcess> first =
+      StartRun({"--resource=shared", "--ttl=30s"},
+               absl::StrCat("echo $$ > ", dir_.File("pid"), "; while [ ! -e ",
+                            dir_.File("done"), " ]; do sleep 0.05; done"));
+  ASSERT_NE(first, nullptr);
+  CommandPid();
+  std::unique_ptr<testing::ChildProcess> second =
+      StartRun({"--resource=shared", "--ttl=1s", "--wait=60s"},
+               absl::StrCat("echo ran > ", dir_.File("second"), "; exit 5"));
+  ASSERT_NE(second, nullptr);
+  ASSERT_THAT(testing::PollUntil(
+                  [&] {
+                    absl::StatusOr<client::LockState> state = lock_->Describe("shared");
+                    return state.ok() && state->waiters == 1;
+                  },
+                  kPatience, "the second run queued behind the first"),
+              testing::IsOk());
+  // The time under test: the second run waits in line past its own TTL.
+  absl::SleepFor(absl::Milliseconds(1500));
+  EXPECT_FALSE(FileExists(dir_.File("second")));
+  std::ofstream(dir_.File("done")) << "done\n";
+  EXPECT_EQ(ExitCode(*first), 0) << ReadFile(log_);
+  EXPECT_EQ(ExitCode(*second), 5) << ReadFile(log_);
+  EXPECT_TRUE(FileExists(dir_.File("second")));
+}
+
 TEST_F(CliRunTest, LeaseLapsedWhileTheLockServiceIsStoppedStopsTheCommand) {
   constexpr absl::Duration kRunTtl = absl::Seconds(2);
   std::unique_ptr<testing::ChildProcess> run =

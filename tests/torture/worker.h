@@ -78,9 +78,9 @@ struct WorkerOptions {
   uint64_t seed = 1;
   absl::Duration min_ttl = absl::Seconds(1);
   absl::Duration max_ttl = absl::Seconds(3);
-  // Of a queued Acquire. A Lease counts its validity from when the Acquire
-  // was sent (client/lease.h), so a wait close to the TTL would hand back a
-  // lease already lost: keep it well below min_ttl.
+  // Of a queued Acquire (or Campaign). Short, so that rounds stay many; a
+  // Lease counts a waited grant from the grant (client/lease.h), so any
+  // wait would do.
   absl::Duration max_wait = absl::Milliseconds(500);
   absl::Duration max_think = absl::Milliseconds(50);  // between read and write
   // A gateway call may wait out a stalled commit this long.

@@ -99,6 +99,7 @@ TEST_P(LockManagerMultiTest, AParkedCallIsGrantedWhenItsLastResourceFrees) {
   auto many = StartMany(Many({"a", "b"}, "alice", Seconds(30)));
   ASSERT_THAT(Release("a", a), IsOk());
   EXPECT_FALSE(Granted(many));
+  Advance(Seconds(3));
   // It stands first in a's queue: a stays free for it, not for later comers.
   ASSERT_OK_AND_ASSIGN(AcquireResult later, Acquire(Args("a", "z")));
   EXPECT_FALSE(later.acquired);
@@ -107,6 +108,8 @@ TEST_P(LockManagerMultiTest, AParkedCallIsGrantedWhenItsLastResourceFrees) {
   ASSERT_TRUE(Granted(many));
   EXPECT_EQ(Describe("a").holder, "alice");
   EXPECT_EQ(Describe("b").holder, "alice");
+  // Its leases count from the grant, 3 s after the call arrived.
+  EXPECT_EQ(many->get()->waited, Seconds(3));
 }
 
 // The deadlock of two callers taking two locks in opposite orders cannot

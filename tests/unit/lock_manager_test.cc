@@ -250,6 +250,23 @@ TEST_P(LockManagerTest, ExpiryHandsTheLockToTheNextWaiter) {
   EXPECT_EQ(Describe("r").holder, "next");
 }
 
+// The lease counts from its grant, which the call's client only learns from
+// how long the call waited (its client counts its lease from sending it):
+// a candidate that waited longer than its own TTL still gets a full lease.
+TEST_P(LockManagerTest, AGrantSaysHowLongItsCallWaitedInLine) {
+  ASSERT_OK_AND_ASSIGN(AcquireResult first,
+                       Acquire(Args("r", "a", Seconds(2), Seconds(60))));
+  EXPECT_TRUE(first.acquired);
+  EXPECT_EQ(first.waited, absl::ZeroDuration());
+  auto waiter = StartAcquire(Args("r", "b", Seconds(1), Seconds(60)));
+  Advance(Seconds(2));  // a's lease expires: b, parked 2 s, is granted
+  ASSERT_TRUE(waiter->done());
+  ASSERT_OK_AND_ASSIGN(AcquireResult granted, waiter->get());
+  EXPECT_TRUE(granted.acquired);
+  EXPECT_EQ(granted.waited, Seconds(2));
+  EXPECT_EQ(granted.ttl, Seconds(1));
+}
+
 TEST_P(LockManagerTest, WaitRunsOutWithNotAcquired) {
   uint64_t holder = MustAcquire("r", "holder", Seconds(60));
   auto waiter = StartAcquire(Args("r", "w", Seconds(10), Seconds(3)));

@@ -62,6 +62,15 @@ def value_bytes(value: Union[bytes, bytearray, memoryview], name: str) -> bytes:
     return bytes(value)
 
 
+def granted_at(sent: float, response: Any) -> float:
+    """When an AcquireResponse's grant began at the latest, on the clock
+    ``sent`` (when its call was sent) is on: ``sent`` plus the time the
+    service says the call waited in line (waited_ms). The lease lasts its
+    ttl_ms from the grant, so counting from here never outlives the
+    service's own count, however long the call waited."""
+    return sent + response.waited_ms / 1000.0
+
+
 def new_request_id() -> bytes:
     """A fresh idempotency key: 32 hex digits, as the C++ client's."""
     return os.urandom(16).hex().encode()

@@ -146,8 +146,8 @@ class LockClient:
         response = self._send_acquire(request, ttl, wait, mode, permits, holder, request_id)
         if not response.acquired:
             raise _not_acquired(f"resource '{resource}' was not acquired", resource, response)
-        return self._new_lease(resource, response, _mode(response.mode), ttl, sent, on_lost,
-                               renew_fraction)
+        return self._new_lease(resource, response, _mode(response.mode), ttl,
+                               _util.granted_at(sent, response), on_lost, renew_fraction)
 
     def lock(self, resource: str, *, ttl: Duration = 10.0, wait: Duration = 60.0,
              **options: Any) -> "_LockContext":
@@ -184,8 +184,9 @@ class LockClient:
                                 busy, response)
         once = _Once(on_lost)
         leases = []
+        began = _util.granted_at(sent, response)
         for resource, granted in zip(resources, response.leases):
-            leases.append(self._new_lease(resource, granted, _mode(response.mode), ttl, sent,
+            leases.append(self._new_lease(resource, granted, _mode(response.mode), ttl, began,
                                           once if on_lost else None, renew_fraction))
         return MultiLease(leases)
 
@@ -257,8 +258,8 @@ class LockClient:
                 break
             if waiting.over():
                 raise elections.not_elected(election, response)
-        lease = self._new_lease(election, response, LeaseMode.EXCLUSIVE, ttl, sent, on_lost,
-                                renew_fraction)
+        lease = self._new_lease(election, response, LeaseMode.EXCLUSIVE, ttl,
+                                _util.granted_at(sent, response), on_lost, renew_fraction)
         return Leadership(self, election, lease, bytes(value))
 
     def leader(self, election: str) -> ElectionState:
@@ -329,7 +330,8 @@ class LockClient:
     def _new_lease(self, resource: str, granted, mode: LeaseMode, ttl: Duration, sent: float,
                    on_lost: Optional[OnLost], renew_fraction: float) -> Lease:
         """The Lease of a grant (an AcquireResponse, or one of its leases)
-        whose call was sent at ``sent``, renewed from now on."""
+        granted no earlier than ``sent`` (_util.granted_at), renewed from
+        now on."""
         lease = Lease(self, resource, granted.token, mode, _util.seconds(ttl, "ttl"),
                       granted.ttl_ms / 1000.0, sent,
                       Signature(granted.signature.key_id, granted.signature.mac),

@@ -1,8 +1,10 @@
 """Elections against the real servers (docs/semantics.md, "Elections"):
-campaign, leader, proclaim and resign; candidates in line FIFO; a deposed
+campaign, leader, proclaim and resign; candidates in line FIFO (one that
+waited longer than its TTL gets a whole term); a deposed
 leader's Proclaim refused and its write fenced by the term; an observer
 that sees every change in order and resumes after a restart from the last
-change it saw; the same from asyncio. No fixed sleeps: polls with deadlines.
+change it saw; the same from asyncio. No fixed sleeps but the one wait in
+line under test: polls with deadlines.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import socket
 import threading
+import time
 
 import grpc
 import pytest
@@ -161,15 +164,20 @@ def test_candidates_wait_in_line_and_the_next_leads_in_a_larger_term(
         won: list = []
         waiting = threading.Thread(
             target=lambda: won.append(other.campaign(resource, b"second",
-                                                     candidate="second", ttl=10)))
+                                                     candidate="second", ttl=1)))
         waiting.start()  # waits for good (the default)
         wait_for(lambda: locks.describe(resource).waiters == 1, what="the second in line")
         assert locks.leader(resource).candidate == "first"
+        # The time under test: the second waits in line longer than its own
+        # TTL, and still gets a whole term (counted from its grant: the
+        # service says how long the call waited).
+        time.sleep(1.5)
         first.resign()
         waiting.join(10)
         second = won[0]
         assert second.term > first.term
         assert first.lost and not second.lost
+        second.lease.check()  # raises LeaseLost if it lapsed on this clock
         now = locks.leader(resource)
         assert (now.leader, now.term, now.seq, now.value, now.candidate) == (
             True, second.term, 0, b"second", "second")

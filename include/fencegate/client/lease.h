@@ -6,7 +6,9 @@
 //
 // Validity is kept on the client's monotonic clock, pessimistically: the
 // lease counts as valid until (time the last acknowledged renew, or the
-// acquire, was SENT) + the TTL the server granted. The server measures its
+// acquire, was SENT) + the TTL the server granted; for an acquire that
+// waited in line, + the time the server says it waited (AcquireOutcome::
+// waited: from the call's arrival to its grant). The server measures its
 // expiry from later (when it handled the call), so the client gives up no
 // later than the server does, clock rates aside.
 //

@@ -74,6 +74,10 @@ struct AcquireOutcome {
   LeaseMode mode = LeaseMode::kExclusive;
   uint64_t token = 0;
   absl::Duration ttl;
+  // When acquired after waiting in line: from the call's arrival at the
+  // service to its grant (the ttl counts from the grant), by the service's
+  // clock; zero when granted at once.
+  absl::Duration waited;
   uint32_t hold_count = 0;
   // When acquired from a service that signs tokens; empty otherwise.
   TokenSignature signature;

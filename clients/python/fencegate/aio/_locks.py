@@ -199,8 +199,8 @@ class LockClient:
         r = await self._send_acquire(request, ttl, wait, mode, permits, holder, request_id)
         if not r.acquired:
             raise _not_acquired(f"resource '{resource}' was not acquired", resource, r)
-        lease = Lease(self, resource, r, _mode(r.mode), _util.seconds(ttl, "ttl"), sent, on_lost,
-                      renew_fraction)
+        lease = Lease(self, resource, r, _mode(r.mode), _util.seconds(ttl, "ttl"),
+                      _util.granted_at(sent, r), on_lost, renew_fraction)
         self._add(lease)
         return lease
 
@@ -227,7 +227,8 @@ class LockClient:
         if not r.acquired or len(r.leases) != len(resources):
             raise _not_acquired(f"none of the resources was acquired: '{r.busy_resource}' "
                                 "was not", r.busy_resource, r)
-        leases = [Lease(self, name, granted, _mode(r.mode), _util.seconds(ttl, "ttl"), sent,
+        began = _util.granted_at(sent, r)
+        leases = [Lease(self, name, granted, _mode(r.mode), _util.seconds(ttl, "ttl"), began,
                         on_lost, renew_fraction) for name, granted in zip(resources, r.leases)]
         for lease in leases:
             self._add(lease)
@@ -279,8 +280,8 @@ class LockClient:
                 break
             if waiting.over():
                 raise elections.not_elected(election, r)
-        lease = Lease(self, election, r, LeaseMode.EXCLUSIVE, _util.seconds(ttl, "ttl"), sent,
-                      on_lost, renew_fraction)
+        lease = Lease(self, election, r, LeaseMode.EXCLUSIVE, _util.seconds(ttl, "ttl"),
+                      _util.granted_at(sent, r), on_lost, renew_fraction)
         self._add(lease)
         return Leadership(self, election, lease, bytes(value))
 
