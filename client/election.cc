@@ -50,10 +50,12 @@ absl::StatusOr<uint64_t> Leadership::Proclaim(const std::string& value) {
 }
 
 absl::Status Leadership::Resign() {
-  // A campaign holds its term once (campaigning again while leading adds
-  // no hold), so releasing the lease ends the term, and the Lease stops
-  // renewing and releases nothing more.
-  return lease_->Release();
+  // The service ends the term whatever its holds, or refuses a term that
+  // had ended (ABORTED LEASE_LOST: deposed). Either way it is over there,
+  // so the Lease stops renewing; its release finds nothing left to free.
+  absl::Status resigned = client_->Resign(election_, term(), lease_->signature());
+  absl::Status released = lease_->Release();
+  return resigned.ok() ? released : resigned;
 }
 
 absl::StatusOr<std::unique_ptr<Leadership>> LockClient::Campaign(
@@ -196,9 +198,14 @@ absl::Status LockClient::Observe(const std::string& election,
     }
     absl::Status ended = FromGrpcStatus(reader->Finish());
     if (absl::Now() >= until) return absl::OkStatus();
-    // The service went away or cut a slow observer off: observe again,
+    // The service went away (a stream it ended while stopping may come
+    // back CANCELLED rather than UNAVAILABLE: never this caller's doing,
+    // which returned above) or cut a slow observer off: observe again,
     // after the last change seen. Anything else is the caller's to see.
-    if (!absl::IsUnavailable(ended) && !absl::IsResourceExhausted(ended)) return ended;
+    if (!absl::IsUnavailable(ended) && !absl::IsResourceExhausted(ended) &&
+        !absl::IsCancelled(ended)) {
+      return ended;
+    }
     absl::SleepFor(std::min(backoff, until - absl::Now()));
     backoff = std::min(backoff * 2, absl::Seconds(1));
   }

@@ -78,8 +78,9 @@ class Leadership {
   // ABORTED (IsLeaseLost) once deposed. One attempt per call, retried on
   // UNAVAILABLE within the client's call_timeout.
   absl::StatusOr<uint64_t> Proclaim(const std::string& value);
-  // Ends the term now (the next candidate in line leads), and stops
-  // renewing. ABORTED (IsLeaseLost) if it was deposed already.
+  // Ends the term now (the next candidate in line leads), whatever its
+  // holds, and stops renewing. ABORTED (IsLeaseLost) if it was deposed
+  // already (it is over either way).
   absl::Status Resign();
 
  private:

@@ -1,0 +1,69 @@
+// The client library's elections (fencegate/client/election.h) against an
+// in-process lock service, over both transports: a Leadership hands over
+// when it resigns, and a deposed one's Resign says so.
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "fencegate/client/election.h"
+#include "fencegate/client/errors.h"
+#include "fencegate/client/lock_client.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "harness/poll.h"
+#include "tests/testing/status_matchers.h"
+#include "tests/unit/lock_client_fixture.h"
+
+namespace fencegate::client {
+namespace {
+
+using ::fencegate::testing::IsOk;
+
+class LockClientElectionTest : public LockClientFixture {
+ protected:
+  CampaignOptions Options(absl::Duration wait) {
+    CampaignOptions options;
+    options.ttl = absl::Seconds(10);
+    options.wait = wait;
+    return options;
+  }
+};
+
+TEST_P(LockClientElectionTest, AResignHandsOverAndADeposedLeadersResignIsRefused) {
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Leadership> a,
+                       client_->Campaign("e", "a", "va", Options(absl::ZeroDuration())));
+  absl::StatusOr<std::unique_ptr<Leadership>> b;
+  std::thread candidate(
+      [&] { b = client_->Campaign("e", "b", "vb", Options(absl::Seconds(20))); });
+  ASSERT_THAT(::fencegate::testing::PollUntil(
+                  [&] {
+                    absl::StatusOr<LockState> state = client_->Describe("e");
+                    return state.ok() && state->waiters == 1;
+                  },
+                  absl::Seconds(10), "b in line"),
+              IsOk());
+  EXPECT_THAT(a->Resign(), IsOk());
+  candidate.join();
+  ASSERT_THAT(b, IsOk());
+  EXPECT_GT((*b)->term(), a->term());
+  EXPECT_TRUE(a->lease().lost());
+  ASSERT_OK_AND_ASSIGN(ElectionState state, client_->Leader("e"));
+  EXPECT_TRUE(state.leader);
+  EXPECT_EQ(state.candidate, "b");
+
+  // An operator ends b's term: b's Resign is refused, and b is lost.
+  ASSERT_THAT(client_->Release("e", (*b)->term(), "", (*b)->lease().signature()), IsOk());
+  absl::Status late = (*b)->Resign();
+  EXPECT_TRUE(IsLeaseLost(late)) << late;
+  EXPECT_TRUE((*b)->lease().lost());
+  ASSERT_OK_AND_ASSIGN(state, client_->Leader("e"));
+  EXPECT_FALSE(state.leader);
+  EXPECT_EQ(state.term, (*b)->term());
+}
+
+INSTANTIATE_TEST_SUITE_P(Transports, LockClientElectionTest,
+                         ::testing::Values(Transport::kUnary, Transport::kStream),
+                         TransportName);
+
+}  // namespace
+}  // namespace fencegate::client
