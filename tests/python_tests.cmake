@@ -59,7 +59,7 @@ set_tests_properties(python.scenarios PROPERTIES
 # temporary directory, plants the bug there (never in the tree) and passes
 # only if the bug applied and the tests that must catch it failed against
 # the copy. The names come from the script (--list), so a bug added there
-# gets its entry at the next configure. 2 to 10 s each, 45 s for all ten
+# gets its entry at the next configure. 2 to 10 s each, about a minute for all twelve
 # one after another on 2 cores busy with a C++ build.
 set(fencegate_planted_bugs ${PROJECT_SOURCE_DIR}/clients/python/tests/planted_bugs.py)
 set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${fencegate_planted_bugs})
