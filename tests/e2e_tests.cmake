@@ -2,6 +2,7 @@
 # processes (fencegate-demo-client, the fencegate CLI), real ports, temp
 # dirs. One binary: linking gRPC is slow on 2 cores.
 add_executable(e2e_tests
+  e2e/cli_elect_test.cc
   e2e/cli_run_test.cc
   e2e/cli_test.cc
   e2e/client_outage_test.cc
@@ -35,7 +36,7 @@ target_compile_definitions(e2e_tests PRIVATE
   FENCEGATE_CLIENT_SCENARIOS_JSON="${CMAKE_SOURCE_DIR}/tests/scenarios/client_scenarios.json")
 # Compiled alone: their anonymous namespaces have short, common names.
 set_source_files_properties(e2e/client_scenarios_test.cc e2e/scenario_file.cc
-  e2e/cli_run_test.cc PROPERTIES SKIP_UNITY_BUILD_INCLUSION ON)
+  e2e/cli_run_test.cc e2e/cli_elect_test.cc PROPERTIES SKIP_UNITY_BUILD_INCLUSION ON)
 add_dependencies(e2e_tests
   fencegate-lockservice fencegate-gateway fencegate fencegate-demo-client)
 gtest_discover_tests(e2e_tests

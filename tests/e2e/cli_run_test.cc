@@ -10,168 +10,21 @@
 // the lease's TTL, so that only the pushed end can meet them. Times the
 // commands record are wall-clock (`date`), compared with absl::Now() on
 // the same machine.
-#include <fcntl.h>
 #include <signal.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <fstream>
 #include <memory>
-#include <sstream>
 #include <string>
 #include <vector>
 
-#include "absl/strings/numbers.h"
-#include "absl/strings/str_cat.h"
-#include "absl/strings/strip.h"
-#include "absl/time/clock.h"
-#include "common/signing/signing_keys.h"
-#include "fencegate/client/fencing_token.h"
-#include "gmock/gmock.h"
-#include "gtest/gtest.h"
-#include "harness/child_process.h"
-#include "harness/poll.h"
-#include "harness/test_certificates.h"
-#include "tests/e2e/e2e_fixture.h"
-#include "tests/testing/status_matchers.h"
+#include "tests/e2e/cli_run_fixture.h"
 
 namespace fencegate::e2e {
 namespace {
 
 using ::testing::HasSubstr;
-
-constexpr int kLeaseLost = 7, kCannotRun = 127, kUsage = 4, kNotAcquired = 3;
-// Patience for things that take a moment on a loaded 2-core machine.
-constexpr absl::Duration kPatience = absl::Seconds(30);
-// A command's long sleep, during which its sh runs a trap at once: `wait`
-// gives way to a trapped signal, a foreground sleep would not (nor would
-// a sleep not yet started get the signal sent to the group). The traps
-// kill the sleep ($!), which ignores SIGINT in the background.
-constexpr char kSleep[] = "sleep 1000 & wait";
-
-std::string ReadRaw(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-std::string ReadFile(const std::string& path) {
-  return std::string(absl::StripAsciiWhitespace(ReadRaw(path)));
-}
-
-bool FileExists(const std::string& path) { return access(path.c_str(), F_OK) == 0; }
-
-// True once the command has written a whole line to `path` (the shell's
-// redirection makes the file before the line is in it).
-bool HasLine(const std::string& path) {
-  const std::string text = ReadRaw(path);
-  return !text.empty() && text.back() == '\n';
-}
-
-// A wall-clock time `date +%s.%N` wrote to `path`.
-absl::Time TimeInFile(const std::string& path) {
-  double seconds = 0;
-  EXPECT_TRUE(absl::SimpleAtod(ReadFile(path), &seconds)) << path;
-  return absl::FromUnixMicros(static_cast<int64_t>(seconds * 1e6));
-}
-
-// True once `pid` has exited (gone, or a zombie nobody reaped yet).
-bool ProcessGone(pid_t pid) {
-  const char state = testing::ProcessState(pid);
-  return state == '?' || state == 'Z';
-}
-
-class CliRunTest : public E2eTest {
- protected:
-  // A test that failed may leave a command's group running (its sh, its
-  // sleep): each command leads its group, whose id is the pid it wrote.
-  void TearDown() override {
-    for (pid_t group : groups_) kill(-group, SIGKILL);
-    E2eTest::TearDown();
-  }
-
-  // Starts `fencegate run` with `flags` and `-- sh -c script`, connected
-  // to the fixture's servers; its stderr goes to <dir>/run.log.
-  std::unique_ptr<testing::ChildProcess> StartRun(std::vector<std::string> flags,
-                                                  const std::string& script,
-                                                  bool pipe_stdin = false) {
-    testing::ChildProcess::Options options;
-    options.argv = {FENCEGATE_CLI_BIN, "run", "--lockservice=" + lockservice_address(),
-                    "--gateway=" + gateway_address(), "--timeout=10s"};
-    options.argv.insert(options.argv.end(), flags.begin(), flags.end());
-    options.argv.insert(options.argv.end(), {"--", "sh", "-c", script});
-    options.stderr_path = log_;
-    options.pipe_stdin = pipe_stdin;
-    auto run = testing::ChildProcess::Start(options);
-    EXPECT_TRUE(run.ok()) << run.status();
-    return run.ok() ? *std::move(run) : nullptr;
-  }
-
-  // Waits for `run` to exit; its exit code (-1: killed by a signal).
-  int ExitCode(testing::ChildProcess& run, absl::Duration timeout = kPatience) {
-    absl::StatusOr<int> status = run.Wait(timeout);
-    EXPECT_TRUE(status.ok()) << status.status() << "\n" << ReadFile(log_);
-    if (!status.ok() || !WIFEXITED(*status)) return -1;
-    return WEXITSTATUS(*status);
-  }
-
-  // Runs `fencegate run` to its end; its exit code.
-  int Run(std::vector<std::string> flags, const std::string& script) {
-    std::unique_ptr<testing::ChildProcess> run = StartRun(std::move(flags), script);
-    return run == nullptr ? -1 : ExitCode(*run);
-  }
-
-  // Polls until the command has written a line to `path`.
-  void AwaitFile(const std::string& path) {
-    EXPECT_THAT(testing::PollUntil([&] { return HasLine(path); }, kPatience, path),
-                testing::IsOk());
-  }
-
-  // The pid the command wrote to <dir>/pid, once it has.
-  pid_t CommandPid() {
-    AwaitFile(dir_.File("pid"));
-    int pid = 0;
-    EXPECT_TRUE(absl::SimpleAtoi(ReadFile(dir_.File("pid")), &pid));
-    if (pid > 1) groups_.push_back(pid);
-    return pid;
-  }
-
-  // The token the command saw in $FENCEGATE_TOKEN (written to <dir>/token).
-  uint64_t CommandToken() {
-    AwaitFile(dir_.File("token"));
-    absl::StatusOr<client::SignedToken> token =
-        client::ParseFencingToken(ReadFile(dir_.File("token")));
-    EXPECT_TRUE(token.ok()) << token.status();
-    return token.ok() ? token->token : 0;
-  }
-
-  // Frees `resource` from outside, with the CLI, as an operator would.
-  void ReleaseBehindItsBack(const std::string& resource, uint64_t token) {
-    ASSERT_OK_AND_ASSIGN(
-        testing::ProgramResult release,
-        Cli({"release", "--resource=" + resource, absl::StrCat("--token=", token)}));
-    ASSERT_EQ(release.exit_code, 0) << release.stderr_text;
-  }
-
-  void ExpectFree(const std::string& resource) {
-    ASSERT_OK_AND_ASSIGN(client::LockState state, lock_->Describe(resource));
-    EXPECT_FALSE(state.held) << "'" << resource << "' still held by " << state.holder;
-  }
-
-  // sh: writes the pid and the token it got, and records when a TERM came
-  // (then exits 0: `run` must still say the lease was lost).
-  std::string RecordingScript(const std::string& rest) {
-    return absl::StrCat("trap 'date +%s.%N > ", dir_.File("term"),
-                        "; kill $! 2>/dev/null; exit 0' TERM; ",
-                        "echo \"$FENCEGATE_TOKEN\" > ", dir_.File("token"),
-                        "; echo $$ > ", dir_.File("pid"), "; ", rest);
-  }
-
-  const std::string log_ = dir_.File("run.log");
-  std::vector<pid_t> groups_;  // of the commands, by the pids they wrote
-};
 
 TEST_F(CliRunTest, CommandSeesItsLeaseAndItsExitCodePassesThrough) {
   // The command writes through the gateway with the token it was given,
@@ -499,115 +352,6 @@ TEST_F(CliRunTest, LockServiceRestartKeepsTheLeaseAndTheCommand) {
   ASSERT_EQ(write(run->stdin_fd(), "go\n", 3), 3);
   EXPECT_EQ(ExitCode(*run), 42);
   ExpectFree("r");
-}
-
-// Leader election with `run --elect` (issue 35): two replicas of a job,
-// one leads; the leader freezes past its term, the other takes over with
-// a larger term, and the frozen one's late write is refused.
-TEST_F(CliRunTest, ElectedReplicasTakeTurnsAndADeposedLeaderIsFenced) {
-  // Replica a: records its token and pid, and a TERM (RecordingScript).
-  std::unique_ptr<testing::ChildProcess> a =
-      StartRun({"--elect=jobs", "--value=10.0.0.1", "--holder=a", "--ttl=2s"},
-               RecordingScript(absl::StrCat("echo \"$FENCEGATE_ELECTION\" > ",
-                                            dir_.File("election"), "; ", kSleep)));
-  ASSERT_NE(a, nullptr);
-  const uint64_t term_a = CommandToken();
-  AwaitFile(dir_.File("election"));
-  EXPECT_EQ(ReadFile(dir_.File("election")), "jobs");
-  ASSERT_OK_AND_ASSIGN(client::ElectionState leader, lock_->Leader("jobs"));
-  EXPECT_TRUE(leader.leader);
-  EXPECT_EQ(leader.term, term_a);
-  EXPECT_EQ(leader.value, "10.0.0.1");
-  EXPECT_EQ(leader.candidate, "a");
-
-  // Replica b waits in line; once it leads it writes its heartbeat under
-  // its term.
-  const std::string b_token = dir_.File("b_token");
-  std::unique_ptr<testing::ChildProcess> b = StartRun(
-      {"--elect=jobs", "--value=10.0.0.2", "--holder=b", "--ttl=30s", "--wait=60s"},
-      absl::StrCat("echo \"$FENCEGATE_TOKEN\" > ", b_token, ".tmp; ", FENCEGATE_CLI_BIN,
-                   " write --resource=jobs --token=\"$FENCEGATE_TOKEN\" --key=heartbeat "
-                   "--value=b || exit 9; mv ",
-                   b_token, ".tmp ", b_token, "; ", kSleep));
-  ASSERT_NE(b, nullptr);
-  ASSERT_THAT(testing::PollUntil(
-                  [&] {
-                    absl::StatusOr<client::LockState> state = lock_->Describe("jobs");
-                    return state.ok() && state->waiters == 1;
-                  },
-                  kPatience, "b in line"),
-              testing::IsOk());
-  EXPECT_FALSE(FileExists(b_token));
-
-  // a freezes (its run and its command) past its term: b leads.
-  ASSERT_TRUE(a->Signal(SIGSTOP));
-  const pid_t a_command = CommandPid();
-  kill(a_command, SIGSTOP);
-  AwaitFile(b_token);
-  absl::StatusOr<client::SignedToken> parsed =
-      client::ParseFencingToken(ReadFile(b_token));
-  ASSERT_THAT(parsed, testing::IsOk());
-  const uint64_t term_b = parsed->token;
-  EXPECT_GT(term_b, term_a);
-  ASSERT_OK_AND_ASSIGN(leader, lock_->Leader("jobs"));
-  EXPECT_EQ(leader.term, term_b);
-  EXPECT_EQ(leader.candidate, "b");
-
-  // a's late write, with its term, is refused; its proclaim too.
-  ASSERT_OK_AND_ASSIGN(testing::ProgramResult late,
-                       Cli({"write", "--resource=jobs", absl::StrCat("--token=", term_a),
-                            "--key=heartbeat", "--value=a"}));
-  EXPECT_EQ(late.exit_code, 2) << late.stdout_text << late.stderr_text;
-  ASSERT_OK_AND_ASSIGN(testing::ProgramResult proclaim,
-                       Cli({"proclaim", "--election=jobs",
-                            absl::StrCat("--token=", term_a), "--value=a"}));
-  EXPECT_EQ(proclaim.exit_code, 2) << proclaim.stderr_text;
-  ASSERT_OK_AND_ASSIGN(client::ReadResult read,
-                       gateway_client_->ReadUnfenced("jobs", "heartbeat"));
-  EXPECT_EQ(read.value, "b");
-
-  // a wakes: its run learns the term is over and stops its command.
-  kill(a_command, SIGCONT);
-  ASSERT_TRUE(a->Signal(SIGCONT));
-  EXPECT_EQ(ExitCode(*a), kLeaseLost);
-  EXPECT_TRUE(HasLine(dir_.File("term")));
-
-  // b steps down when told to: the election is free again.
-  ASSERT_TRUE(b->Signal(SIGTERM));
-  EXPECT_EQ(ExitCode(*b), 128 + SIGTERM);
-  ASSERT_OK_AND_ASSIGN(leader, lock_->Leader("jobs"));
-  EXPECT_FALSE(leader.leader);
-}
-
-TEST_F(CliRunTest, ElectionCommandsShowAndChangeTheLeader) {
-  ASSERT_OK_AND_ASSIGN(testing::ProgramResult none,
-                       Cli({"leader", "--election=jobs", "--json"}));
-  ASSERT_EQ(none.exit_code, 0) << none.stderr_text;
-  EXPECT_THAT(none.stdout_text, HasSubstr("\"leader\":false"));
-
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<client::Leadership> leading,
-                       lock_->Campaign("jobs", "a", "v0"));
-  const std::string term = absl::StrCat("--token=", leading->term());
-  ASSERT_OK_AND_ASSIGN(testing::ProgramResult said,
-                       Cli({"proclaim", "--election=jobs", term, "--value=v1"}));
-  ASSERT_EQ(said.exit_code, 0) << said.stderr_text;
-  ASSERT_OK_AND_ASSIGN(testing::ProgramResult now, Cli({"leader", "--election=jobs"}));
-  EXPECT_THAT(
-      now.stdout_text,
-      HasSubstr(absl::StrCat("led by a in term ", leading->term(), " (value 'v1', #1)")));
-  ASSERT_OK_AND_ASSIGN(testing::ProgramResult observed,
-                       Cli({"observe", "--election=jobs", "--count=1", "--json"}));
-  EXPECT_THAT(observed.stdout_text, HasSubstr("\"value\":\"v1\""));
-  ASSERT_OK_AND_ASSIGN(testing::ProgramResult resigned,
-                       Cli({"resign", "--election=jobs", term}));
-  ASSERT_EQ(resigned.exit_code, 0) << resigned.stderr_text;
-  EXPECT_TRUE(leading->lease().WaitLost(kPatience));  // pushed: the term ended
-  ASSERT_OK_AND_ASSIGN(testing::ProgramResult again,
-                       Cli({"resign", "--election=jobs", term}));
-  EXPECT_EQ(again.exit_code, 2);
-  ASSERT_OK_AND_ASSIGN(testing::ProgramResult usage,
-                       Cli({"run", "--elect=jobs", "--resource=jobs", "--", "true"}));
-  EXPECT_EQ(usage.exit_code, kUsage);
 }
 
 }  // namespace
