@@ -17,7 +17,7 @@ from typing import Any, Optional, Union
 import grpc
 
 from fencegate import _util
-from fencegate._proto import lock_pb2, token_pb2
+from fencegate._proto import lock_pb2
 from fencegate.errors import FencegateError, NotAcquired, NotHolder, Unavailable
 from fencegate.lease import Signature
 
@@ -88,12 +88,12 @@ def campaign_request(election: str, candidate: str, value: Value, ttl: _util.Dur
 def proclaim_request(election: str, term: int, value: Value, signature: Signature) -> Any:
     return lock_pb2.ProclaimRequest(
         election=_util.name_bytes(election, "election"), term=_term(term),
-        value=_util.value_bytes(value, "value"), signature=_signature(signature))
+        value=_util.value_bytes(value, "value"), signature=_util.signature_message(signature))
 
 
 def resign_request(election: str, term: int, signature: Signature) -> Any:
     return lock_pb2.ResignRequest(election=_util.name_bytes(election, "election"),
-                                  term=_term(term), signature=_signature(signature))
+                                  term=_term(term), signature=_util.signature_message(signature))
 
 
 def leader_request(election: str) -> Any:
@@ -157,8 +157,8 @@ class ObserveCursor:
 
     def __init__(self, election: str, after_term: int, after_seq: int) -> None:
         self.election_bytes = _util.name_bytes(election, "election")
-        self.after_term = _int(after_term, "after_term")
-        self.after_seq = _int(after_seq, "after_seq")
+        self.after_term = _util.int_arg(after_term, "after_term")
+        self.after_seq = _util.int_arg(after_seq, "after_seq")
         self._pause = OBSERVE_FIRST_PAUSE
 
     def request(self) -> Any:
@@ -201,17 +201,6 @@ def new_to_observer(change: Any, after_term: int, after_seq: int) -> bool:
 
 
 def _term(term: int) -> int:
-    return _int(term, "term")
+    return _util.int_arg(term, "term")
 
 
-def _int(value: int, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an int, not {type(value).__name__}")
-    return value
-
-
-def _signature(signature: Signature) -> token_pb2.TokenSignature:
-    if not isinstance(signature, Signature):
-        raise TypeError(f"signature must be a fencegate.Signature, not "
-                        f"{type(signature).__name__}")
-    return token_pb2.TokenSignature(key_id=signature.key_id, mac=signature.mac)

@@ -71,6 +71,24 @@ def granted_at(sent: float, response: Any) -> float:
     return sent + response.waited_ms / 1000.0
 
 
+def int_arg(value: int, name: str) -> int:
+    """``value``, if it is an int (not a bool); TypeError naming ``name``."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an int, not {type(value).__name__}")
+    return value
+
+
+def signature_message(signature: Any) -> Any:
+    """The TokenSignature message of a lease's ``signature``; TypeError if
+    it is not a fencegate.Signature."""
+    from fencegate._proto import token_pb2
+    from fencegate.lease import Signature
+    if not isinstance(signature, Signature):
+        raise TypeError(f"signature must be a fencegate.Signature, not "
+                        f"{type(signature).__name__}")
+    return token_pb2.TokenSignature(key_id=signature.key_id, mac=signature.mac)
+
+
 def new_request_id() -> bytes:
     """A fresh idempotency key: 32 hex digits, as the C++ client's."""
     return os.urandom(16).hex().encode()

@@ -41,7 +41,7 @@ from typing import Any, Optional, Sequence, Union
 
 from fencegate import _election_messages as elections
 from fencegate import _util
-from fencegate._proto import lock_pb2, lock_pb2_grpc, token_pb2
+from fencegate._proto import lock_pb2, lock_pb2_grpc
 from fencegate._renewer import Renewer
 from fencegate._session import SessionStream
 from fencegate._util import TLS, Duration, RetryPolicy
@@ -199,9 +199,9 @@ class LockClient:
         (``ttl_ms``, ``signature``). Raises NotHolder if ``token`` no longer
         holds the resource (nothing changed)."""
         request = lock_pb2.RenewRequest(
-            resource=_util.name_bytes(resource, "resource"), token=_int(token, "token"),
+            resource=_util.name_bytes(resource, "resource"), token=_util.int_arg(token, "token"),
             ttl_ms=_util.to_ms(ttl, "ttl"), mode=_mode(mode),
-            signature=_signature(signature))
+            signature=_util.signature_message(signature))
         return self._call("renew", request).renew
 
     def release(self, resource: str, token: int, *, signature: Signature = Signature(),
@@ -211,8 +211,8 @@ class LockClient:
         Retries reuse one request id, so one hold is dropped. Raises
         NotHolder if ``token`` does not hold the resource."""
         request = lock_pb2.ReleaseRequest(
-            resource=_util.name_bytes(resource, "resource"), token=_int(token, "token"),
-            mode=_mode(mode), signature=_signature(signature),
+            resource=_util.name_bytes(resource, "resource"), token=_util.int_arg(token, "token"),
+            mode=_mode(mode), signature=_util.signature_message(signature),
             request_id=request_id if request_id is not None else _util.new_request_id())
         return self._call("release", request).release.hold_count
 
@@ -344,7 +344,7 @@ class LockClient:
         request.holder = _util.name_bytes(holder, "holder")
         request.ttl_ms = _util.to_ms(ttl, "ttl")
         request.mode = _mode(mode)
-        request.permits = _int(permits, "permits")
+        request.permits = _util.int_arg(permits, "permits")
         if request_id is not None and not isinstance(request_id, bytes):
             raise TypeError("request_id must be bytes")
         request.request_id = request_id or _util.new_request_id()
@@ -412,7 +412,7 @@ class LockClient:
         request = lock_pb2.RenewRequest(
             resource=_util.name_bytes(lease.resource, "resource"), token=lease.token,
             ttl_ms=_util.to_ms(lease.ttl, "ttl"), mode=lease.mode,
-            signature=_signature(signature))
+            signature=_util.signature_message(signature))
         future = self._session.send(lock_pb2.LockCall(renew=request),
                                     sent + self._retry.rpc_timeout)
 
@@ -462,17 +462,6 @@ class _Once:
             callback(error)
 
 
-def _int(value: int, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an int, not {type(value).__name__}")
-    return value
-
-
-def _signature(signature: Signature) -> token_pb2.TokenSignature:
-    if not isinstance(signature, Signature):
-        raise TypeError(f"signature must be a fencegate.Signature, not "
-                        f"{type(signature).__name__}")
-    return token_pb2.TokenSignature(key_id=signature.key_id, mac=signature.mac)
 
 
 def _not_acquired(what: str, resource: str, response) -> NotAcquired:

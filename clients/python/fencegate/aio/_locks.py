@@ -43,7 +43,7 @@ from fencegate.aio._election import ElectionObserver, Leadership
 from fencegate.aio._session import AioSession, retrying
 from fencegate.errors import FencegateError, LeaseLost, NotHolder
 from fencegate.lease import LeaseMode, Signature
-from fencegate.lock_client import LockState, ModeLike, _int, _mode, _not_acquired, _signature
+from fencegate.lock_client import LockState, ModeLike, _mode, _not_acquired
 
 _log = logging.getLogger("fencegate")
 OnLost = Callable[[LeaseLost], None]
@@ -238,8 +238,9 @@ class LockClient:
                     signature: Signature = Signature(),
                     mode: ModeLike = LeaseMode.EXCLUSIVE) -> Any:
         request = lock_pb2.RenewRequest(
-            resource=_util.name_bytes(resource, "resource"), token=_int(token, "token"),
-            ttl_ms=_util.to_ms(ttl, "ttl"), mode=_mode(mode), signature=_signature(signature))
+            resource=_util.name_bytes(resource, "resource"), token=_util.int_arg(token, "token"),
+            ttl_ms=_util.to_ms(ttl, "ttl"), mode=_mode(mode),
+            signature=_util.signature_message(signature))
         return (await self._call_retrying("renew", request)).renew
 
     async def release(self, resource: str, token: int, *, signature: Signature = Signature(),
@@ -248,8 +249,8 @@ class LockClient:
         """As LockClient.release: the hold count left. A release retried
         with the same ``request_id`` is applied once."""
         request = lock_pb2.ReleaseRequest(
-            resource=_util.name_bytes(resource, "resource"), token=_int(token, "token"),
-            mode=_mode(mode), signature=_signature(signature),
+            resource=_util.name_bytes(resource, "resource"), token=_util.int_arg(token, "token"),
+            mode=_mode(mode), signature=_util.signature_message(signature),
             request_id=request_id if request_id is not None else _util.new_request_id())
         return (await self._call_retrying("release", request)).release.hold_count
 
@@ -381,7 +382,7 @@ class LockClient:
         request.holder = _util.name_bytes(holder, "holder")
         request.ttl_ms = _util.to_ms(ttl, "ttl")
         request.mode = _mode(mode)
-        request.permits = _int(permits, "permits")
+        request.permits = _util.int_arg(permits, "permits")
         request.request_id = request_id or _util.new_request_id()  # one for every retry
         return await self._send_parked("acquire", request, _util.seconds(wait, "wait"))
 
@@ -482,7 +483,7 @@ class LockClient:
         request = lock_pb2.RenewRequest(
             resource=_util.name_bytes(lease.resource, "resource"), token=lease.token,
             ttl_ms=_util.to_ms(lease.ttl, "ttl"), mode=lease.mode,
-            signature=_signature(lease.signature))
+            signature=_util.signature_message(lease.signature))
         try:
             response = (await self._session.call(lock_pb2.LockCall(renew=request),
                                                  self._retry.rpc_timeout)).renew
