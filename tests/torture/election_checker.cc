@@ -124,11 +124,13 @@ class ElectionChecker {
   }
 
   // A term's seq 0 is its Campaign's value, from the candidate it names.
+  // Any outcome: a Campaign retries (keeping its request id), and a retry
+  // after a grant whose answer was lost, once that term ended, is refused.
   void CheckFirstValue(const ObservedChange& c) {
     auto it = campaigns_.find(c.candidate);
     const AcquireOp* campaign = it == campaigns_.end() ? nullptr : it->second;
     if (campaign == nullptr || campaign->resource != c.election ||
-        campaign->value != c.value || campaign->outcome == Outcome::kRefused ||
+        campaign->value != c.value ||
         (campaign->outcome == Outcome::kOk && campaign->token != c.term)) {
       Report(kElectionValuesFromTheirTerm, c.election,
              absl::StrCat(c.process, " was told '", c.election, "' ", Said(c),

@@ -13,10 +13,13 @@
 //                                 every value an observer is told a term
 //                                 says was said in that term by its
 //                                 leader: seq 0 is the value of the
-//                                 candidate's Campaign, granted that term
-//                                 (when its answer came back); a later seq
-//                                 is the value of a Proclaim made with that
-//                                 term and not refused; and an
+//                                 candidate's Campaign (granted that term,
+//                                 when its answer came back: a retried
+//                                 Campaign may be refused after a grant
+//                                 it never heard of); a later seq is the
+//                                 value of a Proclaim made with that term
+//                                 and not refused (the workers proclaim
+//                                 in one attempt each); and an
 //                                 acknowledged Proclaim's (term, seq) shows
 //                                 its own value to whoever is told of it.
 //                                 So a deposed leader's late Proclaim,

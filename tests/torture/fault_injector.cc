@@ -160,6 +160,8 @@ std::string FaultInjector::DeliverTo(const Fault& fault, ServerNode* server) {
   switch (fault.kind) {
     case FaultKind::kPauseHolder:
       return PauseHolder(fault);
+    case FaultKind::kKillHolder:
+      return KillHolder(fault);
     case FaultKind::kPauseBeforeWrite:
       return PauseBeforeWrite(fault);
     case FaultKind::kStaleWriterRace:

@@ -87,6 +87,8 @@ class FaultInjector {
   // Worker faults (fault_injector_workers.cc). Each returns "" when
   // delivered, or why not.
   std::string PauseHolder(const Fault& fault);
+  // kill -9 a worker while it holds a lease, then WorkerProcess::Restart.
+  std::string KillHolder(const Fault& fault);
   std::string PauseBeforeWrite(const Fault& fault);
   std::string StaleWriterRace(const Fault& fault);
   struct Probe;

@@ -105,6 +105,25 @@ std::string FaultInjector::PauseHolder(const Fault& fault) {
   return "";
 }
 
+std::string FaultInjector::KillHolder(const Fault& fault) {
+  WorkerProcess& worker = *workers_[fault.worker];
+  absl::MutexLock episode(&worker.episode_mu);
+  WorkerControl& control = worker.control();
+  if (!WaitFor([&] { return control.holding.load() == 1; }, reach_timeout_)) {
+    return "the worker held no lease all that time";
+  }
+  const std::string name = worker.name();
+  const uint64_t token = control.token.load();
+  // Its lease (or term) lives on at the service until its TTL runs out; its
+  // call in flight, if any, is cut off: unknown.
+  absl::Status restarted = worker.Restart();
+  if (!restarted.ok()) return restarted.ToString();
+  Log(absl::StrCat("killed ", name, " (kill -9) holding token ", token, "; started ",
+                   worker.name()));
+  Count(&FaultTally::holder_kills);
+  return "";
+}
+
 std::string FaultInjector::StopBeforeWrite(WorkerProcess& worker) {
   WorkerControl& control = worker.control();
   auto stopped = [&] {

@@ -15,6 +15,7 @@ struct FaultTally {
   int promised = 0;
   int delivered = 0;
   int pauses = 0;               // of lock holders, races included
+  int holder_kills = 0;         // kill -9 of lock holders, each started again
   int pauses_past_ttl = 0;      // longer than the lease's TTL
   int pauses_before_write = 0;  // at the worst moment, races included
   int stale_writer_races = 0;

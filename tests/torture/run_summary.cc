@@ -17,6 +17,7 @@ void RunSummary::Add(const Schedule& schedule, const RunResult& result,
                schedule.profile.multi_rounds >
            0;
   elections_ = schedule.profile.elect_rounds > 0;
+  holder_kills_ = schedule.profile.holder_kills > 0;
   const FaultTally& f = result.faults;
   const CheckStats& s = result.check.stats;
   out_ << absl::StrFormat(
@@ -28,9 +29,10 @@ void RunSummary::Add(const Schedule& schedule, const RunResult& result,
               f.delivered, f.promised, f.pauses, f.pauses_past_ttl, f.pauses_before_write,
               f.stale_writer_races, f.races_with_rival, AcrossGateways(f), f.kills,
               f.server_stops, f.failpoint_crashes, f.clock_jumps,
-              absl::StrCat(Replicated(f), Disk(f)), s.acquires_ok, s.writes_ok,
-              s.writes_refused, s.writes_unknown, s.writes_unknown_applied, SqlWrites(s),
-              absl::StrCat(Kinds(s), Elections(s)), result.check.violations.size(),
+              absl::StrCat(Replicated(f), Disk(f), HolderKills(f)), s.acquires_ok,
+              s.writes_ok, s.writes_refused, s.writes_unknown, s.writes_unknown_applied,
+              SqlWrites(s), absl::StrCat(Kinds(s), Elections(s)),
+              result.check.violations.size(),
               result.errors.size() + f.errors.size() + f.undelivered.size(),
               result.passed() ? "PASS" : "FAIL", absl::ToDoubleSeconds(took))
        << std::endl;
@@ -55,7 +57,8 @@ void RunSummary::Add(const Schedule& schedule, const RunResult& result,
   faults_.server_stops += f.server_stops;
   faults_.failpoint_crashes += f.failpoint_crashes;
   faults_.clock_jumps += f.clock_jumps;
-  for (int FaultTally::*counter : {&FaultTally::leader_kills,
+  for (int FaultTally::*counter : {&FaultTally::holder_kills,
+                                   &FaultTally::leader_kills,
                                    &FaultTally::leader_stops,
                                    &FaultTally::leader_pauses_past_ttl,
                                    &FaultTally::leader_commits_refused,
@@ -145,6 +148,12 @@ std::string RunSummary::Replicated(const FaultTally& f) const {
       f.fence_feed_cuts, f.fence_feed_cuts_past_streams, f.worker_cuts);
 }
 
+std::string RunSummary::HolderKills(const FaultTally& f) const {
+  if (!holder_kills_) return "";
+  return absl::StrFormat("; %d lock holders killed (kill -9) and started again",
+                         f.holder_kills);
+}
+
 std::string RunSummary::Disk(const FaultTally& f) const {
   if (!disk_) return "";
   return absl::StrFormat(
@@ -167,8 +176,8 @@ std::string RunSummary::Line(const std::string& profile, bool passed) const {
       schedules_, first_seed_, last_seed_, profile, f.delivered, f.promised, f.pauses,
       f.pauses_past_ttl, f.pauses_before_write, f.stale_writer_races, f.races_with_rival,
       AcrossGateways(f), f.kills, f.failpoint_crashes, f.server_stops, f.clock_jumps,
-      absl::StrCat(Replicated(f), Disk(f)), stats_.acquires_ok, stats_.writes_ok,
-      stats_.writes_refused, stats_.writes_unknown,
+      absl::StrCat(Replicated(f), Disk(f), HolderKills(f)), stats_.acquires_ok,
+      stats_.writes_ok, stats_.writes_refused, stats_.writes_unknown,
       replicated_
           ? absl::StrFormat(" (%d lease intervals; %d terms of the lock service, "
                             "%d leader changes)",

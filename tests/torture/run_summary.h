@@ -47,6 +47,7 @@ class RunSummary {
   // when the profile mixes kinds of lock; "" else.
   std::string Kinds(const CheckStats& stats) const;
   std::string Elections(const CheckStats& stats) const;
+  std::string HolderKills(const FaultTally& faults) const;
 
   std::ostream& out_;
   int schedules_ = 0;
@@ -56,6 +57,7 @@ class RunSummary {
   bool sql_workers_ = false;  // the profile has SQL workers: their writes are counted
   bool kinds_ = false;        // the profile mixes kinds of lock: their leases are counted
   bool elections_ = false;    // ... or has election rounds: theirs are
+  bool holder_kills_ = false;  // the profile kills lock holders
   uint64_t first_seed_ = 0, last_seed_ = 0;
   FaultTally faults_;
   CheckStats stats_;

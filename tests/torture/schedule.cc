@@ -206,7 +206,13 @@ Schedule MakeSchedule(const ScheduleProfile& profile, uint64_t seed) {
     for (int i = 0; i < faults.write_failures; ++i) add_server(FaultKind::kWriteFailure);
   }
   if (replicated) AddReplicatedFaults(profile, random, add);
-  // The SQL workers' pauses, last: they draw nothing when there are none.
+  // The workers' kills, and the SQL workers' pauses, last: they draw
+  // nothing when there are none, so the other profiles' schedules are what
+  // they were.
+  for (int i = 0; i < profile.holder_kills; ++i) {
+    add(FaultKind::kKillHolder, Target::kWorker).worker =
+        absl::Uniform(random, 0, profile.workers);
+  }
   for (int i = 0; i < profile.sql_holder_pauses + profile.sql_pauses_before_write; ++i) {
     Fault& fault = add(i < profile.sql_holder_pauses ? FaultKind::kPauseHolder
                                                      : FaultKind::kPauseBeforeWrite,
@@ -252,6 +258,9 @@ std::string DescribeFault(const Schedule& schedule, const Fault& fault) {
     case FaultKind::kPauseBeforeWrite:
       return absl::StrFormat("%s pause %s between its lease check and its write, %.1fx its TTL",
                              at, worker, fault.ttl_factor);
+    case FaultKind::kKillHolder:
+      return absl::StrCat(at, " kill -9 ", worker,
+                          " while it holds a lease, and start it again");
     case FaultKind::kStaleWriterRace:
       return absl::StrCat(at, " stale-writer race: a holder stopped before its write (",
                           worker, " or the next worker free",
@@ -373,8 +382,9 @@ absl::StatusOr<ScheduleProfile> ProfileNamed(const std::string& name) {
     // increment its counter with their term), the rest write the hot
     // resources; every worker observes the election. Leaders are paused
     // past their TTL (holder pauses, and at their worst moment, between
-    // the term's check and its write and late Proclaim) among the servers'
-    // faults; they resign or release at random. No stale-writer races, as
+    // the term's check and its write and late Proclaim), and two holders
+    // are killed (kill -9) and started again, among the servers' faults;
+    // leaders resign or release at random. No stale-writer races, as
     // in "kinds". On etcd: etcd-quick's faults, Observe streams forwarded
     // by the standbys (not in CI: ./scripts/torture).
     if (name == "etcd-elections") {
@@ -384,6 +394,7 @@ absl::StatusOr<ScheduleProfile> ProfileNamed(const std::string& name) {
     profile.workers = 8;
     profile.resources = 2;
     profile.elect_rounds = 0.7;
+    profile.holder_kills = 2;
     profile.holder_pauses = 3;
     profile.pauses_before_write = 3;
     profile.stale_writer_races = 0;

@@ -19,6 +19,8 @@ namespace fencegate::torture {
 
 enum class FaultKind {
   kPauseHolder,       // SIGSTOP a worker at some moment while it holds a lease
+  kKillHolder,        // kill -9 a worker while it holds a lease; start it
+                      // again as a new incarnation (a new name)
   kPauseBeforeWrite,  // the worker stops itself between its lease check and
                       // its write: the worst moment
   kStaleWriterRace,   // a worker stopped before its write resumes after its
@@ -203,6 +205,9 @@ struct ScheduleProfile {
   absl::Duration max_think = absl::Milliseconds(50);
   int holder_pauses = 3;
   int pauses_before_write = 3;
+  // kill -9 of gateway workers holding a lease (a leader among them),
+  // each then started again (WorkerProcess::Restart).
+  int holder_kills = 0;
   int stale_writer_races = 2;  // on the timeline of the writer's gateway
   double release_by_operator = 0.5;  // the share of races that use it
   ServerFaults lockservice{1, 1, 1, 1, {"lock.before_commit", "lock.after_commit"}};

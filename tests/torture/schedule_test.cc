@@ -249,11 +249,37 @@ TEST(ScheduleTest, KindsProfilesMixEveryKindOfRound) {
   EXPECT_EQ(ProfileNamed("default")->shared_rounds, 0);  // the writers' profiles stay
 }
 
+TEST(ScheduleTest, TheElectionsProfileKillsHoldersAndTheOthersKeepTheirSeeds) {
+  const ScheduleProfile elections = *ProfileNamed("elections");
+  const Schedule schedule = MakeSchedule(elections, 11);
+  EXPECT_EQ(Count(schedule, FaultKind::kKillHolder), elections.holder_kills);
+  EXPECT_GT(elections.holder_kills, 0);
+  EXPECT_GT(elections.elect_rounds, 0);
+  for (const Fault& fault : schedule.faults) {
+    if (fault.kind != FaultKind::kKillHolder) continue;
+    EXPECT_EQ(fault.target, Target::kWorker);
+    EXPECT_GE(fault.worker, 0);
+    EXPECT_LT(fault.worker, elections.workers);
+  }
+  // Kills are drawn last: without them a profile's schedule is what it was.
+  ScheduleProfile without = elections;
+  without.holder_kills = 0;
+  const Schedule before = MakeSchedule(without, 11);
+  std::vector<std::string> kept;
+  for (const Fault& fault : schedule.faults) {
+    if (fault.kind != FaultKind::kKillHolder)
+      kept.push_back(DescribeFault(schedule, fault));
+  }
+  std::vector<std::string> was;
+  for (const Fault& fault : before.faults) was.push_back(DescribeFault(before, fault));
+  EXPECT_EQ(kept, was);
+}
+
 TEST(ScheduleTest, PlantedBugProfilesRunPlainFencing) {
   for (const char* name :
        {"races", "lock-crashes", "lock-restarts", "gateway-restart", "sql-pauses",
-        "kinds-contention", "kinds-paused-readers", "etcd-leader-pauses",
-        "etcd-leader-partitions", "etcd-standbys"}) {
+        "kinds-contention", "kinds-paused-readers", "elections-paused-leaders",
+        "etcd-leader-pauses", "etcd-leader-partitions", "etcd-standbys"}) {
     absl::StatusOr<ScheduleProfile> profile = ProfileNamed(name);
     ASSERT_TRUE(profile.ok()) << name;
     EXPECT_FALSE(MakeSchedule(*profile, 7).secure) << name;

@@ -50,6 +50,15 @@ Worker::Worker(WorkerOptions options, std::unique_ptr<HistoryWriter> history,
   client::ClientOptions lock_options;
   lock_options.lock_transport = transport;
   lock_ = std::make_unique<client::LockClient>(lock_channel_, lock_options);
+  if (options_.elect_rounds > 0) {
+    // Proclaims make one attempt each, as the gateway calls below: a
+    // Proclaim retried after its first attempt was applied (the service
+    // restarted before answering) may be refused because the term ended
+    // meanwhile, and "refused" must mean that nothing changed.
+    client::ClientOptions once = lock_options;
+    once.retry.max_attempts = 1;
+    proclaims_ = std::make_unique<client::LockClient>(lock_channel_, once);
+  }
   if (!options_.postgres.empty()) {
     sql_ = std::make_unique<SqlCounter>(options_.postgres,
                                         options_.planted_bug == kSqlSkipsFenceBug);

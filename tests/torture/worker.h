@@ -153,6 +153,7 @@ class Worker {
   std::shared_ptr<grpc::Channel> lock_channel_;
   std::shared_ptr<grpc::Channel> gateway_channel_;
   std::unique_ptr<client::LockClient> lock_;
+  std::unique_ptr<client::LockClient> proclaims_;   // one attempt a call; elections only
   std::unique_ptr<client::GatewayClient> gateway_;  // null for a SQL worker
   std::unique_ptr<SqlCounter> sql_;                 // null for a gateway worker
   const std::string path_;                          // what the history's `gateway` says

@@ -54,9 +54,10 @@ void Worker::Proclaim(client::Leadership& leading, const std::string& value) {
   const uint64_t op = history_->Invoke(
       "proclaim",
       {{"election", options_.election}, {"term", Str(leading.term())}, {"value", value}});
-  // Straight to the service, whatever this client thinks of its lease: the
-  // service must refuse a term that has ended.
-  absl::StatusOr<uint64_t> seq = leading.Proclaim(value);
+  // Straight to the service, whatever this client thinks of its lease (the
+  // service must refuse a term that has ended), in one attempt (proclaims_).
+  absl::StatusOr<uint64_t> seq = proclaims_->Proclaim(options_.election, leading.term(),
+                                                      value, leading.lease().signature());
   if (seq.ok()) {
     history_->Complete(op, "proclaim", Outcome::kOk, {{"seq", Str(*seq)}});
     return;

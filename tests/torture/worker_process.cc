@@ -11,27 +11,43 @@ namespace fencegate::torture {
 absl::StatusOr<std::unique_ptr<WorkerProcess>> WorkerProcess::Start(
     const WorkerProcessOptions& options) {
   std::unique_ptr<WorkerProcess> worker(new WorkerProcess());
-  worker->name_ = options.name;
-  const std::string prefix = absl::StrCat(options.run_dir, "/worker-", options.name);
+  worker->options_ = options;
   absl::StatusOr<std::unique_ptr<SharedWorkerControl>> control =
-      SharedWorkerControl::Create(prefix + ".control");
+      SharedWorkerControl::Create(
+          absl::StrCat(options.run_dir, "/worker-", options.name, ".control"));
   if (!control.ok()) return control.status();
   worker->control_ = *std::move(control);
+  if (absl::Status started = worker->Launch(options.name); !started.ok()) return started;
+  return worker;
+}
 
+absl::Status WorkerProcess::Restart() {
+  process_->Signal(SIGKILL);
+  (void)process_->Wait(absl::InfiniteDuration());
+  WorkerControl& c = control();
+  c.holding.store(0);
+  c.token.store(0);
+  c.stop_before_write.store(0);
+  return Launch(absl::StrCat(options_.name, ".", ++incarnation_));
+}
+
+absl::Status WorkerProcess::Launch(const std::string& name) {
+  const WorkerProcessOptions& options = options_;
+  const std::string prefix = absl::StrCat(options.run_dir, "/worker-", name);
   testing::ChildProcess::Options child;
-  child.argv = {options.binary,
-                absl::StrCat("--name=", options.name),
-                absl::StrCat("--lockservice=", options.lockservice),
-                absl::StrCat("--gateway=", options.gateway),
-                absl::StrCat("--resources=", absl::StrJoin(options.resources, ",")),
-                absl::StrCat("--seed=", options.seed),
-                absl::StrCat("--min_ttl=", absl::FormatDuration(options.min_ttl)),
-                absl::StrCat("--max_ttl=", absl::FormatDuration(options.max_ttl)),
-                absl::StrCat("--max_think=", absl::FormatDuration(options.max_think)),
-                absl::StrCat("--gateway_timeout=",
-                             absl::FormatDuration(options.gateway_timeout)),
-                absl::StrCat("--history=", prefix, ".history"),
-                absl::StrCat("--control=", prefix, ".control")};
+  child.argv = {
+      options.binary,
+      absl::StrCat("--name=", name),
+      absl::StrCat("--lockservice=", options.lockservice),
+      absl::StrCat("--gateway=", options.gateway),
+      absl::StrCat("--resources=", absl::StrJoin(options.resources, ",")),
+      absl::StrCat("--seed=", options.seed + 100 * incarnation_),
+      absl::StrCat("--min_ttl=", absl::FormatDuration(options.min_ttl)),
+      absl::StrCat("--max_ttl=", absl::FormatDuration(options.max_ttl)),
+      absl::StrCat("--max_think=", absl::FormatDuration(options.max_think)),
+      absl::StrCat("--gateway_timeout=", absl::FormatDuration(options.gateway_timeout)),
+      absl::StrCat("--history=", prefix, ".history"),
+      absl::StrCat("--control=", options.run_dir, "/worker-", options.name, ".control")};
   if (!options.postgres.empty()) {
     child.argv.push_back(absl::StrCat("--postgres=", options.postgres));
   }
@@ -55,8 +71,9 @@ absl::StatusOr<std::unique_ptr<WorkerProcess>> WorkerProcess::Start(
   absl::StatusOr<std::unique_ptr<testing::ChildProcess>> process =
       testing::ChildProcess::Start(child);
   if (!process.ok()) return process.status();
-  worker->process_ = *std::move(process);
-  return worker;
+  process_ = *std::move(process);
+  name_ = name;
+  return absl::OkStatus();
 }
 
 absl::Status WorkerProcess::Quit(absl::Duration timeout) {

@@ -62,11 +62,20 @@ class WorkerProcess {
   // it. OK iff it exited 0 by itself.
   absl::Status Quit(absl::Duration timeout);
 
+  // kill -9, then starts it again as a new incarnation: named
+  // "<name>.<n>" (its history file, holders and log ids new), on the same
+  // control page, reset. Callers hold episode_mu: process() changes.
+  absl::Status Restart();
+
   absl::Mutex episode_mu;
 
  private:
   WorkerProcess() = default;
+  // Starts the process as `name`, on the control page of options_.name.
+  absl::Status Launch(const std::string& name);
 
+  WorkerProcessOptions options_;
+  int incarnation_ = 0;
   std::string name_;
   std::unique_ptr<SharedWorkerControl> control_;
   std::unique_ptr<testing::ChildProcess> process_;

@@ -75,8 +75,12 @@ class Leadership {
   Lease& lease() { return *lease_; }
 
   // Says `value` from now on; returns its sequence number within the term.
-  // ABORTED (IsLeaseLost) once deposed. One attempt per call, retried on
-  // UNAVAILABLE within the client's call_timeout.
+  // ABORTED (IsLeaseLost) once deposed. Retried on UNAVAILABLE within the
+  // client's call_timeout (ClientOptions::retry), with no request id yet:
+  // when an attempt was applied but its answer lost, the retry applies it
+  // again (one more seq) or, if the term ended meanwhile, is refused
+  // ABORTED although the value was said. Make one attempt
+  // (retry.max_attempts = 1) to tell the two apart.
   absl::StatusOr<uint64_t> Proclaim(const std::string& value);
   // Ends the term now (the next candidate in line leads), whatever its
   // holds, and stops renewing. ABORTED (IsLeaseLost) if it was deposed
