@@ -136,8 +136,7 @@ void LockManager::EndLease(const std::string& name, ResourceState& r, HeldLease&
       ElectionChange change;
       change.election = name;
       change.term = lease.token;
-      change.seq = end;
-      change.holder = lease.holder;
+      change.seq = end;  // no candidate: as Leader() tells an ended term
       change.at = absl::Now();
       TellObservers(change);
     }
