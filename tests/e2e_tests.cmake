@@ -92,7 +92,7 @@ set_tests_properties(e2e.leader_example PROPERTIES
 # streams, SIGHUP reloads, refused starts. A binary of its own, named so
 # that `ctest -R policy` runs it with the policy's unit tests.
 fencegate_cc_test(policy_e2e_tests
-  SOURCES e2e/policy_matrix_test.cc
+  SOURCES e2e/policy_election_test.cc e2e/policy_matrix_test.cc
   DEPS fencegate_demo_harness fencegate_grpc_base fencegate_testing_http
   LABELS e2e
   TEST_PREFIX "policy.")

@@ -23,7 +23,7 @@
 #include "tests/testing/fake_clock.h"
 #include "tests/testing/faulty_lock_store.h"
 #include "tests/testing/status_matchers.h"
-#include "tests/unit/lock_session_harness.h"
+#include "tests/unit/lock_session_fixture.h"
 
 namespace fencegate::lockservice {
 namespace {
@@ -40,88 +40,6 @@ using ::fencegate::testing::StatusIs;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
-
-ErrorInfo InfoOf(const absl::Status& status) {
-  return GetErrorInfo(status).value_or(ErrorInfo());
-}
-
-class LockSessionTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    protocol_errors_before_ = testing::StreamHarness::ProtocolErrors();
-    auto store = SqliteLockStore::Open(dir_.File("locks.db"));
-    ASSERT_THAT(store, IsOk());
-    store_ = *std::move(store);
-    faulty_ = std::make_unique<testing::FaultyLockStore>(store_.get());
-    auto manager = LockManager::Create(faulty_.get(), &clock_, LockLimits());
-    ASSERT_THAT(manager, IsOk());
-    manager_ = *std::move(manager);
-  }
-  void TearDown() override {
-    EXPECT_EQ(testing::StreamHarness::ProtocolErrors(), protocol_errors_before_)
-        << "a session broke the transport's rules (see the log)";
-  }
-
-  std::unique_ptr<LockSessionHarness> NewSession(size_t max_in_flight = 256) {
-    StreamLimits limits;
-    limits.max_in_flight = max_in_flight;
-    return std::make_unique<LockSessionHarness>(manager_, limits);
-  }
-
-  // Everything the manager decided so far is delivered, and every message
-  // the session wrote because of it is taken.
-  void Settle(LockSessionHarness& s) {
-    manager_->Sync();
-    manager_->Sync();  // the first Sync's batch has flushed its streams
-    s.TakeAll();
-  }
-
-  // Unary-style calls, from elsewhere than the stream.
-  uint64_t AcquireElsewhere(const std::string& resource, const std::string& holder) {
-    absl::StatusOr<AcquireResult> result = absl::InternalError("no reply");
-    manager_->Acquire(
-        manager_->NewCallId(),
-        AcquireArgs{resource, holder, Seconds(60), absl::ZeroDuration(), ""},
-        [&result](absl::StatusOr<AcquireResult> r) { result = std::move(r); });
-    manager_->Sync();
-    EXPECT_TRUE(result.ok() && result->acquired) << result.status();
-    return result.ok() ? result->token : 0;
-  }
-  absl::Status ReleaseElsewhere(const std::string& resource, uint64_t token) {
-    absl::Status status = absl::InternalError("no reply");
-    manager_->Release(
-        ReleaseArgs{resource, token, "", ""},
-        [&status](absl::StatusOr<ReleaseResult> r) { status = r.status(); });
-    manager_->Sync();
-    return status;
-  }
-  ResourceInfo Describe(const std::string& resource) {
-    ResourceInfo info;
-    manager_->Describe(resource, [&info](absl::StatusOr<ResourceInfo> r) {
-      if (r.ok()) info = *r;
-    });
-    manager_->Sync();
-    return info;
-  }
-
-  // The token the stream's answer to `id` granted.
-  static uint64_t Granted(LockSessionHarness& s, uint64_t id) {
-    absl::StatusOr<v1::LockResult> answer = s.WaitForAnswer(id);
-    EXPECT_THAT(answer, IsOk());
-    if (!answer.ok()) return 0;
-    EXPECT_EQ(answer->result_case(), v1::LockResult::kAcquire)
-        << answer->ShortDebugString();
-    EXPECT_TRUE(answer->acquire().acquired()) << answer->ShortDebugString();
-    return answer->acquire().token();
-  }
-
-  testing::TempDir dir_;
-  testing::FakeClock clock_;
-  std::unique_ptr<SqliteLockStore> store_;
-  std::unique_ptr<testing::FaultyLockStore> faulty_;
-  std::shared_ptr<LockManager> manager_;
-  int protocol_errors_before_ = 0;
-};
 
 // ------------------------------------------------------------------ calls
 
@@ -155,71 +73,6 @@ TEST_F(LockSessionTest, EachCallGetsTheAnswerItsUnaryCallWouldGet) {
   EXPECT_FALSE(refused.acquire().acquired());  // not granted: an answer, not an error
   EXPECT_EQ(refused.acquire().reason(), v1::AcquireResponse::HELD);
   EXPECT_EQ(refused.acquire().holder_token(), token);
-}
-
-// Elections on the stream (docs/semantics.md, "Elections"): each call gets
-// its unary call's answer, and a term the stream campaigned for is
-// listened to as an Acquire's lease is.
-TEST_F(LockSessionTest, ElectionCallsGetTheirUnaryAnswersAndALostTermIsPushed) {
-  auto s = NewSession();
-  v1::LockCall campaign;
-  campaign.set_request_id(1);
-  campaign.mutable_campaign()->set_election("jobs");
-  campaign.mutable_campaign()->set_candidate("a");
-  campaign.mutable_campaign()->set_value("10.0.0.1");
-  campaign.mutable_campaign()->set_ttl_ms(1000);
-  s->Send({campaign});
-  ASSERT_OK_AND_ASSIGN(v1::LockResult led, s->WaitForAnswer(1));
-  ASSERT_EQ(led.result_case(), v1::LockResult::kAcquire);
-  ASSERT_TRUE(led.acquire().acquired());
-  const uint64_t term = led.acquire().token();
-
-  v1::LockCall proclaim;
-  proclaim.set_request_id(2);
-  proclaim.mutable_proclaim()->set_election("jobs");
-  proclaim.mutable_proclaim()->set_term(term);
-  proclaim.mutable_proclaim()->set_value("10.0.0.2");
-  v1::LockCall leader;
-  leader.set_request_id(3);
-  leader.mutable_leader()->set_election("jobs");
-  v1::LockCall stale = proclaim;
-  stale.set_request_id(4);
-  stale.mutable_proclaim()->set_term(term + 1000);
-  s->Send({proclaim, leader, stale});
-  ASSERT_OK_AND_ASSIGN(v1::LockResult said, s->WaitForAnswer(2));
-  ASSERT_OK_AND_ASSIGN(v1::LockResult who, s->WaitForAnswer(3));
-  ASSERT_EQ(said.result_case(), v1::LockResult::kProclaim);
-  EXPECT_EQ(said.proclaim().seq(), 1u);
-  ASSERT_EQ(who.result_case(), v1::LockResult::kLeader);
-  EXPECT_TRUE(who.leader().state().leader());
-  EXPECT_EQ(who.leader().state().term(), term);
-  EXPECT_EQ(who.leader().state().value(), "10.0.0.2");
-  EXPECT_EQ(who.leader().state().candidate(), "a");
-  EXPECT_THAT(s->AnswerStatus(4), StatusIs(absl::StatusCode::kAborted));
-
-  // The term runs out unrenewed: pushed, as a lease's end is.
-  clock_.AdvanceBy(Seconds(1));
-  ASSERT_OK_AND_ASSIGN(v1::LeaseLost lost, s->WaitForLost(term));
-  EXPECT_EQ(lost.resource(), "jobs");
-  EXPECT_EQ(lost.reason(), v1::LeaseLost::EXPIRED);
-
-  // A resign ends the next term; answered, not pushed.
-  campaign.set_request_id(5);
-  s->Send({campaign});
-  ASSERT_OK_AND_ASSIGN(v1::LockResult again, s->WaitForAnswer(5));
-  v1::LockCall resign;
-  resign.set_request_id(6);
-  resign.mutable_resign()->set_election("jobs");
-  resign.mutable_resign()->set_term(again.acquire().token());
-  s->Send({resign});
-  ASSERT_OK_AND_ASSIGN(v1::LockResult resigned, s->WaitForAnswer(6));
-  EXPECT_EQ(resigned.result_case(), v1::LockResult::kResign);
-  leader.set_request_id(7);
-  s->Send({leader});
-  ASSERT_OK_AND_ASSIGN(v1::LockResult nobody, s->WaitForAnswer(7));
-  EXPECT_FALSE(nobody.leader().state().leader());
-  Settle(*s);
-  EXPECT_EQ(s->lost().size(), 1u);
 }
 
 TEST_F(LockSessionTest, ARefusedCallFailsAloneAndTheStreamStaysOpen) {
