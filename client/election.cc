@@ -101,10 +101,14 @@ absl::StatusOr<std::unique_ptr<Leadership>> LockClient::Campaign(
       return std::make_unique<Leadership>(this, election, std::move(lease));
     }
     if (clock.Now() >= wait_until) {
+      const bool delay = response.reason() == v1::AcquireResponse::LOCK_DELAY;
       absl::Status refused = absl::FailedPreconditionError(absl::StrCat(
-          "not elected in election '", election, "': it is led in term ",
-          response.holder_token(), " (retry in ",
-          absl::FormatDuration(absl::Milliseconds(response.retry_after_ms())), ")"));
+          "not elected in election '", election, "': ",
+          delay ? std::string("held back by a lock-delay after a term expired")
+                : absl::StrCat("it is led in term ", response.holder_token()),
+          "; retry in ",
+          absl::FormatDuration(absl::Milliseconds(response.retry_after_ms())),
+          ", campaign with a longer wait, or observe it"));
       ErrorInfo info;
       info.current_token = response.holder_token();
       SetErrorInfo(refused, info);
