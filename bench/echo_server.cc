@@ -1,15 +1,24 @@
 // fencegate-echo-server: answers Echo.Call with the request, and every
 // message of an Echo.Stream with itself (in order, many in flight), nothing
-// else, on the gRPC callback API. The benchmark's empty-call ceilings: the
-// unary call (the C++ load generator's grpc-empty) and the stream
-// (bench/python/'s python-echo, the shape of the Session streams).
+// else. The benchmark's empty-call ceilings: the unary call (the C++ load
+// generator's grpc-empty) and the stream (bench/python/'s python-echo, the
+// shape of the Session streams).
+//
+// --api=callback (the default) serves both on gRPC's callback API, as the
+// servers do; --api=cq serves both on the asynchronous API instead, every
+// event taken from one completion queue by one thread (echo_cq_server.h),
+// to measure which of the two designs a Session transport costs less on
+// (issue 32).
 #include <chrono>
 #include <cstdlib>
 #include <deque>
+#include <memory>
+#include <thread>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/synchronization/mutex.h"
+#include "bench/echo_cq_server.h"
 #include "common/base/log.h"
 #include "common/build_info/build_info.h"
 #include "common/core/signals.h"
@@ -19,6 +28,9 @@
 
 ABSL_FLAG(std::string, listen, "127.0.0.1:0", "host:port to serve on");
 ABSL_FLAG(std::string, port_file, "", "write the bound port here once serving");
+ABSL_FLAG(std::string, api, "callback",
+          "how calls are served: callback (gRPC's callback API, as the servers) or cq "
+          "(the asynchronous API, one thread on one completion queue)");
 
 namespace {
 
@@ -110,21 +122,43 @@ int main(int argc, char** argv) {
   fencegate::BlockShutdownSignals();
   fencegate::InitBuildInfo("fencegate-echo-server");
   absl::ParseCommandLine(argc, argv);
-  EchoService service;
+  const std::string api = absl::GetFlag(FLAGS_api);
+  if (api != "callback" && api != "cq") {
+    fencegate::LogError("--api=%s: expected callback or cq", api);
+    return EXIT_FAILURE;
+  }
+  EchoService callback_service;
+  fencegate::bench::Echo::AsyncService cq_service;
   grpc::ServerBuilder builder;
   int port = 0;
   builder.AddListeningPort(absl::GetFlag(FLAGS_listen), grpc::InsecureServerCredentials(),
                            &port);
-  builder.RegisterService(&service);
+  std::unique_ptr<grpc::ServerCompletionQueue> cq;
+  if (api == "cq") {
+    builder.RegisterService(&cq_service);
+    cq = builder.AddCompletionQueue();
+  } else {
+    builder.RegisterService(&callback_service);
+  }
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server == nullptr || port == 0) {
     fencegate::LogError("cannot listen on %s", absl::GetFlag(FLAGS_listen));
     return EXIT_FAILURE;
   }
   if (!fencegate::WritePortFile(absl::GetFlag(FLAGS_port_file), port).ok()) return EXIT_FAILURE;
-  fencegate::LogInfo("%s serving on port %d", fencegate::VersionLine(), port);
+  std::thread cq_thread;
+  if (cq != nullptr) {
+    cq_thread = std::thread(
+        [&cq_service, &cq] { fencegate::bench::ServeEchoOn(cq_service, *cq); });
+  }
+  fencegate::LogInfo("%s serving on port %d on gRPC's %s API", fencegate::VersionLine(),
+                     port, api == "cq" ? "asynchronous" : "callback");
   fencegate::WaitForShutdownSignal();
   // Streams a client left open are cancelled after a second.
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1));
+  if (cq != nullptr) {
+    cq->Shutdown();  // after the server's: ServeEchoOn drains it and returns
+    cq_thread.join();
+  }
   return EXIT_SUCCESS;
 }

@@ -27,7 +27,7 @@ Standard library only. The results schema (each entry of "results"):
               | etcd | redis | grpc-empty | python-fencegate, python-redis,
               python-echo (bench/python/loadgen.py: fencegate.aio, redis.asyncio,
               a grpc.aio stream to the echo server; bench/report_python.py)
-              | fencegate-loop, redis-loop, echo-stream (fencegate-loadgen
+              | fencegate-loop, redis-loop, echo-stream, echo-cq (fencegate-loadgen
               --shape=loop: event-loop clients; bench/report_loop.py)
   durability  fsync (acknowledged only after fsync) | everysec (Redis,
               NOT durable) | none (the empty call)

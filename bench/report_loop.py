@@ -1,7 +1,8 @@
 """The event-loop clients' part of docs/benchmarks.md (issue 32), for
 bench/report.py: fencegate through its C++ client library's asynchronous
 calls ("fencegate-loop"), Redis on hiredis' async API and libevent
-("redis-loop"), and gRPC's streaming echo ("echo-stream"), all driven by
+("redis-loop"), and gRPC's streaming echo on its callback API ("echo-stream")
+and on its asynchronous API ("echo-cq"), all driven by
 `fencegate-loadgen --shape=loop` (bench/loadgen/loop_workloads.h) in the
 rotation of the thread-shaped points (./scripts/bench's system `loop`).
 
@@ -16,7 +17,8 @@ Standard library only.
 SYSTEMS = [("fencegate-loop", "fsync", "fencegate, C++ client library, async calls"),
            ("redis-loop", "fsync", "Redis always, hiredis async on libevent"),
            ("redis-always", "fsync", "Redis always, hiredis blocking, a thread per client"),
-           ("echo-stream", "none", "gRPC streaming echo, 1 KiB, no work")]
+           ("echo-stream", "none", "gRPC streaming echo, 1 KiB, no work, callback API"),
+           ("echo-cq", "none", "the same echo, asynchronous API, one thread a side")]
 POINTS = [("lock_cycle", 1000, 32, "lock cycle, 1,000 resources, 32 clients"),
           ("fenced_write", 1000, 32, "fenced write, 1,000 resources, 32 clients"),
           ("fenced_write", 1, 32, "fenced write, hot resource, 32 clients"),
@@ -37,7 +39,12 @@ connection on one event thread, with the commands of the blocking driver
 against the appendfsync-always Redis; `redis-always` is that blocking driver
 with a thread per client, for comparison. `echo-stream` is the floor of a
 Session call: the echo server's `Echo.Stream`, one stream per client, one
-1 KiB message in flight. Context switches per op are the servers' (every
+1 KiB message in flight, on gRPC's callback API at both ends, as
+fencegate's servers and client library use it. `echo-cq` is the same echo
+on gRPC's asynchronous API at both ends (`fencegate-echo-server --api=cq`,
+`--system=grpc-empty-cq`): one thread a side takes every event from one
+completion queue, the other design a Session transport could take (issue
+32, item 4). Context switches per op are the servers' (every
 thread's, from /proc/PID/task/*/status) and the load generator's
 (getrusage) inside the window. The targets are issue 32's: fenced writes at
 least 1.0x redis-loop, lock cycles at least 0.75x, server CPU per op at most
@@ -67,7 +74,7 @@ def _cpu_ratio(a, b):
 def section(doc, r):
     def get(system, workload, resources, clients):
         durability = dict((s, d) for s, d, _ in SYSTEMS)[system]
-        if system == "echo-stream":
+        if system in ("echo-stream", "echo-cq"):
             return r.find(doc, system, durability, "rpc", 0, clients)
         return r.find(doc, system, durability, workload, resources, clients)
 

@@ -56,6 +56,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "bench/loadgen/driver.h"
+#include "bench/loadgen/echo_cq_loop.h"
 #include "bench/loadgen/echo_driver.h"
 #include "bench/loadgen/echo_loop.h"
 #include "bench/loadgen/elect.h"
@@ -85,7 +86,9 @@ ABSL_FLAG(std::string, shape, "thread",
           "how the clients run: thread (a thread per client, blocking calls) or loop "
           "(event-loop clients, one op in flight each, the next started in the last "
           "one's callback: fencegate-stream through its client library's async calls, "
-          "redis on hiredis' async API and libevent, grpc-empty as the streaming echo; "
+          "redis on hiredis' async API and libevent, grpc-empty as the streaming echo "
+          "(gRPC's callback API), grpc-empty-cq the same on its asynchronous API, one "
+          "thread on one completion queue; "
           "fenced_write, lock_cycle on many resources, rpc), or elect (one candidate of "
           "the election --run_id: fencegate or etcd; elect.h)");
 ABSL_FLAG(std::string, target, "",
@@ -185,7 +188,7 @@ absl::StatusOr<DriverFactory> MakeFactory(const std::string& system,
         "built without hiredis: install libhiredis-dev and rebuild");
 #endif
   }
-  if (system == "grpc-empty") {
+  if (system == "grpc-empty" || system == "grpc-empty-cq") {
     return DriverFactory([target](int) -> absl::StatusOr<std::unique_ptr<Driver>> {
       return std::make_unique<fencegate::bench::EchoDriver>(target);
     });
@@ -193,7 +196,7 @@ absl::StatusOr<DriverFactory> MakeFactory(const std::string& system,
   return absl::InvalidArgumentError(absl::StrCat(
       "--system: unknown '", system,
       "'; one of fencegate, fencegate-stream, sql-fenced, sql-plain, etcd, redis, "
-      "grpc-empty"));
+      "grpc-empty, grpc-empty-cq"));
 }
 
 // --shape=loop's driver of `system`.
@@ -215,9 +218,13 @@ absl::StatusOr<std::unique_ptr<fencegate::bench::LoopDriver>> MakeLoopDriver(
 #endif
   }
   if (system == "grpc-empty") return std::make_unique<fencegate::bench::EchoLoop>(target);
-  return absl::InvalidArgumentError(absl::StrCat(
-      "--shape=loop: --system must be fencegate-stream, redis or grpc-empty, not '",
-      system, "'"));
+  if (system == "grpc-empty-cq")
+    return std::make_unique<fencegate::bench::EchoCqLoop>(target);
+  return absl::InvalidArgumentError(
+      absl::StrCat("--shape=loop: --system must be fencegate-stream, redis, grpc-empty "
+                   "or grpc-empty-cq, "
+                   "not '",
+                   system, "'"));
 }
 
 int Fail(const absl::Status& status) {

@@ -49,7 +49,8 @@ def python_instances(o, workload):
 def loop_instances(o, loop_redis, workload, resources, clients):
     """The event-loop clients (issue 32), in the rotation of these points:
     lock cycles on many resources (a try-lock each: no waiting in that
-    shape), and fenced writes with the streaming echo beside them."""
+    shape), and fenced writes with the streaming echo beside them, on
+    gRPC's callback API and on its asynchronous one."""
     if (not o.has("loop") or (resources == 1 and workload == "lock_cycle")
             or clients not in (1, 32)):
         return []
@@ -57,7 +58,7 @@ def loop_instances(o, loop_redis, workload, resources, clients):
     if loop_redis:
         out += ["redis-loop"]
     if workload == "fenced_write":
-        out += ["echo-stream"]
+        out += ["echo-stream", "echo-cq"]
     return out
 
 

@@ -90,6 +90,9 @@ class Runner:
             "echo-stream": ["--shape=loop", "--system=grpc-empty", "--system_label=echo-stream",
                             "--durability=none", f"--target={t['echo']}",
                             f"--server_pids={pid('echo')}"],
+            "echo-cq": ["--shape=loop", "--system=grpc-empty-cq", "--system_label=echo-cq",
+                        "--durability=none", f"--target={t['echo-cq']}",
+                        f"--server_pids={pid('echo-cq')}"],
             "python-fencegate": ["--system=fencegate", "--durability=fsync"] + pair,
             "python-redis": ["--system=redis", "--durability=fsync",
                              f"--target={t['redis-always']}",
@@ -124,7 +127,7 @@ class Runner:
         duration = duration or self.o.duration
         warmup = warmup or self.o.warmup
         # The empty calls have one workload; in a lock point they run alongside.
-        if instance in ("grpc-empty", "python-echo", "echo-stream"):
+        if instance in ("grpc-empty", "python-echo", "echo-stream", "echo-cq"):
             workload, resources = "rpc", 0
         loadgen, args = self.instance_args(instance)
         args = [f"--workload={workload}", f"--resources={resources}", f"--clients={clients}",

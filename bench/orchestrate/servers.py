@@ -129,6 +129,10 @@ class Servers:
         if o.has("grpc-empty") or o.has("python") or o.has("loop"):
             self.start_port_file_server("echo", self.binary("bench/fencegate-echo-server"))
             log(f"echo server (grpc-empty, python-echo, echo-stream): {self.target['echo']}")
+        if o.has("loop"):
+            self.start_port_file_server("echo-cq", self.binary("bench/fencegate-echo-server"),
+                                        "--api=cq")
+            log(f"echo server on gRPC's asynchronous API (echo-cq): {self.target['echo-cq']}")
         if o.has("etcd"):
             port = self.start_etcd("etcd", "bench")
             self.target["etcd"] = f"127.0.0.1:{port}"
