@@ -41,7 +41,8 @@ const char* ExitCodeHelp() {
          "     or the lease belongs to another certificate\n"
          "  7  lease lost (run): the lease ended while the command ran; the\n"
          "     command was stopped. Otherwise run exits with the command's code\n"
-         "     (127: it could not be started; 128+n: killed by signal n)\n";
+         "     (126: it could not be started; 127: it was not found; 128+n:\n"
+         "     killed by signal n)\n";
 }
 
 }  // namespace fencegate::cli

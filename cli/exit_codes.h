@@ -40,7 +40,9 @@ enum ExitCode : int {
   kExitUnavailable = 5,
   kExitDenied = 6,
   kExitLeaseLost = 7,
-  // `fencegate run`: the command could not be started (as a shell's 127).
+  // `fencegate run`, as a shell: the command was found but could not be
+  // started (not executable, a bad interpreter: 126), or was not found (127).
+  kExitNotExecutable = 126,
   kExitCannotRun = 127,
 };
 

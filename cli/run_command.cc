@@ -292,7 +292,9 @@ absl::Status RunRun(CommandContext& ctx) {
                       ? "released the lock"
                       : absl::StrCat("releasing the lock failed: ", released.message()))
               << "\n";
-    ctx.exit_code = kExitCannotRun;
+    ctx.exit_code = child.status().code() == absl::StatusCode::kNotFound
+                        ? kExitCannotRun
+                        : kExitNotExecutable;
     return absl::OkStatus();
   }
 
@@ -361,7 +363,8 @@ const std::vector<Command>& RunCommands() {
        "sent to run are passed to the group; run then waits for the command\n"
        "and releases the lock. If run dies, the command (the process run\n"
        "started, not its children) gets SIGKILL. A command that cannot be\n"
-       "started: exit 127, the lock released.\n"
+       "started: exit 127 if it was not found, 126 if it could not be run (not\n"
+       "executable), as a shell; the lock is released.\n"
        "\n"
        "No --json: stdout is the command's.",
        {"lockservice", "gateway", "resource", "elect", "value", "holder", "ttl", "wait",

@@ -36,7 +36,8 @@
 
 namespace fencegate::e2e {
 
-inline constexpr int kLeaseLost = 7, kCannotRun = 127, kUsage = 4, kNotAcquired = 3;
+inline constexpr int kLeaseLost = 7, kCannotRun = 127, kNotExecutable = 126, kUsage = 4,
+                     kNotAcquired = 3;
 // Patience for things that take a moment on a loaded 2-core machine.
 inline constexpr absl::Duration kPatience = absl::Seconds(30);
 // A command's long sleep, during which its sh runs a trap at once: `wait`

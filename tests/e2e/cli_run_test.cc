@@ -211,24 +211,26 @@ TEST_F(CliRunTest, KilledRunTakesItsCommandWithIt) {
               testing::IsOk());
 }
 
-TEST_F(CliRunTest, CommandThatCannotStartExits127AndFreesTheLock) {
+TEST_F(CliRunTest, CommandThatCannotStartExits127Or126AsAShellAndFreesTheLock) {
   const std::string not_executable = dir_.File("not-executable");
   std::ofstream(not_executable) << "#!/bin/sh\nexit 0\n";
   chmod(not_executable.c_str(), 0644);
   struct Case {
     std::string program;
     std::string why;
+    int exit_code;
   };
-  for (const Case& c : {Case{dir_.File("no-such-program"), "No such file or directory"},
-                        Case{"fencegate-no-such-command", "not found in $PATH"},
-                        Case{not_executable, "Permission denied"}}) {
+  for (const Case& c :
+       {Case{dir_.File("no-such-program"), "No such file or directory", kCannotRun},
+        Case{"fencegate-no-such-command", "not found in $PATH", kCannotRun},
+        Case{not_executable, "Permission denied", kNotExecutable}}) {
     SCOPED_TRACE(c.program);
     ASSERT_OK_AND_ASSIGN(testing::ProgramResult result,
                          testing::RunProgram({FENCEGATE_CLI_BIN, "run", "--resource=r",
                                               "--lockservice=" + lockservice_address(),
                                               "--", c.program, "arg"},
                                              kPatience));
-    EXPECT_EQ(result.exit_code, kCannotRun) << result.stderr_text;
+    EXPECT_EQ(result.exit_code, c.exit_code) << result.stderr_text;
     EXPECT_THAT(result.stderr_text,
                 HasSubstr(absl::StrCat("cannot run '", c.program, "'")));
     EXPECT_THAT(result.stderr_text, HasSubstr(c.why));
