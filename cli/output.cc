@@ -202,6 +202,7 @@ void Output::PrintFailure(absl::string_view command, const absl::Status& status)
         error.AddUint("current_version", info->current_version);
       }
       if (!info->field.empty()) error.AddString("field", info->field);
+      if (info->max_value != 0) error.AddUint("max_value", info->max_value);
     }
     error.AddBytes("message", status.message());
     JsonObject all;

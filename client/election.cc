@@ -3,6 +3,7 @@
 // Observe is a stream of its own) and the Leadership they make.
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -22,9 +23,22 @@ namespace {
 
 namespace v1 = ::fencegate::v1;
 
-// The longest wait one Campaign call asks for: the server's default
-// --max_wait. A longer CampaignOptions::wait is several calls.
+// The longest wait one Campaign call asks for at first: the server's
+// default --max_wait. A longer CampaignOptions::wait is several calls; a
+// server with a smaller --max_wait refuses the wait naming its limit
+// (ErrorInfo::max_value), and the calls after that ask for the limit.
 constexpr absl::Duration kMostWaitPerCall = absl::Minutes(5);
+
+// The server's --max_wait if `status` refused a Campaign's wait for being
+// above it, else nullopt.
+std::optional<absl::Duration> WaitLimitOf(const absl::Status& status) {
+  if (status.code() != absl::StatusCode::kInvalidArgument) return std::nullopt;
+  std::optional<ErrorInfo> info = GetErrorInfo(status);
+  if (!info.has_value() || info->field != "wait_ms" || info->max_value == 0) {
+    return std::nullopt;
+  }
+  return absl::Milliseconds(info->max_value);
+}
 
 ElectionState StateOf(const v1::ElectionChange& change) {
   ElectionState state;
@@ -73,12 +87,13 @@ absl::StatusOr<std::unique_ptr<Leadership>> LockClient::Campaign(
   const absl::Time wait_until = options.wait == absl::InfiniteDuration()
                                     ? absl::InfiniteFuture()
                                     : clock.Now() + options.wait;
+  absl::Duration most_per_call = kMostWaitPerCall;
   for (;;) {
     // As AcquireLease: the term is valid from when its call was sent, plus
     // the time the service says it waited in line.
     const absl::Time sent = lease_options.clock->Now();
     const absl::Duration wait =
-        std::clamp(wait_until - clock.Now(), absl::ZeroDuration(), kMostWaitPerCall);
+        std::clamp(wait_until - clock.Now(), absl::ZeroDuration(), most_per_call);
     const absl::Time call_deadline =
         CallDeadline(options_, wait + options_.rpc_timeout, clock);
     v1::AcquireResponse response;
@@ -90,6 +105,11 @@ absl::StatusOr<std::unique_ptr<Leadership>> LockClient::Campaign(
           &v1::LockService::Stub::Campaign, request, &response,
           AttemptTimeout(call_deadline, wait + options_.rpc_timeout, clock));
     });
+    if (std::optional<absl::Duration> limit = WaitLimitOf(status);
+        limit.has_value() && *limit < wait) {
+      most_per_call = *limit;  // nothing was applied: ask again within it
+      continue;
+    }
     if (!status.ok()) return status;
     if (response.acquired()) {
       TokenSignature signature{response.signature().key_id(), response.signature().mac()};

@@ -15,11 +15,12 @@ absl::Status WithInfo(absl::StatusCode code, absl::string_view message,
 
 }  // namespace
 
-absl::Status InvalidFieldError(absl::string_view field,
-                               absl::string_view message) {
+absl::Status InvalidFieldError(absl::string_view field, absl::string_view message,
+                               uint64_t max_value) {
   ErrorInfo info;
   info.reason = ErrorReason::kInvalidField;
   info.field = std::string(field);
+  info.max_value = max_value;
   return WithInfo(absl::StatusCode::kInvalidArgument, message, info);
 }
 
@@ -58,6 +59,7 @@ void SetErrorInfo(absl::Status& status, const ErrorInfo& info) {
   detail.set_current_token(info.current_token);
   detail.set_current_version(info.current_version);
   detail.set_field(info.field);
+  detail.set_max_value(info.max_value);
   status.SetPayload(kErrorDetailUrl, absl::Cord(detail.SerializeAsString()));
 }
 
@@ -71,6 +73,7 @@ std::optional<ErrorInfo> GetErrorInfo(const absl::Status& status) {
   info.current_token = detail.current_token();
   info.current_version = detail.current_version();
   info.field = detail.field();
+  info.max_value = detail.max_value();
   return info;
 }
 

@@ -35,15 +35,18 @@ struct ErrorInfo {
   uint64_t current_token = 0;
   uint64_t current_version = 0;
   std::string field;
+  // INVALID_FIELD: the largest value accepted for `field` (0: no bound).
+  uint64_t max_value = 0;
 };
 
 // The payload key under which ErrorInfo is stored in an absl::Status.
 inline constexpr absl::string_view kErrorDetailUrl =
     "type.googleapis.com/fencegate.v1.ErrorDetail";
 
-// INVALID_ARGUMENT naming `field`; `message` says what is wrong and the limit.
-absl::Status InvalidFieldError(absl::string_view field,
-                               absl::string_view message);
+// INVALID_ARGUMENT naming `field`; `message` says what is wrong and the limit;
+// `max_value` (0: none) is the largest value accepted, in the field's unit.
+absl::Status InvalidFieldError(absl::string_view field, absl::string_view message,
+                               uint64_t max_value = 0);
 // ABORTED, reason kLeaseLost; `holder_token` is the current holder's (0: none).
 absl::Status LeaseLostError(absl::string_view message, uint64_t holder_token);
 // ABORTED, reason kStaleToken; `max_token` is the resource's current fence.

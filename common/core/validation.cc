@@ -1,5 +1,6 @@
 #include "common/core/validation.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -82,8 +83,10 @@ absl::Status ValidateDuration(absl::string_view field, absl::Duration value,
                               absl::Duration min, absl::Duration max) {
   if (value < min || value > max) {
     return InvalidFieldError(
-        field, absl::StrCat(field, " is ", ToMs(value), "; it must be between ",
-                            ToMs(min), " and ", ToMs(max), " ms"));
+        field,
+        absl::StrCat(field, " is ", ToMs(value), "; it must be between ", ToMs(min),
+                     " and ", ToMs(max), " ms"),
+        static_cast<uint64_t>(std::max<int64_t>(0, ToMs(max))));
   }
   return absl::OkStatus();
 }

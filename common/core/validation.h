@@ -29,7 +29,8 @@ absl::Status ValidateOptionalName(absl::string_view field,
                                   absl::string_view value, size_t max_bytes);
 
 // A duration given in milliseconds on the wire (field names end in _ms):
-// within [min, max]. The message quotes all three in ms.
+// within [min, max]. The message quotes all three in ms; its ErrorInfo
+// carries max (in ms) as max_value.
 absl::Status ValidateDuration(absl::string_view field, absl::Duration value,
                               absl::Duration min, absl::Duration max);
 

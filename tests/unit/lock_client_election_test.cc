@@ -65,5 +65,44 @@ INSTANTIATE_TEST_SUITE_P(Transports, LockClientElectionTest,
                          ::testing::Values(Transport::kUnary, Transport::kStream),
                          TransportName);
 
+// A service with a --max_wait below the client's first step (5 min)
+// refuses that wait naming its limit; the campaign goes on in steps of it.
+class LockClientShortMaxWaitTest : public LockClientElectionTest {
+ protected:
+  static constexpr absl::Duration kMaxWait = absl::Milliseconds(300);
+  void Configure(lockservice::LockServerOptions& options) override {
+    options.limits.max_wait = kMaxWait;
+  }
+};
+
+TEST_P(LockClientShortMaxWaitTest, ACampaignWaitsItsWholeWaitInStepsOfTheServersMaxWait) {
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Leadership> a,
+                       client_->Campaign("e", "a", "va", Options(absl::ZeroDuration())));
+  const absl::Time start = absl::Now();
+  absl::StatusOr<std::unique_ptr<Leadership>> b =
+      client_->Campaign("e", "b", "vb", Options(3 * kMaxWait));
+  EXPECT_TRUE(IsNotAcquired(b.status())) << b.status();
+  EXPECT_GE(absl::Now() - start, 3 * kMaxWait) << "the whole wait, not one step of it";
+
+  // Waiting for good: elected once a resigns.
+  std::thread candidate(
+      [&] { b = client_->Campaign("e", "b", "vb", Options(absl::InfiniteDuration())); });
+  ASSERT_THAT(::fencegate::testing::PollUntil(
+                  [&] {
+                    absl::StatusOr<LockState> state = client_->Describe("e");
+                    return state.ok() && state->waiters == 1;
+                  },
+                  absl::Seconds(10), "b in line"),
+              IsOk());
+  EXPECT_THAT(a->Resign(), IsOk());
+  candidate.join();
+  ASSERT_THAT(b, IsOk());
+  EXPECT_GT((*b)->term(), a->term());
+}
+
+INSTANTIATE_TEST_SUITE_P(Transports, LockClientShortMaxWaitTest,
+                         ::testing::Values(Transport::kUnary, Transport::kStream),
+                         TransportName);
+
 }  // namespace
 }  // namespace fencegate::client

@@ -30,6 +30,7 @@ class LockClientFixture : public ::testing::TestWithParam<Transport> {
     options.serving.listen = "127.0.0.1:" + std::to_string(port);
     options.db_path = dir_.File("locks.db");
     options.limits.min_ttl = absl::Milliseconds(50);
+    Configure(options);
     auto server = lockservice::LockServer::Start(options);
     ASSERT_THAT(server, ::fencegate::testing::IsOk());
     server_ = *std::move(server);
@@ -41,6 +42,9 @@ class LockClientFixture : public ::testing::TestWithParam<Transport> {
     ASSERT_THAT(client, ::fencegate::testing::IsOk());
     client_ = *std::move(client);
   }
+
+  // A test's own server options, before the server starts.
+  virtual void Configure(lockservice::LockServerOptions& options) {}
 
   AcquireOptions Ttl(absl::Duration ttl) {
     AcquireOptions options;

@@ -51,6 +51,18 @@ TEST(ValidationTest, DurationMessageQuotesBoundsInMs) {
                        AllOf(HasSubstr("ttl_ms is 5"), HasSubstr("between 100 and 3000"))));
 }
 
+TEST(ValidationTest, DurationErrorCarriesTheFieldAndItsUpperBoundInMs) {
+  absl::Status s = ValidateDuration("wait_ms", absl::Minutes(5), absl::ZeroDuration(),
+                                    absl::Seconds(60));
+  ASSERT_TRUE(GetErrorInfo(s).has_value()) << s;
+  EXPECT_EQ(GetErrorInfo(s)->field, "wait_ms");
+  EXPECT_EQ(GetErrorInfo(s)->max_value, 60000u);
+  // And through the wire form the Session stream answers with.
+  v1::RpcStatus wire;
+  ToRpcStatus(s, &wire);
+  EXPECT_EQ(GetErrorInfo(FromRpcStatus(wire))->max_value, 60000u);
+}
+
 TEST(ValidationTest, UnknownFieldsAreRefused) {
   fencegate::v1::AcquireRequest request;
   request.set_resource("r");

@@ -18,11 +18,14 @@ import grpc
 
 from fencegate import _util
 from fencegate._proto import lock_pb2
-from fencegate.errors import FencegateError, NotAcquired, NotHolder, Unavailable
+from fencegate.errors import (FencegateError, InvalidArgument, NotAcquired, NotHolder,
+                              Unavailable)
 from fencegate.lease import Signature
 
-# The longest wait one Campaign call asks for: the service's default
-# --max_wait (as the C++ client's). A longer wait is several calls.
+# The longest wait one Campaign call asks for at first: the service's
+# default --max_wait (as the C++ client's). A longer wait is several calls;
+# a service with a smaller --max_wait refuses the wait naming its limit
+# (InvalidArgument.max_value), and the calls after that ask for the limit.
 MOST_WAIT_PER_CALL = 300.0
 
 # An observer's pauses before it observes again: from the first, doubling
@@ -110,12 +113,24 @@ class CampaignWait:
     def __init__(self, wait: Optional[_util.Duration]) -> None:
         self._wait = math.inf if wait is None else _util.seconds(wait, "wait")
         self._until = time.monotonic() + self._wait if self._wait > 0 else 0.0
+        self._most = MOST_WAIT_PER_CALL
+        self._step = 0.0
 
     def step(self) -> float:
         """The wait of the next call, in seconds."""
         if math.isnan(self._wait) or self._wait < 0:
             return self._wait
-        return min(max(0.0, self._until - time.monotonic()), MOST_WAIT_PER_CALL)
+        self._step = min(max(0.0, self._until - time.monotonic()), self._most)
+        return self._step
+
+    def fit(self, refused: InvalidArgument) -> bool:
+        """Whether the last call's wait was refused for being above the
+        service's --max_wait; if so, the next calls ask for that at most."""
+        limit = refused.max_value / 1000.0
+        if refused.field != "wait_ms" or not 0 < limit < self._step:
+            return False
+        self._most = limit
+        return True
 
     def over(self) -> bool:
         """Whether the wait ran out (after a call that was not granted)."""

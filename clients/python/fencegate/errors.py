@@ -150,13 +150,16 @@ class ResourceExhausted(FencegateError):
 
 class InvalidArgument(FencegateError):
     """INVALID_ARGUMENT: ``field`` names the request field at fault (e.g.
-    ``"ttl_ms"``, ``"resource"``; empty when the server named none).
-    Nothing changed; do not retry unchanged."""
+    ``"ttl_ms"``, ``"resource"``; empty when the server named none);
+    ``max_value``, for a number with an upper bound, the largest value the
+    server accepts, in the field's unit (wait_ms: its --max_wait in ms; 0:
+    no such bound). Nothing changed; do not retry unchanged."""
 
-    def __init__(self, message: str, *, field: str,
+    def __init__(self, message: str, *, field: str, max_value: int = 0,
                  code=grpc.StatusCode.INVALID_ARGUMENT) -> None:
         super().__init__(message, code=code)
         self.field = field
+        self.max_value = max_value
 
 
 class Unavailable(FencegateError):
@@ -210,7 +213,9 @@ def from_status(code: grpc.StatusCode, message: str,
         if reason == _Reason.LEASE_LOST:
             return NotHolder(message, current_token=current)
     if code == grpc.StatusCode.INVALID_ARGUMENT:
-        return InvalidArgument(message, field=detail.field if detail is not None else "")
+        if detail is None:
+            return InvalidArgument(message, field="")
+        return InvalidArgument(message, field=detail.field, max_value=detail.max_value)
     if code == grpc.StatusCode.PERMISSION_DENIED:
         return PermissionDenied(message, bad_signature=reason == _Reason.BAD_SIGNATURE)
     if code == grpc.StatusCode.RESOURCE_EXHAUSTED:

@@ -47,7 +47,7 @@ from fencegate._session import SessionStream
 from fencegate._util import TLS, Duration, RetryPolicy
 from fencegate._election_messages import ElectionState, Value
 from fencegate.election import ElectionObserver, Leadership
-from fencegate.errors import DeadlineExceeded, FencegateError, NotAcquired
+from fencegate.errors import DeadlineExceeded, FencegateError, InvalidArgument, NotAcquired
 from fencegate.lease import Lease, LeaseLost, LeaseMode, MultiLease, OnLost, Signature
 
 _CHANNEL_OPTIONS = [
@@ -238,7 +238,7 @@ class LockClient:
         lease, its term is the lease's token.
 
         Candidates wait in line FIFO. ``wait`` None (the default) waits for
-        good, in calls of at most 5 min (the service's default --max_wait);
+        good, in calls of at most the service's --max_wait (5 min by default);
         0 answers at once. ``candidate``: the name observers see; by
         default "<holder prefix>/<n>", one no other campaign uses (the same
         candidate campaigning again while it leads gets its own term back,
@@ -253,7 +253,12 @@ class LockClient:
         waiting = elections.CampaignWait(wait)
         while True:
             sent = time.monotonic()  # the term is valid from when its call was sent
-            response = self._send_parked("campaign", request, waiting.step())
+            try:
+                response = self._send_parked("campaign", request, waiting.step())
+            except InvalidArgument as refused:
+                if waiting.fit(refused):
+                    continue  # nothing was applied: ask again within the limit
+                raise
             if response.acquired:
                 break
             if waiting.over():

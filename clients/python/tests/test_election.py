@@ -157,6 +157,50 @@ def test_a_campaign_that_may_not_wait_is_not_elected_while_another_leads(locks, 
         first.resign()
 
 
+@pytest.fixture
+def short_wait_lockservice(workdir, request):
+    """A lock service of the test's own whose --max_wait (0.3 s) is far below
+    the clients' first step of a campaign's wait (5 min)."""
+    _need_binaries()
+    name = "lockservice-" + request.node.name
+    server = Server(LOCKSERVICE_BIN, workdir, name, *lockservice_args(workdir),
+                    "--max_wait=300ms")
+    server.start()
+    yield server
+    server.stop()
+
+
+def test_a_campaign_waits_in_steps_of_a_smaller_max_wait(short_wait_lockservice, resource):
+    address = short_wait_lockservice.address
+    with fencegate.LockClient(address) as locks, fencegate.LockClient(address) as other:
+        first = locks.campaign(resource, b"a", ttl=10)
+        # Refused the 5 min step naming the limit, the campaign asks within it
+        # and waits its whole wait, in vain.
+        start = time.monotonic()
+        with pytest.raises(fencegate.NotAcquired):
+            other.campaign(resource, b"b", wait=0.9)
+        assert time.monotonic() - start >= 0.9
+        # Waiting for good: elected once the first resigns.
+        won: list = []
+        waiting = threading.Thread(target=lambda: won.append(other.campaign(resource, b"b")))
+        waiting.start()
+        wait_for(lambda: locks.describe(resource).waiters == 1, what="b in line")
+        first.resign()
+        waiting.join(10)
+        assert won and won[0].term > first.term
+        won[0].resign()
+
+        async def in_asyncio():
+            async with fencegate.aio.LockClient(address) as aio:
+                again = await aio.campaign(resource, b"c", ttl=10)
+                start = time.monotonic()
+                with pytest.raises(fencegate.NotAcquired):
+                    await aio.campaign(resource, b"d", wait=0.9)
+                assert time.monotonic() - start >= 0.9
+                await again.resign()
+        run(in_asyncio())
+
+
 def test_candidates_wait_in_line_and_the_next_leads_in_a_larger_term(
         locks, lockservice, resource):
     first = locks.campaign(resource, b"first", candidate="first", ttl=10)

@@ -41,7 +41,7 @@ from fencegate._proto import lock_pb2, lock_pb2_grpc
 from fencegate._util import TLS, Duration, RetryPolicy
 from fencegate.aio._election import ElectionObserver, Leadership
 from fencegate.aio._session import AioSession, retrying
-from fencegate.errors import FencegateError, LeaseLost, NotHolder
+from fencegate.errors import FencegateError, InvalidArgument, LeaseLost, NotHolder
 from fencegate.lease import LeaseMode, Signature
 from fencegate.lock_client import LockState, ModeLike, _mode, _not_acquired
 
@@ -276,7 +276,12 @@ class LockClient:
         waiting = elections.CampaignWait(wait)
         while True:
             sent = time.monotonic()  # the term is valid from when its call was sent
-            r = await self._send_parked("campaign", request, waiting.step())
+            try:
+                r = await self._send_parked("campaign", request, waiting.step())
+            except InvalidArgument as refused:
+                if waiting.fit(refused):
+                    continue  # nothing was applied: ask again within the limit
+                raise
             if r.acquired:
                 break
             if waiting.over():
