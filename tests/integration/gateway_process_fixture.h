@@ -19,11 +19,14 @@
 #include "fencegate/v1/gateway.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
-#include "tests/testing/own_channel.h"
 #include "harness/server_process.h"
 #include "harness/temp_dir.h"
+#include "tests/testing/error_info.h"
+#include "tests/testing/own_channel.h"
 
 namespace fencegate {
+
+using ::fencegate::testing::InfoOf;
 
 class GatewayProcessTest : public ::testing::Test {
  public:
@@ -132,10 +135,6 @@ class GatewayProcessTest : public ::testing::Test {
     grpc::Status s = stub.Describe(&ctx, req, &resp);
     if (!s.ok()) return FromGrpcStatus(s);
     return resp;
-  }
-
-  static ErrorInfo InfoOf(const absl::Status& status) {
-    return GetErrorInfo(status).value_or(ErrorInfo());
   }
 
  protected:
