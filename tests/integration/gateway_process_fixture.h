@@ -62,7 +62,8 @@ class GatewayProcessTest : public ::testing::Test {
 
  public:
   // The calls, one RPC each with a 30 s deadline: plain functions, public so
-  // that helpers beside the fixtures (three_key_writers.h) use them too.
+  // that helpers beside the fixtures (three_key_writers.h,
+  // racing_writers.h) use them too.
   static void SetDeadline(grpc::ClientContext& ctx) {
     ctx.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(30)));
   }
