@@ -92,25 +92,25 @@ class LeaseLossTest : public E2eTest {
     EXPECT_TRUE(lease.lost());
     EXPECT_TRUE(client::IsLeaseLost(lease.Check()));
   }
+
+  // Both of the above; a server stopped with SIGSTOP is then resumed, to
+  // release the lease and shut down normally.
+  void StopServerThenExpectLeaseLost(int signal) {
+    LossRecord record;
+    std::unique_ptr<Lease> lease;
+    absl::Time last_sent;
+    ASSERT_NO_FATAL_FAILURE(AcquireRenewAndStopServer(signal, record, lease, last_sent));
+    ExpectLostWithinTtlOfLastRenewSent(record, *lease, last_sent);
+    if (signal == SIGSTOP) lockservice_->Resume();
+  }
 };
 
 TEST_F(LeaseLossTest, StoppedLockServiceLeaseReportsLostWithinTtlOfLastRenewSent) {
-  LossRecord record;
-  std::unique_ptr<Lease> lease;
-  absl::Time last_sent;
-  AcquireRenewAndStopServer(SIGSTOP, record, lease, last_sent);
-  if (HasFatalFailure()) return;
-  ExpectLostWithinTtlOfLastRenewSent(record, *lease, last_sent);
-  lockservice_->Resume();  // let it release and shut down normally
+  StopServerThenExpectLeaseLost(SIGSTOP);
 }
 
 TEST_F(LeaseLossTest, KilledLockServiceLeaseReportsLostWithinTtlOfLastRenewSent) {
-  LossRecord record;
-  std::unique_ptr<Lease> lease;
-  absl::Time last_sent;
-  AcquireRenewAndStopServer(SIGKILL, record, lease, last_sent);
-  if (HasFatalFailure()) return;
-  ExpectLostWithinTtlOfLastRenewSent(record, *lease, last_sent);
+  StopServerThenExpectLeaseLost(SIGKILL);
 }
 
 TEST_F(LeaseLossTest, RefusedRenewIsReportedAtOnce) {

@@ -3,7 +3,7 @@
 // in SetUp), each with the test's client of it: the base of the tests of
 // grant-time fencing (--lockservice) and of signed tokens
 // (--signing_keys). Both keep their state in the test's temp dir; a failed
-// test prints the tail of both servers' logs.
+// test prints the tail of both servers' logs (two_servers_fixture.h).
 //
 // Thread safety: a test fixture, used by its test's thread.
 #ifndef FENCEGATE_TESTS_E2E_OWN_SERVERS_FIXTURE_H_
@@ -22,20 +22,18 @@
 #include "gtest/gtest.h"
 #include "harness/server_process.h"
 #include "harness/temp_dir.h"
+#include "tests/e2e/two_servers_fixture.h"
 #include "tests/testing/status_matchers.h"
 
 namespace fencegate::e2e {
 
-class OwnServersTest : public ::testing::Test {
+class OwnServersTest : public TwoServersTest {
  protected:
   // The lock service on <dir_>/locks.db with `flags`, on `port` (0: a free
   // one), and lock_ connected to it.
   void StartLockService(std::vector<std::string> flags = {}, int port = 0) {
     flags.insert(flags.begin(), "--db=" + dir_.File("locks.db"));
-    auto locks = testing::ServerProcess::Start(FENCEGATE_LOCKSERVICE_BIN, flags,
-                                               dir_.path(), "lockservice", port);
-    ASSERT_THAT(locks, testing::IsOk());
-    lockservice_ = *std::move(locks);
+    ASSERT_NO_FATAL_FAILURE(StartLockServiceProcess(flags, port));
     auto lock = client::LockClient::Connect(lockservice_->address());
     ASSERT_THAT(lock, testing::IsOk());
     lock_ = *std::move(lock);
@@ -45,20 +43,10 @@ class OwnServersTest : public ::testing::Test {
   // connected to it.
   void StartGateway(std::vector<std::string> flags) {
     flags.insert(flags.begin(), "--db=" + dir_.File("gateway.db"));
-    auto gateway = testing::ServerProcess::Start(FENCEGATE_GATEWAY_BIN, flags,
-                                                 dir_.path(), "gateway");
-    ASSERT_THAT(gateway, testing::IsOk());
-    gateway_ = *std::move(gateway);
+    ASSERT_NO_FATAL_FAILURE(StartGatewayProcess(flags));
     auto gateway_client = client::GatewayClient::Connect(gateway_->address());
     ASSERT_THAT(gateway_client, testing::IsOk());
     gateway_client_ = *std::move(gateway_client);
-  }
-
-  void TearDown() override {
-    if (!HasFailure()) return;
-    if (lockservice_)
-      std::cerr << "--- lock service:\n" << lockservice_->LogTail() << "\n";
-    if (gateway_) std::cerr << "--- gateway:\n" << gateway_->LogTail() << "\n";
   }
 
   // The gateway's fence on `resource` (0, the failure recorded, if it
@@ -69,9 +57,6 @@ class OwnServersTest : public ::testing::Test {
     return summary.ok() ? summary->max_token : 0;
   }
 
-  testing::TempDir dir_;
-  std::unique_ptr<testing::ServerProcess> lockservice_;
-  std::unique_ptr<testing::ServerProcess> gateway_;
   std::unique_ptr<client::LockClient> lock_;
   std::unique_ptr<client::GatewayClient> gateway_client_;
 };

@@ -1,6 +1,7 @@
 // The fixture of the policy e2e tests (policy_matrix_test.cc,
-// policy_election_test.cc): both real servers over mutual TLS with
-// certificates made for the test, run with the policy kPolicy, and the
+// policy_election_test.cc): both real servers (two_servers_fixture.h) over
+// mutual TLS with certificates made for the test, run with the policy
+// kPolicy, and the
 // stubs and helpers that make calls as one identity or another.
 //
 // Thread safety: a gtest fixture; the test's thread owns it.
@@ -30,6 +31,7 @@
 #include "harness/server_process.h"
 #include "harness/temp_dir.h"
 #include "harness/test_certificates.h"
+#include "tests/e2e/two_servers_fixture.h"
 #include "tests/testing/http_get.h"
 #include "tests/testing/status_matchers.h"
 
@@ -65,7 +67,7 @@ Answer Call(Fn fn) {
   return Answer{status.error_code(), status.error_message()};
 }
 
-class PolicyMatrixTest : public ::testing::Test {
+class PolicyMatrixTest : public TwoServersTest {
  protected:
   void SetUp() override {
     auto certs =
@@ -73,27 +75,14 @@ class PolicyMatrixTest : public ::testing::Test {
     ASSERT_THAT(certs, IsOk());
     certs_ = *std::move(certs);
     WritePolicy(kPolicy);
-    auto locks = testing::ServerProcess::Start(
-        FENCEGATE_LOCKSERVICE_BIN, ServerArgs("locks.db"), dir_.path(), "lockservice");
-    ASSERT_THAT(locks, IsOk());
-    lockservice_ = *std::move(locks);
+    ASSERT_NO_FATAL_FAILURE(StartLockServiceProcess(ServerArgs("locks.db")));
     std::vector<std::string> gateway_args = ServerArgs("gateway.db");
     const ClientTlsFiles& own = certs_.clients["gateway"];
     gateway_args.insert(
         gateway_args.end(),
         {"--lockservice=" + lockservice_->address(), "--lockservice_tls_ca=" + own.ca,
          "--lockservice_tls_cert=" + own.cert, "--lockservice_tls_key=" + own.key});
-    auto gateway = testing::ServerProcess::Start(FENCEGATE_GATEWAY_BIN, gateway_args,
-                                                 dir_.path(), "gateway");
-    ASSERT_THAT(gateway, IsOk());
-    gateway_ = *std::move(gateway);
-  }
-
-  void TearDown() override {
-    if (!HasFailure()) return;
-    if (lockservice_)
-      std::cerr << "--- lock service:\n" << lockservice_->LogTail() << "\n";
-    if (gateway_) std::cerr << "--- gateway:\n" << gateway_->LogTail() << "\n";
+    ASSERT_NO_FATAL_FAILURE(StartGatewayProcess(gateway_args));
   }
 
   std::vector<std::string> ServerArgs(const std::string& db) {
@@ -191,11 +180,8 @@ class PolicyMatrixTest : public ::testing::Test {
                 IsOk());
   }
 
-  testing::TempDir dir_;
   const std::string policy_path_ = dir_.File("fencegate.policy");
   demo::TestCertificates certs_;
-  std::unique_ptr<testing::ServerProcess> lockservice_;
-  std::unique_ptr<testing::ServerProcess> gateway_;
 };
 
 }  // namespace fencegate::e2e

@@ -6,7 +6,6 @@
 #include <memory>
 #include <string>
 
-#include "harness/test_certificates.h"
 #include "fencegate/client/errors.h"
 #include "fencegate/client/gateway_client.h"
 #include "fencegate/client/lock_client.h"
@@ -14,8 +13,10 @@
 #include "gtest/gtest.h"
 #include "harness/run_program.h"
 #include "harness/server_process.h"
-#include "tests/testing/status_matchers.h"
 #include "harness/temp_dir.h"
+#include "harness/test_certificates.h"
+#include "tests/e2e/two_servers_fixture.h"
+#include "tests/testing/status_matchers.h"
 
 namespace fencegate::e2e {
 namespace {
@@ -24,7 +25,7 @@ using ::fencegate::testing::IsOk;
 using ::fencegate::testing::StatusIs;
 using ::testing::HasSubstr;
 
-class TlsTest : public ::testing::Test {
+class TlsTest : public TwoServersTest {
  protected:
   void SetUp() override {
     auto certs = demo::MakeTestCertificates(dir_.path(), {"alice", "bob"});
@@ -35,22 +36,10 @@ class TlsTest : public ::testing::Test {
                                           "--tls_client_ca=" + certs_.server.client_ca};
     std::vector<std::string> lock_args = {"--db=" + dir_.File("locks.db")};
     lock_args.insert(lock_args.end(), tls.begin(), tls.end());
-    auto locks = testing::ServerProcess::Start(FENCEGATE_LOCKSERVICE_BIN, lock_args,
-                                               dir_.path(), "lockservice");
-    ASSERT_THAT(locks, IsOk());
-    lockservice_ = *std::move(locks);
+    ASSERT_NO_FATAL_FAILURE(StartLockServiceProcess(lock_args));
     std::vector<std::string> gateway_args = {"--db=" + dir_.File("gateway.db")};
     gateway_args.insert(gateway_args.end(), tls.begin(), tls.end());
-    auto gateway = testing::ServerProcess::Start(FENCEGATE_GATEWAY_BIN, gateway_args,
-                                                 dir_.path(), "gateway");
-    ASSERT_THAT(gateway, IsOk());
-    gateway_ = *std::move(gateway);
-  }
-
-  void TearDown() override {
-    if (!HasFailure()) return;
-    if (lockservice_) std::cerr << "--- lock service:\n" << lockservice_->LogTail() << "\n";
-    if (gateway_) std::cerr << "--- gateway:\n" << gateway_->LogTail() << "\n";
+    ASSERT_NO_FATAL_FAILURE(StartGatewayProcess(gateway_args));
   }
 
   // A lock client with `tls` and few retries (failures are expected here).
@@ -75,10 +64,7 @@ class TlsTest : public ::testing::Test {
     return testing::RunProgram(args, absl::Seconds(60));
   }
 
-  testing::TempDir dir_;
   demo::TestCertificates certs_;
-  std::unique_ptr<testing::ServerProcess> lockservice_;
-  std::unique_ptr<testing::ServerProcess> gateway_;
 };
 
 TEST_F(TlsTest, PlaintextClientToATlsServerFailsWithAClearError) {

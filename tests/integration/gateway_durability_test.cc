@@ -3,19 +3,18 @@
 // sorting accepted writes by version gives their commit order.
 #include <signal.h>
 
-#include <algorithm>
 #include <atomic>
+#include <memory>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/integration/gateway_process_fixture.h"
+#include "tests/integration/racing_writers.h"
 #include "tests/integration/three_key_writers.h"
 #include "tests/testing/pipelined_stream.h"
 #include "tests/testing/status_matchers.h"
@@ -51,63 +50,26 @@ class GatewayDurabilityTest : public GatewayProcessTest {
 // tokens never go down, and the paused holder never gets in.
 TEST_F(GatewayDurabilityTest, ConcurrentWritersAcceptedTokensNeverDecreaseInCommitOrder) {
   StartServer();
-  constexpr int kWriters = 8;
-  constexpr int kWritesEach = 40;
-  constexpr uint64_t kPausedToken = 1;
-  std::atomic<uint64_t> next_token{kPausedToken + 1};
-  std::atomic<bool> someone_wrote{false};
-  absl::Notification first_accepted;
-  absl::Mutex mu;
-  std::vector<std::pair<uint64_t, uint64_t>> accepted;  // (version, token)
-  std::vector<std::string> unexpected;
-  int rejected = 0;
+  RaceOptions options;
+  options.writers = 8;
+  options.writes_each = 40;
+  options.paused = 0;
+  options.stub_of = [this](int /*writer*/) { return NewStub(); };
+  options.write = [](Stub& stub, uint64_t token,
+                     const std::string& /*own_key*/) -> absl::StatusOr<uint64_t> {
+    auto result = Put(stub, "shared", token, "k", absl::StrCat(token));
+    if (!result.ok()) return result.status();
+    return result->version();
+  };
+  const RaceResult race = RaceWriters(options);
+  ASSERT_NO_FATAL_FAILURE(ExpectTokensNeverDecreaseInCommitOrder(race));
 
-  std::vector<std::thread> threads;
-  for (int i = 0; i < kWriters; ++i) {
-    threads.emplace_back([&, i] {
-      std::unique_ptr<Stub> stub = NewStub();
-      const bool paused = i == 0;
-      if (paused && !first_accepted.WaitForNotificationWithTimeout(absl::Seconds(60))) {
-        return;
-      }
-      for (int n = 0; n < kWritesEach; ++n) {
-        const uint64_t token = paused ? kPausedToken : next_token.fetch_add(1);
-        auto result = Put(*stub, "shared", token, "k", absl::StrCat(token));
-        absl::MutexLock lock(&mu);
-        if (result.ok()) {
-          accepted.emplace_back(result->version(), token);
-          if (!someone_wrote.exchange(true)) first_accepted.Notify();
-        } else if (InfoOf(result.status()).reason == ErrorReason::kStaleToken &&
-                   InfoOf(result.status()).current_token > token) {
-          ++rejected;
-        } else {
-          unexpected.push_back(absl::StrCat("token ", token, ": ",
-                                            result.status().ToString()));
-        }
-      }
-    });
-  }
-  for (std::thread& t : threads) t.join();
-
-  EXPECT_TRUE(unexpected.empty()) << unexpected.front();
-  ASSERT_TRUE(first_accepted.HasBeenNotified());
-  std::sort(accepted.begin(), accepted.end());
-  for (size_t i = 1; i < accepted.size(); ++i) {
-    ASSERT_LT(accepted[i - 1].first, accepted[i].first) << "a version was given twice";
-    ASSERT_LE(accepted[i - 1].second, accepted[i].second)
-        << "token " << accepted[i].second << " was accepted (version "
-        << accepted[i].first << ") after token " << accepted[i - 1].second
-        << " (version " << accepted[i - 1].first << ")";
-  }
-  for (const auto& [version, token] : accepted) EXPECT_NE(token, kPausedToken);
-  EXPECT_GE(rejected, kWritesEach);  // at least every write of the paused holder
-  EXPECT_EQ(accepted.size() + rejected, size_t{kWriters * kWritesEach});
-  const uint64_t last_token = accepted.back().second;
+  const AcceptedWrite& last = race.accepted.back();
   ASSERT_OK_AND_ASSIGN(auto described, Describe(*stub_, "shared"));
-  EXPECT_EQ(described.max_token(), last_token);
+  EXPECT_EQ(described.max_token(), last.token);
   ASSERT_OK_AND_ASSIGN(auto read, Read(*stub_, "shared", "k"));
-  EXPECT_EQ(read.value(), absl::StrCat(last_token));
-  EXPECT_EQ(read.version(), accepted.back().first);
+  EXPECT_EQ(read.value(), absl::StrCat(last.token));
+  EXPECT_EQ(read.version(), last.version);
 }
 
 // Writers put three keys at a time (all or nothing) on one resource with
@@ -118,29 +80,13 @@ TEST_F(GatewayDurabilityTest, ConcurrentWritersAcceptedTokensNeverDecreaseInComm
 void GatewayDurabilityTest::WriteUntilStoppedThenCheck(int signal) {
   constexpr int kWriters = 4;
   constexpr int kAcksBeforeStop = 150;
-  std::vector<WriterProgress> progress(kWriters);
-  std::atomic<uint64_t> next_token{1};
   std::atomic<int> acks{0};
   absl::Notification enough_acks;
-  std::atomic<int> stopped_by_error{0};
-  // Every writer's connection is made before the load starts: one made by a
-  // writer thread that starts late could find the server already stopped.
   std::vector<std::unique_ptr<Stub>> stubs;
   for (int i = 0; i < kWriters; ++i) stubs.push_back(NewStub());
-  std::vector<std::thread> threads;
-  for (int i = 0; i < kWriters; ++i) {
-    threads.emplace_back([&, i] {
-      for (int64_t seq = 0; seq < 1000000; ++seq) {
-        absl::StatusOr<bool> acked = WriteThreeKeys(*stubs[i], "crash", i, seq,
-                                                    next_token.fetch_add(1), progress[i]);
-        if (!acked.ok()) {
-          ++stopped_by_error;  // the server is gone
-          return;
-        }
-        if (*acked && acks.fetch_add(1) + 1 == kAcksBeforeStop) enough_acks.Notify();
-      }
-    });
-  }
+  ThreeKeyLoad load("crash", std::move(stubs), [&](int /*writer*/) {
+    if (acks.fetch_add(1) + 1 == kAcksBeforeStop) enough_acks.Notify();
+  });
   const bool reached = enough_acks.WaitForNotificationWithTimeout(absl::Seconds(120));
   // Mid-load: requests are in flight.
   if (signal == SIGKILL) {
@@ -148,20 +94,12 @@ void GatewayDurabilityTest::WriteUntilStoppedThenCheck(int signal) {
   } else {
     EXPECT_THAT(server_->Terminate(), IsOk());
   }
-  for (std::thread& t : threads) t.join();
+  load.Join();  // each writer stops when the server is gone
   ASSERT_TRUE(reached) << "only " << acks.load() << " writes acknowledged";
-  EXPECT_EQ(stopped_by_error.load(), kWriters);
+  EXPECT_EQ(load.stopped_by_error(), kWriters);
 
   StartServer();
-  uint64_t max_acked_token = 0;
-  for (int i = 0; i < kWriters; ++i) {
-    SCOPED_TRACE(absl::StrCat("writer ", i));
-    max_acked_token = std::max(max_acked_token, progress[i].max_acked_token);
-    ExpectWriterSurvived(*stub_, "crash", i, progress[i]);
-  }
-  ASSERT_OK_AND_ASSIGN(auto described,
-                       Describe(*stub_, "crash"));
-  EXPECT_GE(described.max_token(), max_acked_token);
+  load.ExpectSurvived(*stub_);
 }
 
 TEST_F(GatewayDurabilityTest, KillNineDuringWriteLoadLosesNoAcknowledgedWrite) {

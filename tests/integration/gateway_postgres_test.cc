@@ -3,20 +3,15 @@
 // in the start-up line. Versions come from one per-resource revision in the
 // database, so sorting accepted writes by version gives their commit order
 // across both gateways.
-#include <algorithm>
-#include <atomic>
 #include <memory>
 #include <string>
-#include <thread>
-#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/mutex.h"
-#include "absl/synchronization/notification.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/integration/gateway_postgres_fixture.h"
+#include "tests/integration/racing_writers.h"
 #include "tests/testing/status_matchers.h"
 
 namespace fencegate {
@@ -54,63 +49,21 @@ TEST_F(GatewaysOnPostgresTest, ANewerTokenOnOneGatewayShutsOutAnOlderOneOnTheOth
 TEST_F(GatewaysOnPostgresTest, ConcurrentWritersOnTwoGatewaysKeepOneFenceAndEveryWrite) {
   StartGateway(0);
   StartGateway(1);
-  constexpr int kWriters = 8;
-  constexpr int kWritesEach = 30;
-  constexpr uint64_t kPausedToken = 1;
-  struct Accepted {
-    uint64_t version;
-    uint64_t token;
-    std::string own_key;
+  RaceOptions options;
+  options.writers = 8;
+  options.writes_each = 30;
+  options.paused = 1;  // on gateway B
+  options.stub_of = [this](int writer) { return StubOf(writer % 2); };
+  options.write = [](Stub& stub, uint64_t token,
+                     const std::string& own_key) -> absl::StatusOr<uint64_t> {
+    auto result = MultiPut(stub, "shared", token,
+                           {{"k", absl::StrCat(token)}, {own_key, absl::StrCat(token)}});
+    if (!result.ok()) return result.status();
+    return result->versions(0);
   };
-  std::atomic<uint64_t> next_token{kPausedToken + 1};
-  absl::Notification first_accepted;
-  absl::Mutex mu;
-  std::vector<Accepted> accepted;
-  std::vector<std::string> unexpected;
-  int rejected = 0;
-
-  std::vector<std::thread> threads;
-  for (int i = 0; i < kWriters; ++i) {
-    threads.emplace_back([&, i] {
-      std::unique_ptr<Stub> stub = StubOf(i % 2);
-      const bool paused = i == 1;  // on gateway B
-      if (paused && !first_accepted.WaitForNotificationWithTimeout(absl::Seconds(60))) {
-        return;
-      }
-      for (int n = 0; n < kWritesEach; ++n) {
-        const uint64_t token = paused ? kPausedToken : next_token.fetch_add(1);
-        const std::string own_key = absl::StrCat("writer", i, "/", n);
-        auto result = MultiPut(*stub, "shared", token,
-                               {{"k", absl::StrCat(token)}, {own_key, absl::StrCat(token)}});
-        absl::MutexLock lock(&mu);
-        if (result.ok()) {
-          accepted.push_back({result->versions(0), token, own_key});
-          if (!first_accepted.HasBeenNotified()) first_accepted.Notify();
-        } else if (InfoOf(result.status()).reason == ErrorReason::kStaleToken &&
-                   InfoOf(result.status()).current_token > token) {
-          ++rejected;
-        } else {
-          unexpected.push_back(
-              absl::StrCat("token ", token, ": ", result.status().ToString()));
-        }
-      }
-    });
-  }
-  for (std::thread& t : threads) t.join();
-
-  ASSERT_TRUE(unexpected.empty()) << unexpected.size() << ", first: " << unexpected[0];
-  ASSERT_TRUE(first_accepted.HasBeenNotified());
-  std::sort(accepted.begin(), accepted.end(),
-            [](const Accepted& x, const Accepted& y) { return x.version < y.version; });
-  for (size_t i = 1; i < accepted.size(); ++i) {
-    ASSERT_LT(accepted[i - 1].version, accepted[i].version) << "a version was given twice";
-    ASSERT_LE(accepted[i - 1].token, accepted[i].token)
-        << "token " << accepted[i].token << " was accepted (version " << accepted[i].version
-        << ") after token " << accepted[i - 1].token;
-  }
-  for (const Accepted& a : accepted) EXPECT_NE(a.token, kPausedToken);
-  EXPECT_GE(rejected, kWritesEach);  // at least every write of the paused holder
-  EXPECT_EQ(accepted.size() + rejected, size_t{kWriters * kWritesEach});
+  const RaceResult race = RaceWriters(options);
+  ASSERT_NO_FATAL_FAILURE(ExpectTokensNeverDecreaseInCommitOrder(race));
+  const std::vector<AcceptedWrite>& accepted = race.accepted;
 
   // Every acknowledged write, read through the other gateway than it was
   // written on half of the time: there, as acknowledged.

@@ -19,11 +19,14 @@
 #include "fencegate/v1/gateway.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
-#include "tests/testing/own_channel.h"
 #include "harness/server_process.h"
 #include "harness/temp_dir.h"
+#include "tests/testing/error_info.h"
+#include "tests/testing/own_channel.h"
 
 namespace fencegate {
+
+using ::fencegate::testing::InfoOf;
 
 class GatewayProcessTest : public ::testing::Test {
  public:
@@ -59,7 +62,8 @@ class GatewayProcessTest : public ::testing::Test {
 
  public:
   // The calls, one RPC each with a 30 s deadline: plain functions, public so
-  // that helpers beside the fixtures (three_key_writers.h) use them too.
+  // that helpers beside the fixtures (three_key_writers.h,
+  // racing_writers.h) use them too.
   static void SetDeadline(grpc::ClientContext& ctx) {
     ctx.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(30)));
   }
@@ -132,10 +136,6 @@ class GatewayProcessTest : public ::testing::Test {
     grpc::Status s = stub.Describe(&ctx, req, &resp);
     if (!s.ok()) return FromGrpcStatus(s);
     return resp;
-  }
-
-  static ErrorInfo InfoOf(const absl::Status& status) {
-    return GetErrorInfo(status).value_or(ErrorInfo());
   }
 
  protected:

@@ -117,6 +117,32 @@ void AddAcquire(const KnownState& known, std::vector<BadRequest>& cases) {
   AddWireCases(kAcquire, base, cases);
 }
 
+// What Renew and Release (a resource and the token of its lease) share
+// with Proclaim and Resign (an election and the term that leads it): the
+// request must name a lease (`name_field`) with a number (`number_field`)
+// and, where signatures are checked, carry its own valid signature; it
+// must fit gRPC's limit and be well-formed on the wire. with(name, number)
+// is such a request, signed for the two.
+template <typename Request, typename With>
+void AddSignedLeaseCases(const std::string& method, const std::string& name_field,
+                         const std::string& number_field, const KnownState& known,
+                         const With& with, std::vector<BadRequest>& cases) {
+  cases.push_back(Invalid(method, "an empty request", Request(), name_field));
+  for (const BadName& bad : BadNames(kMaxNameBytes)) {
+    cases.push_back(
+        Invalid(method, name_field + " " + bad.what, with(bad.bytes, 5), name_field));
+  }
+  cases.push_back(Invalid(method, number_field + " 0", with("held", 0), number_field));
+  for (const BadSignature& bad : BadSignatures(known.sign("held", known.held_token))) {
+    Request r = with("held", known.held_token);
+    *r.mutable_signature() = bad.signature;
+    cases.push_back(Unsigned(method, bad.what, r, bad.message_has));
+  }
+  cases.push_back(Oversized(method, with(kOversized, 1)));
+  // The wire cases start from a request that would be refused anyway.
+  AddWireCases(method, with("released", known.released_token), cases);
+}
+
 // Renew and Release share their owner checks: a token must hold the lease
 // and, where signatures are checked, carry its own valid signature.
 template <typename Request>
@@ -129,11 +155,7 @@ void AddOwnerCases(const std::string& method, const KnownState& known, const Req
     *r.mutable_signature() = known.sign(resource, token);
     return r;
   };
-  cases.push_back(Invalid(method, "an empty request", Request(), "resource"));
-  for (const BadName& bad : BadNames(kMaxNameBytes)) {
-    cases.push_back(Invalid(method, "resource " + bad.what, with(bad.bytes, 5), "resource"));
-  }
-  cases.push_back(Invalid(method, "token 0", with("held", 0), "token"));
+  AddSignedLeaseCases<Request>(method, "resource", "token", known, with, cases);
   const ErrorReason lost = ErrorReason::kLeaseLost;
   cases.push_back(Aborted(method, "after the lease was released",
                           with("released", known.released_token), lost, 0));
@@ -145,22 +167,14 @@ void AddOwnerCases(const std::string& method, const KnownState& known, const Req
                           with("held", known.held_token + 1000000), lost, known.held_token));
   cases.push_back(Aborted(method, "token 2^64-1", with("held", kUint64Max), lost,
                           known.held_token));
-  cases.push_back(Aborted(method, "an unknown resource", with("nobody-has-this", 7), lost, 0));
-  for (const BadSignature& bad : BadSignatures(known.sign("held", known.held_token))) {
-    Request r = with("held", known.held_token);
-    *r.mutable_signature() = bad.signature;
-    cases.push_back(Unsigned(method, bad.what, r, bad.message_has));
-  }
+  cases.push_back(
+      Aborted(method, "an unknown resource", with("nobody-has-this", 7), lost, 0));
   Request elsewhere = with("held", known.held_token);
   *elsewhere.mutable_signature() = known.sign("reentrant", known.held_token);
   cases.push_back(Unsigned(method, "the signature of another resource", elsewhere));
   Request other_token = with("held", known.held_token);
   *other_token.mutable_signature() = known.sign("held", known.held_token + 1);
   cases.push_back(Unsigned(method, "the signature of another token", other_token));
-  Request oversized = with(kOversized, 1);
-  cases.push_back(Oversized(method, oversized));
-  // The wire cases start from a request that would be refused anyway.
-  AddWireCases(method, with("released", known.released_token), cases);
 }
 
 void AddRenew(const KnownState& known, std::vector<BadRequest>& cases) {
@@ -281,24 +295,12 @@ void AddTermCases(const std::string& method, const KnownState& known, const Requ
     *r.mutable_signature() = known.sign(election, term);
     return r;
   };
-  cases.push_back(Invalid(method, "an empty request", Request(), "election"));
-  for (const BadName& bad : BadNames(kMaxNameBytes)) {
-    cases.push_back(
-        Invalid(method, "election " + bad.what, with(bad.bytes, 5), "election"));
-  }
-  cases.push_back(Invalid(method, "term 0", with("held", 0), "term"));
+  AddSignedLeaseCases<Request>(method, "election", "term", known, with, cases);
   const ErrorReason lost = ErrorReason::kLeaseLost;
   cases.push_back(Aborted(method, "a deposed leader's term",
                           with("held", known.released_token), lost, known.held_token));
   cases.push_back(Aborted(method, "a term of an election nobody leads",
                           with("released", known.released_token), lost, 0));
-  for (const BadSignature& bad : BadSignatures(known.sign("held", known.held_token))) {
-    Request r = with("held", known.held_token);
-    *r.mutable_signature() = bad.signature;
-    cases.push_back(Unsigned(method, bad.what, r, bad.message_has));
-  }
-  cases.push_back(Oversized(method, with(kOversized, 1)));
-  AddWireCases(method, with("released", known.released_token), cases);
 }
 
 void AddProclaim(const KnownState& known, std::vector<BadRequest>& cases) {

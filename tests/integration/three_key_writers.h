@@ -4,16 +4,23 @@
 // a time (all or nothing) on one resource, with ever larger tokens from one
 // counter, until its gateway goes; after the restart, each writer's keys
 // must hold one request's data, at least as new as its last acknowledged
-// one, and nothing newer than its last attempt.
+// one, and nothing newer than its last attempt, and the fence must cover
+// every acknowledged token. ThreeKeyLoad runs such writers, one thread
+// each, and checks what survived.
 //
 // Thread safety: a WriterProgress is written by its writer's thread only
-// and read after that thread is joined.
+// and read after that thread is joined; a ThreeKeyLoad's methods are for
+// the test's thread, its on_ack callback runs on the writers' threads.
 #ifndef FENCEGATE_TESTS_INTEGRATION_THREE_KEY_WRITERS_H_
 #define FENCEGATE_TESTS_INTEGRATION_THREE_KEY_WRITERS_H_
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -94,6 +101,94 @@ inline void ExpectWriterSurvived(GatewayProcessTest::Stub& reader,
     EXPECT_EQ(reads[0].version(), mine.acked_version);
   }
 }
+
+// Writers 0 to n-1 on `resource`, writer i through stubs[i], each on a
+// thread of its own and with tokens from one counter, from construction
+// until its gateway fails it (or Stop()); on_ack(i) runs on writer i's
+// thread after each of its acknowledged writes. The stubs' connections are
+// made before the load starts: one made by a writer that starts late could
+// find its gateway already gone.
+class ThreeKeyLoad {
+ public:
+  using Stub = GatewayProcessTest::Stub;
+
+  ThreeKeyLoad(std::string resource, std::vector<std::unique_ptr<Stub>> stubs,
+               std::function<void(int writer)> on_ack)
+      : resource_(std::move(resource)),
+        stubs_(std::move(stubs)),
+        on_ack_(std::move(on_ack)),
+        progress_(stubs_.size()),
+        errors_(stubs_.size()) {
+    for (size_t i = 0; i < stubs_.size(); ++i) {
+      threads_.emplace_back([this, i] { RunWriter(static_cast<int>(i)); });
+    }
+  }
+  ~ThreeKeyLoad() { Stop(); }
+
+  ThreeKeyLoad(const ThreeKeyLoad&) = delete;
+  ThreeKeyLoad& operator=(const ThreeKeyLoad&) = delete;
+
+  // Waits for every writer to stop by itself, when its gateway fails it.
+  void Join() {
+    for (std::thread& t : threads_) {
+      if (t.joinable()) t.join();
+    }
+  }
+
+  // Tells the writers to stop after the request each has in flight, and
+  // waits for them.
+  void Stop() {
+    stop_ = true;
+    Join();
+  }
+
+  // After Join() or Stop(): why writer `writer` stopped (its gateway's
+  // error), or "" when it was told to.
+  const std::string& error(int writer) const { return errors_[writer]; }
+
+  // After Join() or Stop(): how many writers their gateway stopped.
+  int stopped_by_error() const {
+    return static_cast<int>(std::count_if(
+        errors_.begin(), errors_.end(), [](const std::string& e) { return !e.empty(); }));
+  }
+
+  // After Join() or Stop() and the restart, through `reader`: each writer's
+  // keys survived (ExpectWriterSurvived), and the resource's fence covers
+  // every acknowledged token.
+  void ExpectSurvived(Stub& reader) const {
+    uint64_t max_acked_token = 0;
+    for (size_t i = 0; i < progress_.size(); ++i) {
+      SCOPED_TRACE(absl::StrCat("writer ", i));
+      max_acked_token = std::max(max_acked_token, progress_[i].max_acked_token);
+      ExpectWriterSurvived(reader, resource_, static_cast<int>(i), progress_[i]);
+    }
+    ASSERT_OK_AND_ASSIGN(auto described, GatewayProcessTest::Describe(reader, resource_));
+    EXPECT_GE(described.max_token(), max_acked_token);
+  }
+
+ private:
+  void RunWriter(int i) {
+    for (int64_t seq = 0; seq < 1000000 && !stop_.load(); ++seq) {
+      absl::StatusOr<bool> acked = WriteThreeKeys(*stubs_[i], resource_, i, seq,
+                                                  next_token_.fetch_add(1), progress_[i]);
+      if (!acked.ok()) {
+        errors_[i] = acked.status().ToString();  // the gateway is gone, or failed
+        return;
+      }
+      if (*acked) on_ack_(i);
+    }
+  }
+
+  const std::string resource_;
+  const std::vector<std::unique_ptr<Stub>> stubs_;
+  const std::function<void(int writer)> on_ack_;
+  std::atomic<uint64_t> next_token_{1};
+  std::atomic<bool> stop_{false};
+  // Element i is written by writer i's thread only, and read after it ends.
+  std::vector<WriterProgress> progress_;
+  std::vector<std::string> errors_;
+  std::vector<std::thread> threads_;  // last: the writers use the above
+};
 
 }  // namespace fencegate
 

@@ -2,7 +2,10 @@
 // leader whose term ended can neither commit nor answer from memory nor
 // load, and any failed call ends the term for good; a hold is one txn
 // operation; rows it cannot read are DATA_LOSS. On a single-member etcd
-// started by the test (StoreUnderTest's shared cluster).
+// started by the test (StoreUnderTest's shared cluster, through
+// shared_etcd_fixture.h).
+#include "lockservice/etcd/etcd_lock_store.h"
+
 #include <memory>
 #include <string>
 
@@ -10,9 +13,9 @@
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "lockservice/etcd/etcd_lock_store.h"
 #include "lockservice/etcd/lock_records.pb.h"
 #include "tests/testing/status_matchers.h"
+#include "tests/unit/shared_etcd_fixture.h"
 #include "tests/unit/store_under_test.h"
 
 namespace fencegate::lockservice {
@@ -22,14 +25,11 @@ using ::fencegate::testing::IsOk;
 using ::fencegate::testing::StatusIs;
 using ::testing::HasSubstr;
 
-class EtcdLockStoreTest : public ::testing::Test {
+class EtcdLockStoreTest : public testing::SharedEtcdTest {
  protected:
   void SetUp() override {
-    auto cluster = testing::SharedEtcdCluster();
-    ASSERT_THAT(cluster, IsOk());
-    client_ = &(*cluster)->client();
-    static int next = 0;
-    options_.prefix = absl::StrCat("/etcd-store-test-", getpid(), "-", next++, "/");
+    SharedEtcdTest::SetUp();
+    options_.prefix = UniquePrefix("etcd-store-test");
   }
 
   // A store for a new term (the previous one must have ended), loaded as
@@ -77,7 +77,6 @@ class EtcdLockStoreTest : public ::testing::Test {
     ASSERT_THAT(client_->Txn(txn, absl::Now() + absl::Seconds(30)), IsOk());
   }
 
-  etcd::EtcdClient* client_ = nullptr;
   EtcdLockStoreOptions options_;
   int terms_lost_ = 0;
 };

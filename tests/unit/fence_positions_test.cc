@@ -1,8 +1,8 @@
 // Fence positions, the lock service's half of grant-time fencing: every
 // grant and every expiry moves a resource's position (a grant to its token,
 // an expiry to a mark drawn from the token counter), durably with its batch,
-// and is published to the FenceFeed only after the commit. On a FakeClock:
-// no sleeps.
+// and is published to the FenceFeed only after the commit. On the
+// LockManager fixture (lock_manager_fixture.h), on each store: no sleeps.
 #include <memory>
 #include <string>
 #include <vector>
@@ -12,19 +12,13 @@
 #include "absl/synchronization/notification.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "harness/temp_dir.h"
 #include "lockservice/core/fence_feed.h"
 #include "lockservice/core/lock_manager.h"
-#include "tests/testing/fake_clock.h"
-#include "tests/testing/faulty_lock_store.h"
-#include "tests/testing/status_matchers.h"
-#include "tests/unit/store_under_test.h"
+#include "tests/unit/lock_manager_fixture.h"
 
 namespace fencegate::lockservice {
 namespace {
 
-using ::absl::Seconds;
-using ::fencegate::testing::IsOk;
 using ::testing::ElementsAre;
 using ::testing::Field;
 using ::testing::IsEmpty;
@@ -63,55 +57,21 @@ MATCHER_P2(PositionIs, resource, position, "") {
   return arg.resource == resource && arg.position == position;
 }
 
-class FencePositionsTest : public ::testing::TestWithParam<testing::StoreKind> {
+// The LockManager fixture (lock_manager_fixture.h) with the manager
+// publishing to feed_, which recorder_ follows.
+class FencePositionsTest : public LockManagerTest {
  protected:
   void SetUp() override {
-    stores_ = testing::StoreUnderTest::Make(GetParam(), dir_.path());
+    fence_feed_ = &feed_;
     feed_.Subscribe(recorder_);
-    Start();
+    LockManagerTest::SetUp();
   }
 
-  void Start() {
-    auto store = stores_->Open();
-    ASSERT_THAT(store, IsOk());
-    store_ = *std::move(store);
-    faulty_ = std::make_unique<testing::FaultyLockStore>(store_.get());
-    auto manager = LockManager::Create(faulty_.get(), &clock_, limits_, &feed_);
-    ASSERT_THAT(manager, IsOk());
-    manager_ = *std::move(manager);
-  }
-
-  // A crash and restart on the same stored state.
-  void Restart() {
-    manager_.reset();
-    faulty_.reset();
-    store_.reset();
-    Start();
-  }
-
-  absl::StatusOr<AcquireResult> Acquire(const std::string& resource,
-                                        const std::string& holder,
-                                        absl::Duration ttl = Seconds(10)) {
-    absl::StatusOr<AcquireResult> out = absl::UnknownError("no reply");
-    manager_->Acquire(manager_->NewCallId(),
-                      AcquireArgs{resource, holder, ttl, absl::ZeroDuration(), ""},
-                      [&out](absl::StatusOr<AcquireResult> r) { out = std::move(r); });
-    manager_->Sync();
-    return out;
-  }
+  // The manager goes before the feed it publishes to.
+  void TearDown() override { manager_.reset(); }
 
   uint64_t MustAcquire(const std::string& resource, absl::Duration ttl = Seconds(10)) {
-    absl::StatusOr<AcquireResult> r = Acquire(resource, "holder", ttl);
-    EXPECT_TRUE(r.ok() && r->acquired) << r.status();
-    return r.ok() ? r->token : 0;
-  }
-
-  absl::Status Release(const std::string& resource, uint64_t token) {
-    absl::Status out = absl::UnknownError("no reply");
-    manager_->Release(ReleaseArgs{resource, token, "", ""},
-                      [&out](absl::StatusOr<ReleaseResult> r) { out = r.status(); });
-    manager_->Sync();
-    return out;
+    return LockManagerTest::MustAcquire(resource, "holder", ttl);
   }
 
   std::vector<FencePosition> Scan(uint64_t after, size_t limit = 100) {
@@ -138,15 +98,8 @@ class FencePositionsTest : public ::testing::TestWithParam<testing::StoreKind> {
     return behind;
   }
 
-  testing::TempDir dir_;
-  LockLimits limits_;
-  testing::FakeClock clock_;
   FenceFeed feed_;
   std::shared_ptr<FeedRecorder> recorder_ = std::make_shared<FeedRecorder>();
-  std::unique_ptr<testing::StoreUnderTest> stores_;
-  std::unique_ptr<LockStore> store_;
-  std::unique_ptr<testing::FaultyLockStore> faulty_;
-  std::unique_ptr<LockManager> manager_;
 };
 
 TEST_P(FencePositionsTest, GrantMovesTheFenceToItsTokenAfterCommit) {
@@ -198,7 +151,7 @@ TEST_P(FencePositionsTest, FailedCommitPublishesAndStoresNothing) {
   const uint64_t kept = MustAcquire("kept");
   recorder_->Take();
   faulty_->FailNthCommit(1);
-  EXPECT_FALSE(Acquire("lost", "holder").ok());
+  EXPECT_FALSE(Acquire(Args("lost", "holder")).ok());
   EXPECT_THAT(recorder_->Take(), IsEmpty());
   EXPECT_THAT(Scan(0), ElementsAre(Field(&FencePosition::position, kept)));
 }
@@ -237,14 +190,12 @@ TEST_P(FencePositionsTest, DecisionsCommitWholeAHandOffIsOneCommit) {
   limits_.max_batch = 1;
   Restart();
   MustAcquire("r", Seconds(1));
-  absl::StatusOr<AcquireResult> next = absl::UnknownError("no reply");
-  manager_->Acquire(manager_->NewCallId(),
-                    AcquireArgs{"r", "next", Seconds(10), Seconds(30), ""},
-                    [&next](absl::StatusOr<AcquireResult> r) { next = std::move(r); });
+  SlotPtr<AcquireResult> slot = StartAcquire(Args("r", "next", Seconds(10), Seconds(30)));
   manager_->Sync();
   const int before = faulty_->commits();
   clock_.AdvanceBy(Seconds(1));
   manager_->Sync();
+  absl::StatusOr<AcquireResult> next = slot->get();
   ASSERT_THAT(next, IsOk());
   EXPECT_TRUE(next->acquired);
   // The hand-off and the Sync: two commits, not one per item.

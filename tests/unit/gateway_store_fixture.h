@@ -22,6 +22,7 @@
 #include "gateway/fenced_store.h"
 #include "gateway/storage_backend.h"
 #include "gtest/gtest.h"
+#include "tests/testing/error_info.h"
 #include "tests/testing/faulty_storage_backend.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/unit/fenced_store_calls.h"
@@ -29,10 +30,7 @@
 
 namespace fencegate::gateway {
 
-// The ErrorInfo of `status`, or an empty one (reason kUnspecified).
-inline ErrorInfo InfoOf(const absl::Status& status) {
-  return GetErrorInfo(status).value_or(ErrorInfo());
-}
+using ::fencegate::testing::InfoOf;
 
 class GatewayStoreTest : public ::testing::Test {
  protected:

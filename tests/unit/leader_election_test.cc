@@ -1,6 +1,9 @@
 // EtcdSession and LeaderElection on a single-member etcd started by the test
-// (StoreUnderTest's shared cluster). Waits are conditions awaited under a
-// deadline; where the session's own clock matters it is a FakeClock.
+// (StoreUnderTest's shared cluster, through shared_etcd_fixture.h). Waits
+// are conditions awaited under a deadline; where the session's own clock
+// matters it is a FakeClock.
+#include "lockservice/etcd/leader_election.h"
+
 #include <functional>
 #include <memory>
 #include <string>
@@ -13,9 +16,9 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "lockservice/etcd/etcd_session.h"
-#include "lockservice/etcd/leader_election.h"
 #include "tests/testing/fake_clock.h"
 #include "tests/testing/status_matchers.h"
+#include "tests/unit/shared_etcd_fixture.h"
 #include "tests/unit/store_under_test.h"
 
 namespace fencegate::lockservice {
@@ -73,14 +76,11 @@ class ElectionRecorder final : public LeaderElection::Delegate {
   std::string leader_ ABSL_GUARDED_BY(mu_);
 };
 
-class LeaderElectionTest : public ::testing::Test {
+class LeaderElectionTest : public testing::SharedEtcdTest {
  protected:
   void SetUp() override {
-    auto cluster = testing::SharedEtcdCluster();
-    ASSERT_THAT(cluster, IsOk());
-    client_ = &(*cluster)->client();
-    static int next = 0;
-    key_ = absl::StrCat("/election-test-", getpid(), "-", next++, "/leader");
+    SharedEtcdTest::SetUp();
+    key_ = absl::StrCat(UniquePrefix("election-test"), "leader");
   }
 
   std::unique_ptr<LeaderElection> Elect(const std::string& address, ElectionRecorder* recorder,
@@ -94,7 +94,6 @@ class LeaderElectionTest : public ::testing::Test {
     return election;
   }
 
-  etcd::EtcdClient* client_ = nullptr;
   std::string key_;
   std::unique_ptr<Clock> real_clock_ = NewRealClock();
 };

@@ -18,11 +18,7 @@
 namespace fencegate::lockservice {
 namespace {
 
-using ::absl::Seconds;
-using ::fencegate::testing::IsOk;
-using ::fencegate::testing::StatusIs;
 using ::testing::ElementsAre;
-using ::testing::HasSubstr;
 
 // What an observer heard, as (leader, term, seq, value).
 using Heard = std::tuple<bool, uint64_t, uint64_t, std::string>;

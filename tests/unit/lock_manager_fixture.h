@@ -1,9 +1,10 @@
-// The LockManager test fixture (tests/unit/lock_manager_*_test.cc): a
-// manager on a FakeClock over each store (StoreUnderTest: SQLite, and etcd
-// as the leader of a term, where a restart is a new leader's term), with
-// helpers that call it and wait for the reply. Replies are delivered after
-// group commit, so each helper calls Sync() before reading results; no test
-// sleeps.
+// The LockManager test fixture (tests/unit/lock_manager_*_test.cc,
+// fence_positions_test.cc): a manager on a FakeClock over each store
+// (StoreUnderTest: SQLite, and etcd as the leader of a term, where a restart
+// is a new leader's term), with helpers that call it and wait for the
+// reply, and the names those tests share (Seconds, IsOk, StatusIs,
+// HasSubstr). Replies are delivered after group commit, so each helper
+// calls Sync() before reading results; no test sleeps.
 #ifndef FENCEGATE_TESTS_UNIT_LOCK_MANAGER_FIXTURE_H_
 #define FENCEGATE_TESTS_UNIT_LOCK_MANAGER_FIXTURE_H_
 
@@ -13,9 +14,11 @@
 #include <utility>
 
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "harness/temp_dir.h"
+#include "lockservice/core/fence_feed.h"
 #include "lockservice/core/lock_manager.h"
 #include "tests/testing/fake_clock.h"
 #include "tests/testing/faulty_lock_store.h"
@@ -23,6 +26,12 @@
 #include "tests/unit/store_under_test.h"
 
 namespace fencegate::lockservice {
+
+using ::absl::Milliseconds;
+using ::absl::Seconds;
+using ::fencegate::testing::IsOk;
+using ::fencegate::testing::StatusIs;
+using ::testing::HasSubstr;
 
 // A reply slot filled by a manager callback on the commit thread.
 template <typename T>
@@ -72,7 +81,7 @@ class LockManagerTest : public ::testing::TestWithParam<testing::StoreKind> {
       store_ = *std::move(store);
       faulty_ = std::make_unique<testing::FaultyLockStore>(store_.get());
     }
-    auto manager = LockManager::Create(faulty_.get(), &clock_, limits_);
+    auto manager = LockManager::Create(faulty_.get(), &clock_, limits_, fence_feed_);
     ASSERT_THAT(manager, ::fencegate::testing::IsOk());
     manager_ = *std::move(manager);
   }
@@ -149,12 +158,14 @@ class LockManagerTest : public ::testing::TestWithParam<testing::StoreKind> {
   testing::TempDir dir_;
   testing::FakeClock clock_;
   LockLimits limits_;
+  // Where the manager publishes fence positions (none unless a test sets it
+  // before Start(); it must outlive manager_).
+  FenceFeed* fence_feed_ = nullptr;
   std::unique_ptr<testing::StoreUnderTest> stores_;
   std::unique_ptr<LockStore> store_;
   std::unique_ptr<testing::FaultyLockStore> faulty_;
   std::unique_ptr<LockManager> manager_;
 };
-
 
 }  // namespace fencegate::lockservice
 

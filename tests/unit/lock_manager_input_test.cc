@@ -16,12 +16,6 @@
 namespace fencegate::lockservice {
 namespace {
 
-using ::absl::Milliseconds;
-using ::absl::Seconds;
-using ::fencegate::testing::IsOk;
-using ::fencegate::testing::StatusIs;
-using ::testing::HasSubstr;
-
 class LockManagerInputTest : public LockManagerTest {};
 
 // ---------------------------------------------------------------- bad input

@@ -17,11 +17,6 @@
 namespace fencegate::lockservice {
 namespace {
 
-using ::absl::Seconds;
-using ::fencegate::testing::IsOk;
-using ::fencegate::testing::StatusIs;
-using ::testing::HasSubstr;
-
 AcquireArgs Kind(std::string resource, std::string holder, LeaseMode mode,
                  uint32_t permits = 0, absl::Duration wait = absl::ZeroDuration(),
                  absl::Duration ttl = Seconds(10), std::string request_id = "") {

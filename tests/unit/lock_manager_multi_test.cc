@@ -15,11 +15,6 @@
 namespace fencegate::lockservice {
 namespace {
 
-using ::absl::Seconds;
-using ::fencegate::testing::IsOk;
-using ::fencegate::testing::StatusIs;
-using ::testing::HasSubstr;
-
 MultiAcquireArgs Many(std::vector<std::string> resources, std::string holder,
                       absl::Duration wait = absl::ZeroDuration(),
                       std::string request_id = "",

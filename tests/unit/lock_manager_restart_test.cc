@@ -17,12 +17,6 @@
 namespace fencegate::lockservice {
 namespace {
 
-using ::absl::Milliseconds;
-using ::absl::Seconds;
-using ::fencegate::testing::IsOk;
-using ::fencegate::testing::StatusIs;
-using ::testing::HasSubstr;
-
 class LockManagerRestartTest : public LockManagerTest {};
 
 // ------------------------------------------------- durability and restarts

@@ -17,12 +17,6 @@
 namespace fencegate::lockservice {
 namespace {
 
-using ::absl::Milliseconds;
-using ::absl::Seconds;
-using ::fencegate::testing::IsOk;
-using ::fencegate::testing::StatusIs;
-using ::testing::HasSubstr;
-
 TEST_P(LockManagerTest, TryLockGrantsFreeResource) {
   ASSERT_OK_AND_ASSIGN(AcquireResult r, Acquire(Args("r", "alice", Seconds(5))));
   EXPECT_TRUE(r.acquired);

@@ -17,6 +17,7 @@
 #include "gtest/gtest.h"
 #include "harness/temp_dir.h"
 #include "lockservice/core/sqlite_lock_store.h"
+#include "tests/testing/error_info.h"
 #include "tests/testing/fake_clock.h"
 #include "tests/testing/faulty_lock_store.h"
 #include "tests/testing/status_matchers.h"
@@ -24,9 +25,7 @@
 
 namespace fencegate::lockservice {
 
-inline ErrorInfo InfoOf(const absl::Status& status) {
-  return GetErrorInfo(status).value_or(ErrorInfo());
-}
+using ::fencegate::testing::InfoOf;
 
 class LockSessionTest : public ::testing::Test {
  protected:
