@@ -230,6 +230,20 @@ SqliteStatement& BindKey(SqliteStatement& stmt, uint64_t key) {
   return stmt.Bind(1, static_cast<int64_t>(key));
 }
 
+// Binds `values` to ?first, ?first+1, ...: strings as text, the rest as
+// integers.
+void BindValue(SqliteStatement& stmt, int index, absl::string_view value) {
+  stmt.BindText(index, value);
+}
+void BindValue(SqliteStatement& stmt, int index, int64_t value) {
+  stmt.Bind(index, value);
+}
+template <typename... Values>
+void BindValues(SqliteStatement& stmt, int first, const Values&... values) {
+  int index = first;
+  (BindValue(stmt, index++, values), ...);
+}
+
 // Writes a batch's changes to one table, in order: each (key, row) with
 // `upsert`, the key bound as ?1 and the rest by `bind_row`; each
 // (key, nullopt) with `erase`, which deletes the key's row.
@@ -348,11 +362,9 @@ absl::Status SqliteLockStore::Apply(const LockStoreBatch& batch) {
       "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
       "DELETE FROM leases WHERE resource = ?1",
       [](SqliteStatement& put, const LeaseRecord& lease) {
-        put.BindText(2, lease.holder)
-            .Bind(3, static_cast<int64_t>(lease.token))
-            .Bind(4, absl::ToInt64Milliseconds(lease.ttl))
-            .Bind(5, lease.hold_count)
-            .BindText(6, absl::StrJoin(lease.request_ids, "\n"));
+        BindValues(put, 2, lease.holder, static_cast<int64_t>(lease.token),
+                   absl::ToInt64Milliseconds(lease.ttl), lease.hold_count,
+                   absl::StrJoin(lease.request_ids, "\n"));
         if (const std::optional<Proclamation>& said = lease.proclamation) {
           put.BindBlob(7, said->value).Bind(8, static_cast<int64_t>(said->seq));
         } else {
@@ -360,20 +372,16 @@ absl::Status SqliteLockStore::Apply(const LockStoreBatch& batch) {
         }
       });
   if (!status.ok()) return status;
-  status =
-      ApplyRows(*db_, batch.holds,
-                "INSERT OR REPLACE INTO holds(token, resource, mode, permits, holder, "
-                "ttl_ms, hold_count, request_ids) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-                "DELETE FROM holds WHERE token = ?1",
-                [](SqliteStatement& put, const LeaseRecord& hold) {
-                  put.BindText(2, hold.resource)
-                      .Bind(3, static_cast<int64_t>(hold.mode))
-                      .Bind(4, hold.permits)
-                      .BindText(5, hold.holder)
-                      .Bind(6, absl::ToInt64Milliseconds(hold.ttl))
-                      .Bind(7, hold.hold_count)
-                      .BindText(8, absl::StrJoin(hold.request_ids, "\n"));
-                });
+  status = ApplyRows(
+      *db_, batch.holds,
+      "INSERT OR REPLACE INTO holds(token, resource, mode, permits, holder, "
+      "ttl_ms, hold_count, request_ids) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+      "DELETE FROM holds WHERE token = ?1",
+      [](SqliteStatement& put, const LeaseRecord& hold) {
+        BindValues(put, 2, hold.resource, static_cast<int64_t>(hold.mode), hold.permits,
+                   hold.holder, absl::ToInt64Milliseconds(hold.ttl), hold.hold_count,
+                   absl::StrJoin(hold.request_ids, "\n"));
+      });
   if (!status.ok()) return status;
   status = ApplyRows(
       *db_, batch.waiters,
@@ -381,12 +389,9 @@ absl::Status SqliteLockStore::Apply(const LockStoreBatch& batch) {
       "mode, permits) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)",
       "DELETE FROM waiters WHERE seq = ?1",
       [](SqliteStatement& put, const WaiterRecord& waiter) {
-        put.BindText(2, waiter.resource)
-            .BindText(3, waiter.holder)
-            .Bind(4, absl::ToInt64Milliseconds(waiter.ttl))
-            .BindText(5, waiter.request_id)
-            .Bind(6, static_cast<int64_t>(waiter.mode))
-            .Bind(7, waiter.permits);
+        BindValues(put, 2, waiter.resource, waiter.holder,
+                   absl::ToInt64Milliseconds(waiter.ttl), waiter.request_id,
+                   static_cast<int64_t>(waiter.mode), waiter.permits);
       });
   if (!status.ok()) return status;
   for (const FencePosition& fence : batch.fence_positions) {
