@@ -6,6 +6,7 @@
 // says why).
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/flags/flag.h"
@@ -15,7 +16,6 @@
 #include "cli/command.h"
 #include "cli/exit_codes.h"
 #include "client/channel.h"
-#include "common/grpc/channel_credentials.h"
 #include "common/grpc/grpc_status.h"
 #include "common/metrics/key_figures.h"
 #include "fencegate/v1/server_info.grpc.pb.h"
@@ -29,11 +29,10 @@ namespace {
 
 absl::Status RunStatus(CommandContext& ctx) {
   const std::string server = absl::GetFlag(FLAGS_server);
-  absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials =
-      MakeChannelCredentials(ctx.client_options.tls);
-  if (!credentials.ok()) return UsageError(credentials.status().message());
-  auto stub =
-      fencegate::v1::ServerInfo::NewStub(client::NewClientChannel(server, *credentials));
+  absl::StatusOr<std::shared_ptr<grpc::Channel>> channel =
+      client::NewClientChannel(server, ctx.client_options.tls);
+  if (!channel.ok()) return UsageError(channel.status().message());
+  auto stub = fencegate::v1::ServerInfo::NewStub(*std::move(channel));
   grpc::ClientContext context;
   context.set_deadline(absl::ToChronoTime(absl::Now() + ctx.client_options.call_timeout));
   context.set_wait_for_ready(true);  // a server that is starting: wait, within --timeout

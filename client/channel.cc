@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "absl/time/clock.h"
+#include "common/grpc/channel_credentials.h"
 #include "grpcpp/channel.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/support/channel_arguments.h"
@@ -15,6 +16,14 @@ std::shared_ptr<grpc::Channel> NewClientChannel(
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
   return grpc::CreateCustomChannel(address, credentials, args);
+}
+
+absl::StatusOr<std::shared_ptr<grpc::Channel>> NewClientChannel(
+    const std::string& address, const ClientTlsFiles& tls) {
+  absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials =
+      MakeChannelCredentials(tls);
+  if (!credentials.ok()) return credentials.status();
+  return NewClientChannel(address, *credentials);
 }
 
 void PauseForChannel(grpc::Channel& channel, absl::Time until) {

@@ -1,7 +1,7 @@
 // The client library's gRPC channels: how they reconnect, and how a retry
 // waits for one that lost its server.
 //
-// Thread safety: both functions are thread-safe.
+// Thread safety: the functions are thread-safe.
 #ifndef FENCEGATE_CLIENT_CHANNEL_H_
 #define FENCEGATE_CLIENT_CHANNEL_H_
 
@@ -9,7 +9,9 @@
 #include <memory>
 #include <string>
 
+#include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "fencegate/client_tls_files.h"
 #include "grpcpp/channel.h"
 #include "grpcpp/security/credentials.h"
 
@@ -23,6 +25,11 @@ namespace fencegate::client {
 // a busy machine.)
 std::shared_ptr<grpc::Channel> NewClientChannel(
     const std::string& address, const std::shared_ptr<grpc::ChannelCredentials>& credentials);
+
+// NewClientChannel with the credentials `tls` names (plaintext if none);
+// an error if they cannot be read.
+absl::StatusOr<std::shared_ptr<grpc::Channel>> NewClientChannel(
+    const std::string& address, const ClientTlsFiles& tls);
 
 // A retry's pause for calls over `channel`; returns by `until` (wall
 // clock, as gRPC's deadlines). A channel whose server went away fails calls

@@ -141,12 +141,7 @@ absl::StatusOr<ElectionState> LockClient::Leader(const std::string& election) {
   v1::LeaderRequest request;
   request.set_election(election);
   v1::LeaderResponse response;
-  Clock& clock = *options_.clock;
-  const absl::Time deadline = CallDeadline(options_, options_.rpc_timeout, clock);
-  absl::Status status = Retry(deadline, [&] {
-    return stub_->Attempt(&v1::LockService::Stub::Leader, request, &response,
-                          AttemptTimeout(deadline, options_.rpc_timeout, clock));
-  });
+  absl::Status status = UnaryCall(&v1::LockService::Stub::Leader, request, &response);
   if (!status.ok()) return status;
   return StateOf(response.state());
 }
@@ -160,13 +155,8 @@ absl::StatusOr<uint64_t> LockClient::Proclaim(const std::string& election, uint6
   request.set_value(value);
   SetSignature(signature, request.mutable_signature());
   v1::ProclaimResponse response;
-  Clock& clock = *options_.clock;
-  const absl::Time deadline = CallDeadline(options_, options_.rpc_timeout, clock);
   // A retried Proclaim that was applied says the same again: one more seq.
-  absl::Status status = Retry(deadline, [&] {
-    return stub_->Attempt(&v1::LockService::Stub::Proclaim, request, &response,
-                          AttemptTimeout(deadline, options_.rpc_timeout, clock));
-  });
+  absl::Status status = UnaryCall(&v1::LockService::Stub::Proclaim, request, &response);
   if (!status.ok()) return status;
   return response.seq();
 }
@@ -178,12 +168,7 @@ absl::Status LockClient::Resign(const std::string& election, uint64_t term,
   request.set_term(term);
   SetSignature(signature, request.mutable_signature());
   v1::ResignResponse response;
-  Clock& clock = *options_.clock;
-  const absl::Time deadline = CallDeadline(options_, options_.rpc_timeout, clock);
-  return Retry(deadline, [&] {
-    return stub_->Attempt(&v1::LockService::Stub::Resign, request, &response,
-                          AttemptTimeout(deadline, options_.rpc_timeout, clock));
-  });
+  return UnaryCall(&v1::LockService::Stub::Resign, request, &response);
 }
 
 absl::Status LockClient::Observe(const std::string& election,

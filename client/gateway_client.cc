@@ -6,9 +6,9 @@
 
 #include "absl/time/clock.h"
 #include "client/channel.h"
-#include "client/session_stream.h"
 #include "client/retry.h"
-#include "common/grpc/channel_credentials.h"
+#include "client/session_stream.h"
+#include "client/wire.h"
 #include "common/grpc/grpc_status.h"
 #include "fencegate/v1/gateway.grpc.pb.h"
 #include "grpcpp/client_context.h"
@@ -69,24 +69,19 @@ void SetRequest(const v1::FenceRequest& r, v1::GatewayCall& call) {
   *call.mutable_fence() = r;
 }
 bool GetResponse(v1::GatewayResult& r, v1::WriteResponse* out) {
-  if (r.result_case() != v1::GatewayResult::kWrite) return false;
-  out->Swap(r.mutable_write());
-  return true;
+  return TakeResponse(r, v1::GatewayResult::kWrite, &v1::GatewayResult::mutable_write,
+                      out);
 }
 bool GetResponse(v1::GatewayResult& r, v1::MultiWriteResponse* out) {
-  if (r.result_case() != v1::GatewayResult::kMultiWrite) return false;
-  out->Swap(r.mutable_multi_write());
-  return true;
+  return TakeResponse(r, v1::GatewayResult::kMultiWrite,
+                      &v1::GatewayResult::mutable_multi_write, out);
 }
 bool GetResponse(v1::GatewayResult& r, v1::ReadResponse* out) {
-  if (r.result_case() != v1::GatewayResult::kRead) return false;
-  out->Swap(r.mutable_read());
-  return true;
+  return TakeResponse(r, v1::GatewayResult::kRead, &v1::GatewayResult::mutable_read, out);
 }
 bool GetResponse(v1::GatewayResult& r, v1::FenceResponse* out) {
-  if (r.result_case() != v1::GatewayResult::kFence) return false;
-  out->Swap(r.mutable_fence());
-  return true;
+  return TakeResponse(r, v1::GatewayResult::kFence, &v1::GatewayResult::mutable_fence,
+                      out);
 }
 
 absl::Status WrongKind() {
@@ -118,11 +113,10 @@ GatewayClient::~GatewayClient() = default;
 
 absl::StatusOr<std::unique_ptr<GatewayClient>> GatewayClient::Connect(
     const std::string& address, ClientOptions options) {
-  absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials =
-      MakeChannelCredentials(options.tls);
-  if (!credentials.ok()) return credentials.status();
-  return std::make_unique<GatewayClient>(NewClientChannel(address, *credentials),
-                                         options);
+  absl::StatusOr<std::shared_ptr<grpc::Channel>> channel =
+      NewClientChannel(address, options.tls);
+  if (!channel.ok()) return channel.status();
+  return std::make_unique<GatewayClient>(*std::move(channel), options);
 }
 
 template <typename Call>

@@ -17,7 +17,6 @@
 #include "client/session_stream.h"
 #include "client/wire.h"
 #include "common/base/errors.h"
-#include "common/grpc/channel_credentials.h"
 #include "common/grpc/grpc_status.h"
 #include "fencegate/v1/lock.grpc.pb.h"
 #include "grpcpp/client_context.h"
@@ -135,11 +134,10 @@ absl::Status LockClient::Retry(absl::Time deadline,
 
 absl::StatusOr<std::unique_ptr<LockClient>> LockClient::Connect(
     const std::string& address, ClientOptions options) {
-  absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials =
-      MakeChannelCredentials(options.tls);
-  if (!credentials.ok()) return credentials.status();
-  return std::make_unique<LockClient>(NewClientChannel(address, *credentials),
-                                      options);
+  absl::StatusOr<std::shared_ptr<grpc::Channel>> channel =
+      NewClientChannel(address, options.tls);
+  if (!channel.ok()) return channel.status();
+  return std::make_unique<LockClient>(*std::move(channel), options);
 }
 
 absl::StatusOr<AcquireOutcome> LockClient::Acquire(const std::string& resource,
@@ -386,12 +384,7 @@ absl::StatusOr<uint32_t> LockClient::Release(const std::string& resource, uint64
   const v1::ReleaseRequest request =
       ReleaseRequestOf(resource, token, std::move(request_id), signature, mode);
   v1::ReleaseResponse response;
-  Clock& clock = *options_.clock;
-  const absl::Time deadline = CallDeadline(options_, options_.rpc_timeout, clock);
-  absl::Status status = Retry(deadline, [&] {
-    return stub_->Attempt(&v1::LockService::Stub::Release, request, &response,
-                          AttemptTimeout(deadline, options_.rpc_timeout, clock));
-  });
+  absl::Status status = UnaryCall(&v1::LockService::Stub::Release, request, &response);
   if (!status.ok()) return status;
   return response.hold_count();
 }
@@ -400,12 +393,7 @@ absl::StatusOr<LockState> LockClient::Describe(const std::string& resource) {
   v1::DescribeRequest request;
   request.set_resource(resource);
   v1::DescribeResponse response;
-  Clock& clock = *options_.clock;
-  const absl::Time deadline = CallDeadline(options_, options_.rpc_timeout, clock);
-  absl::Status status = Retry(deadline, [&] {
-    return stub_->Attempt(&v1::LockService::Stub::Describe, request, &response,
-                          AttemptTimeout(deadline, options_.rpc_timeout, clock));
-  });
+  absl::Status status = UnaryCall(&v1::LockService::Stub::Describe, request, &response);
   if (!status.ok()) return status;
   LockState state;
   state.held = response.held();

@@ -1,7 +1,9 @@
 // LockClient's stub (private to client/): the generated gRPC stub and the
 // Session stream, and one attempt of a call on either (lock_client.cc,
 // election.cc). A request goes on the stream as a LockCall (SetRequest)
-// and its response comes out of the LockResult (GetResponse).
+// and its response comes out of the LockResult (GetResponse). And
+// LockClient::UnaryCall, the retried call that Release, Describe and the
+// election calls make.
 //
 // Thread safety: Attempt() may be called from any thread (the stub and
 // the stream are thread-safe).
@@ -15,6 +17,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "client/retry.h"
 #include "client/session_stream.h"
 #include "client/wire.h"
 #include "common/grpc/grpc_status.h"
@@ -42,24 +45,17 @@ inline void SetRequest(const v1::DescribeRequest& r, v1::LockCall& call) {
   *call.mutable_describe() = r;
 }
 inline bool GetResponse(v1::LockResult& r, v1::AcquireResponse* out) {
-  if (r.result_case() != v1::LockResult::kAcquire) return false;
-  out->Swap(r.mutable_acquire());
-  return true;
+  return TakeResponse(r, v1::LockResult::kAcquire, &v1::LockResult::mutable_acquire, out);
 }
 inline bool GetResponse(v1::LockResult& r, v1::RenewResponse* out) {
-  if (r.result_case() != v1::LockResult::kRenew) return false;
-  out->Swap(r.mutable_renew());
-  return true;
+  return TakeResponse(r, v1::LockResult::kRenew, &v1::LockResult::mutable_renew, out);
 }
 inline bool GetResponse(v1::LockResult& r, v1::ReleaseResponse* out) {
-  if (r.result_case() != v1::LockResult::kRelease) return false;
-  out->Swap(r.mutable_release());
-  return true;
+  return TakeResponse(r, v1::LockResult::kRelease, &v1::LockResult::mutable_release, out);
 }
 inline bool GetResponse(v1::LockResult& r, v1::DescribeResponse* out) {
-  if (r.result_case() != v1::LockResult::kDescribe) return false;
-  out->Swap(r.mutable_describe());
-  return true;
+  return TakeResponse(r, v1::LockResult::kDescribe, &v1::LockResult::mutable_describe,
+                      out);
 }
 
 inline void SetRequest(const v1::CampaignRequest& r, v1::LockCall& call) {
@@ -75,19 +71,14 @@ inline void SetRequest(const v1::ResignRequest& r, v1::LockCall& call) {
   *call.mutable_resign() = r;
 }
 inline bool GetResponse(v1::LockResult& r, v1::ProclaimResponse* out) {
-  if (r.result_case() != v1::LockResult::kProclaim) return false;
-  out->Swap(r.mutable_proclaim());
-  return true;
+  return TakeResponse(r, v1::LockResult::kProclaim, &v1::LockResult::mutable_proclaim,
+                      out);
 }
 inline bool GetResponse(v1::LockResult& r, v1::LeaderResponse* out) {
-  if (r.result_case() != v1::LockResult::kLeader) return false;
-  out->Swap(r.mutable_leader());
-  return true;
+  return TakeResponse(r, v1::LockResult::kLeader, &v1::LockResult::mutable_leader, out);
 }
 inline bool GetResponse(v1::LockResult& r, v1::ResignResponse* out) {
-  if (r.result_case() != v1::LockResult::kResign) return false;
-  out->Swap(r.mutable_resign());
-  return true;
+  return TakeResponse(r, v1::LockResult::kResign, &v1::LockResult::mutable_resign, out);
 }
 
 inline absl::Status LockWrongKind() {
@@ -124,6 +115,17 @@ struct LockClient::Stub {
     return absl::OkStatus();
   }
 };
+
+template <typename Method, typename Request, typename Response>
+absl::Status LockClient::UnaryCall(Method method, const Request& request,
+                                   Response* response) {
+  Clock& clock = *options_.clock;
+  const absl::Time deadline = CallDeadline(options_, options_.rpc_timeout, clock);
+  return Retry(deadline, [&] {
+    return stub_->Attempt(method, request, response,
+                          AttemptTimeout(deadline, options_.rpc_timeout, clock));
+  });
+}
 
 }  // namespace fencegate::client
 

@@ -120,6 +120,26 @@ class Driver {
   }
 };
 
+// In the body of a driver of a lock system with all the calls (fencegate,
+// Redis, etcd): declares the overrides of Open, Close, Acquire, AcquireMany,
+// Release and FencedWrite; and of PipelinedWrites, for a driver that can
+// pipeline.
+#define FENCEGATE_BENCH_DRIVER_OVERRIDES                                        \
+  absl::Status Open(absl::Duration session_ttl) override;                       \
+  void Close() override;                                                        \
+  absl::StatusOr<std::optional<HeldLock>> Acquire(                              \
+      const std::string& resource, const AcquireOptions& options) override;     \
+  absl::StatusOr<std::optional<std::vector<HeldLock>>> AcquireMany(             \
+      const std::vector<std::string>& resources, const AcquireOptions& options) \
+      override;                                                                 \
+  absl::Status Release(const HeldLock& lock) override;                          \
+  absl::Status FencedWrite(const HeldLock& lock, absl::string_view key,         \
+                           absl::string_view value) override;
+#define FENCEGATE_BENCH_DRIVER_PIPELINED_WRITES_OVERRIDE                           \
+  absl::Status PipelinedWrites(LockOf lock_of, absl::string_view key,              \
+                               absl::string_view value, int depth, absl::Time end, \
+                               uint64_t count, PipelineDone done) override;
+
 // Makes the driver of client `index` (0-based). Called once per client
 // thread and once per setup thread.
 using DriverFactory =

@@ -59,15 +59,7 @@ class EtcdDriver final : public Driver {
   explicit EtcdDriver(std::string target) : target_(std::move(target)) {}
   ~EtcdDriver() override;
 
-  absl::Status Open(absl::Duration session_ttl) override;
-  void Close() override;
-  absl::StatusOr<std::optional<HeldLock>> Acquire(
-      const std::string& resource, const AcquireOptions& options) override;
-  absl::StatusOr<std::optional<std::vector<HeldLock>>> AcquireMany(
-      const std::vector<std::string>& resources, const AcquireOptions& options) override;
-  absl::Status Release(const HeldLock& lock) override;
-  absl::Status FencedWrite(const HeldLock& lock, absl::string_view key,
-                           absl::string_view value) override;
+  FENCEGATE_BENCH_DRIVER_OVERRIDES
 
   // The session lease Open() granted (0 before): --shape=elect campaigns
   // with it and keeps it alive itself (elect.h).

@@ -31,6 +31,44 @@ std::optional<int64_t> WaitMs(absl::Time now, const AcquireOptions& options) {
   return std::max<int64_t>(1, absl::ToInt64Milliseconds(options.give_up - now));
 }
 
+// Opens a Session stream (`what`: "Session" or "lock Session", for errors)
+// on `stub` for the driver's life: its context, then the stream.
+template <typename Stub, typename Stream>
+absl::Status OpenSession(Stub& stub, const char* what,
+                         std::unique_ptr<grpc::ClientContext>& context,
+                         std::unique_ptr<Stream>& stream) {
+  context = std::make_unique<grpc::ClientContext>();
+  SetDeadline(*context, absl::Now() + kSessionLifetime);
+  stream = stub.Session(context.get());
+  if (stream == nullptr) return absl::UnavailableError(absl::StrCat(what, ": no stream"));
+  return absl::OkStatus();
+}
+
+// Half-closes an open Session stream, reads what is left into `in`, and
+// drops it and its context.
+template <typename Stream, typename Response>
+void CloseSession(std::unique_ptr<grpc::ClientContext>& context,
+                  std::unique_ptr<Stream>& stream, Response& in) {
+  if (stream == nullptr) return;
+  stream->WritesDone();
+  while (stream->Read(&in)) {
+  }
+  stream->Finish().IgnoreError();
+  stream.reset();
+  context.reset();
+}
+
+// A Session stream's end while answers were due, as an error.
+template <typename Stream>
+absl::Status SessionEndedEarly(const char* what, std::unique_ptr<Stream>& stream) {
+  absl::Status status = FromGrpc(what, stream->Finish());
+  stream.reset();
+  if (status.ok()) {
+    return absl::UnavailableError(absl::StrCat(what, ": the stream ended early"));
+  }
+  return status;
+}
+
 }  // namespace
 
 FencegateDriver::FencegateDriver(std::string lock_target, std::string gateway_target,
@@ -48,10 +86,9 @@ absl::Status FencegateDriver::Open(absl::Duration /*session_ttl*/) {
   if (!lock_channel.ok()) return lock_channel.status();
   locks_ = v1::LockService::NewStub(*lock_channel);
   if (transport_ == Transport::kStream) {
-    lock_session_context_ = std::make_unique<grpc::ClientContext>();
-    SetDeadline(*lock_session_context_, absl::Now() + kSessionLifetime);
-    lock_session_ = locks_->Session(lock_session_context_.get());
-    if (lock_session_ == nullptr) return absl::UnavailableError("lock Session: no stream");
+    absl::Status opened =
+        OpenSession(*locks_, "lock Session", lock_session_context_, lock_session_);
+    if (!opened.ok()) return opened;
   }
   return OpenGateway();
 }
@@ -62,30 +99,14 @@ absl::Status FencegateDriver::OpenGateway() {
   if (!gateway_channel.ok()) return gateway_channel.status();
   gateway_ = v1::Gateway::NewStub(*gateway_channel);
   if (transport_ == Transport::kStream) {
-    session_context_ = std::make_unique<grpc::ClientContext>();
-    SetDeadline(*session_context_, absl::Now() + kSessionLifetime);
-    session_ = gateway_->Session(session_context_.get());
-    if (session_ == nullptr) return absl::UnavailableError("Session: no stream");
+    return OpenSession(*gateway_, "Session", session_context_, session_);
   }
   return absl::OkStatus();
 }
 
 void FencegateDriver::Close() {
-  if (lock_session_ != nullptr) {
-    lock_session_->WritesDone();
-    while (lock_session_->Read(&lock_in_)) {
-    }
-    lock_session_->Finish().IgnoreError();
-    lock_session_.reset();
-    lock_session_context_.reset();
-  }
-  if (session_ == nullptr) return;
-  session_->WritesDone();
-  while (session_->Read(&in_)) {
-  }
-  session_->Finish().IgnoreError();
-  session_.reset();
-  session_context_.reset();
+  CloseSession(lock_session_context_, lock_session_, lock_in_);
+  CloseSession(session_context_, session_, in_);
 }
 
 void FencegateDriver::SetWrite(v1::GatewayCall& call, uint64_t id, const HeldLock& lock,
@@ -100,17 +121,11 @@ void FencegateDriver::SetWrite(v1::GatewayCall& call, uint64_t id, const HeldLoc
 }
 
 absl::Status FencegateDriver::SessionEnded() {
-  absl::Status status = FromGrpc("Session", session_->Finish());
-  session_.reset();
-  if (status.ok()) return absl::UnavailableError("Session: the stream ended early");
-  return status;
+  return SessionEndedEarly("Session", session_);
 }
 
 absl::Status FencegateDriver::LockSessionEnded() {
-  absl::Status status = FromGrpc("lock Session", lock_session_->Finish());
-  lock_session_.reset();
-  if (status.ok()) return absl::UnavailableError("lock Session: the stream ended early");
-  return status;
+  return SessionEndedEarly("lock Session", lock_session_);
 }
 
 absl::StatusOr<const v1::LockResult*> FencegateDriver::LockStreamCall() {

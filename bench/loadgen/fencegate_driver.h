@@ -52,18 +52,8 @@ class FencegateDriver final : public Driver {
                   std::string holder, Transport transport);
   ~FencegateDriver() override;
 
-  absl::Status Open(absl::Duration session_ttl) override;
-  void Close() override;
-  absl::StatusOr<std::optional<HeldLock>> Acquire(
-      const std::string& resource, const AcquireOptions& options) override;
-  absl::StatusOr<std::optional<std::vector<HeldLock>>> AcquireMany(
-      const std::vector<std::string>& resources, const AcquireOptions& options) override;
-  absl::Status Release(const HeldLock& lock) override;
-  absl::Status FencedWrite(const HeldLock& lock, absl::string_view key,
-                           absl::string_view value) override;
-  absl::Status PipelinedWrites(LockOf lock_of, absl::string_view key,
-                               absl::string_view value, int depth, absl::Time end,
-                               uint64_t count, PipelineDone done) override;
+  FENCEGATE_BENCH_DRIVER_OVERRIDES
+  FENCEGATE_BENCH_DRIVER_PIPELINED_WRITES_OVERRIDE
 
  private:
   using Session = grpc::ClientReaderWriter<v1::GatewaySessionRequest,

@@ -63,18 +63,8 @@ class RedisDriver final : public Driver {
   RedisDriver(std::string target, std::string client_id, absl::Duration retry);
   ~RedisDriver() override;
 
-  absl::Status Open(absl::Duration session_ttl) override;
-  void Close() override;
-  absl::StatusOr<std::optional<HeldLock>> Acquire(
-      const std::string& resource, const AcquireOptions& options) override;
-  absl::StatusOr<std::optional<std::vector<HeldLock>>> AcquireMany(
-      const std::vector<std::string>& resources, const AcquireOptions& options) override;
-  absl::Status Release(const HeldLock& lock) override;
-  absl::Status FencedWrite(const HeldLock& lock, absl::string_view key,
-                           absl::string_view value) override;
-  absl::Status PipelinedWrites(LockOf lock_of, absl::string_view key,
-                               absl::string_view value, int depth, absl::Time end,
-                               uint64_t count, PipelineDone done) override;
+  FENCEGATE_BENCH_DRIVER_OVERRIDES
+  FENCEGATE_BENCH_DRIVER_PIPELINED_WRITES_OVERRIDE
 
   // After Open(): the SHA1s of the loaded scripts the event-loop driver
   // sends too (redis_loop.h): the release's compare-and-delete and the

@@ -34,33 +34,27 @@ double TextWidth(const std::string& text) {
   return chars * kCharWidth;
 }
 
-const char* Stroke(Outcome outcome) {
+// The colours an outcome is drawn in: its outline (and arrow, and text)
+// and its fill.
+struct Colors {
+  const char* stroke;
+  const char* fill;
+};
+Colors ColorsOf(Outcome outcome) {
   switch (outcome) {
     case Outcome::kOk:
-      return "#1a7f37";
+      return {"#1a7f37", "#dafbe1"};
     case Outcome::kRefused:
-      return "#cf222e";
+      return {"#cf222e", "#ffebe9"};
     case Outcome::kDamage:
-      return "#a21caf";
+      return {"#a21caf", "#fbefff"};
     case Outcome::kNote:
-      return "#9a6700";
+      return {"#9a6700", "#fff8c5"};
   }
-  return "#24292f";
+  return {"#24292f", "#ffffff"};
 }
-
-const char* Fill(Outcome outcome) {
-  switch (outcome) {
-    case Outcome::kOk:
-      return "#dafbe1";
-    case Outcome::kRefused:
-      return "#ffebe9";
-    case Outcome::kDamage:
-      return "#fbefff";
-    case Outcome::kNote:
-      return "#fff8c5";
-  }
-  return "#ffffff";
-}
+const char* Stroke(Outcome outcome) { return ColorsOf(outcome).stroke; }
+const char* Fill(Outcome outcome) { return ColorsOf(outcome).fill; }
 
 std::string Text(double x, double y, const std::string& text, const std::string& attrs) {
   return absl::StrFormat("<text x=\"%.1f\" y=\"%.1f\" %s>%s</text>\n", x, y, attrs,

@@ -1,6 +1,10 @@
 #include "lockservice/core/sqlite_lock_store.h"
 
 #include <iterator>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -100,12 +104,19 @@ constexpr SqliteMigration kMigrations[] = {
 static_assert(kMigrations[std::size(kMigrations) - 1].to ==
               SqliteLockStore::kStateFormat);
 
-// The mode in `column` of `stmt`'s row, or DATA_LOSS naming the row (`row`
-// and `key`: built only then, not for every row of a big load).
-absl::StatusOr<LeaseMode> ModeColumn(const SqliteStatement& stmt, int column,
-                                     absl::string_view row, uint64_t key) {
+// Reads the mode in `column` of `stmt`'s row and the permits in the next
+// column into `mode` and `permits`; or resets `stmt` and returns DATA_LOSS
+// naming the row (`row` and `key`: built only then, not for every row of a
+// big load).
+absl::Status ReadModeColumns(SqliteStatement& stmt, int column, absl::string_view row,
+                             uint64_t key, LeaseMode& mode, uint32_t& permits) {
   const int64_t value = stmt.ColumnInt(column);
-  if (std::optional<LeaseMode> mode = LeaseModeFromNumber(value)) return *mode;
+  if (std::optional<LeaseMode> known = LeaseModeFromNumber(value)) {
+    mode = *known;
+    permits = static_cast<uint32_t>(stmt.ColumnInt(column + 1));
+    return absl::OkStatus();
+  }
+  stmt.Reset();
   return absl::DataLossError(absl::StrCat(
       "SQLite lock store: ", row, " ", key, " has mode ", value,
       ", which this version does not know (0 exclusive, 1 shared, 2 permit); it was "
@@ -196,14 +207,9 @@ absl::Status StreamLeases(SqliteStatement& stmt, bool holds, LoadSink& sink) {
     lease.mode = LeaseMode::kExclusive;
     lease.permits = 0;
     if (holds) {
-      const absl::StatusOr<LeaseMode> mode =
-          ModeColumn(stmt, 6, "holds row token", lease.token);
-      if (!mode.ok()) {
-        stmt.Reset();
-        return mode.status();
-      }
-      lease.mode = *mode;
-      lease.permits = static_cast<uint32_t>(stmt.ColumnInt(7));
+      absl::Status read = ReadModeColumns(stmt, 6, "holds row token", lease.token,
+                                          lease.mode, lease.permits);
+      if (!read.ok()) return read;
     }
     lease.proclamation.reset();
     if (!holds && !stmt.ColumnIsNull(7)) {
@@ -213,6 +219,47 @@ absl::Status StreamLeases(SqliteStatement& stmt, bool holds, LoadSink& sink) {
     sink.OnLease(lease);
   }
   stmt.Reset();
+  return absl::OkStatus();
+}
+
+// Binds a row's key: ?1 of both its upsert and its delete.
+SqliteStatement& BindKey(SqliteStatement& stmt, const std::string& key) {
+  return stmt.BindText(1, key);
+}
+SqliteStatement& BindKey(SqliteStatement& stmt, uint64_t key) {
+  return stmt.Bind(1, static_cast<int64_t>(key));
+}
+
+// Binds `values` to ?first, ?first+1, ...: strings as text, the rest as
+// integers.
+void BindValue(SqliteStatement& stmt, int index, absl::string_view value) {
+  stmt.BindText(index, value);
+}
+void BindValue(SqliteStatement& stmt, int index, int64_t value) {
+  stmt.Bind(index, value);
+}
+template <typename... Values>
+void BindValues(SqliteStatement& stmt, int first, const Values&... values) {
+  int index = first;
+  (BindValue(stmt, index++, values), ...);
+}
+
+// Writes a batch's changes to one table, in order: each (key, row) with
+// `upsert`, the key bound as ?1 and the rest by `bind_row`; each
+// (key, nullopt) with `erase`, which deletes the key's row.
+template <typename Key, typename Row, typename BindRow>
+absl::Status ApplyRows(SqliteDb& db,
+                       const std::vector<std::pair<Key, std::optional<Row>>>& rows,
+                       absl::string_view upsert, absl::string_view erase,
+                       const BindRow& bind_row) {
+  for (const auto& [key, row] : rows) {
+    absl::StatusOr<SqliteStatement*> stmt = db.Prepared(row ? upsert : erase);
+    if (!stmt.ok()) return stmt.status();
+    SqliteStatement& bound = BindKey(**stmt, key);
+    if (row) bind_row(bound, *row);
+    absl::Status status = bound.Run();
+    if (!status.ok()) return status;
+  }
   return absl::OkStatus();
 }
 
@@ -276,14 +323,9 @@ absl::Status SqliteLockStore::LoadInto(LoadSink& sink) {
     waiter.holder = queue.ColumnText(2);
     waiter.ttl = absl::Milliseconds(queue.ColumnInt(3));
     waiter.request_id = queue.ColumnText(4);
-    const absl::StatusOr<LeaseMode> mode =
-        ModeColumn(queue, 5, "waiters row seq", waiter.seq);
-    if (!mode.ok()) {
-      queue.Reset();
-      return mode.status();
-    }
-    waiter.mode = *mode;
-    waiter.permits = static_cast<uint32_t>(queue.ColumnInt(6));
+    absl::Status read = ReadModeColumns(queue, 5, "waiters row seq", waiter.seq,
+                                        waiter.mode, waiter.permits);
+    if (!read.ok()) return read;
     sink.OnWaiter(waiter);
   }
   queue.Reset();
@@ -313,94 +355,55 @@ absl::Status SqliteLockStore::Apply(const LockStoreBatch& batch) {
     absl::Status status = (*stmt)->Bind(1, static_cast<int64_t>(batch.last_token)).Run();
     if (!status.ok()) return status;
   }
-  for (const auto& [resource, lease] : batch.leases) {
-    absl::Status status;
-    if (lease) {
-      absl::StatusOr<SqliteStatement*> stmt = db_->Prepared(
-          "INSERT OR REPLACE INTO leases"
-          "(resource, holder, token, ttl_ms, hold_count, request_ids, value, value_seq) "
-          "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
-      if (!stmt.ok()) return stmt.status();
-      SqliteStatement& put = (*stmt)
-                                 ->BindText(1, resource)
-                                 .BindText(2, lease->holder)
-                                 .Bind(3, static_cast<int64_t>(lease->token))
-                                 .Bind(4, absl::ToInt64Milliseconds(lease->ttl))
-                                 .Bind(5, lease->hold_count)
-                                 .BindText(6, absl::StrJoin(lease->request_ids, "\n"));
-      if (const std::optional<Proclamation>& said = lease->proclamation) {
-        put.BindBlob(7, said->value).Bind(8, static_cast<int64_t>(said->seq));
-      } else {
-        put.BindNull(7).BindNull(8);
-      }
-      status = put.Run();
-    } else {
-      absl::StatusOr<SqliteStatement*> stmt =
-          db_->Prepared("DELETE FROM leases WHERE resource = ?1");
-      if (!stmt.ok()) return stmt.status();
-      status = (*stmt)->BindText(1, resource).Run();
-    }
-    if (!status.ok()) return status;
-  }
-  for (const auto& [token, hold] : batch.holds) {
-    absl::Status status;
-    if (hold) {
-      absl::StatusOr<SqliteStatement*> stmt = db_->Prepared(
-          "INSERT OR REPLACE INTO holds(token, resource, mode, permits, holder, "
-          "ttl_ms, hold_count, request_ids) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
-      if (!stmt.ok()) return stmt.status();
-      status = (*stmt)
-                   ->Bind(1, static_cast<int64_t>(token))
-                   .BindText(2, hold->resource)
-                   .Bind(3, static_cast<int64_t>(hold->mode))
-                   .Bind(4, hold->permits)
-                   .BindText(5, hold->holder)
-                   .Bind(6, absl::ToInt64Milliseconds(hold->ttl))
-                   .Bind(7, hold->hold_count)
-                   .BindText(8, absl::StrJoin(hold->request_ids, "\n"))
-                   .Run();
-    } else {
-      absl::StatusOr<SqliteStatement*> stmt =
-          db_->Prepared("DELETE FROM holds WHERE token = ?1");
-      if (!stmt.ok()) return stmt.status();
-      status = (*stmt)->Bind(1, static_cast<int64_t>(token)).Run();
-    }
-    if (!status.ok()) return status;
-  }
-  for (const auto& [seq, waiter] : batch.waiters) {
-    absl::Status status;
-    if (waiter) {
-      absl::StatusOr<SqliteStatement*> stmt = db_->Prepared(
-          "INSERT OR REPLACE INTO waiters(seq, resource, holder, ttl_ms, request_id, "
-          "mode, permits) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)");
-      if (!stmt.ok()) return stmt.status();
-      status = (*stmt)
-                   ->Bind(1, static_cast<int64_t>(seq))
-                   .BindText(2, waiter->resource)
-                   .BindText(3, waiter->holder)
-                   .Bind(4, absl::ToInt64Milliseconds(waiter->ttl))
-                   .BindText(5, waiter->request_id)
-                   .Bind(6, static_cast<int64_t>(waiter->mode))
-                   .Bind(7, waiter->permits)
-                   .Run();
-    } else {
-      absl::StatusOr<SqliteStatement*> stmt =
-          db_->Prepared("DELETE FROM waiters WHERE seq = ?1");
-      if (!stmt.ok()) return stmt.status();
-      status = (*stmt)->Bind(1, static_cast<int64_t>(seq)).Run();
-    }
-    if (!status.ok()) return status;
-  }
+  absl::Status status = ApplyRows(
+      *db_, batch.leases,
+      "INSERT OR REPLACE INTO leases"
+      "(resource, holder, token, ttl_ms, hold_count, request_ids, value, value_seq) "
+      "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+      "DELETE FROM leases WHERE resource = ?1",
+      [](SqliteStatement& put, const LeaseRecord& lease) {
+        BindValues(put, 2, lease.holder, static_cast<int64_t>(lease.token),
+                   absl::ToInt64Milliseconds(lease.ttl), lease.hold_count,
+                   absl::StrJoin(lease.request_ids, "\n"));
+        if (const std::optional<Proclamation>& said = lease.proclamation) {
+          put.BindBlob(7, said->value).Bind(8, static_cast<int64_t>(said->seq));
+        } else {
+          put.BindNull(7).BindNull(8);
+        }
+      });
+  if (!status.ok()) return status;
+  status = ApplyRows(
+      *db_, batch.holds,
+      "INSERT OR REPLACE INTO holds(token, resource, mode, permits, holder, "
+      "ttl_ms, hold_count, request_ids) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+      "DELETE FROM holds WHERE token = ?1",
+      [](SqliteStatement& put, const LeaseRecord& hold) {
+        BindValues(put, 2, hold.resource, static_cast<int64_t>(hold.mode), hold.permits,
+                   hold.holder, absl::ToInt64Milliseconds(hold.ttl), hold.hold_count,
+                   absl::StrJoin(hold.request_ids, "\n"));
+      });
+  if (!status.ok()) return status;
+  status = ApplyRows(
+      *db_, batch.waiters,
+      "INSERT OR REPLACE INTO waiters(seq, resource, holder, ttl_ms, request_id, "
+      "mode, permits) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+      "DELETE FROM waiters WHERE seq = ?1",
+      [](SqliteStatement& put, const WaiterRecord& waiter) {
+        BindValues(put, 2, waiter.resource, waiter.holder,
+                   absl::ToInt64Milliseconds(waiter.ttl), waiter.request_id,
+                   static_cast<int64_t>(waiter.mode), waiter.permits);
+      });
+  if (!status.ok()) return status;
   for (const FencePosition& fence : batch.fence_positions) {
     absl::StatusOr<SqliteStatement*> stmt = db_->Prepared(
         "INSERT INTO fence_positions(resource, position) VALUES(?1, ?2) "
         "ON CONFLICT(resource) DO UPDATE SET position = excluded.position "
         "WHERE excluded.position > position");
     if (!stmt.ok()) return stmt.status();
-    absl::Status status = (*stmt)
-                              ->BindText(1, fence.resource)
-                              .Bind(2, static_cast<int64_t>(fence.position))
-                              .Run();
+    status = (*stmt)
+                 ->BindText(1, fence.resource)
+                 .Bind(2, static_cast<int64_t>(fence.position))
+                 .Run();
     if (!status.ok()) return status;
   }
   return absl::OkStatus();

@@ -10,6 +10,8 @@
 #include "absl/synchronization/mutex.h"
 #include "common/grpc/grpc_status.h"
 #include "lockservice/core/election_requests.h"
+#include "lockservice/server/refused_stream.h"
+#include "lockservice/server/stream_writer_state.h"
 
 namespace fencegate::lockservice {
 namespace {
@@ -18,7 +20,8 @@ namespace v1 = ::fencegate::v1;
 using ObserveWriter = grpc::ServerWriteReactor<v1::ObserveResponse>;
 
 // The stream's state and logic, shared by the reactor and the manager.
-class ObserveStream final : public ElectionObserver {
+class ObserveStream final : public ElectionObserver,
+                            public StreamWriterState<ObserveStream> {
  public:
   ObserveStream(ObserveWriter* reactor, uint64_t after_term, uint64_t after_seq,
                 const ElectionWatchLimits& limits)
@@ -51,70 +54,38 @@ class ObserveStream final : public ElectionObserver {
   }
   void OnStopped(const absl::Status& why) override { End(ToGrpcStatus(why)); }
 
-  // From the reactor's reactions.
-  void WriteDone(bool ok) {
-    {
-      absl::MutexLock lock(&mu_);
-      writing_ = false;
-      if (!ok) RequestFinish(grpc::Status(grpc::StatusCode::CANCELLED, "write failed"));
-    }
-    Pump();
-  }
-  void End(grpc::Status status) {
-    {
-      absl::MutexLock lock(&mu_);
-      RequestFinish(std::move(status));
-    }
-    Pump();
-  }
-
- private:
-  // As FenceWatch's: decides under the lock, acts outside it; whoever sets
-  // `writing_` owns the write, and Finish() waits until none is owned.
+  // Decides under the lock, acts outside it (stream_writer_state.h); the
+  // reactor's reactions run it through WriteDone() and End().
   void Pump() {
-    bool finish = false;
+    Step step;
     {
       absl::MutexLock lock(&mu_);
-      if (finished_ || writing_) return;
-      if (finish_requested_) {
-        finished_ = true;
-        finish = true;
-      } else if (!pending_.empty()) {
+      step = NextStep();
+      if (step == Step::kWait || (step == Step::kFree && pending_.empty())) return;
+      if (step == Step::kFree) {
         message_.Clear();
         for (const ElectionChange& change : pending_) {
           FillElectionChange(change, message_.add_changes());
         }
         pending_.clear();
         writing_ = true;
-      } else {
-        return;
       }
     }
-    if (finish) {
+    if (step == Step::kFinish) {
       reactor_->Finish(final_status_);
     } else {
       reactor_->StartWrite(&message_);
     }
   }
 
-  void RequestFinish(grpc::Status status) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    if (finish_requested_) return;
-    finish_requested_ = true;
-    final_status_ = std::move(status);
-  }
-
+ private:
   ObserveWriter* const reactor_;
   const ElectionWatchLimits limits_;
   std::atomic<int> refs_{1};  // the reactor's
 
-  absl::Mutex mu_;
   uint64_t seen_term_ ABSL_GUARDED_BY(mu_);
   uint64_t seen_seq_ ABSL_GUARDED_BY(mu_);
   std::deque<ElectionChange> pending_ ABSL_GUARDED_BY(mu_);
-  bool writing_ ABSL_GUARDED_BY(mu_) = false;
-  bool finish_requested_ ABSL_GUARDED_BY(mu_) = false;
-  bool finished_ ABSL_GUARDED_BY(mu_) = false;
-  grpc::Status final_status_;  // written before finished_, read after
   // Owned by whoever set writing_, until WriteDone().
   v1::ObserveResponse message_;
 };
@@ -151,13 +122,6 @@ class ObserveReactor final : public ObserveWriter {
   ObserveStream* const stream_;  // holds the reactor's reference
 };
 
-// A stream that only finishes.
-class RefusedObserve final : public ObserveWriter {
- public:
-  explicit RefusedObserve(const absl::Status& status) { Finish(ToGrpcStatus(status)); }
-  void OnDone() override { delete this; }
-};
-
 }  // namespace
 
 grpc::ServerWriteReactor<v1::ObserveResponse>* StartElectionWatch(
@@ -172,7 +136,7 @@ grpc::ServerWriteReactor<v1::ObserveResponse>* StartElectionWatch(
 
 grpc::ServerWriteReactor<v1::ObserveResponse>* RefuseElectionWatch(
     const absl::Status& status) {
-  return new RefusedObserve(status);
+  return new RefusedStream<ObserveWriter>(status);
 }
 
 }  // namespace fencegate::lockservice

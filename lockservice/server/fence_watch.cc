@@ -9,6 +9,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "common/grpc/grpc_status.h"
+#include "lockservice/server/refused_stream.h"
+#include "lockservice/server/stream_writer_state.h"
 
 namespace fencegate::lockservice {
 namespace {
@@ -22,7 +24,8 @@ v1::FenceEvent::Kind ToProto(FenceEvent::Kind kind) {
 }
 
 // The stream's state and logic, shared by the reactor and the feed.
-class FenceStream final : public FenceFeed::Subscriber {
+class FenceStream final : public FenceFeed::Subscriber,
+                          public StreamWriterState<FenceStream> {
  public:
   FenceStream(Reactor* reactor, uint64_t after, LockStore* store,
               const FenceWatchLimits& limits)
@@ -51,35 +54,18 @@ class FenceStream final : public FenceFeed::Subscriber {
                      "instance or after it restarts"));
   }
 
-  // From the reactor's reactions.
-  void WriteDone(bool ok) {
-    {
-      absl::MutexLock lock(&mu_);
-      writing_ = false;
-      if (!ok) RequestFinish(grpc::Status(grpc::StatusCode::CANCELLED, "write failed"));
-    }
-    Pump();
-  }
-
-  void End(grpc::Status status) {
-    {
-      absl::MutexLock lock(&mu_);
-      RequestFinish(std::move(status));
-    }
-    Pump();
-  }
-
-  // Decides the next step under the lock and takes it outside. Whoever sets
-  // `writing_` owns the next write (or the scan that produces it); Finish()
-  // waits until no write is owned, so the reactor is alive for every call.
+  // Decides the next step under the lock and takes it outside
+  // (stream_writer_state.h). Whoever sets `writing_` owns the next write, or
+  // the scan that produces it. The reactor's reactions run it through
+  // WriteDone() and End().
   void Pump() {
     for (;;) {
       enum class Action { kNone, kWrite, kScan, kFinish } action = Action::kNone;
       {
         absl::MutexLock lock(&mu_);
-        if (finished_ || writing_) return;
-        if (finish_requested_) {
-          finished_ = true;
+        const Step step = NextStep();
+        if (step == Step::kWait) return;
+        if (step == Step::kFinish) {
           action = Action::kFinish;
         } else if (catching_up_) {
           writing_ = true;
@@ -114,12 +100,6 @@ class FenceStream final : public FenceFeed::Subscriber {
   }
 
  private:
-  void RequestFinish(grpc::Status status) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    if (finish_requested_) return;
-    finish_requested_ = true;
-    final_status_ = std::move(status);
-  }
-
   // One catch-up page into message_; the last one says caught_up and
   // carries the live events queued meanwhile. False on a store error.
   bool ScanPage() {
@@ -184,14 +164,9 @@ class FenceStream final : public FenceFeed::Subscriber {
   LockStore* const store_;
   const FenceWatchLimits limits_;
 
-  absl::Mutex mu_;
   uint64_t sent_position_ ABSL_GUARDED_BY(mu_);
   bool catching_up_ ABSL_GUARDED_BY(mu_) = true;
   std::deque<FenceEvent> pending_ ABSL_GUARDED_BY(mu_);
-  bool writing_ ABSL_GUARDED_BY(mu_) = false;
-  bool finish_requested_ ABSL_GUARDED_BY(mu_) = false;
-  bool finished_ ABSL_GUARDED_BY(mu_) = false;
-  grpc::Status final_status_;  // written before finished_, read after
   // Owned by whoever set writing_, until WriteDone().
   v1::WatchFencesResponse message_;
 };
@@ -224,13 +199,6 @@ class FenceWatchReactor final : public Reactor {
   const std::shared_ptr<FenceStream> stream_;
 };
 
-// A stream that only finishes.
-class RefusedReactor final : public Reactor {
- public:
-  explicit RefusedReactor(const absl::Status& status) { Finish(ToGrpcStatus(status)); }
-  void OnDone() override { delete this; }
-};
-
 }  // namespace
 
 grpc::ServerWriteReactor<v1::WatchFencesResponse>* StartFenceWatch(
@@ -245,7 +213,7 @@ grpc::ServerWriteReactor<v1::WatchFencesResponse>* StartFenceWatch(
 
 grpc::ServerWriteReactor<v1::WatchFencesResponse>* RefuseFenceWatch(
     const absl::Status& status) {
-  return new RefusedReactor(status);
+  return new RefusedStream<Reactor>(status);
 }
 
 }  // namespace fencegate::lockservice

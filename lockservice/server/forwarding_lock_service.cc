@@ -120,7 +120,9 @@ class ForwardingLockService::CallReactor final : public grpc::ServerUnaryReactor
       : ForwardedCall(server_context, std::move(shared)) {}
 
   grpc::ClientContext* client_context() { return client_context_.get(); }
-  v1::LockService::Stub::async_interface* async() { return shared_->stub->async(); }
+  class v1::LockService::Stub::async* async() {
+    return shared_->stub->async();
+  }
 
   // The client call's completion.
   std::function<void(grpc::Status)> Done() {
@@ -144,15 +146,11 @@ class ForwardingLockService::StreamReactor final
       public grpc::ClientReadReactor<Response>,
       public ForwardedCall {
  public:
-  // The stub's call that starts the leader's stream.
-  using StartFn = void (v1::LockService::Stub::async::*)(
-      grpc::ClientContext*, const Request*, grpc::ClientReadReactor<Response>*);
-
   StreamReactor(grpc::CallbackServerContext* server_context,
                 std::shared_ptr<Shared> shared)
       : ForwardedCall(server_context, std::move(shared)) {}
 
-  void Start(const Request* request, StartFn start) {
+  void Start(const Request* request, StreamFn<Request, Response> start) {
     (shared_->stub->async()->*start)(client_context_.get(), request, this);
     this->StartRead(&message_);
     // Each next read starts from OnWriteDone, a reaction of the server side:
@@ -333,85 +331,43 @@ void ForwardingLockService::Abandon() {
   for (ForwardedCall* call : shared_->calls) call->Abandon();
 }
 
-grpc::ServerUnaryReactor* ForwardingLockService::Acquire(
-    grpc::CallbackServerContext* context, const v1::AcquireRequest* request,
-    v1::AcquireResponse* response) {
+template <typename Request, typename Response>
+grpc::ServerUnaryReactor* ForwardingLockService::ForwardUnary(
+    grpc::CallbackServerContext* context, const Request* request, Response* response,
+    UnaryFn<Request, Response> method) {
   auto* call = new CallReactor(context, shared_);
-  call->async()->Acquire(call->client_context(), request, response, call->Done());
+  (call->async()->*method)(call->client_context(), request, response, call->Done());
   return call;
 }
 
-grpc::ServerUnaryReactor* ForwardingLockService::Renew(
-    grpc::CallbackServerContext* context, const v1::RenewRequest* request,
-    v1::RenewResponse* response) {
-  auto* call = new CallReactor(context, shared_);
-  call->async()->Renew(call->client_context(), request, response, call->Done());
-  return call;
-}
-
-grpc::ServerUnaryReactor* ForwardingLockService::Release(
-    grpc::CallbackServerContext* context, const v1::ReleaseRequest* request,
-    v1::ReleaseResponse* response) {
-  auto* call = new CallReactor(context, shared_);
-  call->async()->Release(call->client_context(), request, response, call->Done());
-  return call;
-}
-
-grpc::ServerUnaryReactor* ForwardingLockService::Describe(
-    grpc::CallbackServerContext* context, const v1::DescribeRequest* request,
-    v1::DescribeResponse* response) {
-  auto* call = new CallReactor(context, shared_);
-  call->async()->Describe(call->client_context(), request, response, call->Done());
-  return call;
-}
-
-grpc::ServerWriteReactor<v1::WatchFencesResponse>* ForwardingLockService::WatchFences(
-    grpc::CallbackServerContext* context, const v1::WatchFencesRequest* request) {
-  auto* stream = new StreamReactor<v1::WatchFencesRequest, v1::WatchFencesResponse>(
-      context, shared_);
-  stream->Start(request, &v1::LockService::Stub::async::WatchFences);
+template <typename Request, typename Response>
+grpc::ServerWriteReactor<Response>* ForwardingLockService::ForwardStream(
+    grpc::CallbackServerContext* context, const Request* request,
+    StreamFn<Request, Response> method) {
+  auto* stream = new StreamReactor<Request, Response>(context, shared_);
+  stream->Start(request, method);
   return stream;
 }
 
-grpc::ServerUnaryReactor* ForwardingLockService::Campaign(
-    grpc::CallbackServerContext* context, const v1::CampaignRequest* request,
-    v1::AcquireResponse* response) {
-  auto* call = new CallReactor(context, shared_);
-  call->async()->Campaign(call->client_context(), request, response, call->Done());
-  return call;
-}
-
-grpc::ServerUnaryReactor* ForwardingLockService::Proclaim(
-    grpc::CallbackServerContext* context, const v1::ProclaimRequest* request,
-    v1::ProclaimResponse* response) {
-  auto* call = new CallReactor(context, shared_);
-  call->async()->Proclaim(call->client_context(), request, response, call->Done());
-  return call;
-}
-
-grpc::ServerUnaryReactor* ForwardingLockService::Leader(
-    grpc::CallbackServerContext* context, const v1::LeaderRequest* request,
-    v1::LeaderResponse* response) {
-  auto* call = new CallReactor(context, shared_);
-  call->async()->Leader(call->client_context(), request, response, call->Done());
-  return call;
-}
-
-grpc::ServerUnaryReactor* ForwardingLockService::Resign(
-    grpc::CallbackServerContext* context, const v1::ResignRequest* request,
-    v1::ResignResponse* response) {
-  auto* call = new CallReactor(context, shared_);
-  call->async()->Resign(call->client_context(), request, response, call->Done());
-  return call;
-}
-
-grpc::ServerWriteReactor<v1::ObserveResponse>* ForwardingLockService::Observe(
-    grpc::CallbackServerContext* context, const v1::ObserveRequest* request) {
-  auto* stream =
-      new StreamReactor<v1::ObserveRequest, v1::ObserveResponse>(context, shared_);
-  stream->Start(request, &v1::LockService::Stub::async::Observe);
-  return stream;
-}
+// Every unary method and server stream, forwarded as the stub's own method
+// of that name (lock_service_base.h).
+#define FENCEGATE_FORWARD_UNARY_(Method, Request, Response)                 \
+  grpc::ServerUnaryReactor* ForwardingLockService::Method(                  \
+      grpc::CallbackServerContext* context, const v1::Request* request,     \
+      v1::Response* response) {                                             \
+    return ForwardUnary<v1::Request, v1::Response>(                         \
+        context, request, response, &v1::LockService::Stub::async::Method); \
+  }
+#define FENCEGATE_FORWARD_STREAM_(Method, Request, Response)              \
+  grpc::ServerWriteReactor<v1::Response>* ForwardingLockService::Method(  \
+      grpc::CallbackServerContext* context, const v1::Request* request) { \
+    return ForwardStream<v1::Request, v1::Response>(                      \
+        context, request, &v1::LockService::Stub::async::Method);         \
+  }
+FENCEGATE_LOCK_SERVICE_UNARY_METHODS(FENCEGATE_FORWARD_UNARY_)
+FENCEGATE_LOCK_SERVICE_WRITE_METHODS(FENCEGATE_FORWARD_STREAM_)
+#undef FENCEGATE_FORWARD_UNARY_
+#undef FENCEGATE_FORWARD_STREAM_
 
 RawStreamReactor* ForwardingLockService::Session(grpc::CallbackServerContext* context) {
   auto* relay = new SessionRelay(context, shared_);

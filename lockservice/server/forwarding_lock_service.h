@@ -28,6 +28,7 @@
 #ifndef FENCEGATE_LOCKSERVICE_SERVER_FORWARDING_LOCK_SERVICE_H_
 #define FENCEGATE_LOCKSERVICE_SERVER_FORWARDING_LOCK_SERVICE_H_
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -55,37 +56,8 @@ class ForwardingLockService final : public LockServiceBase {
   // Ends every call in flight with UNAVAILABLE (see the header).
   void Abandon();
 
-  grpc::ServerUnaryReactor* Acquire(grpc::CallbackServerContext* context,
-                                    const fencegate::v1::AcquireRequest* request,
-                                    fencegate::v1::AcquireResponse* response) override;
-  grpc::ServerUnaryReactor* Renew(grpc::CallbackServerContext* context,
-                                  const fencegate::v1::RenewRequest* request,
-                                  fencegate::v1::RenewResponse* response) override;
-  grpc::ServerUnaryReactor* Release(grpc::CallbackServerContext* context,
-                                    const fencegate::v1::ReleaseRequest* request,
-                                    fencegate::v1::ReleaseResponse* response) override;
-  grpc::ServerUnaryReactor* Describe(grpc::CallbackServerContext* context,
-                                     const fencegate::v1::DescribeRequest* request,
-                                     fencegate::v1::DescribeResponse* response) override;
-  grpc::ServerWriteReactor<fencegate::v1::WatchFencesResponse>* WatchFences(
-      grpc::CallbackServerContext* context,
-      const fencegate::v1::WatchFencesRequest* request) override;
-  RawStreamReactor* Session(grpc::CallbackServerContext* context) override;
-  grpc::ServerUnaryReactor* Campaign(grpc::CallbackServerContext* context,
-                                     const fencegate::v1::CampaignRequest* request,
-                                     fencegate::v1::AcquireResponse* response) override;
-  grpc::ServerUnaryReactor* Proclaim(grpc::CallbackServerContext* context,
-                                     const fencegate::v1::ProclaimRequest* request,
-                                     fencegate::v1::ProclaimResponse* response) override;
-  grpc::ServerUnaryReactor* Leader(grpc::CallbackServerContext* context,
-                                   const fencegate::v1::LeaderRequest* request,
-                                   fencegate::v1::LeaderResponse* response) override;
-  grpc::ServerUnaryReactor* Resign(grpc::CallbackServerContext* context,
-                                   const fencegate::v1::ResignRequest* request,
-                                   fencegate::v1::ResignResponse* response) override;
-  grpc::ServerWriteReactor<fencegate::v1::ObserveResponse>* Observe(
-      grpc::CallbackServerContext* context,
-      const fencegate::v1::ObserveRequest* request) override;
+  // Every method of the service (lock_service_base.h).
+  FENCEGATE_LOCK_SERVICE_OVERRIDES
 
  private:
   class ForwardedCall;  // what the three below share
@@ -94,6 +66,24 @@ class ForwardingLockService final : public LockServiceBase {
   class StreamReactor;
   class SessionRelay;
   struct Shared;  // the stub and the calls in flight, shared with the calls
+
+  // The stub's method that makes a unary call, or starts a server stream.
+  template <typename Request, typename Response>
+  using UnaryFn = void (fencegate::v1::LockService::Stub::async::*)(
+      grpc::ClientContext*, const Request*, Response*, std::function<void(grpc::Status)>);
+  template <typename Request, typename Response>
+  using StreamFn = void (fencegate::v1::LockService::Stub::async::*)(
+      grpc::ClientContext*, const Request*, grpc::ClientReadReactor<Response>*);
+
+  // Forwards one unary call, or one server stream, as `method`.
+  template <typename Request, typename Response>
+  grpc::ServerUnaryReactor* ForwardUnary(grpc::CallbackServerContext* context,
+                                         const Request* request, Response* response,
+                                         UnaryFn<Request, Response> method);
+  template <typename Request, typename Response>
+  grpc::ServerWriteReactor<Response>* ForwardStream(grpc::CallbackServerContext* context,
+                                                    const Request* request,
+                                                    StreamFn<Request, Response> method);
 
   const std::string target_;
   const std::shared_ptr<Shared> shared_;

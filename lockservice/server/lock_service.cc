@@ -32,6 +32,12 @@ class AcquireReactor final : public grpc::ServerUnaryReactor {
 
 }  // namespace
 
+grpc::ServerUnaryReactor* LockServiceImpl::Finished(grpc::ServerUnaryReactor* reactor,
+                                                    const absl::Status& status) {
+  reactor->Finish(ToGrpcStatus(status));
+  return reactor;
+}
+
 absl::StatusOr<Caller> LockServiceImpl::CallerOf(
     grpc::CallbackServerContext* context) const {
   absl::StatusOr<std::string> subject = CallerSubject(context);
@@ -60,6 +66,7 @@ absl::StatusOr<std::string> LockServiceImpl::CallerSubject(
 template <typename Request>
 absl::Status LockServiceImpl::Authorized(grpc::CallbackServerContext* context,
                                          const Request& request) const {
+  if (absl::Status known = RejectUnknownFields(request); !known.ok()) return known;
   if (identity_.authorizer == nullptr) return absl::OkStatus();
   absl::StatusOr<std::string> subject = CallerSubject(context);
   if (!subject.ok()) return subject.status();
@@ -69,6 +76,7 @@ absl::Status LockServiceImpl::Authorized(grpc::CallbackServerContext* context,
 template <typename Request>
 absl::StatusOr<Caller> LockServiceImpl::AllowedCaller(
     grpc::CallbackServerContext* context, const Request& request) const {
+  if (absl::Status known = RejectUnknownFields(request); !known.ok()) return known;
   absl::StatusOr<Caller> caller = CallerOf(context);
   if (!caller.ok()) return caller;
   absl::Status allowed = AuthorizeCall(identity_.authorizer, caller->subject, request);
@@ -93,10 +101,6 @@ grpc::ServerUnaryReactor* LockServiceImpl::Acquire(grpc::CallbackServerContext* 
                                                    v1::AcquireResponse* response) {
   LockManager::CallId id = manager_->NewCallId();
   grpc::ServerUnaryReactor* reactor = NewAcquireReactor(id);
-  if (absl::Status s = RejectUnknownFields(*request); !s.ok()) {
-    reactor->Finish(ToGrpcStatus(s));
-    return reactor;
-  }
   absl::StatusOr<Caller> caller = AllowedCaller(context, *request);
   if (request->resources_size() > 0 && caller.ok()) {
     AcquireMany(context, id, reactor, *request, *caller, response);
@@ -166,29 +170,17 @@ grpc::ServerUnaryReactor* LockServiceImpl::Renew(grpc::CallbackServerContext* co
                                                  const v1::RenewRequest* request,
                                                  v1::RenewResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  if (absl::Status s = RejectUnknownFields(*request); !s.ok()) {
-    reactor->Finish(ToGrpcStatus(s));
-    return reactor;
-  }
-  absl::StatusOr<Caller> caller = AllowedCaller(context, *request);
-  absl::StatusOr<RenewArgs> args =
-      caller.ok() ? RenewArgsFor(*request, signer_, manager_->limits(), *caller)
-                  : caller.status();
-  if (!args.ok()) {
-    reactor->Finish(ToGrpcStatus(args.status()));
-    return reactor;
-  }
-  const TokenSigner* signer = signer_;
+  absl::StatusOr<RenewArgs> args = AllowedArgs<RenewArgsFor>(context, *request);
+  if (!args.ok()) return Finished(reactor, args.status());
   std::string resource = args->resource;
   const uint64_t token = args->token;
   const int mode = request->mode();
   manager_->Renew(*std::move(args),
-                  [reactor, response, signer, token, mode,
-                   resource = std::move(resource)](absl::StatusOr<RenewResult> result) {
-                    if (result.ok())
-                      FillRenewResponse(signer, resource, token, mode, *result, response);
-                    reactor->Finish(ToGrpcStatus(result.status()));
-                  });
+                  Answer<RenewResult>(reactor, [response, signer = signer_, token, mode,
+                                                resource = std::move(resource)](
+                                                   const RenewResult& result) {
+                    FillRenewResponse(signer, resource, token, mode, result, response);
+                  }));
   return reactor;
 }
 
@@ -196,23 +188,13 @@ grpc::ServerUnaryReactor* LockServiceImpl::Release(grpc::CallbackServerContext* 
                                                    const v1::ReleaseRequest* request,
                                                    v1::ReleaseResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  if (absl::Status s = RejectUnknownFields(*request); !s.ok()) {
-    reactor->Finish(ToGrpcStatus(s));
-    return reactor;
-  }
-  absl::StatusOr<Caller> caller = AllowedCaller(context, *request);
-  absl::StatusOr<ReleaseArgs> args =
-      caller.ok() ? ReleaseArgsFor(*request, signer_, manager_->limits(), *caller)
-                  : caller.status();
-  if (!args.ok()) {
-    reactor->Finish(ToGrpcStatus(args.status()));
-    return reactor;
-  }
-  manager_->Release(*std::move(args),
-                    [reactor, response](absl::StatusOr<ReleaseResult> result) {
-                      if (result.ok()) FillReleaseResponse(*result, response);
-                      reactor->Finish(ToGrpcStatus(result.status()));
-                    });
+  absl::StatusOr<ReleaseArgs> args = AllowedArgs<ReleaseArgsFor>(context, *request);
+  if (!args.ok()) return Finished(reactor, args.status());
+  manager_->Release(
+      *std::move(args),
+      Answer<ReleaseResult>(reactor, [response](const ReleaseResult& result) {
+        FillReleaseResponse(result, response);
+      }));
   return reactor;
 }
 
@@ -220,25 +202,18 @@ grpc::ServerUnaryReactor* LockServiceImpl::Describe(grpc::CallbackServerContext*
                                                     const v1::DescribeRequest* request,
                                                     v1::DescribeResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  if (absl::Status s = RejectUnknownFields(*request); !s.ok()) {
-    reactor->Finish(ToGrpcStatus(s));
-    return reactor;
-  }
   if (absl::Status allowed = Authorized(context, *request); !allowed.ok()) {
-    reactor->Finish(ToGrpcStatus(allowed));
-    return reactor;
+    return Finished(reactor, allowed);
   }
   manager_->Describe(request->resource(),
-                     [reactor, response](absl::StatusOr<ResourceInfo> info) {
-                       if (info.ok()) FillDescribeResponse(*info, response);
-                       reactor->Finish(ToGrpcStatus(info.status()));
-                     });
+                     Answer<ResourceInfo>(reactor, [response](const ResourceInfo& info) {
+                       FillDescribeResponse(info, response);
+                     }));
   return reactor;
 }
 
 grpc::ServerWriteReactor<v1::WatchFencesResponse>* LockServiceImpl::WatchFences(
     grpc::CallbackServerContext* context, const v1::WatchFencesRequest* request) {
-  if (absl::Status s = RejectUnknownFields(*request); !s.ok()) return RefuseFenceWatch(s);
   if (absl::Status allowed = Authorized(context, *request); !allowed.ok()) {
     return RefuseFenceWatch(allowed);
   }

@@ -38,12 +38,15 @@
 
 #include <memory>
 #include <string>
+#include <type_traits>
+#include <utility>
 
 #include "absl/status/statusor.h"
 #include "common/authz/authorizer.h"
 #include "common/core/stream_quota.h"
 #include "common/core/stream_session.h"
 #include "common/core/token_signer.h"
+#include "common/grpc/grpc_status.h"
 #include "common/server/stream_reactor.h"
 #include "fencegate/v1/lock.grpc.pb.h"
 #include "lockservice/core/fence_feed.h"
@@ -83,39 +86,10 @@ class LockServiceImpl final : public LockServiceBase {
         fence_watchers_(fence_watchers),
         observers_(observers) {}
 
-  grpc::ServerUnaryReactor* Acquire(grpc::CallbackServerContext* context,
-                                    const fencegate::v1::AcquireRequest* request,
-                                    fencegate::v1::AcquireResponse* response) override;
-  grpc::ServerUnaryReactor* Renew(grpc::CallbackServerContext* context,
-                                  const fencegate::v1::RenewRequest* request,
-                                  fencegate::v1::RenewResponse* response) override;
-  grpc::ServerUnaryReactor* Release(grpc::CallbackServerContext* context,
-                                    const fencegate::v1::ReleaseRequest* request,
-                                    fencegate::v1::ReleaseResponse* response) override;
-  grpc::ServerUnaryReactor* Describe(grpc::CallbackServerContext* context,
-                                     const fencegate::v1::DescribeRequest* request,
-                                     fencegate::v1::DescribeResponse* response) override;
-  grpc::ServerWriteReactor<fencegate::v1::WatchFencesResponse>* WatchFences(
-      grpc::CallbackServerContext* context,
-      const fencegate::v1::WatchFencesRequest* request) override;
-  RawStreamReactor* Session(grpc::CallbackServerContext* context) override;
-
-  // Elections (lock_service_elections.cc).
-  grpc::ServerUnaryReactor* Campaign(grpc::CallbackServerContext* context,
-                                     const fencegate::v1::CampaignRequest* request,
-                                     fencegate::v1::AcquireResponse* response) override;
-  grpc::ServerUnaryReactor* Proclaim(grpc::CallbackServerContext* context,
-                                     const fencegate::v1::ProclaimRequest* request,
-                                     fencegate::v1::ProclaimResponse* response) override;
-  grpc::ServerUnaryReactor* Leader(grpc::CallbackServerContext* context,
-                                   const fencegate::v1::LeaderRequest* request,
-                                   fencegate::v1::LeaderResponse* response) override;
-  grpc::ServerUnaryReactor* Resign(grpc::CallbackServerContext* context,
-                                   const fencegate::v1::ResignRequest* request,
-                                   fencegate::v1::ResignResponse* response) override;
-  grpc::ServerWriteReactor<fencegate::v1::ObserveResponse>* Observe(
-      grpc::CallbackServerContext* context,
-      const fencegate::v1::ObserveRequest* request) override;
+  // Every method of the service (lock_service_base.h); the elections'
+  // (Campaign, Proclaim, Leader, Resign, Observe) are in
+  // lock_service_elections.cc.
+  FENCEGATE_LOCK_SERVICE_OVERRIDES
 
  private:
   // Who makes the call (lock_requests.h); PERMISSION_DENIED for a
@@ -125,17 +99,40 @@ class LockServiceImpl final : public LockServiceBase {
   // a peer forwarded, the subject it names. PERMISSION_DENIED for a
   // forwarded call that names none.
   absl::StatusOr<std::string> CallerSubject(grpc::CallbackServerContext* context) const;
-  // OK if the policy lets the caller make this call (lock_call_authz.h),
-  // else why not; for the calls that need no Caller (Describe,
-  // WatchFences).
+  // OK if the request has no unknown fields and the policy lets the caller
+  // make this call (lock_call_authz.h), else why not; for the calls that
+  // need no Caller (Describe, WatchFences, Leader, Observe).
   template <typename Request>
   absl::Status Authorized(grpc::CallbackServerContext* context,
                           const Request& request) const;
-  // The caller (CallerOf) if the policy lets it make this call (Acquire,
-  // Renew, Release), else why not.
+  // The caller (CallerOf) if the request has no unknown fields and the
+  // policy lets it make this call (Acquire, Renew, Release, Campaign,
+  // Proclaim, Resign), else why not.
   template <typename Request>
   absl::StatusOr<Caller> AllowedCaller(grpc::CallbackServerContext* context,
                                        const Request& request) const;
+  // The manager's arguments for `request`, made by ArgsFor (RenewArgsFor,
+  // ProclaimArgsFor, ...) for the caller AllowedCaller admits; or why not.
+  template <auto ArgsFor, typename Request>
+  std::invoke_result_t<decltype(ArgsFor), const Request&, const TokenSigner*,
+                       const LockLimits&, const Caller&>
+  AllowedArgs(grpc::CallbackServerContext* context, const Request& request) const {
+    absl::StatusOr<Caller> caller = AllowedCaller(context, request);
+    if (!caller.ok()) return caller.status();
+    return ArgsFor(request, signer_, manager_->limits(), *caller);
+  }
+  // The manager's callback for a unary call on `reactor`: `fill` makes the
+  // response of a result; then the call finishes with the result's status.
+  template <typename Result, typename Fill>
+  static auto Answer(grpc::ServerUnaryReactor* reactor, Fill fill) {
+    return [reactor, fill = std::move(fill)](absl::StatusOr<Result> result) {
+      if (result.ok()) fill(*result);
+      reactor->Finish(ToGrpcStatus(result.status()));
+    };
+  }
+  // Ends the unary call on `reactor` with `status`; returns `reactor`.
+  static grpc::ServerUnaryReactor* Finished(grpc::ServerUnaryReactor* reactor,
+                                            const absl::Status& status);
   // The reactor of a call that may park (Acquire, Campaign): its client
   // going away cancels the wait (CancelAcquire(id)).
   grpc::ServerUnaryReactor* NewAcquireReactor(LockManager::CallId id);

@@ -2,7 +2,6 @@
 // "Elections"): Campaign, Proclaim, Leader, Resign and Observe, each on the
 // path of the lease calls (unknown fields, the policy, the args, the
 // manager, the reply: election_requests.h).
-#include "common/core/validation.h"
 #include "common/grpc/grpc_status.h"
 #include "lockservice/core/election_requests.h"
 #include "lockservice/core/lock_call_authz.h"
@@ -21,13 +20,7 @@ grpc::ServerUnaryReactor* LockServiceImpl::Campaign(grpc::CallbackServerContext*
                                                     v1::AcquireResponse* response) {
   LockManager::CallId id = manager_->NewCallId();
   grpc::ServerUnaryReactor* reactor = NewAcquireReactor(id);
-  absl::Status refused = RejectUnknownFields(*request);
-  absl::StatusOr<Caller> caller =
-      refused.ok() ? AllowedCaller(context, *request) : absl::StatusOr<Caller>(refused);
-  StartAcquire(context, id, reactor,
-               caller.ok()
-                   ? CampaignArgsFor(*request, signer_, manager_->limits(), *caller)
-                   : caller.status(),
+  StartAcquire(context, id, reactor, AllowedArgs<CampaignArgsFor>(context, *request),
                response);
   return reactor;
 }
@@ -36,21 +29,13 @@ grpc::ServerUnaryReactor* LockServiceImpl::Proclaim(grpc::CallbackServerContext*
                                                     const v1::ProclaimRequest* request,
                                                     v1::ProclaimResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  absl::Status refused = RejectUnknownFields(*request);
-  absl::StatusOr<Caller> caller =
-      refused.ok() ? AllowedCaller(context, *request) : absl::StatusOr<Caller>(refused);
-  absl::StatusOr<ProclaimArgs> args =
-      caller.ok() ? ProclaimArgsFor(*request, signer_, manager_->limits(), *caller)
-                  : caller.status();
-  if (!args.ok()) {
-    reactor->Finish(ToGrpcStatus(args.status()));
-    return reactor;
-  }
-  manager_->Proclaim(*std::move(args),
-                     [reactor, response](absl::StatusOr<ProclaimResult> result) {
-                       if (result.ok()) response->set_seq(result->seq);
-                       reactor->Finish(ToGrpcStatus(result.status()));
-                     });
+  absl::StatusOr<ProclaimArgs> args = AllowedArgs<ProclaimArgsFor>(context, *request);
+  if (!args.ok()) return Finished(reactor, args.status());
+  manager_->Proclaim(
+      *std::move(args),
+      Answer<ProclaimResult>(reactor, [response](const ProclaimResult& result) {
+        response->set_seq(result.seq);
+      }));
   return reactor;
 }
 
@@ -58,18 +43,13 @@ grpc::ServerUnaryReactor* LockServiceImpl::Leader(grpc::CallbackServerContext* c
                                                   const v1::LeaderRequest* request,
                                                   v1::LeaderResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  absl::Status refused = RejectUnknownFields(*request);
-  if (refused.ok()) refused = Authorized(context, *request);
-  if (!refused.ok()) {
-    reactor->Finish(ToGrpcStatus(refused));
-    return reactor;
-  }
-  manager_->Leader(request->election(),
-                   [reactor, response](absl::StatusOr<ElectionChange> state) {
-                     if (state.ok())
-                       FillElectionChange(*state, response->mutable_state());
-                     reactor->Finish(ToGrpcStatus(state.status()));
-                   });
+  absl::Status refused = Authorized(context, *request);
+  if (!refused.ok()) return Finished(reactor, refused);
+  manager_->Leader(
+      request->election(),
+      Answer<ElectionChange>(reactor, [response](const ElectionChange& state) {
+        FillElectionChange(state, response->mutable_state());
+      }));
   return reactor;
 }
 
@@ -77,26 +57,16 @@ grpc::ServerUnaryReactor* LockServiceImpl::Resign(grpc::CallbackServerContext* c
                                                   const v1::ResignRequest* request,
                                                   v1::ResignResponse* /*response*/) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  absl::Status refused = RejectUnknownFields(*request);
-  absl::StatusOr<Caller> caller =
-      refused.ok() ? AllowedCaller(context, *request) : absl::StatusOr<Caller>(refused);
-  absl::StatusOr<ReleaseArgs> args =
-      caller.ok() ? ResignArgsFor(*request, signer_, manager_->limits(), *caller)
-                  : caller.status();
-  if (!args.ok()) {
-    reactor->Finish(ToGrpcStatus(args.status()));
-    return reactor;
-  }
-  manager_->Release(*std::move(args), [reactor](absl::StatusOr<ReleaseResult> result) {
-    reactor->Finish(ToGrpcStatus(result.status()));
-  });
+  absl::StatusOr<ReleaseArgs> args = AllowedArgs<ResignArgsFor>(context, *request);
+  if (!args.ok()) return Finished(reactor, args.status());
+  manager_->Release(*std::move(args),
+                    Answer<ReleaseResult>(reactor, [](const ReleaseResult&) {}));
   return reactor;
 }
 
 grpc::ServerWriteReactor<v1::ObserveResponse>* LockServiceImpl::Observe(
     grpc::CallbackServerContext* context, const v1::ObserveRequest* request) {
-  absl::Status refused = RejectUnknownFields(*request);
-  if (refused.ok()) refused = Authorized(context, *request);
+  absl::Status refused = Authorized(context, *request);
   if (!refused.ok()) return RefuseElectionWatch(refused);
   return StartElectionWatch(*request, manager_, observers_);
 }

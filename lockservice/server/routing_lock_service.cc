@@ -1,5 +1,6 @@
 #include "lockservice/server/routing_lock_service.h"
 
+#include <type_traits>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -8,6 +9,7 @@
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 #include "grpcpp/support/channel_arguments.h"
+#include "lockservice/server/refused_stream.h"
 
 namespace fencegate::lockservice {
 
@@ -79,111 +81,53 @@ std::shared_ptr<RoutingLockService::Service> RoutingLockService::Target(
   return target;
 }
 
-template <typename Request, typename Response>
-grpc::ServerUnaryReactor* RoutingLockService::Route(grpc::CallbackServerContext* context,
-                                                    const Request* request,
-                                                    Response* response,
-                                                    Method<Request, Response> method) {
-  absl::Status refusal;
-  std::shared_ptr<Service> target = Target(context, &refusal);
-  if (target == nullptr) {
-    grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-    reactor->Finish(ToGrpcStatus(refusal));
-    return reactor;
-  }
-  return (target.get()->*method)(context, request, response);
-}
-
-grpc::ServerUnaryReactor* RoutingLockService::Acquire(
-    grpc::CallbackServerContext* context, const v1::AcquireRequest* request,
-    v1::AcquireResponse* response) {
-  return Route(context, request, response, &Service::Acquire);
-}
-
-grpc::ServerUnaryReactor* RoutingLockService::Renew(grpc::CallbackServerContext* context,
-                                                    const v1::RenewRequest* request,
-                                                    v1::RenewResponse* response) {
-  return Route(context, request, response, &Service::Renew);
-}
-
-grpc::ServerUnaryReactor* RoutingLockService::Release(
-    grpc::CallbackServerContext* context, const v1::ReleaseRequest* request,
-    v1::ReleaseResponse* response) {
-  return Route(context, request, response, &Service::Release);
-}
-
-grpc::ServerUnaryReactor* RoutingLockService::Describe(
-    grpc::CallbackServerContext* context, const v1::DescribeRequest* request,
-    v1::DescribeResponse* response) {
-  return Route(context, request, response, &Service::Describe);
-}
-
 namespace {
 
-// A server stream that ends at once with `status`.
-template <typename Response>
-class RefusedStream final : public grpc::ServerWriteReactor<Response> {
- public:
-  explicit RefusedStream(const absl::Status& status) {
-    this->Finish(ToGrpcStatus(status));
+// A call refused at once with `status`: a unary call's default reactor, or
+// a stream that ends at once.
+template <typename Reactor>
+Reactor* Refused(grpc::CallbackServerContext* context, const absl::Status& status) {
+  if constexpr (std::is_same_v<Reactor, grpc::ServerUnaryReactor>) {
+    grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+    reactor->Finish(ToGrpcStatus(status));
+    return reactor;
+  } else {
+    return new RefusedStream<Reactor>(status);
   }
-  void OnDone() override { delete this; }
-};
+}
 
 }  // namespace
 
-grpc::ServerWriteReactor<v1::WatchFencesResponse>* RoutingLockService::WatchFences(
-    grpc::CallbackServerContext* context, const v1::WatchFencesRequest* request) {
+template <typename Reactor, typename... Args>
+Reactor* RoutingLockService::Route(grpc::CallbackServerContext* context,
+                                   Method<Reactor, Args...> method, Args... args) {
   absl::Status refusal;
   std::shared_ptr<Service> target = Target(context, &refusal);
-  if (target == nullptr) return new RefusedStream<v1::WatchFencesResponse>(refusal);
-  return target->WatchFences(context, request);
+  if (target == nullptr) return Refused<Reactor>(context, refusal);
+  return (target.get()->*method)(context, args...);
 }
 
-grpc::ServerUnaryReactor* RoutingLockService::Campaign(
-    grpc::CallbackServerContext* context, const v1::CampaignRequest* request,
-    v1::AcquireResponse* response) {
-  return Route(context, request, response, &Service::Campaign);
-}
-
-grpc::ServerUnaryReactor* RoutingLockService::Proclaim(
-    grpc::CallbackServerContext* context, const v1::ProclaimRequest* request,
-    v1::ProclaimResponse* response) {
-  return Route(context, request, response, &Service::Proclaim);
-}
-
-grpc::ServerUnaryReactor* RoutingLockService::Leader(grpc::CallbackServerContext* context,
-                                                     const v1::LeaderRequest* request,
-                                                     v1::LeaderResponse* response) {
-  return Route(context, request, response, &Service::Leader);
-}
-
-grpc::ServerUnaryReactor* RoutingLockService::Resign(grpc::CallbackServerContext* context,
-                                                     const v1::ResignRequest* request,
-                                                     v1::ResignResponse* response) {
-  return Route(context, request, response, &Service::Resign);
-}
-
-grpc::ServerWriteReactor<v1::ObserveResponse>* RoutingLockService::Observe(
-    grpc::CallbackServerContext* context, const v1::ObserveRequest* request) {
-  absl::Status refusal;
-  std::shared_ptr<Service> target = Target(context, &refusal);
-  if (target == nullptr) return new RefusedStream<v1::ObserveResponse>(refusal);
-  return target->Observe(context, request);
-}
+// Every method, routed to the same method of the target (lock_service_base.h).
+#define FENCEGATE_ROUTE_UNARY_(Method, Request, Response)                      \
+  grpc::ServerUnaryReactor* RoutingLockService::Method(                        \
+      grpc::CallbackServerContext* context, const v1::Request* request,        \
+      v1::Response* response) {                                                \
+    return Route<grpc::ServerUnaryReactor>(context, &Service::Method, request, \
+                                           response);                          \
+  }
+#define FENCEGATE_ROUTE_STREAM_(Method, Request, Response)                          \
+  grpc::ServerWriteReactor<v1::Response>* RoutingLockService::Method(               \
+      grpc::CallbackServerContext* context, const v1::Request* request) {           \
+    return Route<grpc::ServerWriteReactor<v1::Response>>(context, &Service::Method, \
+                                                         request);                  \
+  }
+FENCEGATE_LOCK_SERVICE_UNARY_METHODS(FENCEGATE_ROUTE_UNARY_)
+FENCEGATE_LOCK_SERVICE_WRITE_METHODS(FENCEGATE_ROUTE_STREAM_)
+#undef FENCEGATE_ROUTE_UNARY_
+#undef FENCEGATE_ROUTE_STREAM_
 
 RawStreamReactor* RoutingLockService::Session(grpc::CallbackServerContext* context) {
-  absl::Status refusal;
-  std::shared_ptr<Service> target = Target(context, &refusal);
-  if (target == nullptr) {
-    class Refused final : public RawStreamReactor {
-     public:
-      explicit Refused(const absl::Status& status) { Finish(ToGrpcStatus(status)); }
-      void OnDone() override { delete this; }
-    };
-    return new Refused(refusal);
-  }
-  return target->Session(context);
+  return Route<RawStreamReactor>(context, &Service::Session);
 }
 
 }  // namespace fencegate::lockservice

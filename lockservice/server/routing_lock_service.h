@@ -51,47 +51,20 @@ class RoutingLockService final : public LockServiceBase {
   // Leads, or knows a leader to forward to.
   bool serving();
 
-  grpc::ServerUnaryReactor* Acquire(grpc::CallbackServerContext* context,
-                                    const fencegate::v1::AcquireRequest* request,
-                                    fencegate::v1::AcquireResponse* response) override;
-  grpc::ServerUnaryReactor* Renew(grpc::CallbackServerContext* context,
-                                  const fencegate::v1::RenewRequest* request,
-                                  fencegate::v1::RenewResponse* response) override;
-  grpc::ServerUnaryReactor* Release(grpc::CallbackServerContext* context,
-                                    const fencegate::v1::ReleaseRequest* request,
-                                    fencegate::v1::ReleaseResponse* response) override;
-  grpc::ServerUnaryReactor* Describe(grpc::CallbackServerContext* context,
-                                     const fencegate::v1::DescribeRequest* request,
-                                     fencegate::v1::DescribeResponse* response) override;
-  grpc::ServerWriteReactor<fencegate::v1::WatchFencesResponse>* WatchFences(
-      grpc::CallbackServerContext* context,
-      const fencegate::v1::WatchFencesRequest* request) override;
-  RawStreamReactor* Session(grpc::CallbackServerContext* context) override;
-  grpc::ServerUnaryReactor* Campaign(grpc::CallbackServerContext* context,
-                                     const fencegate::v1::CampaignRequest* request,
-                                     fencegate::v1::AcquireResponse* response) override;
-  grpc::ServerUnaryReactor* Proclaim(grpc::CallbackServerContext* context,
-                                     const fencegate::v1::ProclaimRequest* request,
-                                     fencegate::v1::ProclaimResponse* response) override;
-  grpc::ServerUnaryReactor* Leader(grpc::CallbackServerContext* context,
-                                   const fencegate::v1::LeaderRequest* request,
-                                   fencegate::v1::LeaderResponse* response) override;
-  grpc::ServerUnaryReactor* Resign(grpc::CallbackServerContext* context,
-                                   const fencegate::v1::ResignRequest* request,
-                                   fencegate::v1::ResignResponse* response) override;
-  grpc::ServerWriteReactor<fencegate::v1::ObserveResponse>* Observe(
-      grpc::CallbackServerContext* context,
-      const fencegate::v1::ObserveRequest* request) override;
+  // Every method of the service (lock_service_base.h).
+  FENCEGATE_LOCK_SERVICE_OVERRIDES
 
  private:
-  template <typename Request, typename Response>
-  using Method = grpc::ServerUnaryReactor* (Service::*)(grpc::CallbackServerContext*,
-                                                        const Request*, Response*);
+  // The service's method that answers a call with a Reactor, given its
+  // context and `Args` (the request, and a unary call's response).
+  template <typename Reactor, typename... Args>
+  using Method = Reactor* (Service::*)(grpc::CallbackServerContext*, Args...);
 
-  template <typename Request, typename Response>
-  grpc::ServerUnaryReactor* Route(grpc::CallbackServerContext* context,
-                                  const Request* request, Response* response,
-                                  Method<Request, Response> method);
+  // Makes the call on its target (Target()): (target->*method)(context,
+  // args...); or refuses it at once.
+  template <typename Reactor, typename... Args>
+  Reactor* Route(grpc::CallbackServerContext* context, Method<Reactor, Args...> method,
+                 Args... args);
   // Where a call goes: the local service, the leader's forwarder, or
   // nothing (then *refusal says why).
   std::shared_ptr<Service> Target(grpc::CallbackServerContext* context,

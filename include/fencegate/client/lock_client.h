@@ -269,6 +269,11 @@ class LockClient {
   // RetryUnavailable over this client's channel until `deadline`, on
   // options_.clock (client/retry.h).
   absl::Status Retry(absl::Time deadline, absl::FunctionRef<absl::Status()> attempt);
+  // One call of the stub's `method` (Release, Describe, Leader, ...):
+  // retried (Retry) until the call's deadline (options_.rpc_timeout), each
+  // attempt with what is left of it (client/lock_stub.h).
+  template <typename Method, typename Request, typename Response>
+  absl::Status UnaryCall(Method method, const Request& request, Response* response);
   // Fills the fields every Acquire shares but its wait from `holder` and
   // `options` (a new request id if options.request_id is empty).
   void FillAcquire(const std::string& holder, const AcquireOptions& options,
