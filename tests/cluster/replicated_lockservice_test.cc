@@ -124,7 +124,12 @@ TEST_F(ReplicatedLockServiceTest, PausedLeaderLosesItsTermAndTheStandbyTakesOver
     EXPECT_THAT(late, StatusIs(absl::StatusCode::kUnavailable));
   }
   // The old leader is a standby now: it forwards, and tokens keep growing.
-  ASSERT_THAT(cluster_->WaitServing(leader_), IsOk());
+  // Its health may still say SERVING from its term until it has seen the
+  // term end, and it refuses calls (UNAVAILABLE, retry) from then until it
+  // has learned the new leader: wait for it to forward.
+  ASSERT_THAT(PollUntil([&] { return old_leader.Describe("held").ok(); },
+                        kReplicationPatience, "the old leader forwarding to the new one"),
+              IsOk());
   auto later = old_leader.Acquire("later", "q", Seconds(60), absl::ZeroDuration());
   ASSERT_THAT(later, IsOk());
   EXPECT_GT(later->token(), stolen->token());

@@ -27,23 +27,30 @@ class LockClientElectionTest : public LockClientFixture {
     options.wait = wait;
     return options;
   }
+
+  // b campaigns for "e" (waiting `wait`) on a thread of its own while `a`
+  // leads; once b is in line, `a` resigns. b's outcome.
+  absl::StatusOr<std::unique_ptr<Leadership>> HandOverTo(Leadership& a,
+                                                         absl::Duration wait) {
+    absl::StatusOr<std::unique_ptr<Leadership>> b;
+    std::thread candidate([&] { b = client_->Campaign("e", "b", "vb", Options(wait)); });
+    absl::Status in_line = ::fencegate::testing::PollUntil(
+        [&] {
+          absl::StatusOr<LockState> state = client_->Describe("e");
+          return state.ok() && state->waiters == 1;
+        },
+        absl::Seconds(10), "b in line");
+    EXPECT_THAT(in_line, IsOk());
+    EXPECT_THAT(a.Resign(), IsOk());
+    candidate.join();
+    return b;
+  }
 };
 
 TEST_P(LockClientElectionTest, AResignHandsOverAndADeposedLeadersResignIsRefused) {
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<Leadership> a,
                        client_->Campaign("e", "a", "va", Options(absl::ZeroDuration())));
-  absl::StatusOr<std::unique_ptr<Leadership>> b;
-  std::thread candidate(
-      [&] { b = client_->Campaign("e", "b", "vb", Options(absl::Seconds(20))); });
-  ASSERT_THAT(::fencegate::testing::PollUntil(
-                  [&] {
-                    absl::StatusOr<LockState> state = client_->Describe("e");
-                    return state.ok() && state->waiters == 1;
-                  },
-                  absl::Seconds(10), "b in line"),
-              IsOk());
-  EXPECT_THAT(a->Resign(), IsOk());
-  candidate.join();
+  absl::StatusOr<std::unique_ptr<Leadership>> b = HandOverTo(*a, absl::Seconds(20));
   ASSERT_THAT(b, IsOk());
   EXPECT_GT((*b)->term(), a->term());
   EXPECT_TRUE(a->lease().lost());
@@ -85,17 +92,7 @@ TEST_P(LockClientShortMaxWaitTest, ACampaignWaitsItsWholeWaitInStepsOfTheServers
   EXPECT_GE(absl::Now() - start, 3 * kMaxWait) << "the whole wait, not one step of it";
 
   // Waiting for good: elected once a resigns.
-  std::thread candidate(
-      [&] { b = client_->Campaign("e", "b", "vb", Options(absl::InfiniteDuration())); });
-  ASSERT_THAT(::fencegate::testing::PollUntil(
-                  [&] {
-                    absl::StatusOr<LockState> state = client_->Describe("e");
-                    return state.ok() && state->waiters == 1;
-                  },
-                  absl::Seconds(10), "b in line"),
-              IsOk());
-  EXPECT_THAT(a->Resign(), IsOk());
-  candidate.join();
+  b = HandOverTo(*a, absl::InfiniteDuration());
   ASSERT_THAT(b, IsOk());
   EXPECT_GT((*b)->term(), a->term());
 }

@@ -83,18 +83,23 @@ class Collector:
         assert not self._thread.is_alive(), "close() ended the iteration"
 
 
+def own_lockservice_with(workdir, request, *flags: str):
+    """A lock service of the test's own, started with ``flags``; stopped
+    when the generator is closed (a fixture's yield)."""
+    _need_binaries()
+    name = "lockservice-" + request.node.name
+    server = Server(LOCKSERVICE_BIN, workdir, name, *lockservice_args(workdir), *flags)
+    server.start()
+    yield server
+    server.stop()
+
+
 @pytest.fixture
 def observed_lockservice(workdir, request):
     """A lock service of the test's own that admits one Observe stream at a
     time, so that a probe can tell when an observer's stream is registered
     (a second one is refused RESOURCE_EXHAUSTED)."""
-    _need_binaries()
-    name = "lockservice-" + request.node.name
-    server = Server(LOCKSERVICE_BIN, workdir, name, *lockservice_args(workdir),
-                    "--max_election_observers=1")
-    server.start()
-    yield server
-    server.stop()
+    yield from own_lockservice_with(workdir, request, "--max_election_observers=1")
 
 
 def observer_registered(server: Server, election: str) -> bool:
@@ -161,13 +166,7 @@ def test_a_campaign_that_may_not_wait_is_not_elected_while_another_leads(locks, 
 def short_wait_lockservice(workdir, request):
     """A lock service of the test's own whose --max_wait (0.3 s) is far below
     the clients' first step of a campaign's wait (5 min)."""
-    _need_binaries()
-    name = "lockservice-" + request.node.name
-    server = Server(LOCKSERVICE_BIN, workdir, name, *lockservice_args(workdir),
-                    "--max_wait=300ms")
-    server.start()
-    yield server
-    server.stop()
+    yield from own_lockservice_with(workdir, request, "--max_wait=300ms")
 
 
 def test_a_campaign_waits_in_steps_of_a_smaller_max_wait(short_wait_lockservice, resource):
