@@ -5,8 +5,9 @@
 //
 // Group commit. A fenced operation joins a queue (common/core/group_commit.h);
 // one thread at a time takes everything queued (up to max_batch) as one
-// batch, either the store's writer thread or a Session's thread that ended
-// its Arrival with FlushHere() (run to completion): BeginBatch, Apply each
+// batch, either the store's writer thread or the thread that ended an
+// Arrival with FlushHere() (run to completion: in the gateway, its event
+// loop at the end of each burst, common/server/commit_bursts.h): BeginBatch, Apply each
 // op in arrival order (the backend makes each op's check + fence + write one
 // atomic step and undoes a refused op alone), one CommitBatch (one fsync).
 // Only then are the batch's replies delivered, in order. If the commit

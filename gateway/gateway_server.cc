@@ -96,14 +96,24 @@ absl::StatusOr<std::unique_ptr<GatewayServer>> GatewayServer::Start(
       server->store_.get(), options.session_limits, options.max_sessions,
       server->authorizer_.get());
 
+  std::unique_ptr<grpc::ServerCompletionQueue> cq;
+  const CompletionQueueServing queue_serving{&server->health_, &cq};
   // The receive limit is large enough that an oversized value still arrives
   // and gets our INVALID_ARGUMENT naming the field and the limit.
-  absl::StatusOr<std::unique_ptr<grpc::Server>> grpc_server =
-      StartGrpcServer(options.serving.listen, server->service_.get(), &server->port_,
-                      options.serving.port_file, MaxReceiveMessageBytes(options.limits),
-                      *credentials, server->observability_.get(), &server->unary_calls_);
+  absl::StatusOr<std::unique_ptr<grpc::Server>> grpc_server = StartGrpcServer(
+      options.serving.listen, server->service_->service(), &server->port_,
+      options.serving.port_file, MaxReceiveMessageBytes(options.limits), *credentials,
+      server->observability_.get(), &server->unary_calls_, &queue_serving);
   if (!grpc_server.ok()) return grpc_server.status();
   server->server_ = *std::move(grpc_server);
+  // Every call and stream of the gateway is an event of this loop, which
+  // commits what each burst of them queued (commit_bursts.h).
+  FencedStore* store = server->store_.get();
+  server->bursts_ = std::make_unique<CommitBursts>([store] { return store->Arriving(); });
+  server->service_->Serve(cq.get());
+  server->health_.Serve(cq.get());
+  server->loop_ = std::make_unique<CompletionQueueLoop>(
+      std::move(cq), server->bursts_.get(), "fg-gw-loop");
   if (registry != nullptr) {
     server->AddGauges(*registry);
     GatewayServer* raw = server.get();
@@ -230,11 +240,17 @@ void GatewayServer::Shutdown() {
   // Streams stop reading, answer what they read, and end; calls already
   // received still reach the store and wait for their commit.
   const absl::Time deadline = absl::Now() + shutdown_grace_;
+  health_.Shutdown();
   const size_t ended = service_->CloseSessions(deadline);
   ShutdownGrpcServer(*server_, unary_calls_, deadline,
                      ended > 0 ? kLingerAfterEndedStreams : absl::ZeroDuration());
+  // The store commits and answers what is still queued (calls past the
+  // grace); their answers are operations on the loop's queue, so the loop
+  // outlives the store, and its bursts let go of the store first.
+  bursts_->Stop();
+  store_.reset();
+  loop_->Stop();
   server_.reset();
-  store_.reset();  // commits and answers anything still queued
   storage_.reset();
 }
 

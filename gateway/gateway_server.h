@@ -1,6 +1,7 @@
 // GatewayServer: a running fencegate-gateway (storage backend, FencedStore,
 // optional token signer and grant-time fencing follower, gRPC server with
-// health and reflection). main() and the tests both start it through
+// health and reflection, every call of it on one event loop: docs/design.md,
+// "Threads"). main() and the tests both start it through
 // Start(). The storage is SQLite (the embedded default) or, with a
 // PostgreSQL connection URI in `storage`, PostgreSQL.
 //
@@ -25,7 +26,10 @@
 #include "common/authz/authorizer.h"
 #include "common/core/state_lock.h"
 #include "common/core/token_signer.h"
+#include "common/server/commit_bursts.h"
+#include "common/server/completion_queue_loop.h"
 #include "common/server/grpc_shutdown.h"
+#include "common/server/health_service.h"
 #include "common/server/server_observability.h"
 #include "common/server/server_setup.h"
 #include "gateway/fence_follower.h"
@@ -96,9 +100,14 @@ class GatewayServer : public ServerControl {
   std::unique_ptr<FencedStore> store_;
   std::unique_ptr<FenceFollower> follower_;
   std::unique_ptr<GatewayServiceImpl> service_;
+  HealthService health_;
   // Its unary calls in flight, which a shutdown waits for; outlives server_.
   UnaryCallCounter unary_calls_;
+  std::unique_ptr<CommitBursts> bursts_;  // the store's commits, by the loop's bursts
   std::unique_ptr<grpc::Server> server_;
+  // Runs every call of server_; Shutdown() stops it after server_'s
+  // shutdown and the store's last commit.
+  std::unique_ptr<CompletionQueueLoop> loop_;
 };
 
 }  // namespace fencegate::gateway

@@ -43,7 +43,7 @@ struct GatewayServerOptions {
   // Bounds of each Session stream (--max_stream_in_flight; gateway/session.h).
   StreamLimits session_limits;
   // Session streams open at once (--max_sessions); one more ends at once
-  // with RESOURCE_EXHAUSTED (common/server/stream_reactor.h).
+  // with RESOURCE_EXHAUSTED (common/server/stream_registry.h).
   size_t max_sessions = 10000;
 
   // OK, or INVALID_ARGUMENT naming the flag and the limit it breaks. Reads

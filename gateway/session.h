@@ -1,8 +1,8 @@
 // Session: one gateway Session stream (gateway.proto, rpc Session), without
 // gRPC: a StreamSession (common/core/stream_session.h: reading, bounds, answer
 // coalescing, the end of the stream) whose calls are Write, MultiWrite,
-// Read and Fence, each handed to the FencedStore. Over gRPC it runs in a
-// StreamReactor (common/server/stream_reactor.h); the tests and the fuzz target
+// Read and Fence, each handed to the FencedStore. Over gRPC it runs on a
+// CqStream (common/server/cq_stream.h); the tests and the fuzz target
 // drive it on a fake transport. docs/gateway.md, "The session stream", is
 // the user's view.
 //

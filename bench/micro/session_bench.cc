@@ -29,6 +29,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "benchmark/benchmark.h"
+#include "common/server/commit_bursts.h"
+#include "common/server/completion_queue_loop.h"
 #include "fencegate/v1/gateway.grpc.pb.h"
 #include "gateway/fenced_store.h"
 #include "gateway/gateway_service.h"
@@ -79,8 +81,11 @@ class InProcessGateway {
     grpc::ServerBuilder builder;
     int port = 0;
     builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
-    builder.RegisterService(&service_);
+    builder.RegisterService(service_.service());
+    std::unique_ptr<grpc::ServerCompletionQueue> cq = builder.AddCompletionQueue();
     server_ = builder.BuildAndStart();
+    service_.Serve(cq.get());
+    loop_ = std::make_unique<CompletionQueueLoop>(std::move(cq), &bursts_, "gw-loop");
     grpc::ChannelArguments args;
     args.SetInt("grpc.use_local_subchannel_pool", 1);
     channel_ = grpc::CreateCustomChannel(absl::StrCat("127.0.0.1:", port),
@@ -91,6 +96,7 @@ class InProcessGateway {
     const absl::Time deadline = absl::Now() + absl::Seconds(5);
     service_.CloseSessions(deadline);
     server_->Shutdown(absl::ToChronoTime(deadline));
+    loop_->Stop();
   }
 
   v1::Gateway::Stub& stub() { return *stub_; }
@@ -99,7 +105,9 @@ class InProcessGateway {
   NullStorage storage_;
   FencedStore store_;
   GatewayServiceImpl service_;
+  CommitBursts bursts_{[this] { return store_.Arriving(); }};
   std::unique_ptr<grpc::Server> server_;
+  std::unique_ptr<CompletionQueueLoop> loop_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::Gateway::Stub> stub_;
 };

@@ -35,11 +35,7 @@ class MalformedRequestInterceptor final : public grpc::experimental::Interceptor
     }
     if (malformed_ &&
         methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_SEND_STATUS)) {
-      methods->ModifySendStatus(grpc::Status(
-          grpc::StatusCode::INVALID_ARGUMENT,
-          absl::StrCat("the request is not a valid ", RequestType(method_),
-                       ": its bytes do not parse as that protobuf message; fix the "
-                       "client's encoding and do not retry it unchanged")));
+      methods->ModifySendStatus(MalformedRequestStatus(RequestType(method_)));
     }
     methods->Proceed();
   }
@@ -50,6 +46,14 @@ class MalformedRequestInterceptor final : public grpc::experimental::Interceptor
 };
 
 }  // namespace
+
+grpc::Status MalformedRequestStatus(const std::string& type) {
+  return grpc::Status(
+      grpc::StatusCode::INVALID_ARGUMENT,
+      absl::StrCat("the request is not a valid ", type,
+                   ": its bytes do not parse as that protobuf message; fix "
+                   "the client's encoding and do not retry it unchanged"));
+}
 
 grpc::experimental::Interceptor* MalformedRequestInterceptorFactory::CreateServerInterceptor(
     grpc::experimental::ServerRpcInfo* info) {

@@ -18,9 +18,17 @@
 #ifndef FENCEGATE_COMMON_SERVER_MALFORMED_REQUEST_INTERCEPTOR_H_
 #define FENCEGATE_COMMON_SERVER_MALFORMED_REQUEST_INTERCEPTOR_H_
 
+#include <string>
+
 #include "grpcpp/support/server_interceptor.h"
+#include "grpcpp/support/status.h"
 
 namespace fencegate {
+
+// The status for a request that is not a valid `type` (a protobuf message's
+// full name): INVALID_ARGUMENT saying so. Also what a raw method that parses
+// its own requests answers (cq_unary.h).
+grpc::Status MalformedRequestStatus(const std::string& type);
 
 class MalformedRequestInterceptorFactory final
     : public grpc::experimental::ServerInterceptorFactoryInterface {

@@ -8,44 +8,36 @@
 
 namespace fencegate {
 
-grpc::ServerUnaryReactor* ServerInfoService::GetServerInfo(
-    grpc::CallbackServerContext* context, const fencegate::v1::GetServerInfoRequest*,
+grpc::Status ServerInfoService::GetServerInfo(
+    grpc::ServerContext* context, const fencegate::v1::GetServerInfoRequest*,
     fencegate::v1::GetServerInfoResponse* response) {
   if (absl::Status allowed = authz::Authorize(authorizer_, PeerSubject(*context),
                                               authz::Permission::kAdmin, "");
       !allowed.ok()) {
-    grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-    reactor->Finish(ToGrpcStatus(allowed));
-    return reactor;
+    return ToGrpcStatus(allowed);
   }
   response->set_program(ProgramName());
   response->set_version(std::string(ProjectVersion()));
   response->set_git_sha(std::string(GitSha()));
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  reactor->Finish(grpc::Status::OK);
-  return reactor;
+  return grpc::Status::OK;
 }
 
-grpc::ServerUnaryReactor* ServerInfoService::GetMetrics(
-    grpc::CallbackServerContext* context, const fencegate::v1::GetMetricsRequest*,
-    fencegate::v1::GetMetricsResponse* response) {
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+grpc::Status ServerInfoService::GetMetrics(grpc::ServerContext* context,
+                                           const fencegate::v1::GetMetricsRequest*,
+                                           fencegate::v1::GetMetricsResponse* response) {
   if (absl::Status allowed = authz::Authorize(authorizer_, PeerSubject(*context),
                                               authz::Permission::kAdmin, "");
       !allowed.ok()) {
-    reactor->Finish(ToGrpcStatus(allowed));
-    return reactor;
+    return ToGrpcStatus(allowed);
   }
   if (registry_ == nullptr) {
-    reactor->Finish(grpc::Status(
+    return grpc::Status(
         grpc::StatusCode::FAILED_PRECONDITION,
         "this server runs with metrics off (--metrics_listen= is empty); restart it "
-        "with --metrics_listen to read its metrics"));
-    return reactor;
+        "with --metrics_listen to read its metrics");
   }
   response->set_exposition(registry_->Render());
-  reactor->Finish(grpc::Status::OK);
-  return reactor;
+  return grpc::Status::OK;
 }
 
 }  // namespace fencegate

@@ -4,6 +4,10 @@
 // out the server's metrics (the text /metrics serves). StartGrpcServer
 // (server_setup.h) registers one on every fencegate server.
 //
+// On gRPC's synchronous API: admin calls, rare, and its pollers do not
+// disturb a completion-queue loop in the same process (measured; a
+// callback service would: completion_queue_loop.h).
+//
 // Both calls need the admin permission when a policy is set
 // (set_authorizer, --policy; docs/security.md, "Authorization").
 //
@@ -19,7 +23,7 @@
 
 namespace fencegate {
 
-class ServerInfoService final : public fencegate::v1::ServerInfo::CallbackService {
+class ServerInfoService final : public fencegate::v1::ServerInfo::Service {
  public:
   explicit ServerInfoService(const metrics::Registry* registry = nullptr)
       : registry_(registry) {}
@@ -28,15 +32,13 @@ class ServerInfoService final : public fencegate::v1::ServerInfo::CallbackServic
   // before the server serves.
   void set_authorizer(const authz::Authorizer* authorizer) { authorizer_ = authorizer; }
 
-  grpc::ServerUnaryReactor* GetServerInfo(
-      grpc::CallbackServerContext* context,
-      const fencegate::v1::GetServerInfoRequest* request,
-      fencegate::v1::GetServerInfoResponse* response) override;
+  grpc::Status GetServerInfo(grpc::ServerContext* context,
+                             const fencegate::v1::GetServerInfoRequest* request,
+                             fencegate::v1::GetServerInfoResponse* response) override;
   // FAILED_PRECONDITION without a registry.
-  grpc::ServerUnaryReactor* GetMetrics(
-      grpc::CallbackServerContext* context,
-      const fencegate::v1::GetMetricsRequest* request,
-      fencegate::v1::GetMetricsResponse* response) override;
+  grpc::Status GetMetrics(grpc::ServerContext* context,
+                          const fencegate::v1::GetMetricsRequest* request,
+                          fencegate::v1::GetMetricsResponse* response) override;
 
  private:
   const metrics::Registry* const registry_;

@@ -8,9 +8,11 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/server/grpc_shutdown.h"
+#include "common/server/health_service.h"
 #include "common/server/malformed_request_interceptor.h"
 #include "common/server/server_info_service.h"
 #include "common/server/server_observability.h"
+#include "grpcpp/ext/health_check_service_server_builder_option.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "grpcpp/security/server_credentials.h"
@@ -70,7 +72,8 @@ absl::StatusOr<std::unique_ptr<grpc::Server>> StartGrpcServer(
     const std::string& listen, grpc::Service* service, int* port,
     const std::string& port_file, int max_receive_bytes,
     std::shared_ptr<grpc::ServerCredentials> credentials,
-    ServerObservability* observability, UnaryCallCounter* unary_calls) {
+    ServerObservability* observability, UnaryCallCounter* unary_calls,
+    const CompletionQueueServing* queue_serving) {
   EnableHealthAndReflection();
   grpc::ServerBuilder builder;
   builder.AddListeningPort(
@@ -97,6 +100,13 @@ absl::StatusOr<std::unique_ptr<grpc::Server>> StartGrpcServer(
     }
   }
   builder.experimental().SetInterceptorCreators(std::move(interceptors));
+  if (queue_serving != nullptr) {
+    // No default health service for this server: ours answers instead.
+    builder.SetOption(
+        std::make_unique<grpc::HealthCheckServiceServerBuilderOption>(nullptr));
+    builder.RegisterService(queue_serving->health->service());
+    *queue_serving->cq = builder.AddCompletionQueue();
+  }
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server == nullptr || *port == 0) {
     return absl::UnavailableError(absl::StrCat(

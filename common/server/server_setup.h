@@ -99,8 +99,18 @@ class ServerControl {
 // call. Idempotent and thread-safe.
 void EnableHealthAndReflection();
 
+class HealthService;
 class ServerObservability;
 class UnaryCallCounter;
+
+// What a server whose methods run on a completion-queue loop
+// (completion_queue_loop.h) needs from its builder: its own health service
+// registered in place of gRPC's default (which is on the callback API), and
+// the queue.
+struct CompletionQueueServing {
+  HealthService* health;
+  std::unique_ptr<grpc::ServerCompletionQueue>* cq;  // set by StartGrpcServer
+};
 
 // Builds and starts a server on `listen` serving `service`, with health,
 // reflection and ServerInfo, `credentials` (null: plaintext; see
@@ -113,12 +123,14 @@ class UnaryCallCounter;
 // `service` and
 // `observability` must outlive the server. With `unary_calls`, the
 // server's unary calls are counted there, for ShutdownGrpcServer()
-// (grpc_shutdown.h); it must outlive the server too.
+// (grpc_shutdown.h); it must outlive the server too. With `queue_serving`,
+// its health service and a completion queue (see there).
 absl::StatusOr<std::unique_ptr<grpc::Server>> StartGrpcServer(
     const std::string& listen, grpc::Service* service, int* port,
     const std::string& port_file, int max_receive_bytes = 0,
     std::shared_ptr<grpc::ServerCredentials> credentials = nullptr,
-    ServerObservability* observability = nullptr, UnaryCallCounter* unary_calls = nullptr);
+    ServerObservability* observability = nullptr, UnaryCallCounter* unary_calls = nullptr,
+    const CompletionQueueServing* queue_serving = nullptr);
 
 // Writes "<port>\n" to `path` atomically (temp file + rename), so a reader
 // never sees a partial number. No-op when `path` is empty.

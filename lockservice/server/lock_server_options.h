@@ -37,7 +37,7 @@ struct LockServerOptions {
   // common/core/stream_session.h).
   StreamLimits session_limits;
   // Session streams open at once (--max_sessions); one more ends at once
-  // with RESOURCE_EXHAUSTED (common/server/stream_reactor.h).
+  // with RESOURCE_EXHAUSTED (common/server/stream_registry.h).
   size_t max_sessions = 10000;
   // WatchFences streams open at once (--max_fence_watchers: the gateways
   // that follow this service's grants); one more ends at once with
