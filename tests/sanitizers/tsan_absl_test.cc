@@ -7,6 +7,12 @@
 //                               must be reported, a race that is not there,
 //                               which is why the annotations exist.
 // No test sleeps: threads meet through the primitives under test.
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <climits>
 #include <deque>
 #include <thread>
 #include <vector>
@@ -194,10 +200,53 @@ TEST(TsanAbslTest, StatusSharedAcrossThreadsIsFreedByItsLastCopy) {
 // ------------------------------------------------------------- planted
 // Each must make TSan report a data race naming it.
 
+// A count that threads raise and wait on without ordering each other for
+// TSan: relaxed atomics are no happens-before to it, and it does not see
+// the futex. Waits block: with yield loops instead, the planted races went
+// unreported in 1 run of 14 (a spinning thread fills its TSan trace, which
+// a report needs to show the earlier access' stack).
+class UnorderedCount {
+ public:
+  void Raise() {
+    count_.fetch_add(1, std::memory_order_relaxed);
+    syscall(SYS_futex, &count_, FUTEX_WAKE_PRIVATE, INT_MAX, nullptr, nullptr, 0);
+  }
+  void AwaitAtLeast(int n) {
+    for (int seen; (seen = count_.load(std::memory_order_relaxed)) < n;)
+      syscall(SYS_futex, &count_, FUTEX_WAIT_PRIVATE, seen, nullptr, nullptr, 0);
+  }
+
+ private:
+  std::atomic<int> count_{0};  // FUTEX_* read it as the int it holds
+  static_assert(sizeof(std::atomic<int>) == sizeof(int));
+};
+
+// Two threads write in turns, unordered for TSan, and both stay alive until
+// both have written. In turns: TSan checks and records an access without a
+// lock, so two accesses made at the same instant can miss each other (seen:
+// 1 run in about 100). Alive: a thread that ended before the other began
+// could lend it its TSan slot, and accesses under one slot are not checked
+// against each other.
+class InTurns {
+ public:
+  // Runs `write` as turn `turn` (0 or 1).
+  template <typename Write>
+  void Take(int turn, Write write) {
+    done_.AwaitAtLeast(turn);
+    write();
+    done_.Raise();
+    done_.AwaitAtLeast(2);
+  }
+
+ private:
+  UnorderedCount done_;
+};
+
 TEST(TsanAbslTest, DISABLED_PlantedRaceWithoutALock) {
   int value = 0;
-  std::thread a([&] { value = 1; });
-  std::thread b([&] { value = 2; });
+  InTurns turns;
+  std::thread a([&] { turns.Take(0, [&] { value = 1; }); });
+  std::thread b([&] { turns.Take(1, [&] { value = 2; }); });
   a.join();
   b.join();
   EXPECT_NE(value, 0);
@@ -208,17 +257,47 @@ TEST(TsanAbslTest, DISABLED_PlantedRaceWithoutALock) {
 TEST(TsanAbslTest, DISABLED_PlantedRaceUnderTwoMutexes) {
   absl::Mutex mu_a, mu_b;
   int value = 0;
+  InTurns turns;
   std::thread a([&] {
-    absl::MutexLock lock(&mu_a);
-    value = 1;
+    turns.Take(0, [&] {
+      absl::MutexLock lock(&mu_a);
+      value = 1;
+    });
   });
   std::thread b([&] {
-    absl::MutexLock lock(&mu_b);
-    value = 2;
+    turns.Take(1, [&] {
+      absl::MutexLock lock(&mu_b);
+      value = 2;
+    });
   });
   a.join();
   b.join();
   EXPECT_NE(value, 0);
+}
+
+// The Status wrapper drops copies one at a time; that order must be no
+// happens-before between threads: a write before one thread drops its
+// Status races with a write after another drops another Status.
+TEST(TsanAbslTest, DISABLED_PlantedRaceAcrossTwoStatuses) {
+  int value = 0;
+  UnorderedCount steps;
+  std::thread a([&] {
+    absl::Status status = absl::AbortedError("a");
+    value = 1;
+    status = absl::OkStatus();
+    steps.Raise();
+    steps.AwaitAtLeast(2);  // alive until b wrote (InTurns)
+  });
+  std::thread b([&] {
+    absl::Status status = absl::AbortedError("b");
+    steps.AwaitAtLeast(1);
+    status = absl::OkStatus();
+    value = 2;
+    steps.Raise();
+  });
+  a.join();
+  b.join();
+  EXPECT_EQ(value, 2);
 }
 
 }  // namespace
