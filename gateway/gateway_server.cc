@@ -7,6 +7,7 @@
 #include "common/server/grpc_shutdown.h"
 #include "common/server/server_policy.h"
 #include "common/server/server_setup.h"
+#include "common/test_hooks/test_hooks.h"
 #include "gateway/gateway_status_page.h"
 #include "gateway/postgres/postgres_connection.h"
 #include "gateway/postgres/postgres_storage.h"
@@ -110,6 +111,11 @@ absl::StatusOr<std::unique_ptr<GatewayServer>> GatewayServer::Start(
   // commits what each burst of them queued (commit_bursts.h).
   FencedStore* store = server->store_.get();
   server->bursts_ = std::make_unique<CommitBursts>([store] { return store->Arriving(); });
+#ifdef FENCEGATE_TEST_HOOKS
+  // The torture commits chosen messages together (docs/torture.md).
+  server->bursts_->HoldOpenWhile(
+      [] { return FENCEGATE_FAILPOINT_HELD("gateway.burst_end"); });
+#endif
   server->service_->Serve(cq.get());
   server->health_.Serve(cq.get());
   server->loop_ = std::make_unique<CompletionQueueLoop>(

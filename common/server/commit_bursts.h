@@ -9,7 +9,8 @@
 //
 // Ownership: the queue `arriving` announces to must outlive the hooks, or
 // Stop() must have returned before it goes.
-// Thread safety: Begin() and End() on the loop's thread; Stop() on any.
+// Thread safety: Begin(), End() and HeldOpen() on the loop's thread; Stop()
+// on any.
 #ifndef FENCEGATE_COMMON_SERVER_COMMIT_BURSTS_H_
 #define FENCEGATE_COMMON_SERVER_COMMIT_BURSTS_H_
 
@@ -48,6 +49,11 @@ class CommitBursts final : public BurstHooks {
     flushing_ = false;
   }
 
+  // Test builds: a burst is held open while `held` says so
+  // (BurstHooks::HeldOpen). Call before the loop starts.
+  void HoldOpenWhile(absl::AnyInvocable<bool()> held) { held_ = std::move(held); }
+  bool HeldOpen() override { return held_ != nullptr && held_(); }
+
   // From now on bursts hold no Arrival and the queue is not touched; waits
   // for the burst under way, if any, to have committed. For a shutdown: the
   // queue may go once it returns, while the loop still runs (to deliver
@@ -64,6 +70,7 @@ class CommitBursts final : public BurstHooks {
 
  private:
   absl::AnyInvocable<CommitArrival()> arriving_;
+  absl::AnyInvocable<bool()> held_;  // loop's thread only
   absl::Mutex mu_;
   bool stopped_ ABSL_GUARDED_BY(mu_) = false;
   std::optional<CommitArrival> burst_ ABSL_GUARDED_BY(mu_);

@@ -53,6 +53,11 @@ class BurstHooks {
  public:
   virtual void Begin() = 0;
   virtual void End() = 0;
+  // Asked when nothing more is ready, before End(): true holds the burst
+  // open, the loop waiting for events a millisecond at a time and asking
+  // again. No server holds one; the torture's test builds do, to commit
+  // chosen messages together (the failpoint hold gateway.burst_end).
+  virtual bool HeldOpen() { return false; }
 
  protected:
   ~BurstHooks() = default;

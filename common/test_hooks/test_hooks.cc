@@ -4,6 +4,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <string>
 #include <vector>
 
@@ -165,6 +166,25 @@ void FailpointOn(absl::string_view name,
     absl::SleepFor(absl::Milliseconds(5));  // a stalled disk; the harness ends it
   }
   LogWarning("TEST BUILD: failpoint %s: going on", name);
+}
+
+bool FailpointHeld(absl::string_view name) {
+  const Settings& settings = GetSettings();
+  if (settings.failpoint_file.empty()) return false;
+  const std::string armed(
+      absl::StripAsciiWhitespace(ReadSmallFile(settings.failpoint_file)));
+  const std::vector<absl::string_view> words =
+      absl::StrSplit(armed, ' ', absl::SkipEmpty());
+  const bool held = words.size() == 2 && words[0] == "hold" && words[1] == name;
+  // Logged and reported once per hold, not at every question.
+  static std::atomic<bool> holding{false};
+  if (held && !holding.exchange(true)) {
+    LogWarning("TEST BUILD: failpoint %s: held", name);
+    WriteSmallFile(settings.failpoint_file + ".hit", name);
+  } else if (!held && holding.exchange(false)) {
+    LogWarning("TEST BUILD: failpoint %s: let go", name);
+  }
+  return held;
 }
 
 bool PlantedBug(absl::string_view bug) { return GetSettings().planted_bug == bug; }

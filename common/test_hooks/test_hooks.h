@@ -27,7 +27,10 @@
 //       at NAME (a stalled disk), writes PATH.hit, and goes on once the file
 //       says anything else. "crash NAME SUBJECT" and "stall NAME SUBJECT"
 //       act only where the failpoint passes SUBJECT (FailpointOn): e.g. only
-//       on the commit that carries one resource's lease.
+//       on the commit that carries one resource's lease. "hold NAME" holds
+//       what failpoint NAME guards (FailpointHeld: a burst of the event loop
+//       kept open, gathering messages) until the file says anything else;
+//       the first time it is asked, it writes PATH.hit.
 //   --planted_bug=NAME     switches on one deliberate bug (PlantedBugNames()).
 //   --lease_history_file=PATH  the lock service appends one line per lease
 //       event: "<CLOCK_MONOTONIC ns>\t<kind>\t<resource>\t<token>\t<ttl ms>
@@ -61,6 +64,8 @@ void Failpoint(absl::string_view name);
 void FailpointOn(absl::string_view name,
                  absl::FunctionRef<bool(absl::string_view)> has_subject);
 
+// True while --failpoint_file says "hold NAME" for `name` (see above).
+bool FailpointHeld(absl::string_view name);
 // True iff --planted_bug names `bug`. Logs once that a bug is planted.
 bool PlantedBug(absl::string_view bug);
 
@@ -78,12 +83,14 @@ void LeaseEvent(absl::string_view kind, absl::string_view resource, uint64_t tok
 #define FENCEGATE_FAILPOINT(name) ::fencegate::test_hooks::Failpoint(name)
 #define FENCEGATE_FAILPOINT_ON(name, has_subject) \
   ::fencegate::test_hooks::FailpointOn(name, has_subject)
+#define FENCEGATE_FAILPOINT_HELD(name) ::fencegate::test_hooks::FailpointHeld(name)
 #define FENCEGATE_PLANTED_BUG(name) ::fencegate::test_hooks::PlantedBug(name)
 #define FENCEGATE_LEASE_EVENT(kind, resource, token, ttl, holder) \
   ::fencegate::test_hooks::LeaseEvent(kind, resource, token, ttl, holder)
 #else
 #define FENCEGATE_FAILPOINT(name) static_cast<void>(0)
 #define FENCEGATE_FAILPOINT_ON(name, has_subject) static_cast<void>(0)
+#define FENCEGATE_FAILPOINT_HELD(name) false
 #define FENCEGATE_PLANTED_BUG(name) false
 #define FENCEGATE_LEASE_EVENT(kind, resource, token, ttl, holder) static_cast<void>(0)
 #endif

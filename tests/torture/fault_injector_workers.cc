@@ -178,8 +178,9 @@ WorkerProcess& FaultInjector::FreeWorker(int first) {
 // gateway's next one. 3. The writer's lease expires (or an operator releases
 // it); a successor is granted the resource and sends its fenced read, which
 // queues behind a stall. 4. The writer resumes and sends its write, which
-// queues too. 5. The stalls end: the read and the write commit in one batch
-// of the writer's gateway, the read first; or, when the successor talks to
+// queues too (on the writer's gateway a burst of its event loop is held
+// open for them, the read first). 5. The stalls end: the read and the write
+// commit in one batch of the writer's gateway; or, when the successor talks to
 // another gateway, that gateway's stall ends first, and the writer's once
 // the read has returned, so the write meets the fence the read raised in
 // the shared database. A correct gateway refuses the write.
@@ -234,6 +235,17 @@ std::string FaultInjector::StaleWriterRace(const Fault& fault) {
     return false;
   };
   if (stalled && WaitFor(rival_reads, ttl + absl::Seconds(10))) absl::SleepFor(kInFlight);
+  // The gateway's event loop reads nothing while it commits: the read waits
+  // in its socket, and once the stall ends it and the write would come in
+  // whenever gRPC reads them, in one burst or in two. So the stall gives
+  // way to a burst held open, which takes the read in now and the write
+  // when it comes: they commit together, the read first.
+  if (rival != nullptr && rival_same_gateway) {
+    gateway.Arm("hold", "gateway.burst_end");
+    if (WaitFor([&] { return gateway.FailpointReached(); }, reach_timeout_)) {
+      absl::SleepFor(kInFlight);  // the read taken in
+    }
+  }
   Log(absl::StrCat(
       "race: ", writer.name(), " (token ", token, ") resumes its write; ",
       rival != nullptr

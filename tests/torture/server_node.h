@@ -74,7 +74,7 @@ class ServerNode {
   // SIGTERM; OK iff it exited 0 within `grace` (a clean shutdown).
   absl::Status Terminate(absl::Duration grace = absl::Seconds(30));
 
-  // Arms failpoint `name` with "crash" or "stall"
+  // Arms failpoint `name` with "crash", "stall" or "hold"
   // (common/test_hooks/test_hooks.h), only where it passes `subject` if one is
   // given, or disarms every failpoint, and every disk fault, with Disarm().
   void Arm(const std::string& action, const std::string& failpoint,

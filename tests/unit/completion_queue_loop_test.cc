@@ -29,7 +29,9 @@ class Recorder final : public BurstHooks {
  public:
   void Begin() override { log.push_back("begin"); }
   void End() override { log.push_back("end"); }
+  bool HeldOpen() override { return held; }
   std::vector<std::string> log;
+  bool held = false;  // the torture's hold
 };
 
 // An event that logs its name and then runs `then`.
@@ -63,6 +65,28 @@ TEST(CompletionQueueLoopTest,
   alarm_b.Set(&cq, Past(), &b);
   RunCompletionQueueLoop(cq, &hooks);
   EXPECT_THAT(hooks.log, ElementsAre("begin", "a", "b", "c", "end"));
+}
+
+// A burst held open (the torture's failpoint hold) waits for an event that
+// is not ready yet and takes it in; it ends once no longer held.
+TEST(CompletionQueueLoopTest, AHeldBurstTakesInLaterEventsAndEndsWhenLetGo) {
+  grpc::CompletionQueue cq;
+  Recorder hooks;
+  hooks.held = true;
+  grpc::Alarm alarm_a, alarm_b;
+  Logged b(&hooks.log, "b", [&] {
+    hooks.held = false;
+    cq.Shutdown();
+  });
+  Logged a(&hooks.log, "a", [&] {
+    alarm_b.Set(&cq,
+                gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC),
+                             gpr_time_from_millis(20, GPR_TIMESPAN)),
+                &b);
+  });
+  alarm_a.Set(&cq, Past(), &a);
+  RunCompletionQueueLoop(cq, &hooks);
+  EXPECT_THAT(hooks.log, ElementsAre("begin", "a", "b", "end"));
 }
 
 TEST(CompletionQueueLoopTest, ABurstEndsAfterMaxBurstEventsEvenIfMoreAreReady) {
