@@ -37,7 +37,11 @@ Standard library only. The results schema (each entry of "results"):
   resources, clients
   ops_per_s, p50_us, p99_us   medians over the runs
   runs        every run's own figures, in the order they ran
-  detail      handoff: waiting-time percentiles and fairness (medians);
+  detail      CPU µs and context switches per op, server and client;
+              fencegate: gateway_items_per_commit and
+              lockservice_items_per_commit, the calls one commit carried (from
+              each server's commit histogram, over the run with its warm-up);
+              handoff: waiting-time percentiles and fairness (medians);
               rw_mix: writes/s and the writers' waiting-time percentiles
 The key "failover" (aggregate --failover=FILE: the election failover
 trials, bench/orchestrate/failover.py) has one entry per system, as

@@ -25,6 +25,9 @@ RUN_FIELDS = ["ops_per_s", "p50_us", "p99_us", "max_us", "ops", "errors",
 CPU_FIELDS = ["client_cpu_us_per_op", "server_cpu_us_per_op", "other_cpu_share",
               "client_switches_per_op", "server_switches_per_op"]
 RW_MIX_FIELDS = ["writes_per_s", "wait_p50_us", "wait_p99_us", "wait_max_us"]
+# fencegate's runs: the calls one commit carried, by server, from its
+# metrics (bench/orchestrate/point.py); absent for other systems.
+COMMIT_FIELDS = ["gateway_items_per_commit", "lockservice_items_per_commit"]
 HANDOFF_FIELDS = ["holder_changes_per_s", "wait_p50_us", "wait_p99_us", "wait_max_us", "jain_fairness",
                   "client_ops_min", "client_ops_max"]
 
@@ -97,6 +100,8 @@ def aggregate(args):
         }
         entry["detail"] = {k: round(median([r.get(k, 0) for r in group]), 3)
                            for k in CPU_FIELDS}
+        entry["detail"].update({k: round(median([r[k] for r in group if k in r]), 2)
+                                for k in COMMIT_FIELDS if any(k in r for r in group)})
         if workload == "handoff":
             entry["detail"].update({k: round(median([r[k] for r in group]), 4)
                                     for k in HANDOFF_FIELDS})

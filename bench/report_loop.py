@@ -54,13 +54,15 @@ the echo's ops/s at 32 streams.
 """
 
 
-def _row(r, e, label):
+def _row(r, e, label, per_commit_key):
     d = e.get("detail", {})
+    per_commit = d.get(per_commit_key)
     return (f"| {label} | {r.fmt_ops(e['ops_per_s'])} | {r.fmt_ms(e['p50_us'])} | "
             f"{r.fmt_ms(e['p99_us'])} | {d.get('server_cpu_us_per_op', 0):.0f} / "
             f"{d.get('client_cpu_us_per_op', 0):.0f} | "
             f"{d.get('server_switches_per_op', 0):.2f} / "
-            f"{d.get('client_switches_per_op', 0):.2f} |")
+            f"{d.get('client_switches_per_op', 0):.2f} | "
+            f"{'' if per_commit is None else f'{per_commit:.1f}'} |")
 
 
 def _cpu_ratio(a, b):
@@ -83,15 +85,19 @@ def section(doc, r):
     out = ["", "### Event-loop clients (issue 32)", "",
            "Each client a closed loop in its completion callbacks, no thread per client "
            "(bench/report_loop.py). CPU in µs per op and context switches per op, each "
-           "server / client; the echo's row is its empty round trip at the same client count."]
+           "server / client; the echo's row is its empty round trip at the same client count. "
+           "Per commit: the calls one commit of fencegate's server carried (its "
+           "commit histogram over the run, warm-up included): the gateway's for "
+           "fenced writes, the lock service's for lock cycles."]
     for w, res, c, title in POINTS:
+        key = ("gateway" if w == "fenced_write" else "lockservice") + "_items_per_commit"
         out += ["", f"**{title}**", "",
                 "| system | ops/s | p50 ms | p99 ms | CPU server / client | "
-                "switches server / client |", "|---|---:|---:|---:|---:|---:|"]
+                "switches server / client | per commit |", "|---|---:|---:|---:|---:|---:|---:|"]
         for s, _, label in SYSTEMS:
             e = get(s, w, res, c)
             if e:
-                out.append(_row(r, e, f"{s} ({label})"))
+                out.append(_row(r, e, f"{s} ({label})", key))
     fg = lambda w, res, c=32: get("fencegate-loop", w, res, c)  # noqa: E731
     rl = lambda w, res, c=32: get("redis-loop", w, res, c)  # noqa: E731
     echo = get("echo-stream", "rpc", 0, 32)

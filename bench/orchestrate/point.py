@@ -8,6 +8,8 @@ benchmark's own processes, the load average, the machine's description).
                                    failed run: it is logged and counted
     .raw                           where the JSON lines go (main switches it
                                    for the profile runs, which are not results)
+  commit_batches(work)             the servers' commit histograms, for the
+                                   items per commit of a fencegate run
   cpu_snapshot(servers, procs)     one snapshot, JSON (bench/report_aggregate.py)
   loadavg(), machine_info(work)
 
@@ -22,6 +24,7 @@ import json
 import os
 import platform
 import re
+import socket
 import subprocess
 import threading
 
@@ -39,6 +42,59 @@ def duration_s(text):
     if not parts or "".join(n + u for n, u in parts) != text:
         return None
     return sum(float(n) * _UNIT_S[u] for n, u in parts)
+
+
+# Each fencegate server's histogram of the calls one commit carries, by the
+# file its metrics port is published in (servers.py).
+COMMIT_HISTOGRAMS = {"gateway": ("gateway.metrics_port", "fencegate_gateway_commit_batch_size"),
+                     "lockservice": ("lockservice.metrics_port",
+                                     "fencegate_lock_commit_batch_size")}
+# The instances whose servers are that pair (metrics on).
+PAIR_INSTANCES = ("fencegate", "fencegate-stream", "fencegate-loop", "python-fencegate")
+
+
+def _metrics_text(port_file):
+    """A server's /metrics, as text; "" if it cannot be read."""
+    try:
+        with open(port_file) as f:
+            port = int(f.read().strip())
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+            s.sendall(b"GET /metrics HTTP/1.0\r\n\r\n")  # the server closes
+            chunks = []
+            while chunk := s.recv(65536):
+                chunks.append(chunk)
+        return b"".join(chunks).decode(errors="replace")
+    except (OSError, ValueError):
+        return ""
+
+
+def commit_batches(work):
+    """{server: (sum, count)} of each server's commit batch-size histogram
+    now; a server whose metrics cannot be read is left out."""
+    out = {}
+    for server, (port_file, name) in COMMIT_HISTOGRAMS.items():
+        text = _metrics_text(os.path.join(work, port_file))
+        values = {}
+        for suffix in ("_sum", "_count"):
+            m = re.search(rf"^{name}{suffix}(?:{{[^}}]*}})? (\S+)$", text, re.M)
+            if m:
+                values[suffix] = float(m.group(1))
+        if len(values) == 2:
+            out[server] = (values["_sum"], values["_count"])
+    return out
+
+
+def items_per_commit(before, after):
+    """{"<server>_items_per_commit": mean} over the commits between two
+    commit_batches() (warm-up included); servers that did not commit are
+    left out."""
+    out = {}
+    for server in after:
+        if server in before and after[server][1] > before[server][1]:
+            calls = after[server][0] - before[server][0]
+            out[f"{server}_items_per_commit"] = round(
+                calls / (after[server][1] - before[server][1]), 2)
+    return out
 
 
 class Runner:
@@ -138,7 +194,15 @@ class Runner:
             duration, warmup = "1s", "200ms"
         limit = LOADGEN_GRACE_S + sum(duration_s(d) or 600 for d in (duration, warmup))
         err_path = os.path.join(self.work, "loadgen.err")
+        batches = commit_batches(self.work) if instance in PAIR_INSTANCES else None
         status, line = self._run(loadgen + args, err_path, limit)
+        if line and batches is not None:
+            try:
+                run = json.loads(line)
+                run.update(items_per_commit(batches, commit_batches(self.work)))
+                line = json.dumps(run)
+            except ValueError:
+                pass  # not a result line: kept as it is, and reported as one
         if line:
             with self.lock, open(self.raw, "a") as f:
                 f.write(line + "\n")
