@@ -240,7 +240,13 @@ std::string FaultInjector::StaleWriterRace(const Fault& fault) {
   // whenever gRPC reads them, in one burst or in two. So the stall gives
   // way to a burst held open, which takes the read in now and the write
   // when it comes: they commit together, the read first.
+  // The other gateways' stalls go first: on a shared PostgreSQL a batch
+  // stalled there may hold a row lock that this gateway's commit (the
+  // probe's) waits for, and then no burst would end here to be held.
   if (rival != nullptr && rival_same_gateway) {
+    for (ServerNode* g : gateways_) {
+      if (g != &gateway) g->Disarm();
+    }
     gateway.Arm("hold", "gateway.burst_end");
     if (WaitFor([&] { return gateway.FailpointReached(); }, reach_timeout_)) {
       absl::SleepFor(kInFlight);  // the read taken in
