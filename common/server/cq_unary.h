@@ -9,16 +9,19 @@
 // (malformed_request_interceptor.h), where gRPC's asynchronous API would
 // cancel it with INTERNAL "Unable to parse request".
 //
-// Ownership: a call owns itself from its accept to its answer's event.
-// The method (its functions) must outlive the loop.
+// Ownership: a call owns itself from its accept until its answer's event
+// (and its done notice, if it watches for cancellation) is back. The
+// method (its functions) must outlive the loop.
 // Thread safety: handlers run on the loop's thread and must not block;
-// UnaryReply::Finish may be called on any thread, once.
+// UnaryReply::Finish may be called on any thread, once; OnCancelled from
+// the handler, and `cancel` runs on the loop's thread.
 #ifndef FENCEGATE_COMMON_SERVER_CQ_UNARY_H_
 #define FENCEGATE_COMMON_SERVER_CQ_UNARY_H_
 
 #include <functional>
 #include <utility>
 
+#include "absl/functional/any_invocable.h"
 #include "absl/status/status.h"
 #include "common/grpc/grpc_status.h"
 #include "common/server/completion_queue_loop.h"
@@ -48,6 +51,12 @@ class CqAcceptor {
 class UnaryReply {
  public:
   virtual void Finish(const absl::Status& status) = 0;
+  // For a call that may wait long (a parked Acquire): runs `cancel` once if
+  // the client cancels the call before its answer is sent (at once, if it
+  // already has), and never otherwise. At most once per call, from the
+  // handler before it returns. On a method that does not watch for
+  // cancellation (CqUnaryMethod's `notify_cancel`), `cancel` never runs.
+  virtual void OnCancelled(absl::AnyInvocable<void() &&> cancel) = 0;
 
  protected:
   ~UnaryReply() = default;
@@ -68,48 +77,89 @@ class CqUnaryMethod final : public CqAcceptor {
       std::function<void(grpc::ServerContext& context, const Request& request,
                          Response* response, UnaryReply* reply)>;
 
-  CqUnaryMethod(grpc::ServerCompletionQueue* cq, RequestFn request, HandleFn handle)
-      : cq_(cq), request_(std::move(request)), handle_(std::move(handle)) {}
+  // With `notify_cancel`, each call also watches for its client's
+  // cancellation (one more event per call) for UnaryReply::OnCancelled.
+  CqUnaryMethod(grpc::ServerCompletionQueue* cq, RequestFn request, HandleFn handle,
+                bool notify_cancel = false)
+      : cq_(cq),
+        request_(std::move(request)),
+        handle_(std::move(handle)),
+        notify_cancel_(notify_cancel) {}
 
   void Accept() override { new Call(this); }
 
  private:
-  class Call final : public CompletionQueueEvent, public UnaryReply {
+  // One call. Its events: the accept, then the answer's and (with
+  // notify_cancel) the done notice's, in either order; the last one back
+  // deletes it. All on the loop's thread.
+  class Call final : public UnaryReply {
    public:
     explicit Call(CqUnaryMethod* method) : method_(method), responder_(&context_) {
-      method_->request_(&context_, &in_, &responder_, method_->cq_, this);
-    }
-
-    void On(bool ok) override {
-      if (!ok || answered_) {  // the queue shuts down, or the answer is out
-        delete this;
-        return;
-      }
-      method_->Accept();
-      if (!grpc::SerializationTraits<Request>::Deserialize(&in_, &request_).ok()) {
-        answered_ = true;
-        responder_.FinishWithError(
-            MalformedRequestStatus(Request::descriptor()->full_name()), this);
-        return;
-      }
-      method_->handle_(context_, request_, &response_, this);
+      if (method_->notify_cancel_) context_.AsyncNotifyWhenDone(&done_);
+      method_->request_(&context_, &in_, &responder_, method_->cq_, &accepted_);
     }
 
     void Finish(const absl::Status& status) override {
-      answered_ = true;
       bool own = false;
       if (status.ok() &&
           grpc::SerializationTraits<Response>::Serialize(response_, &out_, &own).ok()) {
-        responder_.Finish(out_, grpc::Status::OK, this);
+        responder_.Finish(out_, grpc::Status::OK, &answered_);
       } else {
         responder_.FinishWithError(
             ToGrpcStatus(status.ok() ? absl::InternalError("cannot encode the response")
                                      : status),
-            this);
+            &answered_);
+      }
+    }
+
+    void OnCancelled(absl::AnyInvocable<void() &&> cancel) override {
+      if (cancelled_) {
+        std::move(cancel)();
+      } else {
+        cancel_ = std::move(cancel);
       }
     }
 
    private:
+    enum Kind { kAccepted, kAnswered, kDone };
+    struct Event final : CompletionQueueEvent {
+      Event(Kind kind, Call* call) : kind(kind), call(call) {}
+      void On(bool ok) override { call->On(kind, ok); }
+      const Kind kind;
+      Call* const call;
+    };
+
+    void On(Kind kind, bool ok) {
+      switch (kind) {
+        case kAccepted:
+          // Not accepted: the queue shuts down. No done notice comes then.
+          if (!ok) {
+            delete this;
+            return;
+          }
+          pending_ = method_->notify_cancel_ ? 2 : 1;  // the answer, the done notice
+          method_->Accept();
+          if (!grpc::SerializationTraits<Request>::Deserialize(&in_, &request_).ok()) {
+            responder_.FinishWithError(
+                MalformedRequestStatus(Request::descriptor()->full_name()), &answered_);
+            return;
+          }
+          method_->handle_(context_, request_, &response_, this);
+          return;
+        case kAnswered:
+          break;
+        case kDone:
+          // IsCancelled() may be asked only once this notice is back.
+          if (context_.IsCancelled()) {
+            cancelled_ = true;
+            if (cancel_ != nullptr) std::move(cancel_)();
+          }
+          cancel_ = nullptr;
+          break;
+      }
+      if (--pending_ == 0) delete this;
+    }
+
     CqUnaryMethod* const method_;
     grpc::ServerContext context_;
     grpc::ByteBuffer in_;
@@ -117,14 +167,18 @@ class CqUnaryMethod final : public CqAcceptor {
     Request request_;
     Response response_;
     Responder responder_;
-    // Set before the answer's operation starts, read on its event: gRPC's
-    // queue orders the two.
-    bool answered_ = false;
+    int pending_ = 0;  // events still to come back, once accepted
+    bool cancelled_ = false;
+    absl::AnyInvocable<void() &&> cancel_;
+    Event accepted_{kAccepted, this};
+    Event answered_{kAnswered, this};
+    Event done_{kDone, this};
   };
 
   grpc::ServerCompletionQueue* const cq_;
   const RequestFn request_;
   const HandleFn handle_;
+  const bool notify_cancel_;
 };
 
 }  // namespace fencegate
