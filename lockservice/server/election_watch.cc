@@ -10,25 +10,21 @@
 #include "absl/synchronization/mutex.h"
 #include "common/grpc/grpc_status.h"
 #include "lockservice/core/election_requests.h"
-#include "lockservice/server/refused_stream.h"
 #include "lockservice/server/stream_writer_state.h"
 
 namespace fencegate::lockservice {
 namespace {
 
 namespace v1 = ::fencegate::v1;
-using ObserveWriter = grpc::ServerWriteReactor<v1::ObserveResponse>;
+using ObserveWriter = ResponseStream<v1::ObserveResponse>;
 
-// The stream's state and logic, shared by the reactor and the manager.
+// The stream's state and logic, shared by the watch and the manager.
 class ObserveStream final : public ElectionObserver,
                             public StreamWriterState<ObserveStream> {
  public:
-  ObserveStream(ObserveWriter* reactor, uint64_t after_term, uint64_t after_seq,
+  ObserveStream(ObserveWriter* writer, uint64_t after_term, uint64_t after_seq,
                 const ElectionWatchLimits& limits)
-      : reactor_(reactor),
-        limits_(limits),
-        seen_term_(after_term),
-        seen_seq_(after_seq) {}
+      : writer_(writer), limits_(limits), seen_term_(after_term), seen_seq_(after_seq) {}
 
   void Ref() override { refs_.fetch_add(1, std::memory_order_relaxed); }
   void Unref() override {
@@ -55,7 +51,7 @@ class ObserveStream final : public ElectionObserver,
   void OnStopped(const absl::Status& why) override { End(ToGrpcStatus(why)); }
 
   // Decides under the lock, acts outside it (stream_writer_state.h); the
-  // reactor's reactions run it through WriteDone() and End().
+  // stream's events run it through WriteDone() and End().
   void Pump() {
     Step step;
     {
@@ -72,16 +68,16 @@ class ObserveStream final : public ElectionObserver,
       }
     }
     if (step == Step::kFinish) {
-      reactor_->Finish(final_status_);
+      writer_->Finish(final_status_);
     } else {
-      reactor_->StartWrite(&message_);
+      writer_->StartWrite(&message_);
     }
   }
 
  private:
-  ObserveWriter* const reactor_;
+  ObserveWriter* const writer_;
   const ElectionWatchLimits limits_;
-  std::atomic<int> refs_{1};  // the reactor's
+  std::atomic<int> refs_{1};  // the watch's
 
   uint64_t seen_term_ ABSL_GUARDED_BY(mu_);
   uint64_t seen_seq_ ABSL_GUARDED_BY(mu_);
@@ -90,16 +86,18 @@ class ObserveStream final : public ElectionObserver,
   v1::ObserveResponse message_;
 };
 
-class ObserveReactor final : public ObserveWriter {
+// One Observe stream's producer, told of its events (response_stream.h).
+class ElectionWatch final : public ResponseStreamEvents {
  public:
   // `observers` (may be null) has counted this stream.
-  ObserveReactor(const v1::ObserveRequest& request, std::shared_ptr<LockManager> manager,
-                 StreamQuota* observers, const ElectionWatchLimits& limits)
+  ElectionWatch(ObserveWriter* writer, const v1::ObserveRequest& request,
+                std::shared_ptr<LockManager> manager, StreamQuota* observers,
+                const ElectionWatchLimits& limits)
       : manager_(std::move(manager)),
         observers_(observers),
         election_(request.election()),
-        stream_(
-            new ObserveStream(this, request.after_term(), request.after_seq(), limits)) {
+        stream_(new ObserveStream(writer, request.after_term(), request.after_seq(),
+                                  limits)) {
     absl::Status added = manager_->AddObserver(election_, stream_);
     if (!added.ok()) stream_->End(ToGrpcStatus(added));
   }
@@ -119,24 +117,23 @@ class ObserveReactor final : public ObserveWriter {
   const std::shared_ptr<LockManager> manager_;
   StreamQuota* const observers_;  // may be null
   const std::string election_;
-  ObserveStream* const stream_;  // holds the reactor's reference
+  ObserveStream* const stream_;  // holds the watch's reference
 };
 
 }  // namespace
 
-grpc::ServerWriteReactor<v1::ObserveResponse>* StartElectionWatch(
-    const v1::ObserveRequest& request, std::shared_ptr<LockManager> manager,
-    StreamQuota* observers, const ElectionWatchLimits& limits) {
+ResponseStreamEvents* StartElectionWatch(const v1::ObserveRequest& request,
+                                         std::shared_ptr<LockManager> manager,
+                                         StreamQuota* observers, ObserveWriter* writer,
+                                         const ElectionWatchLimits& limits) {
   if (observers != nullptr) {
     absl::Status taken = observers->Take();
-    if (!taken.ok()) return RefuseElectionWatch(taken);
+    if (!taken.ok()) {
+      writer->Finish(ToGrpcStatus(taken));
+      return nullptr;
+    }
   }
-  return new ObserveReactor(request, std::move(manager), observers, limits);
-}
-
-grpc::ServerWriteReactor<v1::ObserveResponse>* RefuseElectionWatch(
-    const absl::Status& status) {
-  return new RefusedStream<ObserveWriter>(status);
+  return new ElectionWatch(writer, request, std::move(manager), observers, limits);
 }
 
 }  // namespace fencegate::lockservice

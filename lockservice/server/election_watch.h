@@ -15,12 +15,13 @@
 // How many: a StreamQuota counts the open streams (null: unbounded); one
 // started while it is full ends at once with its RESOURCE_EXHAUSTED.
 //
-// Thread safety: gRPC's reaction threads and the manager's commit thread
-// drive it concurrently; its state is under one mutex, never held while
-// calling into gRPC or the manager. Lifetime: the reactor deletes itself in
-// OnDone(); the stream's state is reference counted (the reactor's
-// reference and the manager's), and touches the reactor only before
-// Finish(), which OnDone() always follows.
+// Thread safety: the stream's events (the server's loop, or gRPC's
+// reaction threads) and the manager's commit drive it concurrently; its
+// state is under one mutex, never held while calling into gRPC or the
+// manager. Lifetime: the watch deletes itself in OnDone(); the stream's
+// state is reference counted (the watch's reference and the manager's),
+// and touches the ResponseStream only before Finish(), which OnDone()
+// always follows.
 #ifndef FENCEGATE_LOCKSERVICE_SERVER_ELECTION_WATCH_H_
 #define FENCEGATE_LOCKSERVICE_SERVER_ELECTION_WATCH_H_
 
@@ -29,6 +30,7 @@
 
 #include "absl/status/status.h"
 #include "common/core/stream_quota.h"
+#include "common/server/response_stream.h"
 #include "fencegate/v1/lock.grpc.pb.h"
 #include "lockservice/core/lock_manager.h"
 
@@ -38,17 +40,15 @@ struct ElectionWatchLimits {
   size_t max_pending = 1000;  // queued changes before the cut-off
 };
 
-// Starts the stream for one call, counted in `observers` (null: not
-// counted); returns the reactor to hand to gRPC. The request is checked
-// (unknown fields, authorization) by the caller; `observers` must outlive
-// the stream.
-grpc::ServerWriteReactor<fencegate::v1::ObserveResponse>* StartElectionWatch(
+// Starts the watch for one call on `stream`, counted in `observers` (null:
+// not counted); returns the stream's producer, or null when the quota is
+// full (the stream then ended at once with RESOURCE_EXHAUSTED). The
+// request is checked (unknown fields, authorization) by the caller;
+// `observers` must outlive the stream.
+ResponseStreamEvents* StartElectionWatch(
     const fencegate::v1::ObserveRequest& request, std::shared_ptr<LockManager> manager,
-    StreamQuota* observers, const ElectionWatchLimits& limits = ElectionWatchLimits());
-
-// A stream that ends at once with `status`. REQUIRES: !status.ok().
-grpc::ServerWriteReactor<fencegate::v1::ObserveResponse>* RefuseElectionWatch(
-    const absl::Status& status);
+    StreamQuota* observers, ResponseStream<fencegate::v1::ObserveResponse>* stream,
+    const ElectionWatchLimits& limits = ElectionWatchLimits());
 
 }  // namespace fencegate::lockservice
 

@@ -9,27 +9,26 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "common/grpc/grpc_status.h"
-#include "lockservice/server/refused_stream.h"
 #include "lockservice/server/stream_writer_state.h"
 
 namespace fencegate::lockservice {
 namespace {
 
 namespace v1 = ::fencegate::v1;
-using Reactor = grpc::ServerWriteReactor<v1::WatchFencesResponse>;
+using Writer = ResponseStream<v1::WatchFencesResponse>;
 
 v1::FenceEvent::Kind ToProto(FenceEvent::Kind kind) {
   return kind == FenceEvent::Kind::kGranted ? v1::FenceEvent::GRANTED
                                             : v1::FenceEvent::EXPIRED;
 }
 
-// The stream's state and logic, shared by the reactor and the feed.
+// The stream's state and logic, shared by the watch and the feed.
 class FenceStream final : public FenceFeed::Subscriber,
                           public StreamWriterState<FenceStream> {
  public:
-  FenceStream(Reactor* reactor, uint64_t after, LockStore* store,
+  FenceStream(Writer* writer, uint64_t after, LockStore* store,
               const FenceWatchLimits& limits)
-      : reactor_(reactor), store_(store), limits_(limits), sent_position_(after) {}
+      : writer_(writer), store_(store), limits_(limits), sent_position_(after) {}
 
   // FenceFeed::Subscriber (commit thread, or the closing thread).
   void OnEvents(const std::vector<FenceEvent>& events) override {
@@ -56,7 +55,7 @@ class FenceStream final : public FenceFeed::Subscriber,
 
   // Decides the next step under the lock and takes it outside
   // (stream_writer_state.h). Whoever sets `writing_` owns the next write, or
-  // the scan that produces it. The reactor's reactions run it through
+  // the scan that produces it. The stream's events run it through
   // WriteDone() and End().
   void Pump() {
     for (;;) {
@@ -84,14 +83,14 @@ class FenceStream final : public FenceFeed::Subscriber,
         case Action::kNone:
           return;
         case Action::kFinish:
-          reactor_->Finish(final_status_);
+          writer_->Finish(final_status_);
           return;
         case Action::kWrite:
-          reactor_->StartWrite(&message_);
+          writer_->StartWrite(&message_);
           return;
         case Action::kScan:
           if (ScanPage()) {
-            reactor_->StartWrite(&message_);
+            writer_->StartWrite(&message_);
             return;
           }
           continue;  // the scan failed and asked to finish
@@ -160,7 +159,7 @@ class FenceStream final : public FenceFeed::Subscriber,
     }
   }
 
-  Reactor* const reactor_;
+  Writer* const writer_;
   LockStore* const store_;
   const FenceWatchLimits limits_;
 
@@ -171,14 +170,15 @@ class FenceStream final : public FenceFeed::Subscriber,
   v1::WatchFencesResponse message_;
 };
 
-class FenceWatchReactor final : public Reactor {
+// One watch: the stream's producer, told of its events (response_stream.h).
+class FenceWatch final : public ResponseStreamEvents {
  public:
   // `watchers` (may be null) has counted this stream.
-  FenceWatchReactor(uint64_t after, LockStore* store, FenceFeed* feed,
-                    StreamQuota* watchers, const FenceWatchLimits& limits)
+  FenceWatch(Writer* writer, uint64_t after, LockStore* store, FenceFeed* feed,
+             StreamQuota* watchers, const FenceWatchLimits& limits)
       : feed_(feed),
         watchers_(watchers),
-        stream_(std::make_shared<FenceStream>(this, after, store, limits)) {
+        stream_(std::make_shared<FenceStream>(writer, after, store, limits)) {
     feed_->Subscribe(stream_);  // first, so the catch-up's scan misses nothing
     stream_->Pump();
   }
@@ -201,19 +201,18 @@ class FenceWatchReactor final : public Reactor {
 
 }  // namespace
 
-grpc::ServerWriteReactor<v1::WatchFencesResponse>* StartFenceWatch(
-    const v1::WatchFencesRequest& request, LockStore* store, FenceFeed* feed,
-    StreamQuota* watchers, const FenceWatchLimits& limits) {
+ResponseStreamEvents* StartFenceWatch(const v1::WatchFencesRequest& request,
+                                      LockStore* store, FenceFeed* feed,
+                                      StreamQuota* watchers, Writer* writer,
+                                      const FenceWatchLimits& limits) {
   if (watchers != nullptr) {
     absl::Status taken = watchers->Take();
-    if (!taken.ok()) return RefuseFenceWatch(taken);
+    if (!taken.ok()) {
+      writer->Finish(ToGrpcStatus(taken));
+      return nullptr;
+    }
   }
-  return new FenceWatchReactor(request.after_position(), store, feed, watchers, limits);
-}
-
-grpc::ServerWriteReactor<v1::WatchFencesResponse>* RefuseFenceWatch(
-    const absl::Status& status) {
-  return new RefusedStream<Reactor>(status);
+  return new FenceWatch(writer, request.after_position(), store, feed, watchers, limits);
 }
 
 }  // namespace fencegate::lockservice

@@ -16,12 +16,14 @@
 // each until it is done; a stream started while the quota is full ends at
 // once with its RESOURCE_EXHAUSTED, without a subscription or a scan.
 //
-// Thread safety: gRPC's reaction threads and the lock manager's commit
-// thread (through the feed) drive it concurrently; all state is under one
-// mutex, never held while calling into gRPC or the store.
-// Lifetime: the reactor deletes itself in OnDone(). The stream's state is
+// Thread safety: the stream's events (the server's loop, or gRPC's
+// reaction threads) and the lock manager's commit (through the feed) drive
+// it concurrently; all state is under one mutex, never held while calling
+// into gRPC or the store. A catch-up page is read from the store on the
+// thread that asks for the next message (the loop's, on the loop).
+// Lifetime: the watch deletes itself in OnDone(). The stream's state is
 // shared with the feed, which may hold it a little longer; it touches the
-// reactor only before Finish(), which OnDone() always follows.
+// ResponseStream only before Finish(), which OnDone() always follows.
 #ifndef FENCEGATE_LOCKSERVICE_SERVER_FENCE_WATCH_H_
 #define FENCEGATE_LOCKSERVICE_SERVER_FENCE_WATCH_H_
 
@@ -29,6 +31,7 @@
 
 #include "absl/status/status.h"
 #include "common/core/stream_quota.h"
+#include "common/server/response_stream.h"
 #include "fencegate/v1/lock.grpc.pb.h"
 #include "lockservice/core/fence_feed.h"
 #include "lockservice/core/lock_store.h"
@@ -41,16 +44,14 @@ struct FenceWatchLimits {
   size_t max_pending = 100000;  // queued events before the cut-off
 };
 
-// Starts the stream for one call, counted in `watchers` (null: not
-// counted, no bound); returns the reactor to hand to gRPC. `watchers`,
-// `store` and `feed` must outlive the stream.
-grpc::ServerWriteReactor<fencegate::v1::WatchFencesResponse>* StartFenceWatch(
+// Starts the watch for one call on `stream`, counted in `watchers` (null:
+// not counted, no bound); returns the stream's producer, or null when the
+// quota is full (the stream then ended at once with RESOURCE_EXHAUSTED).
+// `watchers`, `store` and `feed` must outlive the stream.
+ResponseStreamEvents* StartFenceWatch(
     const fencegate::v1::WatchFencesRequest& request, LockStore* store, FenceFeed* feed,
-    StreamQuota* watchers, const FenceWatchLimits& limits = FenceWatchLimits());
-
-// A stream that ends at once with `status` (a refusal). REQUIRES: !status.ok().
-grpc::ServerWriteReactor<fencegate::v1::WatchFencesResponse>* RefuseFenceWatch(
-    const absl::Status& status);
+    StreamQuota* watchers, ResponseStream<fencegate::v1::WatchFencesResponse>* stream,
+    const FenceWatchLimits& limits = FenceWatchLimits());
 
 }  // namespace fencegate::lockservice
 

@@ -1,7 +1,7 @@
 // Fuzz target: the lock service's request handlers, minus gRPC. Each input
 // (fuzz_frames.h) is a config byte and a sequence of steps: Acquire, Renew,
 // Release and Describe requests as wire bytes, parsed and handled as
-// LockServiceImpl does (RejectUnknownFields, signature checks,
+// LockServiceCalls does (RejectUnknownFields, signature checks,
 // lock_requests.h, the LockManager on SQLite), and the harness's own steps:
 // advance the fake clock, restart (the manager stops, the store reopens), a
 // client that abandons a parked Acquire. LockModel (lock_model.h) judges
