@@ -17,6 +17,7 @@
 #include "lockservice/etcd/etcd_lock_store.h"
 #include "lockservice/server/etcd_lock_node.h"
 #include "lockservice/server/lock_status_page.h"
+#include "lockservice/server/loop_lock_service.h"
 #include "lockservice/server/routing_lock_service.h"
 
 namespace fencegate::lockservice {
@@ -125,16 +126,27 @@ absl::Status LockServer::StartSqlite(
   if (!manager.ok()) return manager.status();
   manager_ = *std::move(manager);
   max_batch_ = options.limits.max_batch;
-  service_ = std::make_unique<LockServiceImpl>(
+  service_ = std::make_unique<LoopLockService>(
       manager_, store_.get(), &feed_, signer_.get(),
       CallerIdentity{options.serving.tls.mutual(), "", authorizer_.get()},
       options.session_limits, &sessions_, &fence_watchers_, &observers_);
+  health_ = std::make_unique<HealthService>();
+  std::unique_ptr<grpc::ServerCompletionQueue> cq;
+  const CompletionQueueServing queue_serving{health_.get(), &cq};
   absl::StatusOr<std::unique_ptr<grpc::Server>> grpc_server = StartGrpcServer(
-      options.serving.listen, service_.get(), &port_, options.serving.port_file,
+      options.serving.listen, service_->service(), &port_, options.serving.port_file,
       /*max_receive_bytes=*/0, std::move(credentials), observability_.get(),
-      &unary_calls_);
+      &unary_calls_, &queue_serving);
   if (!grpc_server.ok()) return grpc_server.status();
   server_ = *std::move(grpc_server);
+  // Every call and stream is an event of this loop, which commits what
+  // each burst of them queued (commit_bursts.h).
+  bursts_ =
+      std::make_unique<CommitBursts>([raw = manager_.get()] { return raw->Arriving(); });
+  service_->Serve(cq.get());
+  health_->Serve(cq.get());
+  loop_ =
+      std::make_unique<CompletionQueueLoop>(std::move(cq), bursts_.get(), "fg-lock-loop");
   return absl::OkStatus();
 }
 
@@ -282,9 +294,18 @@ void LockServer::Shutdown() {
   if (manager_ != nullptr) manager_->Shutdown();
   if (router_ != nullptr) router_->SetLeader("");  // ends forwarded streams
   const absl::Time deadline = absl::Now() + shutdown_grace_;
-  sessions_.AwaitEnded(deadline);  // why: StreamRegistry::AwaitEnded()
+  if (health_ != nullptr) health_->Shutdown();  // ends its Watch streams
+  sessions_.AwaitEnded(deadline);               // why: StreamRegistry::AwaitEnded()
   ShutdownGrpcServer(*server_, unary_calls_, deadline,
                      ended > 0 ? kLingerAfterEndedStreams : absl::ZeroDuration());
+  if (loop_ != nullptr) {
+    // The answers of what is still queued are operations on the loop's
+    // queue: they are all out before the loop stops, and the bursts let go
+    // of the manager first.
+    bursts_->Stop();
+    manager_->Sync();
+    loop_->Stop();
+  }
   server_.reset();
   node_.reset();
   service_.reset();

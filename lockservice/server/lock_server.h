@@ -3,7 +3,8 @@
 // main() and the integration tests both start it through Start().
 //
 // Two stores (LockServerOptions::store):
-//   sqlite  the embedded default: one instance, one SQLite file.
+//   sqlite  the embedded default: one instance, one SQLite file, served
+//           on one event loop (loop_lock_service.h).
 //   etcd    several instances share an etcd cluster; one leads, the others
 //           forward to it (etcd_lock_node.h). Health is SERVING while
 //           the instance leads or knows the leader, NOT_SERVING otherwise.
@@ -33,7 +34,10 @@
 #include "common/core/state_lock.h"
 #include "common/core/stream_quota.h"
 #include "common/core/token_signer.h"
+#include "common/server/commit_bursts.h"
+#include "common/server/completion_queue_loop.h"
 #include "common/server/grpc_shutdown.h"
+#include "common/server/health_service.h"
 #include "common/server/server_observability.h"
 #include "common/server/server_setup.h"
 #include "common/server/stream_reactor.h"
@@ -45,11 +49,11 @@
 #include "lockservice/core/lock_metrics.h"
 #include "lockservice/core/sqlite_lock_store.h"
 #include "lockservice/server/lock_server_options.h"
-#include "lockservice/server/lock_service.h"
 
 namespace fencegate::lockservice {
 
 class EtcdLockNode;
+class LoopLockService;
 class RoutingLockService;
 
 class LockServer : public ServerControl {
@@ -115,7 +119,12 @@ class LockServer : public ServerControl {
   std::unique_ptr<SqliteLockStore> store_;
   FenceFeed feed_;
   std::shared_ptr<LockManager> manager_;
-  std::unique_ptr<grpc::Service> service_;
+  // Served on one completion-queue loop (loop_lock_service.h): the loop
+  // commits each burst's calls (bursts_). The health service is the
+  // loop's too.
+  std::unique_ptr<LoopLockService> service_;
+  std::unique_ptr<HealthService> health_;
+  std::unique_ptr<CommitBursts> bursts_;
   // etcd
   std::unique_ptr<RoutingLockService> router_;
   std::unique_ptr<EtcdLockNode> node_;
@@ -123,6 +132,7 @@ class LockServer : public ServerControl {
   // Its unary calls in flight, which a shutdown waits for; outlives server_.
   UnaryCallCounter unary_calls_;
   std::unique_ptr<grpc::Server> server_;
+  std::unique_ptr<CompletionQueueLoop> loop_;  // sqlite; stops after server_
   absl::Duration shutdown_grace_;
 };
 
