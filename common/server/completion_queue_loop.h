@@ -45,6 +45,21 @@ class CompletionQueueEvent {
   ~CompletionQueueEvent() = default;
 };
 
+// One of an object's operations on the queue (its accept, a read, a
+// write, its finish, its done notice), as a tag: tells `owner` which one
+// came back, through its private `On(Kind, bool ok)`, which makes this a
+// friend. An object with several operations in flight holds one per kind.
+template <typename Owner, typename Kind>
+class OperationEvent final : public CompletionQueueEvent {
+ public:
+  OperationEvent(Kind kind, Owner* owner) : kind_(kind), owner_(owner) {}
+  void On(bool ok) override { owner_->On(kind_, ok); }
+
+ private:
+  const Kind kind_;
+  Owner* const owner_;
+};
+
 // Where a server hooks its batching onto the loop. Begin() runs before the
 // first event of a burst, End() after its last, both on the loop's thread.
 // End() may block on storage (it is the commit); nothing else in the loop

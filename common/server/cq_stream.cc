@@ -46,12 +46,8 @@ class CqStream final : public StreamTransport {
 
  private:
   enum Kind { kAccepted, kRead, kWritten, kFinished, kDone };
-  struct Event final : CompletionQueueEvent {
-    Event(Kind kind, CqStream* stream) : kind(kind), stream(stream) {}
-    void On(bool ok) override { stream->On(kind, ok); }
-    const Kind kind;
-    CqStream* const stream;
-  };
+  using Event = OperationEvent<CqStream, Kind>;
+  friend Event;
 
   ~CqStream() = default;
 

@@ -122,12 +122,8 @@ class CqUnaryMethod final : public CqAcceptor {
 
    private:
     enum Kind { kAccepted, kAnswered, kDone };
-    struct Event final : CompletionQueueEvent {
-      Event(Kind kind, Call* call) : kind(kind), call(call) {}
-      void On(bool ok) override { call->On(kind, ok); }
-      const Kind kind;
-      Call* const call;
-    };
+    using Event = OperationEvent<Call, Kind>;
+    friend Event;
 
     void On(Kind kind, bool ok) {
       switch (kind) {

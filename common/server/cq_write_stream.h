@@ -68,12 +68,8 @@ class CqWriteStreamMethod final : public CqAcceptor {
 
    private:
     enum Kind { kAccepted, kWritten, kFinished, kDone };
-    struct Event final : CompletionQueueEvent {
-      Event(Kind kind, Stream* stream) : kind(kind), stream(stream) {}
-      void On(bool ok) override { stream->On(kind, ok); }
-      const Kind kind;
-      Stream* const stream;
-    };
+    using Event = OperationEvent<Stream, Kind>;
+    friend Event;
 
     void On(Kind kind, bool ok) {
       switch (kind) {

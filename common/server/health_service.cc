@@ -37,12 +37,8 @@ class HealthService::Watch {
 
  private:
   enum Kind { kAccepted, kWritten, kFinished, kDone };
-  struct Event final : CompletionQueueEvent {
-    Event(Kind kind, Watch* watch) : kind(kind), watch(watch) {}
-    void On(bool ok) override { watch->On(kind, ok); }
-    const Kind kind;
-    Watch* const watch;
-  };
+  using Event = OperationEvent<Watch, Kind>;
+  friend Event;
 
   void On(Kind kind, bool ok) {
     if (kind == kAccepted && !ok) {  // the queue shuts down
