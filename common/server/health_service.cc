@@ -6,129 +6,111 @@
 namespace fencegate {
 
 namespace health = ::grpc::health::v1;
+using Request = health::HealthCheckRequest;
+using Response = health::HealthCheckResponse;
 
-// One Watch call. Its state is guarded by the service's mutex. It lives
-// until its last operation is back: the done notice, each write, the
-// finish.
-class HealthService::Watch {
+// One Watch stream's producer (response_stream.h): its state is guarded
+// by the service's mutex, and its events run on the loop's thread. It
+// lives until the stream's OnDone().
+class HealthService::Watch final : public ResponseStreamEvents {
  public:
-  explicit Watch(HealthService* health) : health_(health), writer_(&context_) {
-    context_.AsyncNotifyWhenDone(&done_);
-    health_->service_.RequestWatch(&context_, &request_, &writer_, health_->cq_,
-                                   health_->cq_, &accepted_);
+  Watch(HealthService* health, ResponseStream<Response>* stream,
+        const std::string& service)
+      : health_(health), stream_(stream), overall_(service.empty()) {
+    absl::MutexLock lock(&health_->mu_);
+    health_->watches_.insert(this);
+    want_ = health::HealthCheckResponse::SERVICE_UNKNOWN;
+    health_->StatusOfLocked(service, &want_);
+    ending_ = health_->shut_down_;
+    SendLocked();
   }
 
   // Sends `status` when it differs from what was sent last (now, or after
   // the write in progress).
   void UpdateLocked(Status status) ABSL_EXCLUSIVE_LOCKS_REQUIRED(health_->mu_) {
     want_ = status;
-    if (!writing_) SendLocked();
+    SendLocked();
   }
   // The service's mutex, which guards this watch (for the analysis: it is
   // the caller's mu_).
   absl::Mutex& mu() ABSL_LOCK_RETURNED(health_->mu_) { return health_->mu_; }
   // Whether it watches the server as a whole (else a name it does not know).
-  bool overall() const { return request_.service().empty(); }
+  bool overall() const { return overall_; }
   // Ends the call once the last status is out.
   void EndLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(health_->mu_) {
     ending_ = true;
-    if (!writing_) SendLocked();
+    SendLocked();
+  }
+
+  void OnWriteDone(bool ok) override {
+    absl::MutexLock lock(&health_->mu_);
+    writing_ = false;
+    if (!ok) gone_ = true;  // the client is gone
+    SendLocked();
+  }
+  void OnCancel() override {
+    absl::MutexLock lock(&health_->mu_);
+    gone_ = true;
+    SendLocked();
+  }
+  void OnDone() override {
+    {
+      absl::MutexLock lock(&health_->mu_);
+      health_->watches_.erase(this);
+    }
+    delete this;
   }
 
  private:
-  enum Kind { kAccepted, kWritten, kFinished, kDone };
-  using Event = OperationEvent<Watch, Kind>;
-  friend Event;
-
-  void On(Kind kind, bool ok) {
-    if (kind == kAccepted && !ok) {  // the queue shuts down
-      delete this;
+  // Writes want_ if it is news, else finishes if ending or the client is
+  // gone; never with a write in flight.
+  void SendLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(health_->mu_) {
+    if (writing_ || finished_) return;
+    if (gone_) {
+      finished_ = true;
+      stream_->Finish(grpc::Status::CANCELLED);
       return;
     }
-    if (kind == kAccepted) new Watch(health_);
-    bool last = false;
-    {
-      absl::MutexLock lock(&health_->mu_);
-      switch (kind) {
-        case kAccepted: {
-          ops_ = 1;  // the done notice
-          health_->watches_.insert(this);
-          want_ = health::HealthCheckResponse::SERVICE_UNKNOWN;
-          health_->StatusOfLocked(request_.service(), &want_);
-          ending_ = health_->shut_down_;
-          SendLocked();
-          return;
-        }
-        case kWritten:
-          writing_ = false;
-          if (!ok) failed_ = true;  // the client is gone; the done notice follows
-          SendLocked();
-          break;
-        case kFinished:
-          break;
-        case kDone:
-          health_->watches_.erase(this);
-          failed_ = true;
-          break;
-      }
-      last = --ops_ == 0;
-    }
-    if (last) delete this;
-  }
-
-  // Writes want_ if it is news, else finishes if ending.
-  void SendLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(health_->mu_) {
-    if (writing_ || finished_ || failed_) return;
     if (!sent_any_ || want_ != sent_) {
       sent_any_ = true;
       sent_ = want_;
       writing_ = true;
-      ++ops_;
       response_.set_status(want_);
-      writer_.Write(response_, &written_);
+      stream_->StartWrite(&response_);
       return;
     }
     if (ending_) {
       finished_ = true;
-      ++ops_;
-      writer_.Finish(grpc::Status::OK, &finished_event_);
+      stream_->Finish(grpc::Status::OK);
     }
   }
 
   HealthService* const health_;
-  grpc::ServerContext context_;
-  health::HealthCheckRequest request_;
-  health::HealthCheckResponse response_;  // the write in progress
-  grpc::ServerAsyncWriter<health::HealthCheckResponse> writer_;
-  int ops_ = 0;
+  ResponseStream<Response>* const stream_;
+  const bool overall_;
+  Response response_;  // the write in progress
   Status want_ = health::HealthCheckResponse::UNKNOWN;
   Status sent_ = health::HealthCheckResponse::UNKNOWN;
   bool sent_any_ = false;
   bool writing_ = false;
   bool ending_ = false;
   bool finished_ = false;
-  bool failed_ = false;
-  Event accepted_{kAccepted, this};
-  Event written_{kWritten, this};
-  Event finished_event_{kFinished, this};
-  Event done_{kDone, this};
+  bool gone_ = false;
 };
 
 HealthService::HealthService() = default;
 HealthService::~HealthService() = default;
 
 void HealthService::Serve(grpc::ServerCompletionQueue* cq) {
-  cq_ = cq;
-  check_ = std::make_unique<
-      CqUnaryMethod<health::HealthCheckRequest, health::HealthCheckResponse>>(
+  check_ = std::make_unique<CqUnaryMethod<Request, Response>>(
       cq,
       [this](grpc::ServerContext* context, grpc::ByteBuffer* request,
              grpc::ServerAsyncResponseWriter<grpc::ByteBuffer>* responder,
              grpc::ServerCompletionQueue* queue, void* tag) {
         service_.RequestCheck(context, request, responder, queue, queue, tag);
       },
-      [this](grpc::ServerContext&, const health::HealthCheckRequest& request,
-             health::HealthCheckResponse* response, UnaryReply* reply) {
+      [this](grpc::ServerContext&, const Request& request, Response* response,
+             UnaryReply* reply) {
         Status status;
         if (!StatusOf(request.service(), &status)) {
           reply->Finish(
@@ -139,8 +121,19 @@ void HealthService::Serve(grpc::ServerCompletionQueue* cq) {
         response->set_status(status);
         reply->Finish(absl::OkStatus());
       });
+  watch_ = std::make_unique<CqWriteStreamMethod<Request, Response>>(
+      cq,
+      [this](grpc::ServerContext* context, grpc::ByteBuffer* request,
+             grpc::ServerAsyncWriter<grpc::ByteBuffer>* writer,
+             grpc::ServerCompletionQueue* queue, void* tag) {
+        service_.RequestWatch(context, request, writer, queue, queue, tag);
+      },
+      [this](grpc::ServerContext&, const Request& request,
+             ResponseStream<Response>* stream) -> ResponseStreamEvents* {
+        return new Watch(this, stream, request.service());
+      });
   check_->Accept();
-  new Watch(this);
+  watch_->Accept();
 }
 
 bool HealthService::StatusOf(const std::string& service, Status* status) {

@@ -13,6 +13,8 @@
 //
 // Ownership: register service() with the server's builder; the
 // HealthService must outlive the server and its loop.
+// Errors: a request that does not parse is INVALID_ARGUMENT naming its
+// type, on either method.
 // Thread safety: SetServing() and Shutdown() from any thread; the rest on
 // the loop's thread.
 #ifndef FENCEGATE_COMMON_SERVER_HEALTH_SERVICE_H_
@@ -24,6 +26,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/synchronization/mutex.h"
 #include "common/server/cq_unary.h"
+#include "common/server/cq_write_stream.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "grpcpp/completion_queue.h"
 
@@ -56,14 +59,17 @@ class HealthService {
   bool StatusOfLocked(const std::string& service, Status* status)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
-  // Check on raw bytes (cq_unary.h parses it), Watch typed.
+  // Both on raw bytes, each parsed by its method (cq_unary.h,
+  // cq_write_stream.h): a request that does not parse is INVALID_ARGUMENT.
   grpc::health::v1::Health::WithRawMethod_Check<
-      grpc::health::v1::Health::WithAsyncMethod_Watch<grpc::health::v1::Health::Service>>
+      grpc::health::v1::Health::WithRawMethod_Watch<grpc::health::v1::Health::Service>>
       service_;
   std::unique_ptr<CqUnaryMethod<grpc::health::v1::HealthCheckRequest,
                                 grpc::health::v1::HealthCheckResponse>>
       check_;
-  grpc::ServerCompletionQueue* cq_ = nullptr;
+  std::unique_ptr<CqWriteStreamMethod<grpc::health::v1::HealthCheckRequest,
+                                      grpc::health::v1::HealthCheckResponse>>
+      watch_;
 
   absl::Mutex mu_;
   bool serving_ ABSL_GUARDED_BY(mu_) = true;

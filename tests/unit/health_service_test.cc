@@ -8,10 +8,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/server/completion_queue_loop.h"
+#include "gmock/gmock.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "grpcpp/ext/health_check_service_server_builder_option.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
+#include "tests/testing/raw_call.h"
 
 namespace fencegate {
 namespace {
@@ -36,8 +38,9 @@ class HealthServiceTest : public ::testing::Test {
     ASSERT_NE(server_, nullptr);
     health_.Serve(cq.get());
     loop_ = std::make_unique<CompletionQueueLoop>(std::move(cq), nullptr, "health-test");
-    stub_ = health::Health::NewStub(grpc::CreateChannel(
-        absl::StrCat("127.0.0.1:", port), grpc::InsecureChannelCredentials()));
+    channel_ = grpc::CreateChannel(absl::StrCat("127.0.0.1:", port),
+                                   grpc::InsecureChannelCredentials());
+    stub_ = health::Health::NewStub(channel_);
   }
   void TearDown() override {
     health_.Shutdown();
@@ -74,6 +77,7 @@ class HealthServiceTest : public ::testing::Test {
   HealthService health_;
   std::unique_ptr<grpc::Server> server_;
   std::unique_ptr<CompletionQueueLoop> loop_;
+  std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<health::Health::Stub> stub_;
 };
 
@@ -125,6 +129,24 @@ TEST_F(HealthServiceTest, AWatchTheClientCancelsEndsWithoutHoldingTheServerUp) {
   EXPECT_EQ(watch->Finish().error_code(), grpc::StatusCode::CANCELLED);
   // TearDown's server Shutdown() (no deadline) returns only once every
   // call has ended: a watch left behind would hang it.
+}
+
+TEST_F(HealthServiceTest, ARequestThatDoesNotParseIsRefusedNamingItsTypeOnEitherMethod) {
+  // Field 1, length 5, but only two bytes follow.
+  const std::string malformed =
+      "\x0a\x05"
+      "ab";
+  const grpc::Status check =
+      testing::RawUnaryCall(channel_, "/grpc.health.v1.Health/Check", malformed).status;
+  const grpc::Status watch =
+      testing::RawStreamingCall(channel_, "/grpc.health.v1.Health/Watch", {malformed})
+          .status;
+  for (const grpc::Status& status : {check, watch}) {
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+    EXPECT_THAT(status.error_message(),
+                ::testing::HasSubstr("grpc.health.v1.HealthCheckRequest"));
+  }
+  EXPECT_EQ(Check(""), Response::SERVING);  // and the service goes on
 }
 
 }  // namespace
