@@ -9,11 +9,8 @@
 #include "lockservice/server/lock_service_calls.h"
 
 namespace fencegate::lockservice {
-namespace {
 
 namespace v1 = ::fencegate::v1;
-
-}  // namespace
 
 void LockServiceCalls::Campaign(grpc::ServerContextBase& context,
                                 const v1::CampaignRequest& request,

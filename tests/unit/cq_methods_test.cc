@@ -3,12 +3,12 @@
 // grpc.health.v1's two methods as the carrier: a unary call that waits
 // learns that its client went away, and a server stream's producer is told
 // of its writes, of its client's going, and of its end, once.
-#include <atomic>
 #include <memory>
 #include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "common/server/completion_queue_loop.h"
@@ -27,14 +27,21 @@ using Response = health::HealthCheckResponse;
 using RawHealth = health::Health::WithRawMethod_Check<
     health::Health::WithRawMethod_Watch<health::Health::Service>>;
 
+// What the producers were told, for the test to wait on.
+struct Heard {
+  absl::Mutex mu;
+  int cancels ABSL_GUARDED_BY(mu) = 0;
+  int dones ABSL_GUARDED_BY(mu) = 0;
+  bool AnyDone() const ABSL_SHARED_LOCKS_REQUIRED(mu) { return dones > 0; }
+};
+
 // A Watch's producer: writes `count` messages, then finishes OK; told of a
 // cancellation, finishes CANCELLED once no write is in flight. Every
 // event runs on the loop's thread.
 class Producer final : public ResponseStreamEvents {
  public:
-  Producer(ResponseStream<Response>* stream, int count, std::atomic<int>* cancels,
-           std::atomic<int>* dones)
-      : stream_(stream), left_(count), cancels_(cancels), dones_(dones) {
+  Producer(ResponseStream<Response>* stream, int count, Heard* heard)
+      : stream_(stream), left_(count), heard_(heard) {
     Next();
   }
   void OnWriteDone(bool ok) override {
@@ -43,12 +50,18 @@ class Producer final : public ResponseStreamEvents {
     Next();
   }
   void OnCancel() override {
-    cancels_->fetch_add(1);
+    {
+      absl::MutexLock lock(&heard_->mu);
+      ++heard_->cancels;
+    }
     cancelled_ = true;
     Next();
   }
   void OnDone() override {
-    dones_->fetch_add(1);
+    {
+      absl::MutexLock lock(&heard_->mu);
+      ++heard_->dones;
+    }
     delete this;
   }
 
@@ -68,8 +81,7 @@ class Producer final : public ResponseStreamEvents {
 
   ResponseStream<Response>* const stream_;
   int left_;  // messages still to write; -1: for ever
-  std::atomic<int>* const cancels_;
-  std::atomic<int>* const dones_;
+  Heard* const heard_;
   Response message_;
   bool writing_ = false;
   bool cancelled_ = false;
@@ -119,7 +131,7 @@ class CqMethodsTest : public ::testing::Test {
           const int count = request.service() == "forever"
                                 ? -1
                                 : static_cast<int>(request.service().size());
-          return new Producer(stream, count, &cancels_, &dones_);
+          return new Producer(stream, count, &heard_);
         });
     check_->Accept();
     watch_->Accept();
@@ -136,14 +148,13 @@ class CqMethodsTest : public ::testing::Test {
     context.set_deadline(absl::ToChronoTime(absl::Now() + in));
   }
 
-  // Polls until `count` is `want` or 10 s passed.
-  static bool Reaches(const std::atomic<int>& count, int want) {
-    const absl::Time give_up = absl::Now() + absl::Seconds(10);
-    while (count.load() != want) {
-      if (absl::Now() > give_up) return false;
-      absl::SleepFor(absl::Milliseconds(1));
-    }
-    return true;
+  // Waits (at most 10 s) until a producer heard OnDone(), then says
+  // whether it heard it exactly once.
+  bool DoneOnce() {
+    absl::MutexLock lock(&heard_.mu);
+    heard_.mu.AwaitWithTimeout(absl::Condition(&heard_, &Heard::AnyDone),
+                               absl::Seconds(10));
+    return heard_.dones == 1;
   }
 
   RawHealth service_;
@@ -153,8 +164,7 @@ class CqMethodsTest : public ::testing::Test {
   std::unique_ptr<CompletionQueueLoop> loop_;
   std::unique_ptr<health::Health::Stub> stub_;
   absl::Notification cancelled_;
-  std::atomic<int> cancels_{0};
-  std::atomic<int> dones_{0};
+  Heard heard_;
 };
 
 TEST_F(CqMethodsTest, AWaitingUnaryCallLearnsThatItsClientWentAway) {
@@ -177,8 +187,9 @@ TEST_F(CqMethodsTest, AStreamWritesEachMessageThenFinishesAndItsProducerHearsDon
   while (reader->Read(&response)) ++read;
   EXPECT_TRUE(reader->Finish().ok());
   EXPECT_EQ(read, 3);
-  EXPECT_TRUE(Reaches(dones_, 1));
-  EXPECT_EQ(cancels_.load(), 0);
+  EXPECT_TRUE(DoneOnce());
+  absl::MutexLock lock(&heard_.mu);
+  EXPECT_EQ(heard_.cancels, 0);
 }
 
 TEST_F(CqMethodsTest, AClientThatGoesAwayCancelsTheProducerWhichThenHearsDoneOnce) {
@@ -192,8 +203,9 @@ TEST_F(CqMethodsTest, AClientThatGoesAwayCancelsTheProducerWhichThenHearsDoneOnc
   while (reader->Read(&response)) {
   }
   EXPECT_EQ(reader->Finish().error_code(), grpc::StatusCode::CANCELLED);
-  EXPECT_TRUE(Reaches(dones_, 1));
-  EXPECT_EQ(cancels_.load(), 1);
+  EXPECT_TRUE(DoneOnce());
+  absl::MutexLock lock(&heard_.mu);
+  EXPECT_EQ(heard_.cancels, 1);
 }
 
 TEST_F(CqMethodsTest, AStreamRefusedAtItsStartEndsWithTheRefusal) {
