@@ -57,9 +57,11 @@ absl::Status ReadError(absl::string_view what, const absl::Status& cause) {
 
 FencedStore::FencedStore(StorageBackend* backend, const GatewayLimits& limits,
                          const TokenSigner* signer, const StoreMetrics* metrics)
-    : test_backend_(TestBuildBackend(backend)),
-      backend_(test_backend_ != nullptr ? test_backend_.get() : backend),
-      limits_(limits),
+    : limits_(limits),
+      fences_(limits.fence_cache_resources),
+      test_build_(TestBuildBackend(backend, fences_)),
+      backend_(test_build_.backend != nullptr ? test_build_.backend.get() : backend),
+      use_fence_cache_(test_build_.fence_cache && limits.fence_cache_resources > 0),
       signer_(signer),
       metrics_(metrics) {
   commits_ = std::make_unique<GroupCommitQueue<Item>>(
@@ -118,6 +120,8 @@ void FencedStore::Read(ReadArgs args, Callback<ReadResult> done) {
     if (!result.ok()) {
       CountStorageError(StoreMetrics::kReadStage);
       result = ReadError("reading the key", result.status());
+    } else if (use_fence_cache_) {
+      fences_.Learn(args.resource, result->max_token);
     }
     Count(StoreMetrics::kRead, result.status());
     done(std::move(result));
@@ -231,6 +235,7 @@ absl::StatusOr<ResourceStats> FencedStore::Describe(absl::string_view resource) 
 // ----------------------------------------------------------- group commit
 
 void FencedStore::Submit(Item item) {
+  if (RefusedByCache(item)) return;
   absl::Status error;
   {
     absl::MutexLock lock(&mu_);
@@ -258,6 +263,27 @@ absl::Status FencedStore::Admit() {
   return absl::OkStatus();
 }
 
+bool FencedStore::RefusedByCache(Item& item) {
+  if (!use_fence_cache_) return false;
+  const uint64_t fence = fences_.Floor(item.op.resource);
+  if (item.op.token >= fence) return false;
+  item.result.outcome = Outcome::kStaleToken;
+  item.result.max_token = fence;
+  if (metrics_ != nullptr && metrics_->stale_refused_in_memory != nullptr &&
+      !item.from_feed) {
+    metrics_->stale_refused_in_memory->Increment();
+  }
+  Deliver(item, Decision(item, absl::OkStatus()));
+  return true;
+}
+
+void FencedStore::LearnFences(const std::vector<Item>& batch) {
+  if (!use_fence_cache_) return;
+  for (const Item& item : batch) {
+    if (item.decided) fences_.Learn(item.op.resource, item.result.max_token);
+  }
+}
+
 void FencedStore::Flush(std::vector<Item>& batch) {
   std::vector<absl::string_view> resources;
   resources.reserve(batch.size());
@@ -265,7 +291,9 @@ void FencedStore::Flush(std::vector<Item>& batch) {
   absl::Status commit = backend_->BeginBatch(resources);
   if (commit.ok()) {
     for (Item& item : batch) {
-      item.status = Decision(item, backend_->Apply(item.op, &item.result));
+      absl::Status applied = backend_->Apply(item.op, &item.result);
+      item.decided = applied.ok();
+      item.status = Decision(item, applied);
     }
     const auto commit_start = std::chrono::steady_clock::now();
     commit = backend_->CommitBatch();
@@ -273,7 +301,10 @@ void FencedStore::Flush(std::vector<Item>& batch) {
       metrics_->commit_seconds->ObserveSince(commit_start);
       metrics_->commit_batch_size->Observe(static_cast<double>(batch.size()));
     }
-    if (commit.ok()) FENCEGATE_FAILPOINT("gateway.after_commit");  // test builds only
+    if (commit.ok()) {
+      FENCEGATE_FAILPOINT("gateway.after_commit");  // test builds only
+      LearnFences(batch);
+    }
   } else {
     backend_->AbortBatch();
   }

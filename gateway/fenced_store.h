@@ -17,6 +17,14 @@
 // connection lost during COMMIT), with UNAVAILABLE saying it may or may not
 // have been applied.
 //
+// Stale tokens known at once. A FenceCache (fence_cache.h) keeps a lower
+// bound of each resource's committed fence, learned from committed batches
+// and committed reads. A fenced op whose token is below it is refused on
+// the calling thread, before it is queued, with that fence: it would be
+// refused in any batch, since fences only grow. Any other op goes to the
+// backend, which decides; the cache never accepts. RaiseFence() below the
+// bound is answered at once with it, the fence being past the position.
+//
 // Plain reads, List and Describe read committed state from the backend on
 // the caller's thread, without waiting for any commit. They can never see an
 // uncommitted batch (backend contract 5), so nothing they return can be
@@ -44,9 +52,9 @@
 // storage errors. RaiseFence() counts only as a fence raise (source feed).
 //
 // Callbacks run exactly once: on the thread that commits their batch for
-// fenced ops, on the
-// calling thread for plain reads and for errors that reveal no state (bad
-// input, overload, shutdown). No lock of the store is held while a callback
+// fenced ops, on the calling thread for plain reads, for refusals by the
+// fence cache (which reveal committed state only) and for errors that
+// reveal no state (bad input, overload, shutdown). No lock of the store is held while a callback
 // runs. Callbacks should be quick: the rest of the batch waits behind them.
 //
 // Thread safety: all public methods are thread-safe.
@@ -67,6 +75,7 @@
 #include "absl/synchronization/mutex.h"
 #include "common/core/group_commit.h"
 #include "common/core/token_signer.h"
+#include "gateway/fence_cache.h"
 #include "gateway/gateway_limits.h"
 #include "gateway/requests.h"
 #include "gateway/storage_backend.h"
@@ -124,17 +133,28 @@ class FencedStore {
     FencedOp op;
     OpResult result;
     absl::Status status;  // the op's own outcome, valid after Apply
+    bool decided = false;  // Apply returned OK: result holds the decision
     bool from_feed = false;  // RaiseFence(): grant-time fencing, not a client's
     std::variant<Callback<WriteResult>, Callback<ReadResult>, Callback<FenceResult>>
         done;
   };
 
-  // The link seam of the torture suite's test builds: the backend to decide
-  // through instead of `backend`, or null for `backend` itself. Production
-  // links fenced_store_seams.cc, which always says null; the test builds
-  // link tests/torture/planted_gateway_bugs.cc in its place, whose wrapper
-  // plants the bug --planted_bug names.
-  static std::unique_ptr<StorageBackend> TestBuildBackend(StorageBackend* backend);
+  // The link seam of the torture suite's test builds. Production links
+  // fenced_store_seams.cc, which says: decide through `backend` itself, with
+  // the fence cache on. The test builds link tests/torture/
+  // planted_gateway_bugs.cc in its place, whose wrapper of `backend` plants
+  // the bug --planted_bug names; a bug planted in the backend's decision
+  // turns the cache off, which would otherwise refuse, correctly, the stale
+  // ops whose fence it knows before they reach the bug.
+  struct TestBuild {
+    std::unique_ptr<StorageBackend> backend;  // null: `backend` itself
+    bool fence_cache = true;
+  };
+  static TestBuild TestBuildBackend(StorageBackend* backend, const FenceCache& cache);
+  // Answers `item` at once if its token is below the cache's fence.
+  bool RefusedByCache(Item& item);
+  // What a committed batch proved of the fences.
+  void LearnFences(const std::vector<Item>& batch);
   absl::Status CheckSignature(absl::string_view resource, uint64_t token, LeaseMode mode,
                               const SignatureView& signature) const;
   // Queues `item`, or answers it at once if the store is closed or full.
@@ -150,10 +170,12 @@ class FencedStore {
   void Count(StoreMetrics::Rpc rpc, const absl::Status& status) const;
   void CountStorageError(StoreMetrics::Stage stage) const;
 
-  // What TestBuildBackend() made, if anything (test builds); backend_ is it then.
-  const std::unique_ptr<StorageBackend> test_backend_;
-  StorageBackend* const backend_;
   const GatewayLimits limits_;
+  FenceCache fences_;
+  // What TestBuildBackend() made (test builds); backend_ is its backend then.
+  TestBuild test_build_;
+  StorageBackend* const backend_;
+  const bool use_fence_cache_;
   const TokenSigner* const signer_;  // null: unsigned tokens
   const StoreMetrics* const metrics_;  // null: not counting
 

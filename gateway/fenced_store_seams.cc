@@ -4,16 +4,15 @@
 // in place of this file; there the store decides through a wrapper of its
 // backend that plants the bug --planted_bug names (docs/torture.md,
 // "Planted bugs"). Here, in production, nothing is wrapped: the store calls
-// its backend directly, with no layer and no flag in between.
-#include <memory>
-
+// its backend directly, with no layer and no flag in between, and keeps its
+// fence cache on.
 #include "gateway/fenced_store.h"
 
 namespace fencegate::gateway {
 
-std::unique_ptr<StorageBackend> FencedStore::TestBuildBackend(
-    StorageBackend* /*backend*/) {
-  return nullptr;
+FencedStore::TestBuild FencedStore::TestBuildBackend(StorageBackend* /*backend*/,
+                                                     const FenceCache& /*cache*/) {
+  return {};
 }
 
 }  // namespace fencegate::gateway

@@ -27,6 +27,9 @@ struct GatewayLimits {
   size_t max_batch = 1024;
   // Requests waiting for a commit; past it new ones get RESOURCE_EXHAUSTED.
   size_t max_pending = 10000;
+  // Resources whose committed fence the gateway keeps in memory, to refuse
+  // stale tokens at once (fence_cache.h); 0 = no cache.
+  size_t fence_cache_resources = 65536;
 };
 
 // The gRPC max receive message size derived from the limits: room for the

@@ -47,6 +47,14 @@ StoreMetrics StoreMetrics::Register(metrics::Registry& registry, StaleRefusals* 
       m.fence_raises[source] = &raises.Get({kSourceNames[source]});
     }
   }
+  m.stale_refused_in_memory =
+      &registry
+           .AddCounter("fencegate_gateway_stale_refused_in_memory_total",
+                       "Stale fenced requests refused by the gateway's fence cache, "
+                       "at once, without a transaction (also counted in "
+                       "fencegate_gateway_requests_total).",
+                       {})
+           .Get({});
   m.commit_batch_size = &registry
                              .AddHistogram("fencegate_gateway_commit_batch_size",
                                            "Fenced requests in one storage commit "

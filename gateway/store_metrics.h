@@ -44,6 +44,9 @@ struct StoreMetrics {
   // fencegate_gateway_fence_raises_total{source}; null on PostgreSQL
   // (its stored function does not say whether a fence rose).
   std::array<metrics::Counter*, kSources> fence_raises{};
+  // fencegate_gateway_stale_refused_in_memory_total: refused by the fence
+  // cache, before any transaction (also counted in requests and stale).
+  metrics::Counter* stale_refused_in_memory = nullptr;
   metrics::Histogram* commit_batch_size = nullptr;
   metrics::Histogram* commit_seconds = nullptr;
   // fencegate_gateway_storage_errors_total{stage}

@@ -5,6 +5,7 @@
 # PostgreSQL has (several gateways on one database, lost connections).
 fencegate_cc_test(gateway_unit_tests
   SOURCES
+    unit/gateway_fence_cache_test.cc
     unit/gateway_fenced_store_test.cc
     unit/gateway_group_commit_test.cc
     unit/gateway_metrics_test.cc

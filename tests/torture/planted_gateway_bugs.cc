@@ -3,7 +3,9 @@
 // file in place of gateway/fenced_store_seams.cc. When --planted_bug names
 // one of the five below, FencedStore decides through PlantedBugBackend, a
 // wrapper of its real backend (SQLite or PostgreSQL); otherwise through the
-// backend itself, as in production.
+// backend itself, as in production. The bugs of the backend's decision turn
+// the store's fence cache off: it would refuse the stale ops whose fence it
+// knows before they reach the bug.
 //
 // The wrapper bends the decisions through StorageBackend's own interface,
 // so the backends keep no test code. A backend's fence never goes down, so
@@ -202,13 +204,15 @@ class PlantedBugBackend final : public StorageBackend {
 
 }  // namespace
 
-std::unique_ptr<StorageBackend> FencedStore::TestBuildBackend(StorageBackend* backend) {
+FencedStore::TestBuild FencedStore::TestBuildBackend(StorageBackend* backend,
+                                                     const FenceCache& /*cache*/) {
   for (const NamedBug& planted : kBugs) {
     if (test_hooks::PlantedBug(planted.name)) {
-      return std::make_unique<PlantedBugBackend>(backend, planted.bug);
+      return {std::make_unique<PlantedBugBackend>(backend, planted.bug),
+              /*fence_cache=*/false};
     }
   }
-  return nullptr;
+  return {};
 }
 
 }  // namespace fencegate::gateway

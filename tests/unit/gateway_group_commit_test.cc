@@ -161,7 +161,9 @@ TEST_P(GroupCommitTest, FailingCommitAcknowledgesNothing) {
   ReplyPtr<WriteResult> multi = StartWrite("r", 6, {Put("a", "1"), Put("b", "2")}, true);
   ReplyPtr<FenceResult> fence = StartFence("other", 9);
   ReplyPtr<ReadResult> read = StartRead("r", "k", 7);
-  ReplyPtr<WriteResult> stale = StartPut("r", 4, "k", "stale");
+  // Stale against the batch's own fence 6, not the committed 5 (a token
+  // below that would be refused at once, by the fence cache).
+  ReplyPtr<WriteResult> stale = StartPut("r", 5, "k", "stale");
   ReleaseWriter();
 
   EXPECT_THAT(blocker_->Wait(), IsOk());

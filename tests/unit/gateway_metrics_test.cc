@@ -1,7 +1,8 @@
 // What the gateway's core counts (gateway/store_metrics.h,
 // gateway/stale_refusals.h), on a real SQLite backend: every answer by RPC
 // and result, stale refusals by resource class and in the recent ring,
-// fence raises by source, commits and their batch sizes.
+// fence raises by source, commits and their batch sizes, refusals by the
+// fence cache.
 #include <string>
 
 #include "absl/synchronization/notification.h"
@@ -97,7 +98,10 @@ TEST_F(GatewayMetricsTest, CountsAnswersRefusalsAndRaises) {
           "fencegate_gateway_stale_refused_total{rpc=\"write\",class=\"orders\"} 1\n"));
   EXPECT_THAT(text, HasSubstr("fencegate_gateway_stale_refused_total{rpc=\"write\",class="
                               "\"unclassified\"} 0\n"));
-  EXPECT_THAT(text, HasSubstr("fencegate_gateway_commit_batch_size_count 5\n"));
+  // Token 3 and the raise to 7 are below a fence the cache knows: refused
+  // (and answered) without a commit; only the client's refusal is counted.
+  EXPECT_THAT(text, HasSubstr("fencegate_gateway_commit_batch_size_count 3\n"));
+  EXPECT_THAT(text, HasSubstr("fencegate_gateway_stale_refused_in_memory_total 1\n"));
 
   std::vector<StaleRefusals::Refusal> recent = refusals_->Recent();
   ASSERT_EQ(recent.size(), 1u);

@@ -127,6 +127,22 @@ TEST_F(PostgresStoreTest, TwoGatewaysWritingSharedResourcesInOppositeOrdersLoseN
   }
 }
 
+// Another gateway raised the fence to 9, which this one's fence cache never
+// heard of: it knows 5, so token 7 is not refused in memory, and the
+// transaction must refuse it against 9 (the cache is a lower bound only).
+TEST_F(PostgresStoreTest, AFenceAnotherGatewayRaisedIsCheckedInTheTransaction) {
+  ASSERT_THAT(Write("r", 5, Put("k", "from 5")), IsOk());
+  Gateway other = OpenGateway();
+  ASSERT_NE(other.store, nullptr);
+  ASSERT_THAT(StartPut("r", 9, "k", "from 9", other.store.get())->Wait(), IsOk());
+
+  absl::StatusOr<WriteResult> stale = Write("r", 7, Put("k", "from 7"));
+
+  EXPECT_THAT(stale, StatusIs(absl::StatusCode::kAborted));
+  EXPECT_EQ(InfoOf(stale.status()).current_token, 9u);
+  EXPECT_EQ(ValueOf("r", "k"), "from 9");
+}
+
 // The connection is lost while COMMIT runs (the server is told to end the
 // session while a deferred trigger holds the COMMIT back): the gateway
 // cannot know whether the batch committed and must not say "nothing was
