@@ -76,7 +76,8 @@ foreach(bug lock_leases_forgotten_on_restart lock_token_replied_before_commit
 endforeach()
 fencegate_test_targets(LABELS unit TARGETS sequence_planted_bug_tests)
 foreach(bug gateway_accepts_max_minus_one gateway_fence_only_in_memory
-    gateway_fence_check_separate_transaction gateway_fenced_read_no_raise)
+    gateway_fence_check_separate_transaction gateway_fenced_read_no_raise
+    gateway_fence_cache_trusted)
   add_test(NAME sequence.planted_bug.${bug}
     COMMAND sequence_planted_bug_tests --planted_bug=${bug}
       --gtest_filter=PlantedBug.FenceSequencesCatchIt)

@@ -117,6 +117,7 @@ const std::vector<absl::string_view>& PlantedBugNames() {
       "gateway_fence_check_separate_transaction",
       "gateway_fenced_read_no_raise",
       "gateway_shared_read_unfenced",
+      "gateway_fence_cache_trusted",
       "lock_token_replied_before_commit",
       "lock_leases_forgotten_on_restart",
       // Kinds of lease (lockservice/core/grant_rule.h, the seams of

@@ -1,11 +1,11 @@
 // The gateway's planted bugs (docs/torture.md, "Planted bugs"), in the
 // torture suite's test builds only: tests/torture/CMakeLists.txt links this
 // file in place of gateway/fenced_store_seams.cc. When --planted_bug names
-// one of the five below, FencedStore decides through PlantedBugBackend, a
+// one of the six below, FencedStore decides through PlantedBugBackend, a
 // wrapper of its real backend (SQLite or PostgreSQL); otherwise through the
-// backend itself, as in production. The bugs of the backend's decision turn
-// the store's fence cache off: it would refuse the stale ops whose fence it
-// knows before they reach the bug.
+// backend itself, as in production. The five bugs of the backend's decision
+// turn the store's fence cache off: it would refuse the stale ops whose
+// fence it knows before they reach the bug. The sixth is the cache's own.
 //
 // The wrapper bends the decisions through StorageBackend's own interface,
 // so the backends keep no test code. A backend's fence never goes down, so
@@ -25,6 +25,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/mutex.h"
 #include "common/test_hooks/test_hooks.h"
+#include "gateway/fence_cache.h"
 #include "gateway/fenced_store.h"
 #include "gateway/storage_backend.h"
 
@@ -44,6 +45,11 @@ enum class Bug {
   kFenceOnlyInMemory,
   // A shared token's fenced read is served without checking the fence.
   kSharedReadUnfenced,
+  // The fence cache (gateway/fence_cache.h) is trusted for acceptances too:
+  // a token at or above what the cache knows is applied without the
+  // backend's check. Wrong after a restart (the cache starts empty) and
+  // beside a second gateway on PostgreSQL (its raises never reach it).
+  kFenceCacheTrusted,
 };
 
 struct NamedBug {
@@ -57,11 +63,13 @@ constexpr NamedBug kBugs[] = {
     {"gateway_fenced_read_no_raise", Bug::kFencedReadNoRaise},
     {"gateway_fence_only_in_memory", Bug::kFenceOnlyInMemory},
     {"gateway_shared_read_unfenced", Bug::kSharedReadUnfenced},
+    {"gateway_fence_cache_trusted", Bug::kFenceCacheTrusted},
 };
 
 class PlantedBugBackend final : public StorageBackend {
  public:
-  PlantedBugBackend(StorageBackend* inner, Bug bug) : inner_(inner), bug_(bug) {}
+  PlantedBugBackend(StorageBackend* inner, Bug bug, const FenceCache& cache)
+      : inner_(inner), bug_(bug), cache_(cache) {}
 
   absl::Status BeginBatch(absl::Span<const absl::string_view> resources) override {
     batch_fences_.clear();
@@ -107,6 +115,9 @@ class PlantedBugBackend final : public StorageBackend {
       case Bug::kSharedReadUnfenced:
         if (op.kind != OpKind::kSharedRead) return inner_->Apply(op, result);
         return ApplyPastFence(op, result);
+      case Bug::kFenceCacheTrusted:
+        // The store refused what is below the cache; the rest is let in.
+        return ApplyAgainst(op, cache_.Floor(op.resource), result);
     }
     return inner_->Apply(op, result);
   }
@@ -195,6 +206,7 @@ class PlantedBugBackend final : public StorageBackend {
 
   StorageBackend* const inner_;
   const Bug bug_;
+  const FenceCache& cache_;  // the store's
   // kFenceOnlyInMemory: the fences the open batch raised (write path only),
   // and those committed.
   absl::flat_hash_map<std::string, uint64_t> batch_fences_;
@@ -205,11 +217,11 @@ class PlantedBugBackend final : public StorageBackend {
 }  // namespace
 
 FencedStore::TestBuild FencedStore::TestBuildBackend(StorageBackend* backend,
-                                                     const FenceCache& /*cache*/) {
+                                                     const FenceCache& cache) {
   for (const NamedBug& planted : kBugs) {
     if (test_hooks::PlantedBug(planted.name)) {
-      return {std::make_unique<PlantedBugBackend>(backend, planted.bug),
-              /*fence_cache=*/false};
+      return {std::make_unique<PlantedBugBackend>(backend, planted.bug, cache),
+              /*fence_cache=*/planted.bug == Bug::kFenceCacheTrusted};
     }
   }
   return {};
