@@ -21,6 +21,9 @@
  *   MUTANT_FENCE_SEPARATE_TXN      the fence check reads the committed fence,
  *                                  not the batch's own (a separate txn)
  *   MUTANT_FENCED_READ_NO_RAISE    a fenced read does not raise the fence
+ *   MUTANT_CACHE_TRUSTED           the gateway's fence cache decides
+ *                                  acceptances too (GW_CACHE; caught beside
+ *                                  GW2, in one batch, after a restart)
  *   MUTANT_COUNTER_NOT_PERSISTED   batches commit without the token counter
  *   MUTANT_RESTART_FORGETS_LEASES  a restart does not load the leases
  *   MUTANT_REPLY_BEFORE_COMMIT     a grant is answered before its commit
@@ -279,6 +282,12 @@
 #ifndef DROPS
 #define DROPS 1       /* lost requests */
 #endif
+#ifndef GW_CACHE
+#define GW_CACHE 1    /* the gateway's fence cache */
+#endif
+#ifndef GW2
+#define GW2 0         /* a second gateway on the same storage */
+#endif
 #ifndef ELECTION
 #define ELECTION 0    /* leader election (CONFIG_ELECTION) */
 #endif
@@ -350,6 +359,9 @@ init {
 #endif
 #if GATEWAY
     run Gateway();
+#endif
+#if GATEWAY && GW2
+    run Gateway2();
 #endif
 #if FOLLOWER
     run FenceWatch();

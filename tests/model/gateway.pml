@@ -7,6 +7,17 @@
  * arrival order, each checked and applied in one step against the batch's
  * own transaction; the batch commits as one unit, and only then are its
  * answers sent. A restart loses the open batch, never a committed one.
+ *
+ * GW_CACHE: the fence cache (gateway/fence_cache.h): a lower bound of each
+ * resource's committed fence, learned after a commit from the resources the
+ * batch decided on, emptied by a restart. An op whose token is below it is
+ * refused at once, without joining a batch; any other op is decided by the
+ * transaction as before (MUTANT_CACHE_TRUSTED: by the cache).
+ * GW2: a second gateway on the same storage (PostgreSQL), without a cache:
+ * it takes requests from the same queue and commits each as a batch of its
+ * own, between the first gateway's batches (PostgreSQL's row locks order
+ * them; the model takes the coarser order). Its raises never reach the
+ * first gateway's cache.
  */
 
 #define GB 2        /* ops per batch (--max_batch) */
@@ -32,6 +43,11 @@ bit gb_p7[GB];
 byte f_applied;
 byte f_infl;
 byte gw_restarts = GW_RESTARTS;
+#if GW_CACHE
+byte gc_floor[NR];  /* the fence cache: committed fences it learned */
+bit gb_seen[NR];    /* resources the open batch decided on */
+#endif
+bit h_g2;           /* GW2: the second gateway is deciding */
 
 hidden byte h_gk, h_gc, h_gr, h_gt, h_gv, h_gf, h_gi, h_p[2];
 
@@ -47,6 +63,15 @@ inline answer(c, k, r, t, st, v) {
  * and apply, in one step (contract 1-3). */
 inline gw_apply(k, c, r, t, v) {
   h_gf = tx_fence[r];
+#if GW_CACHE
+  gb_seen[r] = !h_g2 || gb_seen[r];
+#ifdef MUTANT_CACHE_TRUSTED
+  if
+  :: !h_g2 -> h_gf = gc_floor[r]  /* at or above it: let in */
+  :: else
+  fi;
+#endif
+#endif
 #ifdef MUTANT_FENCE_SEPARATE_TXN
   h_gf = gw_fence[r];  /* checked against the committed fence */
 #endif
@@ -94,6 +119,9 @@ inline gw_apply(k, c, r, t, v) {
 /* FencedStore::RaiseFence: up to the position; a fence already past it is
  * what was asked for. */
 inline gw_raise(r, p) {
+#if GW_CACHE
+  gb_seen[r] = 1;
+#endif
   if
   :: p > tx_fence[r] -> tx_fence[r] = p
   :: else
@@ -108,7 +136,16 @@ inline gw_commit() {
     CHECK(tx_fence[h_gi] >= gw_fence[h_gi],
           "VIOLATION P1 fence-monotone: the gateway's fence went down\n");
     gw_fence[h_gi] = tx_fence[h_gi];
-    gw_val[h_gi] = tx_val[h_gi]
+    gw_val[h_gi] = tx_val[h_gi];
+#if GW_CACHE
+    if
+    :: gb_seen[h_gi] && gw_fence[h_gi] > gc_floor[h_gi] -> gc_floor[h_gi] = gw_fence[h_gi]
+    :: else
+    fi;
+    gb_seen[h_gi] = 0
+#else
+    skip
+#endif
   }
   h_gi = 0;
   do
@@ -165,7 +202,13 @@ inline gw_restart() {
   printf("MSC: gateway restarts\n");
   for (h_gi : 0 .. NR - 1) {
     tx_fence[h_gi] = gw_fence[h_gi];
-    tx_val[h_gi] = gw_val[h_gi]
+    tx_val[h_gi] = gw_val[h_gi];
+#if GW_CACHE
+    gc_floor[h_gi] = 0;  /* memory: it starts empty */
+    gb_seen[h_gi] = 0
+#else
+    skip
+#endif
   }
   for (h_gi : 0 .. GB - 1) {
     gb_r[h_gi] = 0;
@@ -200,8 +243,20 @@ end:
   :: d_step {
        gb < GB && nempty(gwq) ->
        gwq?h_gk, h_gc, h_gr, h_gt, h_gv;
+#if GW_CACHE
+       if
+       :: h_gt < gc_floor[h_gr] ->  /* refused at once, by the cache */
+          printf("MSC: gateway: client %d token %d refused by the cache (fence %d)\n",
+                 h_gc, h_gt, gc_floor[h_gr]);
+          gw_answer(h_gc, h_gk, h_gr, h_gt, ABORTED, gc_floor[h_gr])
+       :: else ->
+          gw_apply(h_gk, h_gc, h_gr, h_gt, h_gv);
+          gb++
+       fi;
+#else
        gw_apply(h_gk, h_gc, h_gr, h_gt, h_gv);
        gb++;
+#endif
        h_gk = 0; h_gc = 0; h_gr = 0; h_gt = 0; h_gv = 0; h_gf = 0
      }
   :: d_step { gb > 0 -> gw_commit() }
@@ -230,6 +285,27 @@ end:
 #endif
   od
 }
+
+#if GW2
+/* The second gateway: each request a transaction of its own, committed at
+ * once, while the first gateway has no batch open. */
+proctype Gateway2() {
+end:
+  do
+  :: d_step {
+       gb == 0 && nempty(gwq) ->
+       gwq?h_gk, h_gc, h_gr, h_gt, h_gv;
+       printf("MSC: second gateway:\n");
+       h_g2 = 1;
+       gw_apply(h_gk, h_gc, h_gr, h_gt, h_gv);
+       gb++;
+       gw_commit();
+       h_g2 = 0;
+       h_gk = 0; h_gc = 0; h_gr = 0; h_gt = 0; h_gv = 0; h_gf = 0
+     }
+  od
+}
+#endif
 
 #if FOLLOWER
 /* The lock service's WatchFences reactor for the follower's stream
