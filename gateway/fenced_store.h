@@ -126,6 +126,10 @@ class FencedStore {
 
   // Fenced requests waiting to commit (for the metrics).
   size_t pending() { return commits_->Pending(); }
+  // Whether the fence cache may refuse stale tokens at once: off with
+  // --fence_cache_resources=0, and in a test build whose planted bug sits
+  // in the backend's decision (for the reference models of the tests).
+  bool refuses_from_memory() const { return use_fence_cache_; }
 
  private:
   // One fenced op waiting for, or inside, a batch.

@@ -163,6 +163,7 @@ class GatewayHarness {
     store_.reset();
     storage_.reset();
     Open();
+    model_.Restart();  // the new store's fence cache is empty
     for (const std::string& resource : resources_) {
       std::vector<std::string> keys;
       for (const auto& [key, object] : model_.Get(resource).objects) keys.push_back(key);

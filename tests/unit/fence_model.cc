@@ -98,6 +98,8 @@ FenceModel::Answer FenceModel::Write(const std::string& resource, uint64_t token
     if (mutations[i].key.empty())
       return {InvalidText(absl::StrCat(field, ".key")), false};
   }
+  if (token < Floor(resource)) return {StaleText(Floor(resource)), false};
+  Decide(resource);
   Resource& r = state_[resource];
   if (token < r.fence) return {StaleText(r.fence)};
   for (const M& m : mutations) {
@@ -123,6 +125,8 @@ FenceModel::Answer FenceModel::FencedRead(const std::string& resource,
   if (key.empty()) return {InvalidText("key"), false};
   if (token == 0) return Read(resource, key);
   if (BadToken(token)) return {InvalidText("token"), false};
+  if (token < Floor(resource)) return {StaleText(Floor(resource)), false};
+  Decide(resource);
   Resource& r = state_[resource];
   if (token < r.fence) return {StaleText(r.fence)};
   r.fence = token;
@@ -133,6 +137,8 @@ FenceModel::Answer FenceModel::FencedRead(const std::string& resource,
 
 FenceModel::Answer FenceModel::Fence(const std::string& resource, uint64_t token) {
   if (BadToken(token)) return {InvalidText("token"), false};
+  if (token < Floor(resource)) return {StaleText(Floor(resource)), false};
+  Decide(resource);
   Resource& r = state_[resource];
   if (token < r.fence) return {StaleText(r.fence)};
   r.fence = token;
@@ -142,15 +148,21 @@ FenceModel::Answer FenceModel::Fence(const std::string& resource, uint64_t token
 FenceModel::Answer FenceModel::RaiseFence(const std::string& resource,
                                           uint64_t position) {
   if (BadToken(position)) return {InvalidText("token"), false};
+  if (position < Floor(resource)) return {FencedText(Floor(resource)), false};
+  Decide(resource);
   Resource& r = state_[resource];
   r.fence = std::max(r.fence, position);
   return {FencedText(r.fence)};
 }
 
 FenceModel::Answer FenceModel::Read(const std::string& resource,
-                                    const std::string& key) const {
+                                    const std::string& key) {
   if (key.empty()) return {InvalidText("key"), false};
   const Resource& r = Get(resource);
+  if (fence_cache_ && r.fence > 0) {
+    uint64_t& floor = floors_[resource];
+    floor = std::max(floor, r.fence);
+  }
   auto it = r.objects.find(key);
   if (it == r.objects.end()) return {ReadText(false, "", 0, r.fence), false};
   return {ReadText(true, it->second.value, it->second.version, r.fence), false};
@@ -174,6 +186,29 @@ FenceModel::Answer FenceModel::Describe(const std::string& resource) const {
   ResourceStats stats{r.fence, r.objects.size(), 0};
   for (const auto& [key, object] : r.objects) stats.total_bytes += object.value.size();
   return {DescribeText(stats), false};
+}
+
+void FenceModel::CommitStep() {
+  committed_ = state_;
+  if (fence_cache_) {
+    // Each decided op taught the cache the fence it saw or made; fences
+    // only grow within a step, so the largest is the committed one.
+    for (const std::string& resource : deciding_) {
+      uint64_t& floor = floors_[resource];
+      floor = std::max(floor, Get(resource).fence);
+    }
+  }
+  deciding_.clear();
+}
+
+void FenceModel::FailStep() {
+  state_ = committed_;
+  deciding_.clear();
+}
+
+uint64_t FenceModel::Floor(const std::string& resource) const {
+  auto it = floors_.find(resource);
+  return fence_cache_ && it != floors_.end() ? it->second : 0;
 }
 
 const FenceModel::Resource& FenceModel::Find(const std::map<std::string, Resource>& in,

@@ -31,7 +31,14 @@
 //
 // Durability: a step (one op, or a batch of them committed together) is
 // kept by CommitStep() or undone whole by FailStep(), as a failed commit
-// must. A crash changes nothing: the gateway keeps no state in memory.
+// must. A crash loses only the fence cache (Restart()).
+//
+// The fence cache (gateway/fence_cache.h), unless constructed without it:
+// per resource the fence last committed by a step that decided an op on it,
+// or seen by a plain Read. A fenced op (Write, fenced Read, Fence) with a
+// token below it is refused with that fence at once (not queued, so no
+// commit can fail it); RaiseFence below it answers it at once. A failed
+// step teaches it nothing; Restart() empties it.
 //
 // Each op returns the reply it expects as text, made by the *Text functions
 // below; ReplyText() writes down a real reply the same way. Callers compare
@@ -44,6 +51,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -97,21 +105,27 @@ class FenceModel {
     bool queued = true;
   };
 
-  // `limits`: only its default_page_size is used (List).
-  explicit FenceModel(const GatewayLimits& limits = GatewayLimits()) : limits_(limits) {}
+  // `limits`: only its default_page_size is used (List). `fence_cache`: as
+  // FencedStore::refuses_from_memory() of the store it stands for.
+  explicit FenceModel(const GatewayLimits& limits = GatewayLimits(), bool fence_cache = true)
+      : limits_(limits), fence_cache_(fence_cache) {}
 
   Answer Write(const std::string& resource, uint64_t token, const std::vector<M>& mutations,
                bool multi);
   Answer FencedRead(const std::string& resource, const std::string& key, uint64_t token);
   Answer Fence(const std::string& resource, uint64_t token);
   Answer RaiseFence(const std::string& resource, uint64_t position);
-  Answer Read(const std::string& resource, const std::string& key) const;
+  // A plain read: committed state, answered at once; fills the cache.
+  Answer Read(const std::string& resource, const std::string& key);
   Answer List(const std::string& resource, uint32_t page_size,
               const std::string& page_token) const;
   Answer Describe(const std::string& resource) const;
 
-  void CommitStep() { committed_ = state_; }
-  void FailStep() { state_ = committed_; }
+  void CommitStep();
+  void FailStep();
+  // A restart of the store: the fence cache starts empty.
+  void Restart() { floors_.clear(); }
+  void set_fence_cache(bool on) { fence_cache_ = on; }
 
   // The resource as committed; an unknown one is empty with fence 0.
   const Resource& Get(const std::string& resource) const { return Find(committed_, resource); }
@@ -123,10 +137,17 @@ class FenceModel {
  private:
   static const Resource& Find(const std::map<std::string, Resource>& in,
                               const std::string& resource);
+  // The cache's fence of `resource` (0: unknown, or no cache).
+  uint64_t Floor(const std::string& resource) const;
+  // `resource` joins the step's batch.
+  void Decide(const std::string& resource) { deciding_.insert(resource); }
 
   const GatewayLimits limits_;
+  bool fence_cache_;
   std::map<std::string, Resource> state_;
   std::map<std::string, Resource> committed_;
+  std::map<std::string, uint64_t> floors_;  // the fence cache
+  std::set<std::string> deciding_;          // resources of the step's batch
 };
 
 }  // namespace fencegate::gateway

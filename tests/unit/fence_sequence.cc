@@ -39,6 +39,8 @@ absl::Status FenceSequence::Open() {
   storage_ = *std::move(storage);
   faulty_ = std::make_unique<testing::FaultyStorageBackend>(storage_.get());
   store_ = std::make_unique<FencedStore>(faulty_.get(), limits_);
+  model_.set_fence_cache(store_->refuses_from_memory());
+  model_.Restart();  // a new store's cache is empty
   return absl::OkStatus();
 }
 
