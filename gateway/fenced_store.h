@@ -54,8 +54,9 @@
 // Callbacks run exactly once: on the thread that commits their batch for
 // fenced ops, on the calling thread for plain reads, for refusals by the
 // fence cache (which reveal committed state only) and for errors that
-// reveal no state (bad input, overload, shutdown). No lock of the store is held while a callback
-// runs. Callbacks should be quick: the rest of the batch waits behind them.
+// reveal no state (bad input, overload, shutdown). No lock of the store is
+// held while a callback runs. Callbacks should be quick: the rest of the
+// batch waits behind them.
 //
 // Thread safety: all public methods are thread-safe.
 // Lifetime: `backend` and `metrics` must outlive the store. The destructor delivers every
