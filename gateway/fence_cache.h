@@ -6,15 +6,21 @@
 //   - It learns only fences that are committed: the results of a batch
 //     whose commit succeeded, and committed reads. So every value it holds
 //     was at or below the storage's fence when learned, and since a fence
-//     never goes down (storage_backend.h), it stays a lower bound for good:
-//     beside other gateways on one PostgreSQL database and SQL-fenced
-//     transactions, which raise fences it never hears of; after a failed or
-//     unknown commit, from which it learned nothing; after a crash.
+//     never goes down (storage_backend.h), it stays a lower bound: after a
+//     failed or unknown commit, from which it learned nothing; after a
+//     crash.
 //   - A token below the bound is stale for sure. A token at or above it
 //     proves nothing: the op goes to storage, whose transaction decides.
 //   - A restart starts it empty: it fills again from storage's answers.
-// So it need not be authoritative anywhere, on SQLite either, and the
-// backends keep the whole decision (docs/gateway.md, "The fence cache").
+// A refusal names the bound as the resource's fence, which it is only
+// where this process is the sole writer of the fences (SQLite): then every
+// fence that moves, moves in a batch this process commits and learns from
+// before it answers anyone. Beside other writers (PostgreSQL's other
+// gateways, SQL-fenced transactions) the bound can lag the fence, and a
+// refusal naming it would name a fence older than one already acknowledged
+// (the torture's fence-never-below-acknowledged-token caught exactly that),
+// so FencedStore keeps no cache there (StorageBackend::SoleFenceWriter()).
+// The backends keep the whole decision (docs/gateway.md, "The fence cache").
 //
 // Bounded: at most `capacity` resources; adding one more starts it over,
 // empty (forgetting costs only early refusals). Capacity 0: off, Floor()

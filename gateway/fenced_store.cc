@@ -61,7 +61,8 @@ FencedStore::FencedStore(StorageBackend* backend, const GatewayLimits& limits,
       fences_(limits.fence_cache_resources),
       test_build_(TestBuildBackend(backend, fences_)),
       backend_(test_build_.backend != nullptr ? test_build_.backend.get() : backend),
-      use_fence_cache_(test_build_.fence_cache && limits.fence_cache_resources > 0),
+      use_fence_cache_(test_build_.fence_cache && limits.fence_cache_resources > 0 &&
+                       backend_->SoleFenceWriter()),
       signer_(signer),
       metrics_(metrics) {
   commits_ = std::make_unique<GroupCommitQueue<Item>>(

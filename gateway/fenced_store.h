@@ -17,13 +17,16 @@
 // connection lost during COMMIT), with UNAVAILABLE saying it may or may not
 // have been applied.
 //
-// Stale tokens known at once. A FenceCache (fence_cache.h) keeps a lower
-// bound of each resource's committed fence, learned from committed batches
-// and committed reads. A fenced op whose token is below it is refused on
-// the calling thread, before it is queued, with that fence: it would be
-// refused in any batch, since fences only grow. Any other op goes to the
-// backend, which decides; the cache never accepts. RaiseFence() below the
-// bound is answered at once with it, the fence being past the position.
+// Stale tokens known at once. Over a backend that is the sole writer of
+// its fences (SQLite; StorageBackend::SoleFenceWriter()), a FenceCache
+// (fence_cache.h) keeps each resource's committed fence, learned from
+// committed batches and committed reads. A fenced op whose token is below
+// it is refused on the calling thread, before it is queued, with that
+// fence: it would be refused in any batch, since fences only grow. Any
+// other op goes to the backend, which decides; the cache never accepts.
+// RaiseFence() below it is answered at once with it, the fence being past
+// the position. Over PostgreSQL there is no cache: other writers move the
+// fences, and a refusal must name the fence as it is, not an older one.
 //
 // Plain reads, List and Describe read committed state from the backend on
 // the caller's thread, without waiting for any commit. They can never see an
@@ -127,9 +130,10 @@ class FencedStore {
 
   // Fenced requests waiting to commit (for the metrics).
   size_t pending() { return commits_->Pending(); }
-  // Whether the fence cache may refuse stale tokens at once: off with
-  // --fence_cache_resources=0, and in a test build whose planted bug sits
-  // in the backend's decision (for the reference models of the tests).
+  // Whether the fence cache may refuse stale tokens at once: only over a
+  // sole fence writer (SQLite), off with --fence_cache_resources=0, and in
+  // a test build whose planted bug sits in the backend's decision (for the
+  // reference models of the tests).
   bool refuses_from_memory() const { return use_fence_cache_; }
 
  private:

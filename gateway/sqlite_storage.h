@@ -75,6 +75,7 @@ class SqliteStorage final : public StorageBackend {
   absl::Status Apply(const FencedOp& op, OpResult* result) override;
   absl::Status CommitBatch() override;
   void AbortBatch() override;
+  bool SoleFenceWriter() const override { return true; }
 
   absl::StatusOr<ReadResult> ReadCommitted(absl::string_view resource,
                                            absl::string_view key) override;

@@ -140,6 +140,14 @@ class StorageBackend {
  public:
   virtual ~StorageBackend() = default;
 
+  // Whether this process is the only writer of the fences it stores, so
+  // that a fence it committed stays the fence until it commits another.
+  // SQLite: yes, one server per state file (common/core/state_lock.h).
+  // PostgreSQL: no, other gateways and SQL-fenced transactions write them.
+  // FencedStore keeps its fence cache only over a sole writer: a refusal
+  // must name the fence as it is (fence_cache.h). Asked once, at start.
+  virtual bool SoleFenceWriter() const { return false; }
+
   // ------------------------------------------------------------ write path
   // Opens the batch's write transaction. `resources`: the resources the
   // batch's ops will touch (any order, repeats allowed; FencedStore names

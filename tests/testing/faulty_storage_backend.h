@@ -76,6 +76,7 @@ class FaultyStorageBackend final : public gateway::StorageBackend {
   }
 
   void AbortBatch() override { inner_->AbortBatch(); }
+  bool SoleFenceWriter() const override { return inner_->SoleFenceWriter(); }
 
   absl::StatusOr<gateway::ReadResult> ReadCommitted(absl::string_view resource,
                                                     absl::string_view key) override {

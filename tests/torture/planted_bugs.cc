@@ -34,15 +34,14 @@ std::vector<PlantedBugCase> MakeCases() {
                    "the fence lives only in memory: a restart forgets it",
                    {kFenceNeverBelowAcknowledged},
                    Profile("gateway-restart", "gateway_fence_only_in_memory")});
-  // Caught three ways: in one batch (the cache knows only committed
-  // fences), after a restart (it starts empty), and beside the second
-  // gateway on PostgreSQL (whose raises it never hears of).
+  // The cache is SQLite's only (the sole writer of its fences): caught in
+  // one batch (the cache knows only committed fences) and after a restart
+  // (it starts empty).
   cases.push_back({"gateway_fence_cache_trusted",
                    "the gateway's fence cache is trusted for acceptances: a token at "
                    "or above the fence it knows is applied without the storage's check",
                    {kNoLostUpdate, kFenceNeverBelowAcknowledged},
-                   Profile("races", "gateway_fence_cache_trusted"),
-                   /*in_postgres=*/true});
+                   Profile("races", "gateway_fence_cache_trusted")});
   cases.push_back({"lock_token_replied_before_commit",
                    "the lock service answers before its commit: a crash takes back "
                    "tokens it handed out",

@@ -47,8 +47,8 @@ enum class Bug {
   kSharedReadUnfenced,
   // The fence cache (gateway/fence_cache.h) is trusted for acceptances too:
   // a token at or above what the cache knows is applied without the
-  // backend's check. Wrong after a restart (the cache starts empty) and
-  // beside a second gateway on PostgreSQL (its raises never reach it).
+  // backend's check. Wrong within a batch (the cache knows only committed
+  // fences) and after a restart (it starts empty).
   kFenceCacheTrusted,
 };
 
@@ -132,6 +132,7 @@ class PlantedBugBackend final : public StorageBackend {
     return status;
   }
 
+  bool SoleFenceWriter() const override { return inner_->SoleFenceWriter(); }
   void AbortBatch() override {
     batch_fences_.clear();
     inner_->AbortBatch();

@@ -1,8 +1,9 @@
 // The gateway's fence cache (gateway/fence_cache.h): alone, and in the
-// FencedStore on every backend. It may refuse a token below a fence that is
-// committed, at once; it must never accept, never learn from a commit that
-// failed, and it starts empty after a restart. What a second gateway does to
-// it on PostgreSQL is in gateway_postgres_test.cc.
+// FencedStore on SQLite, the one backend whose process writes its fences
+// alone. It may refuse a token below a fence that is committed, at once; it
+// must never accept, never learn from a commit that failed, and it starts
+// empty after a restart. That PostgreSQL has none, and why, is in
+// gateway_postgres_test.cc.
 #include "gateway/fence_cache.h"
 
 #include <algorithm>
@@ -57,7 +58,7 @@ TEST(FenceCacheTest, CapacityZeroKeepsNothing) {
   EXPECT_EQ(cache.size(), 0u);
 }
 
-class FenceCacheStoreTest : public GatewayBackendTest {
+class FenceCacheStoreTest : public GatewayStoreTest {
  protected:
   // Whether the backend decided an op with `token`.
   bool Reached(uint64_t token) {
@@ -66,12 +67,11 @@ class FenceCacheStoreTest : public GatewayBackendTest {
                        [&](const FaultyStorageBackend::Applied& a) { return a.token == token; });
   }
 };
-INSTANTIATE_TEST_SUITE_P(Backends, FenceCacheStoreTest, AllBackends(), BackendName);
 
 // With the writer parked in another commit, a token below the committed
 // fence is answered at once, as storage would answer it, and never reaches
 // the backend.
-TEST_P(FenceCacheStoreTest, ATokenBelowACommittedFenceIsRefusedAtOnce) {
+TEST_F(FenceCacheStoreTest, ATokenBelowACommittedFenceIsRefusedAtOnce) {
   ASSERT_THAT(Write("r", 5, Put("k", "from 5")), IsOk());
   HoldWriter();
 
@@ -93,7 +93,7 @@ TEST_P(FenceCacheStoreTest, ATokenBelowACommittedFenceIsRefusedAtOnce) {
 
 // A token at the fence proves nothing to the cache: it waits for the
 // transaction like any other.
-TEST_P(FenceCacheStoreTest, ATokenAtTheFenceGoesToStorage) {
+TEST_F(FenceCacheStoreTest, ATokenAtTheFenceGoesToStorage) {
   ASSERT_THAT(Write("r", 5, Put("k", "from 5")), IsOk());
   HoldWriter();
   ReplyPtr<WriteResult> equal = StartPut("r", 5, "k", "again 5");
@@ -105,7 +105,7 @@ TEST_P(FenceCacheStoreTest, ATokenAtTheFenceGoesToStorage) {
 
 // The batch that raised the fence to 8 failed to commit: the cache must not
 // have learned 8, or it would refuse token 6, which storage accepts.
-TEST_P(FenceCacheStoreTest, AFailedCommitTeachesItNothing) {
+TEST_F(FenceCacheStoreTest, AFailedCommitTeachesItNothing) {
   ASSERT_THAT(Write("r", 5, Put("k", "from 5")), IsOk());
   faulty_->FailNthCommit(1);
   EXPECT_THAT(Write("r", 8, Put("k", "from 8")), StatusIs(absl::StatusCode::kUnavailable));
@@ -115,7 +115,7 @@ TEST_P(FenceCacheStoreTest, AFailedCommitTeachesItNothing) {
 }
 
 // A restart starts the cache empty; a committed (plain) read fills it again.
-TEST_P(FenceCacheStoreTest, ARestartStartsItEmptyAndReadsFillIt) {
+TEST_F(FenceCacheStoreTest, ARestartStartsItEmptyAndReadsFillIt) {
   ASSERT_THAT(Write("r", 9, Put("k", "from 9")), IsOk());
   Reopen();
 
@@ -137,7 +137,7 @@ TEST_P(FenceCacheStoreTest, ARestartStartsItEmptyAndReadsFillIt) {
 }
 
 // --fence_cache_resources=0: every stale token goes to storage.
-TEST_P(FenceCacheStoreTest, OffSendsEveryTokenToStorage) {
+TEST_F(FenceCacheStoreTest, OffSendsEveryTokenToStorage) {
   limits_.fence_cache_resources = 0;
   Reopen();
   ASSERT_THAT(Write("r", 5, Put("k", "from 5")), IsOk());
