@@ -28,7 +28,8 @@ struct GatewayLimits {
   // Requests waiting for a commit; past it new ones get RESOURCE_EXHAUSTED.
   size_t max_pending = 10000;
   // Resources whose committed fence the gateway keeps in memory, to refuse
-  // stale tokens at once (fence_cache.h); 0 = no cache.
+  // stale tokens at once (fence_cache.h; over a sole fence writer only,
+  // SQLite); 0 = no cache.
   size_t fence_cache_resources = 65536;
 };
 

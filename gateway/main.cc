@@ -48,8 +48,8 @@ FENCEGATE_OPTION_FLAG(
     "requests waiting to commit before new ones get RESOURCE_EXHAUSTED");
 FENCEGATE_OPTION_FLAG(
     Options, size_t, fence_cache_resources, limits.fence_cache_resources,
-    "resources whose committed fence is kept in memory to refuse stale tokens "
-    "at once, without a commit; 0 = off");
+    "SQLite only: resources whose committed fence is kept in memory to refuse "
+    "stale tokens at once, without a commit; 0 = off");
 FENCEGATE_OPTION_FLAG(
     Options, size_t, max_stream_in_flight, session_limits.max_in_flight,
     "requests of one Session stream waiting for their answers before new ones "
