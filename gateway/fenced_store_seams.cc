@@ -5,7 +5,7 @@
 // backend that plants the bug --planted_bug names (docs/torture.md,
 // "Planted bugs"). Here, in production, nothing is wrapped: the store calls
 // its backend directly, with no layer and no flag in between, and keeps its
-// fence cache on.
+// fence cache wherever the backend allows one (SoleFenceWriter()).
 #include "gateway/fenced_store.h"
 
 namespace fencegate::gateway {
