@@ -90,7 +90,7 @@ does, which can leave the watcher up to 100 ms in etcd's unsynced set. Redis'
 lock cycle uses plain `SET NX PX` with no token, its cheapest lock. A Redis
 waiter retries after a jittered 1 ms pause (`--redis_retry`): more eager than
 redis-py (100 ms) or Redlock (200 ms); longer pauses raise its cycles/s only by
-letting the releaser barge back in (see [the analysis](benchmarks-analysis.md)).
+letting the releaser barge back in (see [the earlier analyses](benchmarks-history.md), "Hand-off").
 On the hot resource the load generator also checks mutual exclusion from the
 clients' side: a second grant while a client still holds the lock counts as a
 failed operation.

@@ -20,7 +20,7 @@
 // refusal naming it would name a fence older than one already acknowledged
 // (the torture's fence-never-below-acknowledged-token caught exactly that),
 // so FencedStore keeps no cache there (StorageBackend::SoleFenceWriter()).
-// The backends keep the whole decision (docs/gateway.md, "The fence cache").
+// The backends keep the whole decision (docs/gateway-internals.md, "The fence cache").
 //
 // Bounded: at most `capacity` resources; adding one more starts it over,
 // empty (forgetting costs only early refusals). Capacity 0: off, Floor()
