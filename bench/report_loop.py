@@ -22,7 +22,8 @@ SYSTEMS = [("fencegate-loop", "fsync", "fencegate, C++ client library, async cal
 POINTS = [("lock_cycle", 1000, 32, "lock cycle, 1,000 resources, 32 clients"),
           ("fenced_write", 1000, 32, "fenced write, 1,000 resources, 32 clients"),
           ("fenced_write", 1, 32, "fenced write, hot resource, 32 clients"),
-          ("fenced_write", 1000, 1, "fenced write, 1 client")]
+          ("fenced_write", 1000, 1, "fenced write, 1 client"),
+          ("handoff", 1, 32, "hand-off, 32 clients on one resource (cycles)")]
 
 METHOD = """\
 **Event-loop clients** (issue 32; `./scripts/bench --systems=loop`, in the
@@ -32,12 +33,16 @@ thread per client, each client on a connection of its own.
 `fencegate-loop` is fencegate's C++ client library as a user gets it: a
 `LockClient` and a `GatewayClient` per client, `WriteAsync` for a fenced
 write, `AcquireAsync` (try-lock) then `ReleaseAsync` from its callback for a
-lock cycle, all on the servers' Session streams; the callbacks run on
-gRPC's threads. `redis-loop` is hiredis' asynchronous API on libevent, every
-connection on one event thread, with the commands of the blocking driver
-(`SET NX PX` and the compare-and-delete script; the fenced-set script)
-against the appendfsync-always Redis; `redis-always` is that blocking driver
-with a thread per client, for comparison. `echo-stream` is the floor of a
+lock cycle, `AcquireAsync` waiting in the server's queue, `WriteAsync` and
+`ReleaseAsync` for a hand-off, all on the servers' Session streams; the
+callbacks run on gRPC's threads. `redis-loop` is hiredis' asynchronous API
+on libevent, every connection on one event thread, with the commands of the
+blocking driver (`SET NX PX` and the compare-and-delete script; the
+fenced-set script; for a hand-off the fenced acquire script, tried again
+after a libevent timer of `--redis_retry` with the same jitter, since Redis
+keeps no queue of waiters) against the appendfsync-always Redis;
+`redis-always` is that blocking driver with a thread per client, for
+comparison. `echo-stream` is the floor of a
 Session call: the echo server's `Echo.Stream`, one stream per client, one
 1 KiB message in flight, on gRPC's callback API at both ends, as
 fencegate's servers and client library use it. `echo-cq` is the same echo
@@ -50,7 +55,10 @@ thread's, from /proc/PID/task/*/status) and the load generator's
 least 1.0x redis-loop, lock cycles at least 0.75x, server CPU per op at most
 1.5x (writes) and 2x (cycles) Redis'; where a throughput target is missed,
 fenced writes at least 0.8x and lock cycles (two calls) at least 0.4x of
-the echo's ops/s at 32 streams.
+the echo's ops/s at 32 streams; hand-offs at least 1.2x redis-loop, with
+Jain's index at least 0.99. A Redis lock lets its releaser take it back
+before a waiter's next try, so its cycles and its hand-offs (cycles whose
+lock came from another client) differ: both ratios are shown.
 """
 
 
@@ -73,6 +81,13 @@ def _cpu_ratio(a, b):
     return x / y if y > 0 else None
 
 
+def _changes_ratio(a, b):
+    if not a or not b:
+        return None
+    y = b.get("detail", {}).get("holder_changes_per_s", 0)
+    return a["detail"]["holder_changes_per_s"] / y if y > 0 else None
+
+
 def section(doc, r):
     def get(system, workload, resources, clients):
         durability = dict((s, d) for s, d, _ in SYSTEMS)[system]
@@ -90,14 +105,17 @@ def section(doc, r):
            "commit histogram over the run, warm-up included): the gateway's for "
            "fenced writes, the lock service's for lock cycles."]
     for w, res, c, title in POINTS:
-        key = ("gateway" if w == "fenced_write" else "lockservice") + "_items_per_commit"
+        key = {"fenced_write": "gateway", "lock_cycle": "lockservice"}.get(w, "") + \
+            "_items_per_commit"
+        # A hand-off is no round trip: the echo's row says nothing of it.
+        rows = [(s, label, get(s, w, res, c)) for s, _, label in SYSTEMS
+                if w != "handoff" or not s.startswith("echo")]
+        if not any(e for s, _, e in rows if s.endswith("-loop")):
+            continue
         out += ["", f"**{title}**", "",
                 "| system | ops/s | p50 ms | p99 ms | CPU server / client | "
                 "switches server / client | per commit |", "|---|---:|---:|---:|---:|---:|---:|"]
-        for s, _, label in SYSTEMS:
-            e = get(s, w, res, c)
-            if e:
-                out.append(_row(r, e, f"{s} ({label})", key))
+        out += [_row(r, e, f"{s} ({label})", key) for s, label, e in rows if e]
     fg = lambda w, res, c=32: get("fencegate-loop", w, res, c)  # noqa: E731
     rl = lambda w, res, c=32: get("redis-loop", w, res, c)  # noqa: E731
     echo = get("echo-stream", "rpc", 0, 32)
@@ -120,6 +138,15 @@ def section(doc, r):
              "µs/op"),
             ("server CPU per lock cycle: fencegate / Redis",
              _cpu_ratio(fg("lock_cycle", 1000), rl("lock_cycle", 1000)), 2.0, False, "µs/op"),
+            ("hand-off: fencegate-loop / redis-loop",
+             r.ratio(fg("handoff", 1), rl("handoff", 1)), 1.2, True,
+             "acquire-write-release cycles/s"),
+            ("hand-off: fencegate-loop / redis-loop",
+             _changes_ratio(fg("handoff", 1), rl("handoff", 1)), 1.2, True,
+             "cycles/s where the lock went to another client"),
+            ("hand-off: fencegate-loop, Jain's fairness index",
+             fg("handoff", 1)["detail"]["jain_fairness"] if fg("handoff", 1) else None, 0.99,
+             True, "an index, not a ratio"),
             ("1 client: fenced-write p50 / (echo p50 + fsync p50)", p50_ratio, 1.3, False,
              "latency"),
             ("fenced write, 1,000: fencegate-loop / echo-stream (where missed above)",

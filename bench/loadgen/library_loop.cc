@@ -75,4 +75,29 @@ void LibraryLoop::LockCycle(int client, const std::string& resource, absl::Durat
                       });
 }
 
+void LibraryLoop::AcquireWaiting(int client, const std::string& resource,
+                                 absl::Duration ttl, absl::Time give_up,
+                                 AcquireDone done) {
+  client::AcquireOptions options;
+  options.ttl = ttl;
+  options.wait = give_up - absl::Now();
+  if (options.wait <= absl::ZeroDuration()) return done(std::nullopt);
+  locks_[client]->AcquireAsync(
+      resource, holders_[client], options,
+      [resource, holder = holders_[client], done = std::move(done)](
+          absl::StatusOr<client::AcquireOutcome> granted) mutable {
+        if (!granted.ok()) return done(granted.status());
+        if (!granted->acquired) return done(std::nullopt);
+        done(HeldLock{resource, granted->token, holder, LockMode::kExclusive});
+      });
+}
+
+void LibraryLoop::Release(int client, const HeldLock& lock, Done done) {
+  locks_[client]->ReleaseAsync(lock.resource, lock.token,
+                               [done = std::move(done)](absl::StatusOr<uint32_t> left) mutable {
+                                 if (!left.ok()) return done(left.status());
+                                 done(true);
+                               });
+}
+
 }  // namespace fencegate::bench

@@ -11,6 +11,9 @@
 //   LockCycle    AcquireAsync (try-lock, a request id of its own as the
 //                library gives every Acquire), and ReleaseAsync of the
 //                grant: two calls on the lock service's Session stream.
+//   AcquireWaiting  AcquireAsync waiting in the resource's FIFO queue until
+//                the give-up time: the server answers when it grants.
+//   Release      ReleaseAsync of the grant.
 //
 // Thread safety: as loop_driver.h; the library is thread-safe.
 #ifndef FENCEGATE_BENCH_LOADGEN_LIBRARY_LOOP_H_
@@ -38,6 +41,9 @@ class LibraryLoop final : public LoopDriver {
                    absl::string_view value, Done done) override;
   void LockCycle(int client, const std::string& resource, absl::Duration ttl,
                  Done done) override;
+  void AcquireWaiting(int client, const std::string& resource, absl::Duration ttl,
+                      absl::Time give_up, AcquireDone done) override;
+  void Release(int client, const HeldLock& lock, Done done) override;
 
  private:
   const std::string lock_target_;

@@ -16,6 +16,7 @@
 #define FENCEGATE_BENCH_LOADGEN_LOOP_DRIVER_H_
 
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "absl/functional/any_invocable.h"
@@ -58,6 +59,18 @@ class LoopDriver {
   virtual void LockCycle(int client, const std::string& resource, absl::Duration ttl,
                          Done done) {
     done(absl::UnimplementedError("this system's loop driver has no lock cycle"));
+  }
+  // A waiting acquire of `resource` (exclusive, TTL `ttl`), given up at
+  // `give_up`: the grant, or nullopt if none came by then. The hand-off's
+  // first step; Release() its last.
+  using AcquireDone = absl::AnyInvocable<void(absl::StatusOr<std::optional<HeldLock>>)>;
+  virtual void AcquireWaiting(int client, const std::string& resource, absl::Duration ttl,
+                              absl::Time give_up, AcquireDone done) {
+    done(absl::UnimplementedError("this system's loop driver has no waiting acquire"));
+  }
+  // The owner-checked release of `lock`.
+  virtual void Release(int client, const HeldLock& lock, Done done) {
+    done(absl::UnimplementedError("this system's loop driver has no release"));
   }
   // One message of `bytes` bytes there and back (the echo only).
   virtual void Echo(int client, size_t bytes, Done done) {

@@ -1,6 +1,8 @@
 #include "bench/loadgen/loop_workloads.h"
 
+#include <atomic>
 #include <functional>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -18,6 +20,10 @@ struct LoopClient {
   uint64_t k = 0;
   absl::Time sent;
   ClientTally tally;
+  // handoff: the op in flight's grant, and how long it waited for it.
+  HeldLock lock;
+  absl::Duration wait;
+  bool changed_holder = false;
 };
 
 }  // namespace
@@ -28,9 +34,9 @@ absl::StatusOr<RunSummary> RunLoopWorkload(const RunConfig& config,
   if (absl::Status valid = ValidateRunConfig(config); !valid.ok()) return valid;
   const Workload workload = config.workload;
   if (workload != Workload::kFencedWrite && workload != Workload::kLockCycle &&
-      workload != Workload::kRpc) {
+      workload != Workload::kHandoff && workload != Workload::kRpc) {
     return absl::InvalidArgumentError(
-        "--shape=loop runs fenced_write, lock_cycle or rpc only");
+        "--shape=loop runs fenced_write, lock_cycle, handoff or rpc only");
   }
   if (workload == Workload::kLockCycle && config.resources < 2) {
     return absl::InvalidArgumentError(
@@ -54,8 +60,45 @@ absl::StatusOr<RunSummary> RunLoopWorkload(const RunConfig& config,
   std::vector<LoopClient> clients(config.clients);
   FirstError errors;
   absl::BlockingCounter finished(config.clients);
+  // handoff: clients holding the hot resource now (more than one is a
+  // broken mutual exclusion), and the client that got it last.
+  std::atomic<int> holders{0};
+  std::atomic<int> last_holder{-1};
   const absl::Time start = absl::Now() + config.warmup;
   const absl::Time end = start + config.duration;
+
+  // handoff, as workloads.h's: a waiting acquire of the hot resource, one
+  // fenced write under its token, its release; `done` after the release.
+  auto Handoff = [&](int c, LoopDriver::Done done) {
+    loop.AcquireWaiting(
+        c, ResourceName(config, 0), config.lock_ttl, end,
+        [&, c, done = std::move(done)](
+            absl::StatusOr<std::optional<HeldLock>> granted) mutable {
+          LoopClient& client = clients[c];
+          if (!granted.ok()) return done(granted.status());
+          if (!granted->has_value()) {  // the window ended first
+            if (client.sent >= start) ++client.tally.abandoned;
+            loop.Finished(c);
+            finished.DecrementCount();
+            return;
+          }
+          client.lock = **std::move(granted);
+          client.wait = absl::Now() - client.sent;
+          if (holders.fetch_add(1) != 0) {
+            return done(absl::InternalError(
+                "mutual exclusion violated: two clients hold the hot resource at once"));
+          }
+          // Grants are serialized by the lock, so this sees them in lock order.
+          client.changed_holder = last_holder.exchange(c) != c;
+          loop.FencedWrite(
+              c, client.lock, keys[c], value,
+              [&, c, done = std::move(done)](absl::StatusOr<bool> written) mutable {
+                holders.fetch_sub(1);
+                if (!written.ok()) return done(written.status());
+                loop.Release(c, clients[c].lock, std::move(done));
+              });
+        });
+  };
 
   // Starts client c's next op, or finishes it once the window is over.
   std::function<void(int)> next = [&](int c) {
@@ -81,6 +124,10 @@ absl::StatusOr<RunSummary> RunLoopWorkload(const RunConfig& config,
       if (after >= start && after < end) {
         if (!*outcome) ++client.tally.not_acquired;
         client.tally.latency_ns.push_back(absl::ToInt64Nanoseconds(after - client.sent));
+        if (workload == Workload::kHandoff) {
+          client.tally.wait_ns.push_back(absl::ToInt64Nanoseconds(client.wait));
+          if (client.changed_holder) ++client.tally.holder_changes;
+        }
       }
       next(c);
     };
@@ -96,6 +143,9 @@ absl::StatusOr<RunSummary> RunLoopWorkload(const RunConfig& config,
       case Workload::kLockCycle:
         loop.LockCycle(c, ResourceName(config, resource), config.lock_ttl,
                        std::move(done));
+        break;
+      case Workload::kHandoff:
+        Handoff(c, std::move(done));
         break;
       default:
         loop.Echo(c, config.value_bytes, std::move(done));

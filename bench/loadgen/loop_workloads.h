@@ -8,8 +8,12 @@
 //                 write per op, client c's k-th on resource
 //                 (c + k * clients) % resources under key "k<c>".
 //   lock_cycle    a try-lock and its release, on many resources (a refusal
-//                 is a completed op, counted in not_acquired). Not on one
-//                 hot resource: a waiting acquire is the thread shape's.
+//                 is a completed op, counted in not_acquired).
+//   handoff       as workloads.h: every client on one hot resource, a
+//                 waiting acquire (the driver's: fencegate's FIFO queue,
+//                 Redis' retries on a timer), one fenced write under the
+//                 grant's token, its release; the wait, the changes of
+//                 holder, and mutual exclusion checked as there.
 //   rpc           the echo of value_bytes bytes (echo_loop.h).
 //
 // A client whose op fails stops (its error is counted; the run then exits

@@ -210,7 +210,8 @@ absl::StatusOr<std::unique_ptr<fencegate::bench::LoopDriver>> MakeLoopDriver(
   }
   if (system == "redis") {
 #ifdef FENCEGATE_BENCH_HAVE_LIBEVENT
-    return std::make_unique<fencegate::bench::RedisLoop>(target, holder);
+    return std::make_unique<fencegate::bench::RedisLoop>(target, holder,
+                                                         absl::GetFlag(FLAGS_redis_retry));
 #else
     return absl::FailedPreconditionError(
         "built without hiredis or libevent: install libhiredis-dev and libevent-dev, "

@@ -67,10 +67,13 @@ class RedisDriver final : public Driver {
   FENCEGATE_BENCH_DRIVER_PIPELINED_WRITES_OVERRIDE
 
   // After Open(): the SHA1s of the loaded scripts the event-loop driver
-  // sends too (redis_loop.h): the release's compare-and-delete and the
-  // fenced set.
+  // sends too (redis_loop.h): the fenced acquire (SET NX PX, then INCR of
+  // kTokenCounter), the release's compare-and-delete and the fenced set.
+  const std::string& acquire_sha() const { return acquire_sha_; }
   const std::string& release_sha() const { return release_sha_; }
   const std::string& fenced_set_sha() const { return fenced_set_sha_; }
+  // The key whose INCR is every fenced acquire's token.
+  static constexpr char kTokenCounter[] = "fencegate-bench:token";
 
  private:
   // One attempt at the lock `options.mode` names: its token (0 where it has

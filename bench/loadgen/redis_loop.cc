@@ -5,6 +5,8 @@
 #include <hiredis/async.h>
 #include <hiredis/hiredis.h>
 
+#include <optional>
+#include <random>
 #include <utility>
 
 #include "absl/strings/numbers.h"
@@ -18,9 +20,17 @@ namespace fencegate::bench {
 struct RedisLoop::Client {
   const std::function<void(int)>* kick = nullptr;  // the loop's
   const std::string* release_sha = nullptr;        // the loop's
+  const std::string* acquire_sha = nullptr;        // the loop's
+  event_base* base = nullptr;                      // the loop's
+  absl::Duration retry;                            // the loop's
+  std::mt19937_64 random;                          // the retries' jitter
   int index = 0;
   redisAsyncContext* context = nullptr;  // null once disconnected
   Done done;                             // the op in flight's
+  AcquireDone acquired;                  // AcquireWaiting's, while it tries
+  std::string resource;                  // AcquireWaiting's
+  absl::Time give_up;                    // AcquireWaiting's
+  std::string ttl_ms;                    // AcquireWaiting's
   uint64_t sequence = 0;                 // makes lock owners unique
   std::string lock_key;                  // LockCycle's, between its commands
   std::string owner;
@@ -31,6 +41,13 @@ struct RedisLoop::Client {
     Done answer = std::move(done);
     answer(std::move(outcome));
   }
+  // Runs AcquireWaiting's done once.
+  void Acquired(absl::StatusOr<std::optional<HeldLock>> outcome) {
+    AcquireDone answer = std::move(acquired);
+    answer(std::move(outcome));
+  }
+  // One attempt of AcquireWaiting (redis_loop.cc).
+  void TryAcquire();
 };
 
 namespace {
@@ -94,6 +111,29 @@ void OnSet(redisAsyncContext* context, void* reply, void* data) {
   }
 }
 
+void OnRetry(evutil_socket_t, short, void* data) {
+  static_cast<RedisClient*>(data)->TryAcquire();
+}
+
+void OnAcquire(redisAsyncContext* context, void* reply, void* data) {
+  auto* client = static_cast<RedisClient*>(data);
+  const auto* r = static_cast<redisReply*>(reply);
+  if (r == nullptr || r->type != REDIS_REPLY_INTEGER) {
+    return client->Acquired(ReplyError("EVALSHA(acquire)", context, r));
+  }
+  if (r->integer != 0) {
+    return client->Acquired(HeldLock{client->resource, static_cast<uint64_t>(r->integer),
+                                     client->owner, LockMode::kExclusive});
+  }
+  // Held: try again after a pause, unless that is past the give-up time.
+  std::uniform_int_distribution<int64_t> jitter(absl::ToInt64Microseconds(client->retry) / 2,
+                                                absl::ToInt64Microseconds(client->retry) * 3 / 2);
+  const absl::Duration pause = absl::Microseconds(jitter(client->random));
+  if (absl::Now() + pause >= client->give_up) return client->Acquired(std::nullopt);
+  const timeval after = absl::ToTimeval(pause);
+  event_base_once(client->base, -1, EV_TIMEOUT, OnRetry, client, &after);
+}
+
 void OnKick(evutil_socket_t, short, void* data) {
   auto* client = static_cast<RedisClient*>(data);
   (*client->kick)(client->index);
@@ -101,8 +141,16 @@ void OnKick(evutil_socket_t, short, void* data) {
 
 }  // namespace
 
-RedisLoop::RedisLoop(std::string target, std::string client_id)
-    : target_(std::move(target)), client_id_(std::move(client_id)) {}
+void RedisLoop::Client::TryAcquire() {
+  if (redisAsyncCommand(context, OnAcquire, this, "EVALSHA %s 2 %s %s %s %s",
+                        acquire_sha->c_str(), lock_key.c_str(), RedisDriver::kTokenCounter,
+                        owner.c_str(), ttl_ms.c_str()) != REDIS_OK) {
+    Acquired(absl::UnavailableError(absl::StrCat("EVALSHA(acquire): ", context->errstr)));
+  }
+}
+
+RedisLoop::RedisLoop(std::string target, std::string client_id, absl::Duration retry)
+    : target_(std::move(target)), client_id_(std::move(client_id)), retry_(retry) {}
 
 RedisLoop::~RedisLoop() {
   if (loop_.joinable()) loop_.join();
@@ -119,6 +167,7 @@ absl::Status RedisLoop::Open(int clients) {
     // The scripts, loaded as the thread-shaped driver loads them.
     RedisDriver setup(target_, absl::StrCat(client_id_, "-setup"), absl::Milliseconds(1));
     if (absl::Status opened = setup.Open(absl::Seconds(10)); !opened.ok()) return opened;
+    acquire_sha_ = setup.acquire_sha();
     release_sha_ = setup.release_sha();
     fenced_set_sha_ = setup.fenced_set_sha();
     setup.Close();
@@ -135,6 +184,10 @@ absl::Status RedisLoop::Open(int clients) {
     auto client = std::make_unique<Client>();
     client->kick = &kick_;
     client->release_sha = &release_sha_;
+    client->acquire_sha = &acquire_sha_;
+    client->base = base_;
+    client->retry = retry_;
+    client->random.seed(static_cast<uint64_t>(c) * 7919 + 1);
     client->index = c;
     client->context = redisAsyncConnect(parts[0].c_str(), port);
     if (client->context == nullptr || client->context->err) {
@@ -208,6 +261,28 @@ void RedisLoop::LockCycle(int client, const std::string& resource, absl::Duratio
   if (redisAsyncCommand(c.context, OnSet, &c, "SET %s %s NX PX %s", c.lock_key.c_str(),
                         c.owner.c_str(), ttl_ms.c_str()) != REDIS_OK) {
     c.Answer(absl::UnavailableError(absl::StrCat("SET NX PX: ", c.context->errstr)));
+  }
+}
+
+void RedisLoop::AcquireWaiting(int client, const std::string& resource,
+                               absl::Duration ttl, absl::Time give_up, AcquireDone done) {
+  Client& c = *clients_[client];
+  c.acquired = std::move(done);
+  c.resource = resource;
+  c.lock_key = absl::StrCat("lock:", resource);
+  c.owner = absl::StrCat(client_id_, "-", client, "-", ++c.sequence);
+  c.ttl_ms = absl::StrCat(absl::ToInt64Milliseconds(ttl));
+  c.give_up = give_up;
+  c.TryAcquire();
+}
+
+void RedisLoop::Release(int client, const HeldLock& lock, Done done) {
+  Client& c = *clients_[client];
+  c.done = std::move(done);
+  const std::string lock_key = absl::StrCat("lock:", lock.resource);
+  if (redisAsyncCommand(c.context, OnRelease, &c, "EVALSHA %s 1 %s %s", release_sha_.c_str(),
+                        lock_key.c_str(), lock.owner.c_str()) != REDIS_OK) {
+    c.Answer(absl::UnavailableError(absl::StrCat("EVALSHA(release): ", c.context->errstr)));
   }
 }
 

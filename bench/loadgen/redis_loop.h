@@ -8,6 +8,12 @@
 //   LockCycle    SET lock:<r> <owner> NX PX ttl (the cheapest Redis lock,
 //                as RedisDriver's lock_cycle), and if it was set, EVALSHA of
 //                the compare-and-delete release, from the SET's callback.
+//   AcquireWaiting  EVALSHA of the fenced acquire (SET NX PX, then INCR the
+//                token), again after a pause of `retry` with jitter (half
+//                to one and a half times) while it is held, as
+//                RedisDriver's waiting Acquire (Redis has no queue of
+//                waiters); a libevent timer, no thread asleep.
+//   Release      EVALSHA of the compare-and-delete release.
 //
 // Thread safety: as loop_driver.h. The operations run on the event thread
 // only (hiredis' async contexts are not thread-safe): Start() kicks the
@@ -29,8 +35,9 @@ namespace fencegate::bench {
 
 class RedisLoop final : public LoopDriver {
  public:
-  // `target` is host:port; `client_id` makes owner values unique.
-  RedisLoop(std::string target, std::string client_id);
+  // `target` is host:port; `client_id` makes owner values unique; `retry`
+  // is a waiting acquire's pause between attempts (--redis_retry).
+  RedisLoop(std::string target, std::string client_id, absl::Duration retry);
   ~RedisLoop() override;
 
   absl::Status Open(int clients) override;
@@ -41,6 +48,9 @@ class RedisLoop final : public LoopDriver {
                    absl::string_view value, Done done) override;
   void LockCycle(int client, const std::string& resource, absl::Duration ttl,
                  Done done) override;
+  void AcquireWaiting(int client, const std::string& resource, absl::Duration ttl,
+                      absl::Time give_up, AcquireDone done) override;
+  void Release(int client, const HeldLock& lock, Done done) override;
 
   // One client: its connection and its op in flight (redis_loop.cc).
   struct Client;
@@ -48,6 +58,8 @@ class RedisLoop final : public LoopDriver {
  private:
   const std::string target_;
   const std::string client_id_;
+  const absl::Duration retry_;
+  std::string acquire_sha_;
   std::string release_sha_;
   std::string fenced_set_sha_;
   event_base* base_ = nullptr;

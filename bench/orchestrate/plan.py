@@ -48,9 +48,9 @@ def python_instances(o, workload):
 
 def loop_instances(o, loop_redis, workload, resources, clients):
     """The event-loop clients (issue 32), in the rotation of these points:
-    lock cycles on many resources (a try-lock each: no waiting in that
-    shape), and fenced writes with the streaming echo beside them, on
-    gRPC's callback API and on its asynchronous one."""
+    lock cycles on many resources (try-locks), the hand-off on one hot
+    resource (waiting acquires), and fenced writes with the streaming echo
+    beside them, on gRPC's callback API and on its asynchronous one."""
     if (not o.has("loop") or (resources == 1 and workload == "lock_cycle")
             or clients not in (1, 32)):
         return []
@@ -86,7 +86,8 @@ def points(o, loop_redis):
                     py = python_instances(o, w) if (r, c) == (1000, 32) else []
                     py += loop_instances(o, loop_redis, w, r, c)
                     out.append(Point(w, r, c, locks + extra + py))
-        out.append(Point("handoff", 1, 32, locks + (["fencegate-etcd"] if o.store else [])))
+        out.append(Point("handoff", 1, 32, locks + (["fencegate-etcd"] if o.store else [])
+                         + loop_instances(o, loop_redis, "handoff", 1, 32)))
         # The kinds of lock (issue 21), at 32 clients: shared leases on one
         # hot resource (beside lock_cycle on 1,000: no hand-off, so the same
         # rate is expected), readers and writers 90/10 on 4 hot resources, 4
@@ -113,6 +114,9 @@ def points(o, loop_redis):
                         py += python_instances(o, w)
                     if py:
                         out.append(Point(w, r, c, py))
+        handoff = loop_instances(o, loop_redis, "handoff", 1, 32)
+        if handoff:
+            out.append(Point("handoff", 1, 32, handoff))
     if not out and o.has("fsync"):
         out.append(Point("fsync", 0, 1, ["fsync"]))
     if o.workloads:
