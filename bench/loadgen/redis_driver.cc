@@ -148,7 +148,6 @@ return 1
 // Redisson's is its lease time. No workload re-enters.
 constexpr char kReentrantWriteTtlMs[] = "10000";
 
-
 struct ReplyDeleter {
   void operator()(redisReply* reply) const { freeReplyObject(reply); }
 };
