@@ -8,7 +8,8 @@ rotation of the thread-shaped points (./scripts/bench's system `loop`).
 
   section(doc, r)   the "Event-loop clients" subsection, [] when the run has
                     no such results; r is bench/report_tables.py (its
-                    find, fmt_ops, fmt_ms, ratio and targets_table)
+                    find, fmt_ops, fmt_ms, ratio, holder_changes_ratio and
+                    targets_table)
   METHOD            what the rows measure, for the page's method section
 
 Standard library only.
@@ -81,13 +82,6 @@ def _cpu_ratio(a, b):
     return x / y if y > 0 else None
 
 
-def _changes_ratio(a, b):
-    if not a or not b:
-        return None
-    y = b.get("detail", {}).get("holder_changes_per_s", 0)
-    return a["detail"]["holder_changes_per_s"] / y if y > 0 else None
-
-
 def section(doc, r):
     def get(system, workload, resources, clients):
         durability = dict((s, d) for s, d, _ in SYSTEMS)[system]
@@ -142,7 +136,7 @@ def section(doc, r):
              r.ratio(fg("handoff", 1), rl("handoff", 1)), 1.2, True,
              "acquire-write-release cycles/s"),
             ("hand-off: fencegate-loop / redis-loop",
-             _changes_ratio(fg("handoff", 1), rl("handoff", 1)), 1.2, True,
+             r.holder_changes_ratio(fg("handoff", 1), rl("handoff", 1)), 1.2, True,
              "cycles/s where the lock went to another client"),
             ("hand-off: fencegate-loop, Jain's fairness index",
              fg("handoff", 1)["detail"]["jain_fairness"] if fg("handoff", 1) else None, 0.99,

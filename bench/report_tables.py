@@ -26,6 +26,14 @@ def fmt_ms(us):
     return f"{us / 1000:.2f}"
 
 
+def holder_changes_ratio(a, b):
+    """a's hand-offs/s over b's (cycles whose lock went to another client),
+    or None when either is missing or b had none."""
+    if not a or not b or b["detail"].get("holder_changes_per_s", 0) <= 0:
+        return None
+    return a["detail"]["holder_changes_per_s"] / b["detail"]["holder_changes_per_s"]
+
+
 def ratio(a, b):
     """ops/s of result `a` over result `b`; None if either is missing."""
     return a["ops_per_s"] / b["ops_per_s"] if a and b and b["ops_per_s"] > 0 else None
@@ -54,17 +62,12 @@ def targets(doc):
         out.append((f"fenced write, 32 clients, {rname}: fencegate / Redis always",
                     ratio(fg("fenced_write", r, 32), redis("fenced_write", r, 32)), 0.75, True,
                     "ops/s"))
-    def changes(a, b):
-        if not a or not b or b["detail"].get("holder_changes_per_s", 0) <= 0:
-            return None
-        return a["detail"]["holder_changes_per_s"] / b["detail"]["holder_changes_per_s"]
-
     for peer, name, target in [(etcd, "etcd", 5.0), (redis, "Redis always", 1.0)]:
         a, b = fg("handoff", 1, 32), peer("handoff", 1, 32)
         out.append((f"hand-off, 32 clients: fencegate / {name}", ratio(a, b), target, True,
                     "acquire-write-release cycles/s"))
-        out.append((f"hand-off, 32 clients: fencegate / {name}", changes(a, b), target, True,
-                    "cycles/s where the lock went to another client"))
+        out.append((f"hand-off, 32 clients: fencegate / {name}", holder_changes_ratio(a, b),
+                    target, True, "cycles/s where the lock went to another client"))
     if rpc1 and fsync:
         floor = rpc1["p50_us"] + fsync["p50_us"]
         for w, wname, trips in [("fenced_write", "fenced write (1 call)", 1),

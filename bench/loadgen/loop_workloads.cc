@@ -84,9 +84,8 @@ absl::StatusOr<RunSummary> RunLoopWorkload(const RunConfig& config,
           }
           client.lock = **std::move(granted);
           client.wait = absl::Now() - client.sent;
-          if (holders.fetch_add(1) != 0) {
-            return done(absl::InternalError(
-                "mutual exclusion violated: two clients hold the hot resource at once"));
+          if (absl::Status exclusive = EnterExclusive(holders); !exclusive.ok()) {
+            return done(std::move(exclusive));
           }
           // Grants are serialized by the lock, so this sees them in lock order.
           client.changed_holder = last_holder.exchange(c) != c;

@@ -163,6 +163,12 @@ Reply Command(redisContext* context, const char* format, ...) {
 
 }  // namespace
 
+absl::Duration RetryPause(absl::Duration retry, std::minstd_rand& random) {
+  std::uniform_int_distribution<int64_t> jitter(absl::ToInt64Microseconds(retry) / 2,
+                                                absl::ToInt64Microseconds(retry) * 3 / 2);
+  return absl::Microseconds(jitter(random));
+}
+
 RedisDriver::RedisDriver(std::string target, std::string client_id,
                          absl::Duration retry)
     : target_(std::move(target)),
@@ -283,15 +289,13 @@ absl::StatusOr<std::optional<HeldLock>> RedisDriver::Acquire(
   std::string owner = options.mode == LockMode::kExclusive
                           ? absl::StrCat(client_id_, "-", ++sequence_)
                           : client_id_;
-  std::uniform_int_distribution<int64_t> jitter(
-      absl::ToInt64Microseconds(retry_) / 2, absl::ToInt64Microseconds(retry_) * 3 / 2);
   while (true) {
     absl::StatusOr<std::optional<uint64_t>> token = TryAcquire(resource, owner, options);
     if (!token.ok()) return token.status();
     if (token->has_value())
       return HeldLock{resource, **token, std::move(owner), options.mode};
     if (!options.wait) return std::nullopt;
-    const absl::Duration pause = absl::Microseconds(jitter(random_));
+    const absl::Duration pause = RetryPause(retry_, random_);
     if (absl::Now() + pause >= options.give_up) return std::nullopt;
     std::this_thread::sleep_for(absl::ToChronoMicroseconds(pause));
   }

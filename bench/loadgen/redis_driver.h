@@ -57,6 +57,10 @@ struct redisReply;
 
 namespace fencegate::bench {
 
+// A waiting acquire's pause before its next try: `retry` with jitter, half
+// to one and a half times (RedisDriver's and RedisLoop's waiting acquires).
+absl::Duration RetryPause(absl::Duration retry, std::minstd_rand& random);
+
 class RedisDriver final : public Driver {
  public:
   // `target` is host:port; `client_id` makes owner values unique.

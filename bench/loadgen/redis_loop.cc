@@ -23,7 +23,7 @@ struct RedisLoop::Client {
   const std::string* acquire_sha = nullptr;        // the loop's
   event_base* base = nullptr;                      // the loop's
   absl::Duration retry;                            // the loop's
-  std::mt19937_64 random;                          // the retries' jitter
+  std::minstd_rand random;                         // the retries' jitter
   int index = 0;
   redisAsyncContext* context = nullptr;  // null once disconnected
   Done done;                             // the op in flight's
@@ -126,9 +126,7 @@ void OnAcquire(redisAsyncContext* context, void* reply, void* data) {
                                      client->owner, LockMode::kExclusive});
   }
   // Held: try again after a pause, unless that is past the give-up time.
-  std::uniform_int_distribution<int64_t> jitter(absl::ToInt64Microseconds(client->retry) / 2,
-                                                absl::ToInt64Microseconds(client->retry) * 3 / 2);
-  const absl::Duration pause = absl::Microseconds(jitter(client->random));
+  const absl::Duration pause = RetryPause(client->retry, client->random);
   if (absl::Now() + pause >= client->give_up) return client->Acquired(std::nullopt);
   const timeval after = absl::ToTimeval(pause);
   event_base_once(client->base, -1, EV_TIMEOUT, OnRetry, client, &after);
@@ -187,7 +185,7 @@ absl::Status RedisLoop::Open(int clients) {
     client->acquire_sha = &acquire_sha_;
     client->base = base_;
     client->retry = retry_;
-    client->random.seed(static_cast<uint64_t>(c) * 7919 + 1);
+    client->random.seed(static_cast<std::minstd_rand::result_type>(c) + 1);
     client->index = c;
     client->context = redisAsyncConnect(parts[0].c_str(), port);
     if (client->context == nullptr || client->context->err) {

@@ -150,22 +150,13 @@ class Client {
     if (!lock->has_value()) {
       return Ended(options.wait ? Outcome::kAbandoned : Outcome::kNotAcquired);
     }
-    absl::Status exclusive = options.wait ? EnterExclusive() : absl::OkStatus();
+    absl::Status exclusive = options.wait ? EnterExclusive(holders_) : absl::OkStatus();
     if (options.wait) holders_.fetch_sub(1);
     absl::Status released = driver_.Release(**lock);
     if (!exclusive.ok()) return Failed(std::move(exclusive));
     return Status(std::move(released));
   }
 
-  // Counts this client in as a holder of the hot resource; an error if
-  // another client is in already (the system broke mutual exclusion).
-  absl::Status EnterExclusive() {
-    if (holders_.fetch_add(1) != 0) {
-      return absl::InternalError(
-          "mutual exclusion violated: two clients hold the hot resource at once");
-    }
-    return absl::OkStatus();
-  }
 
   OpResult Handoff() {
     AcquireOptions options;
@@ -178,7 +169,7 @@ class Client {
     if (!lock->has_value()) return Ended(Outcome::kAbandoned);
     OpResult result;
     result.wait = absl::Now() - asked;
-    absl::Status exclusive = EnterExclusive();
+    absl::Status exclusive = EnterExclusive(holders_);
     // Grants are serialized by the lock, so this sees them in lock order.
     result.changed_holder = last_holder_.exchange(index_) != index_;
     absl::Status written = driver_.FencedWrite(**lock, key_, value_);
@@ -281,6 +272,14 @@ void AddCpu(const RunConfig& config, const CpuSnapshot& start, const CpuSnapshot
   summary.other_cpu_share = cpu.others;
   summary.client_switches_per_op = cpu.self_switches_per_op;
   summary.server_switches_per_op = cpu.server_switches_per_op;
+}
+
+absl::Status EnterExclusive(std::atomic<int>& holders) {
+  if (holders.fetch_add(1) != 0) {
+    return absl::InternalError(
+        "mutual exclusion violated: two clients hold the hot resource at once");
+  }
+  return absl::OkStatus();
 }
 
 std::string ResourceName(const RunConfig& config, int index) {

@@ -60,6 +60,7 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <string>
 #include <vector>
 
@@ -107,6 +108,12 @@ struct RunConfig {
 
 // Resource `index` of the run: "<run_id>-r<index>".
 std::string ResourceName(const RunConfig& config, int index);
+
+// Counts a client in as a holder of the hot resource (`holders`, shared by
+// the run's clients; the caller counts it out before releasing): an error
+// if another client is in already, the system having broken mutual
+// exclusion. The waiting workloads of both shapes check it on each grant.
+absl::Status EnterExclusive(std::atomic<int>& holders);
 
 // Fills the summary's CPU and context-switch figures from the snapshots
 // taken at the measured window's ends (the servers' only when their PIDs
